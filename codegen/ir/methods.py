@@ -1,0 +1,124 @@
+"""Infer the method table from the schema's unions; no method is listed by hand.
+
+Directions come from the ``ClientRequest``/``ServerRequest`` unions (and 2026-07-28's
+``InputRequest``, the requests a server embeds in an input-required result) and from the
+``ClientNotification``/``ServerNotification`` unions. A request's result is found, in order: from
+its response envelope (``<X>ResultResponse.result``), by naming (``<X>Request`` -> ``<X>Result``),
+else ``EmptyResult``. The capability guarding a method is the receiver's capability named by the
+method's first segment (``tools/call`` -> ``tools``; ``resources/subscribe`` -> ``resources.subscribe``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import CodegenError
+from .model import Direction, JSONSchema, Method, Notification, ResultLink
+from .refs import const_of, ref_name, union_members
+
+REQUEST_UNIONS: tuple[tuple[str, Direction], ...] = (
+    ("ClientRequest", Direction.CLIENT_TO_SERVER),
+    ("ServerRequest", Direction.SERVER_TO_CLIENT),
+    ("InputRequest", Direction.SERVER_TO_CLIENT),
+)
+NOTIFICATION_UNIONS: tuple[tuple[str, Direction], ...] = (
+    ("ClientNotification", Direction.CLIENT_TO_SERVER),
+    ("ServerNotification", Direction.SERVER_TO_CLIENT),
+)
+RECEIVER_CAPABILITIES = {
+    Direction.CLIENT_TO_SERVER: "ServerCapabilities",
+    Direction.SERVER_TO_CLIENT: "ClientCapabilities",
+}
+
+
+def _members_by_direction(
+    defs: dict[str, JSONSchema], unions: tuple[tuple[str, Direction], ...]
+) -> dict[str, list[Direction]]:
+    found: dict[str, list[Direction]] = {}
+    for union, direction in unions:
+        for member in union_members(defs.get(union)):
+            directions = found.setdefault(member, [])
+            if direction not in directions:
+                directions.append(direction)
+    return found
+
+
+def _method_name(defs: dict[str, JSONSchema], definition: str) -> str:
+    method = const_of(defs.get(definition), "method")
+    if not isinstance(method, str):
+        raise CodegenError(f"definition {definition} is in a message union but has no const 'method'")
+    return method
+
+
+def _params(defs: dict[str, JSONSchema], definition: str) -> tuple[str | None, bool]:
+    schema = defs[definition]
+    node = schema.get("properties", {}).get("params")
+    if node is None:
+        return None, False
+    return ref_name(node), "params" in schema.get("required", [])
+
+
+def _stem(definition: str, suffix: str) -> str:
+    return definition[: -len(suffix)] if definition.endswith(suffix) else definition
+
+
+def _results(defs: dict[str, JSONSchema], request: str) -> tuple[tuple[str, ...], ResultLink]:
+    stem = _stem(request, "Request")
+    envelope = defs.get(f"{stem}ResultResponse")
+    if envelope is not None:
+        node: Any = envelope.get("properties", {}).get("result")
+        names = union_members(node) or [n for n in [ref_name(node)] if n]
+        if names:
+            primary = f"{stem}Result"
+            ordered = sorted(names, key=lambda n: (n != primary, n))
+            return tuple(ordered), ResultLink.RESPONSE_ENVELOPE
+    if f"{stem}Result" in defs:
+        return (f"{stem}Result",), ResultLink.NAMING
+    if "EmptyResult" in defs:
+        return ("EmptyResult",), ResultLink.EMPTY_RESULT
+    raise CodegenError(f"no result found for request {request}, and the schema has no EmptyResult")
+
+
+def _capability_flags(defs: dict[str, JSONSchema], definition: str) -> dict[str, JSONSchema]:
+    schema = defs.get(definition, {})
+    props = schema.get("properties", {})
+    return props if isinstance(props, dict) else {}
+
+
+def _capability(defs: dict[str, JSONSchema], method: str, direction: Direction) -> str | None:
+    segments = method.split("/")
+    if len(segments) < 2:
+        return None
+    flags = _capability_flags(defs, RECEIVER_CAPABILITIES[direction])
+    for name in (segments[0], segments[0] + "s"):
+        if name in flags:
+            target = ref_name(flags[name])
+            sub = _capability_flags(defs, target) if target else {}
+            if segments[1] in sub:
+                return f"{name}.{segments[1]}"
+            return name
+    return None
+
+
+def build_methods(defs: dict[str, JSONSchema]) -> tuple[Method, ...]:
+    methods: list[Method] = []
+    for request, directions in _members_by_direction(defs, REQUEST_UNIONS).items():
+        params, params_required = _params(defs, request)
+        results, link = _results(defs, request)
+        name = _method_name(defs, request)
+        caps = tuple(
+            (d, cap) for d in directions if (cap := _capability(defs, name, d)) is not None
+        )
+        methods.append(
+            Method(name, tuple(sorted(directions)), request, params, params_required, results, link, caps)
+        )
+    return tuple(sorted(methods, key=lambda m: m.method))
+
+
+def build_notifications(defs: dict[str, JSONSchema]) -> tuple[Notification, ...]:
+    out: list[Notification] = []
+    for notification, directions in _members_by_direction(defs, NOTIFICATION_UNIONS).items():
+        params, params_required = _params(defs, notification)
+        name = _method_name(defs, notification)
+        out.append(Notification(name, tuple(sorted(directions)), notification, params, params_required))
+    return tuple(sorted(out, key=lambda n: n.method))
