@@ -1,0 +1,96 @@
+"""Emit the template-driven modules: method table, stubs, dispatch tables, package inits."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import jinja2
+
+from ..ir import Direction, RevisionIR
+from .tables import MethodView, NotificationView, method_views, notification_views
+from .tables import notifications_sent_by, sent_by
+
+_ENV = jinja2.Environment(
+    loader=jinja2.PackageLoader("mcpbind.codegen", "templates"),
+    undefined=jinja2.StrictUndefined,
+    keep_trailing_newline=True,
+    trim_blocks=False,
+    autoescape=False,
+)
+
+
+@dataclass(frozen=True)
+class SideView:
+    stub: str
+    protocol: str
+    requests_table: str
+    notifications_table: str
+    doc: str
+    requests: list[MethodView]
+    notifications: list[NotificationView]
+
+
+@dataclass(frozen=True)
+class RevisionSummary:
+    name: str
+    era: str
+
+
+def render(template: str, **context: Any) -> str:
+    return _ENV.get_template(template).render(**context)
+
+
+def _stub_sides(ir: RevisionIR) -> list[SideView]:
+    methods, notifications = method_views(ir), notification_views(ir)
+    c2s, s2c = Direction.CLIENT_TO_SERVER, Direction.SERVER_TO_CLIENT
+    return [
+        SideView(
+            "ClientStub", "", "", "",
+            f"What a client of revision {ir.revision} sends: requests a server handles, and notifications.",
+            sent_by(methods, c2s), notifications_sent_by(notifications, c2s),
+        ),
+        SideView(
+            "ServerStub", "", "", "",
+            f"What a server of revision {ir.revision} sends: requests a client handles, and notifications.",
+            sent_by(methods, s2c), notifications_sent_by(notifications, s2c),
+        ),
+    ]
+
+
+def _handler_sides(ir: RevisionIR) -> list[SideView]:
+    methods, notifications = method_views(ir), notification_views(ir)
+    c2s, s2c = Direction.CLIENT_TO_SERVER, Direction.SERVER_TO_CLIENT
+    return [
+        SideView(
+            "", "ServerHandlers", "CLIENT_TO_SERVER_REQUESTS", "CLIENT_TO_SERVER_NOTIFICATIONS",
+            f"Handlers a server of revision {ir.revision} may implement: what a client sends it.",
+            sent_by(methods, c2s), notifications_sent_by(notifications, c2s),
+        ),
+        SideView(
+            "", "ClientHandlers", "SERVER_TO_CLIENT_REQUESTS", "SERVER_TO_CLIENT_NOTIFICATIONS",
+            f"Handlers a client of revision {ir.revision} may implement: what a server sends it.",
+            sent_by(methods, s2c), notifications_sent_by(notifications, s2c),
+        ),
+    ]
+
+
+def render_revision_modules(ir: RevisionIR) -> dict[str, str]:
+    """``methods.py``, ``client.py``, ``server.py`` and ``__init__.py`` of one revision package."""
+    common = {"revision": ir.revision, "era": ir.era.value}
+    return {
+        "methods.py": render(
+            "methods.py.jinja", methods=method_views(ir), notifications=notification_views(ir), **common
+        ),
+        "client.py": render("client.py.jinja", sides=_stub_sides(ir), **common),
+        "server.py": render("server.py.jinja", sides=_handler_sides(ir), **common),
+        "__init__.py": render("revision_init.py.jinja", **common),
+    }
+
+
+def render_shared_modules(revisions: list[RevisionSummary]) -> dict[str, str]:
+    """The package ``__init__.py`` (revision index) and ``_support.py`` (shared base types)."""
+    return {
+        "__init__.py": render("package_init.py.jinja", revisions=revisions),
+        "_support.py": render("support.py.jinja"),
+    }

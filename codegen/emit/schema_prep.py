@@ -1,0 +1,90 @@
+"""Turn the IR's definitions into the JSON Schema document handed to datamodel-code-generator.
+
+These are emit decisions, not facts about the protocol, so they live here and not in the IR:
+formats that pydantic would coerce (``uri`` gains a trailing slash, ``byte`` is decoded) are dropped
+so the value stays the string that was sent; ``number`` admits integers as integers, so ``50`` is
+not re-serialised as ``50.0``; unions whose members all carry a distinct constant ``method`` or
+``type`` get a discriminator, so a bad message yields one precise error instead of one per member.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..ir import JSONSchema, RevisionIR
+from ..ir.refs import DEFS_PREFIX, const_of, ref_name
+
+COERCING_FORMATS = frozenset({"uri", "uri-reference", "uri-template", "byte", "binary"})
+DISCRIMINATOR_PROPERTIES = ("method", "type")
+
+
+def _number_as_int_or_float(node: JSONSchema) -> None:
+    kind = node.get("type")
+    if kind == "number":
+        node["type"] = ["integer", "number"]
+    elif isinstance(kind, list) and "number" in kind and "integer" not in kind:
+        node["type"] = [t for t in kind if t != "number"] + ["integer", "number"]
+
+
+class _Preparer:
+    def __init__(self, ir: RevisionIR) -> None:
+        self.ir = ir
+        self.class_names = {name: d.class_name for name, d in ir.definitions.items()}
+
+    def document(self) -> JSONSchema:
+        defs = {
+            self.class_names[name]: self.visit(d.schema) for name, d in self.ir.definitions.items()
+        }
+        return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$defs": defs}
+
+    def visit(self, node: Any) -> Any:
+        if isinstance(node, list):
+            return [self.visit(v) for v in node]
+        if not isinstance(node, dict):
+            return node
+        target = ref_name(node)
+        if target is not None:
+            return {**node, "$ref": DEFS_PREFIX + self.class_names[target]}
+        out: JSONSchema = {}
+        for key, value in node.items():
+            if key == "format" and value in COERCING_FORMATS:
+                continue
+            if key == "properties" and isinstance(value, dict):
+                out[key] = {prop: self.visit(schema) for prop, schema in value.items()}
+            elif key in ("const", "enum", "default", "examples", "required"):
+                out[key] = value
+            else:
+                out[key] = self.visit(value)
+        _number_as_int_or_float(out)
+        discriminator = self.discriminator(out)
+        if discriminator is not None:
+            out["discriminator"] = {"propertyName": discriminator}
+        return out
+
+    def discriminator(self, node: JSONSchema) -> str | None:
+        members = node.get("anyOf", node.get("oneOf"))
+        if not isinstance(members, list) or len(members) < 2:
+            return None
+        targets = [ref_name(m) for m in members]
+        if any(t is None for t in targets):
+            return None
+        by_class = {d.class_name: d for d in self.ir.definitions.values()}
+        for prop in DISCRIMINATOR_PROPERTIES:
+            values = []
+            for target in targets:
+                assert target is not None
+                definition = by_class.get(target)
+                schema = definition.schema if definition else None
+                value = const_of(schema, prop)
+                if not isinstance(value, str) or prop not in (schema or {}).get("required", []):
+                    break
+                values.append(value)
+            else:
+                if len(set(values)) == len(values):
+                    return prop
+        return None
+
+
+def prepare_document(ir: RevisionIR) -> JSONSchema:
+    """The datamodel-code-generator input for ``ir``: class names as definition names."""
+    return _Preparer(ir).document()

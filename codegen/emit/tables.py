@@ -1,0 +1,107 @@
+"""The template context for a revision's tables and stubs, computed from the IR alone."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import CodegenError
+from ..ir import Direction, RevisionIR
+from .names import constant, snake, stem
+
+
+@dataclass(frozen=True)
+class MethodView:
+    method: str
+    const: str
+    handler: str
+    directions: tuple[str, ...]
+    request_class: str
+    params_class: str | None
+    params_required: bool
+    result_expr: str
+    result_link: str
+    capabilities: tuple[tuple[str, str], ...]
+    summary: str
+
+
+@dataclass(frozen=True)
+class NotificationView:
+    method: str
+    const: str
+    handler: str
+    directions: tuple[str, ...]
+    notification_class: str
+    params_class: str | None
+    params_required: bool
+    summary: str
+
+
+def _summary(description: object) -> str:
+    if not isinstance(description, str) or not description.strip():
+        return ""
+    first = description.strip().split("\n\n")[0]
+    return " ".join(first.split()).replace('"""', "'''").replace("\\", "\\\\")
+
+
+def _enum_member(direction: Direction) -> str:
+    return f"Direction.{direction.name}"
+
+
+def method_views(ir: RevisionIR) -> list[MethodView]:
+    cls = {name: d.class_name for name, d in ir.definitions.items()}
+    views = []
+    for m in ir.methods:
+        views.append(
+            MethodView(
+                method=m.method,
+                const=constant(m.method),
+                handler=snake(stem(m.request, "Request")),
+                directions=tuple(_enum_member(d) for d in m.directions),
+                request_class=cls[m.request],
+                params_class=cls[m.params] if m.params else None,
+                params_required=m.params_required,
+                result_expr=" | ".join(f"types.{cls[r]}" for r in m.results),
+                result_link=m.result_link.value,
+                capabilities=tuple((_enum_member(d), c) for d, c in m.capabilities),
+                summary=_summary(ir.definitions[m.request].schema.get("description")),
+            )
+        )
+    _check_unique("request handler", [v.handler for v in views])
+    return views
+
+
+def notification_views(ir: RevisionIR) -> list[NotificationView]:
+    cls = {name: d.class_name for name, d in ir.definitions.items()}
+    views = [
+        NotificationView(
+            method=n.method,
+            const=constant(n.method),
+            handler=snake(stem(n.notification, "Notification")),
+            directions=tuple(_enum_member(d) for d in n.directions),
+            notification_class=cls[n.notification],
+            params_class=cls[n.params] if n.params else None,
+            params_required=n.params_required,
+            summary=_summary(ir.definitions[n.notification].schema.get("description")),
+        )
+        for n in ir.notifications
+    ]
+    _check_unique("notification handler", [v.handler for v in views])
+    return views
+
+
+def _check_unique(what: str, names: list[str]) -> None:
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise CodegenError(f"two methods map to the same {what} name {name!r}")
+        seen.add(name)
+
+
+def sent_by(views: list[MethodView], direction: Direction) -> list[MethodView]:
+    member = _enum_member(direction)
+    return [v for v in views if member in v.directions]
+
+
+def notifications_sent_by(views: list[NotificationView], direction: Direction) -> list[NotificationView]:
+    member = _enum_member(direction)
+    return [v for v in views if member in v.directions]

@@ -1,0 +1,61 @@
+"""The generator as one pipeline: load and pin -> IR -> emit -> format -> write.
+
+Each stage is a module of its own (``load``, ``ir``, ``emit``, ``format``, ``write``); this module
+only strings them together, so that the CLI, the tests and the benchmark run the same path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from .emit.models import emit_models
+from .emit.render import RevisionSummary, render_revision_modules, render_shared_modules
+from .format import format_python, revision_header, shared_header, with_header
+from .ir import RevisionIR, build_ir
+from .load import LoadedSchema
+from .write import existing_revisions
+
+
+def package_dir(revision: str) -> str:
+    """The package folder of a revision: ``2025-11-25`` -> ``v2025_11_25``."""
+    return "v" + revision.replace("-", "_").replace(".", "_")
+
+
+@dataclass(frozen=True)
+class RevisionOutput:
+    ir: RevisionIR
+    files: dict[str, str]
+
+
+def generate_revision(loaded: LoadedSchema) -> RevisionOutput:
+    """All files of one revision package, formatted, keyed by path relative to ``generated/``."""
+    ir = build_ir(loaded)
+    header = revision_header(ir.revision, ir.spec_commit, ir.sha256)
+    modules = {"types.py": emit_models(ir), **render_revision_modules(ir)}
+    folder = package_dir(ir.revision)
+    files = {
+        f"{folder}/{name}": format_python(with_header(header, source))
+        for name, source in modules.items()
+    }
+    return RevisionOutput(ir, files)
+
+
+def generate(loaded: list[LoadedSchema], out: Path) -> dict[str, str]:
+    """Every file to write under ``out`` for ``loaded``, shared modules included.
+
+    The revision index lists the revisions generated now and those already under ``out``.
+    """
+    outputs = [generate_revision(schema) for schema in loaded]
+    eras = existing_revisions(out)
+    eras.update({o.ir.revision: o.ir.era.value for o in outputs})
+    summaries = [RevisionSummary(name, era) for name, era in sorted(eras.items())]
+    header = shared_header([s.name for s in summaries])
+    files = {
+        relative: format_python(with_header(header, text))
+        for relative, text in render_shared_modules(summaries).items()
+    }
+    files["py.typed"] = ""
+    for output in outputs:
+        files.update(output.files)
+    return files
