@@ -1,0 +1,5 @@
+"""``python -m mcpbind.codegen`` runs the ``mcpbind`` command line."""
+
+from .cli import main
+
+main()

@@ -1,0 +1,27 @@
+"""Shared test set-up: where the official schemas are, and the repository root.
+
+The schemas are inputs, not part of the repository: CI and developers point
+``MCPBIND_SCHEMA_DIR`` at ``../shared/schema``; that sibling folder is the default here.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SHARED_SCHEMA = REPO_ROOT.parent / "shared" / "schema"
+
+os.environ.setdefault("MCPBIND_SCHEMA_DIR", str(SHARED_SCHEMA))
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    return REPO_ROOT
+
+
+@pytest.fixture(scope="session")
+def schema_dir() -> Path:
+    return Path(os.environ["MCPBIND_SCHEMA_DIR"])
