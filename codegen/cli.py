@@ -46,12 +46,33 @@ def main() -> None:
 
 @main.command("generate")
 @click.argument("revisions", nargs=-1)
-@click.option("--schema", "schema_path", type=click.Path(path_type=Path), help="Generate from this schema file instead of a pinned revision.")
-@click.option("--revision", "revision_name", help="Revision name for --schema (default: the file's parent folder name).")
-@click.option("--out", type=click.Path(path_type=Path), default=DEFAULT_OUT, show_default=True, help="Folder of the generated packages.")
-@click.option("--check", is_flag=True, help="Write nothing; exit 1 with a diff if the output folder differs.")
+@click.option(
+    "--schema",
+    "schema_path",
+    type=click.Path(path_type=Path),
+    help="Generate from this schema file instead of a pinned revision.",
+)
+@click.option(
+    "--revision",
+    "revision_name",
+    help="Revision name for --schema (default: the file's parent folder name).",
+)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=DEFAULT_OUT,
+    show_default=True,
+    help="Folder of the generated packages.",
+)
+@click.option(
+    "--check", is_flag=True, help="Write nothing; exit 1 with a diff if the output folder differs."
+)
 def generate_command(
-    revisions: tuple[str, ...], schema_path: Path | None, revision_name: str | None, out: Path, check: bool
+    revisions: tuple[str, ...],
+    schema_path: Path | None,
+    revision_name: str | None,
+    out: Path,
+    check: bool,
 ) -> None:
     """Generate bindings for REVISIONS (default: every pinned revision)."""
     loaded = guarded(lambda: _inputs(revisions, schema_path, revision_name))
@@ -61,7 +82,10 @@ def generate_command(
         report = drift(out, files, owned)
         if report:
             click.echo(report, nl=False)
-            click.echo(f"mcpbind: {out} is not what the generator produces; run `mcpbind generate`", err=True)
+            click.echo(
+                f"mcpbind: {out} is not what the generator produces; run `mcpbind generate`",
+                err=True,
+            )
             sys.exit(1)
         click.echo(f"{out}: up to date ({', '.join(s.revision for s in loaded)})")
         return
@@ -69,7 +93,9 @@ def generate_command(
     click.echo(f"{out}: {len(written)} file(s) written for {', '.join(s.revision for s in loaded)}")
 
 
-def _inputs(revisions: tuple[str, ...], schema_path: Path | None, revision_name: str | None) -> list[LoadedSchema]:
+def _inputs(
+    revisions: tuple[str, ...], schema_path: Path | None, revision_name: str | None
+) -> list[LoadedSchema]:
     if schema_path is not None:
         if revisions:
             raise CodegenError("give either revision names or --schema, not both")
@@ -95,5 +121,9 @@ def revisions_command(out: Path) -> None:
             state = "not generated"
         else:
             header = (out / package_dir(pin.revision) / "methods.py").read_text(encoding="utf-8")
-            state = "up to date" if f"# Input sha256: {pin.sha256}" in header else "stale (other input)"
-        click.echo(f"{pin.revision}  spec {pin.spec_commit[:12]}  sha256 {pin.sha256[:12]}  {state}")
+            state = (
+                "up to date" if f"# Input sha256: {pin.sha256}" in header else "stale (other input)"
+            )
+        click.echo(
+            f"{pin.revision}  spec {pin.spec_commit[:12]}  sha256 {pin.sha256[:12]}  {state}"
+        )

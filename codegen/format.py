@@ -9,9 +9,10 @@ from __future__ import annotations
 from importlib import metadata
 
 import black
+from black.mode import Mode, TargetVersion
 
 LINE_LENGTH = 100
-_MODE = black.Mode(target_versions={black.TargetVersion.PY311}, line_length=LINE_LENGTH)
+_MODE = Mode(target_versions={TargetVersion.PY311}, line_length=LINE_LENGTH)
 
 
 def generator_version() -> str:

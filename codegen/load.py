@@ -56,7 +56,9 @@ def parse_schema(data: bytes, source: str) -> dict[str, Any]:
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise CodegenError(f"{source}: not valid JSON: {exc}") from None
     if not isinstance(document, dict):
-        raise CodegenError(f"{source}: a schema must be a JSON object, got {type(document).__name__}")
+        raise CodegenError(
+            f"{source}: a schema must be a JSON object, got {type(document).__name__}"
+        )
     defs = document.get("$defs", document.get("definitions"))
     if not isinstance(defs, dict) or not defs:
         raise CodegenError(f"{source}: no '$defs' or 'definitions' object: not an MCP schema")

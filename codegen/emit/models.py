@@ -6,6 +6,9 @@ import warnings
 from typing import Any
 
 import datamodel_code_generator as dcg
+from datamodel_code_generator.enums import DataModelType, InputFileType
+from datamodel_code_generator.format import PythonVersion
+from datamodel_code_generator.parser import LiteralType
 
 from ..errors import CodegenError
 from ..ir import RevisionIR
@@ -16,15 +19,15 @@ MODEL_BASE_CLASS = "mcpbind.generated._support.MCPModel"
 # One place for every datamodel-code-generator option we rely on; the benchmark reuses it so
 # that "datamodel-codegen alone" is measured on the same work.
 DCG_OPTIONS: dict[str, Any] = {
-    "input_file_type": dcg.InputFileType.JsonSchema,
-    "output_model_type": dcg.DataModelType.PydanticV2BaseModel,
-    "target_python_version": dcg.PythonVersion.PY_311,
+    "input_file_type": InputFileType.JsonSchema,
+    "output_model_type": DataModelType.PydanticV2BaseModel,
+    "target_python_version": PythonVersion.PY_311,
     "base_class": MODEL_BASE_CLASS,
     "use_annotated": True,
     "use_union_operator": True,
     "use_standard_collections": True,
     "field_constraints": True,
-    "enum_field_as_literal": dcg.LiteralType.All,
+    "enum_field_as_literal": LiteralType.All,
     "use_one_literal_as_default": True,
     "use_type_alias": True,
     "use_double_quotes": True,

@@ -15,9 +15,13 @@ def snake(name: str) -> str:
 
 
 def stem(definition: str, suffix: str) -> str:
-    return definition[: -len(suffix)] if definition.endswith(suffix) and definition != suffix else definition
+    return (
+        definition[: -len(suffix)]
+        if definition.endswith(suffix) and definition != suffix
+        else definition
+    )
 
 
 def constant(method: str) -> str:
-    """``tools/call`` -> ``TOOLS_CALL``; ``notifications/tools/list_changed`` -> ``NOTIFICATIONS_TOOLS_LIST_CHANGED``."""
+    """``tools/call`` -> ``TOOLS_CALL``; ``notifications/message`` -> ``NOTIFICATIONS_MESSAGE``."""
     return re.sub(r"[^0-9A-Za-z]+", "_", method).strip("_").upper()

@@ -8,8 +8,14 @@ from typing import Any
 import jinja2
 
 from ..ir import Direction, RevisionIR
-from .tables import MethodView, NotificationView, method_views, notification_views
-from .tables import notifications_sent_by, sent_by
+from .tables import (
+    MethodView,
+    NotificationView,
+    method_views,
+    notification_views,
+    notifications_sent_by,
+    sent_by,
+)
 
 _ENV = jinja2.Environment(
     loader=jinja2.PackageLoader("mcpbind.codegen", "templates"),
@@ -46,14 +52,22 @@ def _stub_sides(ir: RevisionIR) -> list[SideView]:
     c2s, s2c = Direction.CLIENT_TO_SERVER, Direction.SERVER_TO_CLIENT
     return [
         SideView(
-            "ClientStub", "", "", "",
+            "ClientStub",
+            "",
+            "",
+            "",
             f"What a client of revision {ir.revision} sends: requests a server handles, and notifications.",
-            sent_by(methods, c2s), notifications_sent_by(notifications, c2s),
+            sent_by(methods, c2s),
+            notifications_sent_by(notifications, c2s),
         ),
         SideView(
-            "ServerStub", "", "", "",
+            "ServerStub",
+            "",
+            "",
+            "",
             f"What a server of revision {ir.revision} sends: requests a client handles, and notifications.",
-            sent_by(methods, s2c), notifications_sent_by(notifications, s2c),
+            sent_by(methods, s2c),
+            notifications_sent_by(notifications, s2c),
         ),
     ]
 
@@ -63,14 +77,22 @@ def _handler_sides(ir: RevisionIR) -> list[SideView]:
     c2s, s2c = Direction.CLIENT_TO_SERVER, Direction.SERVER_TO_CLIENT
     return [
         SideView(
-            "", "ServerHandlers", "CLIENT_TO_SERVER_REQUESTS", "CLIENT_TO_SERVER_NOTIFICATIONS",
+            "",
+            "ServerHandlers",
+            "CLIENT_TO_SERVER_REQUESTS",
+            "CLIENT_TO_SERVER_NOTIFICATIONS",
             f"Handlers a server of revision {ir.revision} may implement: what a client sends it.",
-            sent_by(methods, c2s), notifications_sent_by(notifications, c2s),
+            sent_by(methods, c2s),
+            notifications_sent_by(notifications, c2s),
         ),
         SideView(
-            "", "ClientHandlers", "SERVER_TO_CLIENT_REQUESTS", "SERVER_TO_CLIENT_NOTIFICATIONS",
+            "",
+            "ClientHandlers",
+            "SERVER_TO_CLIENT_REQUESTS",
+            "SERVER_TO_CLIENT_NOTIFICATIONS",
             f"Handlers a client of revision {ir.revision} may implement: what a server sends it.",
-            sent_by(methods, s2c), notifications_sent_by(notifications, s2c),
+            sent_by(methods, s2c),
+            notifications_sent_by(notifications, s2c),
         ),
     ]
 
@@ -80,7 +102,10 @@ def render_revision_modules(ir: RevisionIR) -> dict[str, str]:
     common = {"revision": ir.revision, "era": ir.era.value}
     return {
         "methods.py": render(
-            "methods.py.jinja", methods=method_views(ir), notifications=notification_views(ir), **common
+            "methods.py.jinja",
+            methods=method_views(ir),
+            notifications=notification_views(ir),
+            **common,
         ),
         "client.py": render("client.py.jinja", sides=_stub_sides(ir), **common),
         "server.py": render("server.py.jinja", sides=_handler_sides(ir), **common),

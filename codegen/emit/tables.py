@@ -102,6 +102,8 @@ def sent_by(views: list[MethodView], direction: Direction) -> list[MethodView]:
     return [v for v in views if member in v.directions]
 
 
-def notifications_sent_by(views: list[NotificationView], direction: Direction) -> list[NotificationView]:
+def notifications_sent_by(
+    views: list[NotificationView], direction: Direction
+) -> list[NotificationView]:
     member = _enum_member(direction)
     return [v for v in views if member in v.directions]

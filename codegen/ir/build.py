@@ -29,7 +29,9 @@ def _era(methods: tuple[Method, ...], revision: str) -> Era:
         return Era.HANDSHAKE
     if "server/discover" in names:
         return Era.STATELESS
-    raise CodegenError(f"revision {revision}: neither 'initialize' nor 'server/discover': unknown era")
+    raise CodegenError(
+        f"revision {revision}: neither 'initialize' nor 'server/discover': unknown era"
+    )
 
 
 def build_ir(loaded: LoadedSchema) -> RevisionIR:

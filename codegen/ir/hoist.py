@@ -39,7 +39,10 @@ class _Hoister:
 
     def run(self) -> dict[str, tuple[JSONSchema, str | None]]:
         for name in sorted(self.source):
-            self.out[name] = (self.visit(self.source[name], name, f"#/$defs/{name}", top=True), None)
+            self.out[name] = (
+                self.visit(self.source[name], name, f"#/$defs/{name}", top=True),
+                None,
+            )
         return dict(sorted(self.out.items()))
 
     def fresh_name(self, base: str, pointer: str) -> str:
@@ -83,7 +86,9 @@ class _Hoister:
                 ]
             elif key == "allOf" and isinstance(value, list):
                 # allOf members merge into the model being defined here: not classes of their own.
-                result[key] = [self.visit(m, place, f"{sub}/{i}", top=True) for i, m in enumerate(value)]
+                result[key] = [
+                    self.visit(m, place, f"{sub}/{i}", top=True) for i, m in enumerate(value)
+                ]
             else:
                 result[key] = value
         return result

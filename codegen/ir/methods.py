@@ -46,7 +46,9 @@ def _members_by_direction(
 def _method_name(defs: dict[str, JSONSchema], definition: str) -> str:
     method = const_of(defs.get(definition), "method")
     if not isinstance(method, str):
-        raise CodegenError(f"definition {definition} is in a message union but has no const 'method'")
+        raise CodegenError(
+            f"definition {definition} is in a message union but has no const 'method'"
+        )
     return method
 
 
@@ -110,7 +112,16 @@ def build_methods(defs: dict[str, JSONSchema]) -> tuple[Method, ...]:
             (d, cap) for d in directions if (cap := _capability(defs, name, d)) is not None
         )
         methods.append(
-            Method(name, tuple(sorted(directions)), request, params, params_required, results, link, caps)
+            Method(
+                name,
+                tuple(sorted(directions)),
+                request,
+                params,
+                params_required,
+                results,
+                link,
+                caps,
+            )
         )
     return tuple(sorted(methods, key=lambda m: m.method))
 
@@ -120,5 +131,7 @@ def build_notifications(defs: dict[str, JSONSchema]) -> tuple[Notification, ...]
     for notification, directions in _members_by_direction(defs, NOTIFICATION_UNIONS).items():
         params, params_required = _params(defs, notification)
         name = _method_name(defs, notification)
-        out.append(Notification(name, tuple(sorted(directions)), notification, params, params_required))
+        out.append(
+            Notification(name, tuple(sorted(directions)), notification, params, params_required)
+        )
     return tuple(sorted(out, key=lambda n: n.method))

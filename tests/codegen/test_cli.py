@@ -1,0 +1,106 @@
+"""The ``mcpbind`` CLI: drift check on the committed tree, and one clear line for bad input."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from mcpbind.codegen.cli import main
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args))
+    if result.exception and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result.exit_code, result.stdout, result.stderr
+
+
+def assert_one_line_error(stderr: str, fragment: str) -> None:
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
+    assert lines[0].startswith("mcpbind: error: ") and fragment in lines[0]
+    assert "Traceback" not in stderr
+
+
+def test_committed_generated_tree_has_no_drift(repo_root: Path) -> None:
+    code, out, _ = run("generate", "--check", "--out", str(repo_root / "generated"))
+    assert code == 0, out
+    assert "up to date" in out
+
+
+def test_check_reports_a_hand_edit_and_a_stale_file(tmp_path: Path, repo_root: Path) -> None:
+    out = tmp_path / "generated"
+    shutil.copytree(repo_root / "generated", out, ignore=shutil.ignore_patterns("__pycache__"))
+    target = out / "v2024_11_05" / "methods.py"
+    target.write_text(target.read_text().replace('handler_name="call_tool"', 'handler_name="call"'))
+    (out / "v2024_11_05" / "extra.py").write_text("x = 1\n")
+    code, diff, err = run("generate", "2024-11-05", "--check", "--out", str(out))
+    assert code == 1
+    assert '-    handler_name="call",' in diff and '+    handler_name="call_tool",' in diff
+    assert "stale file not produced by the generator: v2024_11_05/extra.py" in diff
+    assert "is not what the generator produces" in err
+
+
+def test_generate_writes_then_check_passes(tmp_path: Path) -> None:
+    out = tmp_path / "gen"
+    code, msg, _ = run("generate", "2024-11-05", "--out", str(out))
+    assert code == 0 and "file(s) written" in msg
+    assert (out / "v2024_11_05" / "types.py").is_file() and (out / "_support.py").is_file()
+    assert run("generate", "2024-11-05", "--check", "--out", str(out))[0] == 0
+    assert "0 file(s) written" in run("generate", "2024-11-05", "--out", str(out))[1]
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["generate", "2099-01-01"], "unknown revision '2099-01-01'"),
+        (["generate", "--schema", "/nonexistent/schema.json"], "cannot read schema"),
+        (["generate", "--revision", "x"], "give --schema too"),
+        (["generate", "2025-11-25", "--schema", "x.json"], "not both"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(args: list[str], fragment: str) -> None:
+    code, _, err = run(*args)
+    assert code == 2
+    assert_one_line_error(err, fragment)
+
+
+def test_invalid_schema_file(tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    path.write_text('{"$defs": ')
+    code, _, err = run("generate", "--schema", str(path), "--revision", "x", "--out", str(tmp_path))
+    assert code == 2
+    assert_one_line_error(err, "not valid JSON")
+
+
+def test_hash_mismatch_names_both_hashes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "2025-03-26").mkdir()
+    (tmp_path / "2025-03-26" / "schema.json").write_text('{"$defs": {"A": {}}}')
+    monkeypatch.setenv("MCPBIND_SCHEMA_DIR", str(tmp_path))
+    monkeypatch.setenv("MCPBIND_CACHE_DIR", str(tmp_path / "cache"))
+    code, _, err = run("generate", "2025-03-26", "--out", str(tmp_path / "out"))
+    assert code == 2
+    assert_one_line_error(
+        err, "expected e720669548c8100a4282c49e580efd6ddf7f28899ea786fc8db251dbdb356131"
+    )
+
+
+def test_unwritable_output(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    code, _, err = run("generate", "2024-11-05", "--out", str(blocker))
+    assert code == 2
+    assert_one_line_error(err, "cannot write")
+
+
+def test_revisions_lists_pins_and_state(repo_root: Path, tmp_path: Path) -> None:
+    code, out, _ = run("revisions", "--out", str(repo_root / "generated"))
+    lines = out.strip().splitlines()
+    assert code == 0 and len(lines) == 5
+    assert all(line.endswith("up to date") for line in lines)
+    assert all(
+        line.endswith("not generated")
+        for line in run("revisions", "--out", str(tmp_path))[1].splitlines()
+    )
