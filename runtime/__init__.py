@@ -1,0 +1,80 @@
+"""The mcpbind runtime: sessions, lifecycle and transports that speak the generated bindings.
+
+Typical use::
+
+    from mcpbind.generated.v2025_11_25 import methods, types
+    from mcpbind.runtime import Client, Server, StdioParameters, stdio_client
+
+    server = Server("demo")
+
+    @server.handler(methods.TOOLS_CALL)
+    async def call_tool(params: types.CallToolRequestParams, context: RequestContext) -> types.CallToolResult:
+        ...
+
+    async with Client(stdio_client(StdioParameters("python", ["server.py"]))) as client:
+        result = await client.stub.call_tool(types.CallToolRequestParams(name="echo"))
+
+Everything method-specific comes from ``mcpbind.generated``; this package only moves messages.
+"""
+
+from ._client import Client
+from ._lifecycle import (
+    HANDSHAKE_REVISIONS,
+    ClientLifecycle,
+    HandshakeClient,
+    HandshakeServer,
+    ServerLifecycle,
+)
+from ._server import Server
+from ._session import PeerState, RequestContext, Route, Router, Session, SessionOptions
+from ._stdio import StdioParameters, stdio_client, stdio_server
+from .errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    CapabilityError,
+    ConnectionClosedError,
+    InvalidResultError,
+    McpError,
+    ProtocolVersionError,
+    RequestTimeoutError,
+    RuntimeFailure,
+)
+from .transport import Connection, Envelope, Malformed, memory_pair
+
+__all__ = [
+    "HANDSHAKE_REVISIONS",
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "METHOD_NOT_FOUND",
+    "PARSE_ERROR",
+    "CapabilityError",
+    "Client",
+    "ClientLifecycle",
+    "Connection",
+    "ConnectionClosedError",
+    "Envelope",
+    "HandshakeClient",
+    "HandshakeServer",
+    "InvalidResultError",
+    "Malformed",
+    "McpError",
+    "PeerState",
+    "ProtocolVersionError",
+    "RequestContext",
+    "RequestTimeoutError",
+    "Route",
+    "Router",
+    "RuntimeFailure",
+    "Server",
+    "ServerLifecycle",
+    "Session",
+    "SessionOptions",
+    "StdioParameters",
+    "memory_pair",
+    "stdio_client",
+    "stdio_server",
+]

@@ -1,0 +1,1 @@
+"""Runnable examples of the mcpbind runtime: ``python -m examples.server`` and ``python -m examples.client``."""

@@ -1,0 +1,234 @@
+"""The public ``Client``: connect over a transport, negotiate, then call the typed stub."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, AsyncExitStack
+from types import TracebackType
+from typing import Any, TypeVar
+
+import anyio
+from mcpbind.generated._support import (
+    Direction,
+    MCPModel,
+    MethodSpec,
+    NotificationSpec,
+    RequestOptions,
+)
+
+from ._bindings import Bindings, dump
+from ._endpoint import Endpoint
+from ._lifecycle import ClientLifecycle, HandshakeClient
+from ._session import Route, Session, SessionOptions
+from .errors import ConnectionClosedError, InvalidResultError, McpError
+from .transport import Connection, Envelope
+
+__all__ = ["Client"]
+
+ResultT = TypeVar("ResultT")
+StubT = TypeVar("StubT")
+
+_PING = "ping"
+
+
+class Client(Endpoint):
+    """An MCP client on one connection; use as ``async with Client(transport) as client``.
+
+    Entering opens the transport and runs the lifecycle (by default ``initialize`` offering
+    ``protocol_version``, the newest handshake revision unless chosen). Then ``client.stub`` is
+    the negotiated revision's generated ``ClientStub``; ``stub_as(v2025_11_25.client.ClientStub)``
+    gives the same, typed for mypy, after checking the revision. The client itself is a
+    ``RequestSender``, so ``ClientStub(client)`` of any revision works too. Handlers for what the
+    server asks (sampling, roots, elicitation) are registered before entering, like a server's.
+    """
+
+    def __init__(
+        self,
+        transport: AbstractAsyncContextManager[Connection],
+        *,
+        name: str = "mcpbind-client",
+        version: str = "0.1.0",
+        protocol_version: str | None = None,
+        revisions: Sequence[str] | None = None,
+        capabilities: Mapping[str, Any] | None = None,
+        options: SessionOptions | None = None,
+        lifecycle: ClientLifecycle | None = None,
+    ) -> None:
+        super().__init__(Direction.CLIENT_TO_SERVER, capabilities)
+        self.info: dict[str, Any] = {"name": name, "version": version}
+        self.lifecycle: ClientLifecycle = lifecycle or HandshakeClient(protocol_version, revisions)
+        self.options = options or SessionOptions()
+        self._transport = transport
+        self._stack: AsyncExitStack | None = None
+        self._session: Session | None = None
+        self._stub: Any = None
+        self._stub_revision: str | None = None
+
+    # -- connection -----------------------------------------------------------------------
+
+    async def __aenter__(self) -> Client:
+        stack = AsyncExitStack()
+        await stack.__aenter__()
+        try:
+            connection = await stack.enter_async_context(self._transport)
+            tg = await stack.enter_async_context(anyio.create_task_group())
+            bindings = Bindings.load(self.lifecycle.protocol_version, Direction.CLIENT_TO_SERVER)
+            session = Session(connection, bindings, self, self.options)
+            self._session = session
+            tg.start_soon(session.run)
+            await session.wait_started()
+            await self.lifecycle.open(self, session)
+        except BaseException:
+            if self._session is not None:
+                self._session.close("the client failed to connect")
+            await stack.aclose()
+            raise
+        self._stack = stack
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Disconnect: end the session, then let the transport shut down (stdio: stop the process)."""
+        if self._session is not None:
+            self._session.close("the client was closed")
+        stack, self._stack = self._stack, None
+        if stack is not None:
+            await stack.aclose()
+
+    @property
+    def session(self) -> Session:
+        """The running session; ``ConnectionClosedError`` before connecting."""
+        if self._session is None:
+            raise ConnectionClosedError("the client is not connected")
+        return self._session
+
+    # -- what was negotiated --------------------------------------------------------------
+
+    @property
+    def revision(self) -> str:
+        """The negotiated protocol revision."""
+        return self.session.bindings.revision
+
+    @property
+    def server_info(self) -> Any:
+        """The server's ``Implementation`` (name, version...)."""
+        return self.session.peer.info
+
+    @property
+    def server_capabilities(self) -> dict[str, Any]:
+        """The server's capabilities, as JSON data."""
+        return self.session.peer.capabilities
+
+    @property
+    def instructions(self) -> str | None:
+        """The server's instructions, if it gave any."""
+        return self.session.peer.instructions
+
+    @property
+    def stub(self) -> Any:
+        """The negotiated revision's generated ``ClientStub``, bound to this client."""
+        session = self.session
+        if self._stub is None or self._stub_revision != session.bindings.revision:
+            self._stub = session.bindings.stub(self)
+            self._stub_revision = session.bindings.revision
+        return self._stub
+
+    def stub_as(self, cls: type[StubT]) -> StubT:
+        """``cls(self)`` if ``cls`` is the negotiated revision's stub class; else ``TypeError``.
+
+        ``client.stub_as(v2025_11_25.client.ClientStub).call_tool(...)`` is checked by mypy.
+        """
+        expected = self.session.bindings.module.client.ClientStub
+        if cls is not expected:
+            raise TypeError(
+                f"{cls.__module__}.{cls.__qualname__} is not the stub of revision {self.revision}"
+            )
+        return cls(self)  # type: ignore[call-arg]
+
+    # -- RequestSender --------------------------------------------------------------------
+
+    async def send_request(
+        self,
+        spec: MethodSpec[Any, ResultT],
+        params: MCPModel | None,
+        options: RequestOptions | None = None,
+    ) -> ResultT:
+        """Send a request (usually through a stub); see ``Session.send_request``."""
+        return await self.session.send_request(spec, params, options)
+
+    async def send_notification(self, spec: NotificationSpec[Any], params: MCPModel | None) -> None:
+        """Send a notification (usually through a stub)."""
+        await self.session.send_notification(spec, params)
+
+    async def ping(self, timeout: float | None = None) -> None:
+        """Send ``ping`` and wait for the answer."""
+        options: RequestOptions = {"timeout": timeout} if timeout is not None else {}
+        await self.session.send_request(self.session.bindings.methods[_PING], None, options)
+
+    async def pages(
+        self,
+        spec: MethodSpec[Any, ResultT],
+        params: MCPModel | None = None,
+        options: RequestOptions | None = None,
+    ) -> AsyncIterator[ResultT]:
+        """Every page of a paginated list method, following ``nextCursor`` to the end."""
+        base = dump(params) or {}
+        seen: set[str] = set()
+        cursor: str | None = None
+        while True:
+            body = dict(base)
+            if cursor is not None:
+                body["cursor"] = cursor
+            page = await self.session.send_request(spec, body or None, options)
+            yield page
+            cursor = getattr(page, "nextCursor", None)
+            if not cursor:
+                return
+            if cursor in seen:
+                raise InvalidResultError(
+                    f"{spec.method} returned cursor {cursor!r} twice; stopped paginating"
+                )
+            seen.add(cursor)
+
+    async def list_all(
+        self,
+        spec: MethodSpec[Any, Any],
+        params: MCPModel | None = None,
+        options: RequestOptions | None = None,
+    ) -> list[Any]:
+        """The items of every page of a list method (``tools``, ``resources``, ``prompts``...)."""
+        items: list[Any] = []
+        async for page in self.pages(spec, params, options):
+            for name in type(page).model_fields:
+                value = getattr(page, name)
+                if isinstance(value, list):
+                    items.extend(value)
+                    break
+        return items
+
+    # -- Router ---------------------------------------------------------------------------
+
+    def route_request(
+        self, session: Session, method: str, params: dict[str, Any] | None
+    ) -> Route | McpError:
+        if method == _PING and _PING in session.bindings.methods:
+            return Route(None, immediate={})
+        return self.find_route(session, method)
+
+    def route_notification(
+        self, session: Session, method: str, params: dict[str, Any] | None, envelope: Envelope
+    ) -> Callable[[], Awaitable[None]] | None:
+        return self.find_notification(session, method, params, envelope)
+
+    def prepare_request(
+        self, session: Session, spec: MethodSpec[Any, Any], params: dict[str, Any] | None
+    ) -> dict[str, Any] | None:
+        result: dict[str, Any] | None = self.lifecycle.prepare_request(self, session, spec, params)
+        return result

@@ -1,0 +1,212 @@
+"""What ``Client`` and ``Server`` share: typed handler registration, capabilities, routing.
+
+Handlers are registered per generated ``MethodSpec``; mypy checks a handler's params and result
+types against the spec's ``MethodSpec[P, R]`` generics. A handler registered with one revision's
+spec also serves sessions that negotiated another revision (it gets the classes it was typed
+with); registering the same method for several revisions picks the exact match.
+"""
+
+from __future__ import annotations
+
+import typing
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import Any, TypeVar
+
+from mcpbind.generated._support import Direction, MethodSpec, NotificationSpec
+from pydantic import BaseModel
+
+from ._bindings import Bindings, revision_of, validator
+from ._session import RequestContext, Route, Session
+from .errors import METHOD_NOT_FOUND, McpError
+from .transport import Envelope
+
+__all__ = ["Endpoint", "capability_tree", "has_capability", "merge"]
+
+P = TypeVar("P")
+R = TypeVar("R")
+
+RequestHandler = Callable[[P, RequestContext], Awaitable[R]]
+NotificationHandler = Callable[[P, Session], Awaitable[None]]
+
+
+def _field_shape(model: Any, name: str) -> tuple[bool, Any]:
+    """Whether capability field ``name`` of ``model`` is a boolean flag, and its sub-model."""
+    fields = getattr(model, "model_fields", None)
+    if not fields or name not in fields:
+        return False, None
+    annotation = fields[name].annotation
+    args = typing.get_args(annotation) or (annotation,)
+    is_flag = bool in args
+    sub = next((a for a in args if isinstance(a, type) and issubclass(a, BaseModel)), None)
+    return is_flag, sub
+
+
+def capability_tree(paths: Iterable[str], model: Any) -> dict[str, Any]:
+    """Build a capability object from dotted paths (``"resources.subscribe"``).
+
+    ``model`` (the revision's ``ServerCapabilities``/``ClientCapabilities``) says whether a leaf is
+    a flag (``subscribe: true``) or an object (``tools: {}``).
+    """
+    tree: dict[str, Any] = {}
+    for path in paths:
+        node, cls = tree, model
+        parts = path.split(".")
+        for depth, part in enumerate(parts):
+            is_flag, sub = _field_shape(cls, part)
+            if depth == len(parts) - 1:
+                if is_flag:
+                    node[part] = True
+                elif not isinstance(node.get(part), dict):
+                    node[part] = {}
+            else:
+                child = node.get(part)
+                if not isinstance(child, dict):
+                    child = node[part] = {}
+                node, cls = child, sub
+    return tree
+
+
+def has_capability(capabilities: Mapping[str, Any], path: str) -> bool:
+    """Whether a capability object advertises a dotted path (present, and not false)."""
+    node: Any = capabilities
+    for part in path.split("."):
+        if not isinstance(node, Mapping) or node.get(part) in (None, False):
+            return False
+        node = node[part]
+    return True
+
+
+def merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    """Deep-merge ``extra`` into a copy of ``base`` (user capabilities over derived ones)."""
+    out = dict(base)
+    for key, value in extra.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), dict):
+            out[key] = merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+class Endpoint:
+    """Handler registry and routing for one side (``local`` is the direction this side sends)."""
+
+    local: Direction
+
+    def __init__(self, local: Direction, capabilities: Mapping[str, Any] | None = None) -> None:
+        self.local = local
+        self.remote = (
+            Direction.SERVER_TO_CLIENT
+            if local is Direction.CLIENT_TO_SERVER
+            else Direction.CLIENT_TO_SERVER
+        )
+        self.extra_capabilities: dict[str, Any] = dict(capabilities or {})
+        self._handlers: dict[
+            str, dict[str, tuple[MethodSpec[Any, Any], RequestHandler[Any, Any]]]
+        ] = {}
+        self._notification_handlers: dict[
+            str, list[tuple[NotificationSpec[Any], NotificationHandler[Any]]]
+        ] = {}
+
+    # -- registration ---------------------------------------------------------------------
+
+    def add_handler(self, spec: MethodSpec[P, R], handler: RequestHandler[P, R]) -> None:
+        """Register ``handler`` for requests of ``spec`` sent by the peer."""
+        if self.remote not in spec.directions:
+            raise ValueError(
+                f"{spec.method} is not sent to this side, so it cannot have a handler here"
+            )
+        self._handlers.setdefault(spec.method, {})[revision_of(spec)] = (spec, handler)
+
+    def handler(
+        self, spec: MethodSpec[P, R]
+    ) -> Callable[[RequestHandler[P, R]], RequestHandler[P, R]]:
+        """Decorator form of ``add_handler``: ``@server.handler(methods.TOOLS_CALL)``."""
+
+        def register(fn: RequestHandler[P, R]) -> RequestHandler[P, R]:
+            self.add_handler(spec, fn)
+            return fn
+
+        return register
+
+    def add_notification_handler(
+        self, spec: NotificationSpec[P], handler: NotificationHandler[P]
+    ) -> None:
+        """Register ``handler`` for a notification from the peer; several may share a method."""
+        if self.remote not in spec.directions:
+            raise ValueError(f"{spec.method} is not sent to this side")
+        self._notification_handlers.setdefault(spec.method, []).append((spec, handler))
+
+    def notification_handler(
+        self, spec: NotificationSpec[P]
+    ) -> Callable[[NotificationHandler[P]], NotificationHandler[P]]:
+        """Decorator form of ``add_notification_handler``."""
+
+        def register(fn: NotificationHandler[P]) -> NotificationHandler[P]:
+            self.add_notification_handler(spec, fn)
+            return fn
+
+        return register
+
+    def register(self, handlers: object, revision: str) -> list[str]:
+        """Register every method of ``handlers`` named like a handler of ``revision``.
+
+        For objects implementing the generated ``ServerHandlers``/``ClientHandlers`` protocol.
+        Returns the methods registered.
+        """
+        bindings = Bindings.load(revision, self.local)
+        done = []
+        for name, spec in bindings.incoming_requests.items():
+            fn = getattr(handlers, spec.handler_name, None)
+            if fn is not None:
+                self.add_handler(spec, fn)
+                done.append(name)
+        return done
+
+    # -- capabilities ---------------------------------------------------------------------
+
+    def capabilities_for(self, bindings: Bindings) -> dict[str, Any]:
+        """The capabilities this side advertises under a revision: those its handlers need,
+        merged with the ones given explicitly (e.g. ``listChanged`` flags)."""
+        paths = [
+            spec.capabilities[self.remote]
+            for method, spec in bindings.incoming_requests.items()
+            if method in self._handlers and self.remote in spec.capabilities
+        ]
+        model_name = (
+            "ServerCapabilities"
+            if self.local is Direction.SERVER_TO_CLIENT
+            else "ClientCapabilities"
+        )
+        model = getattr(bindings.module.types, model_name, None)
+        return merge(capability_tree(paths, model), self.extra_capabilities)
+
+    # -- routing (the Router protocol's common part) --------------------------------------
+
+    def find_route(self, session: Session, method: str) -> Route | McpError:
+        """The handler for ``method`` under the session's revision, or -32601."""
+        if method not in session.bindings.incoming_requests:
+            return McpError(METHOD_NOT_FOUND, "Method not found", {"method": method})
+        by_revision = self._handlers.get(method)
+        if not by_revision:
+            return McpError(METHOD_NOT_FOUND, "Method not found", {"method": method})
+        chosen = by_revision.get(session.bindings.revision) or by_revision[max(by_revision)]
+        return Route(chosen[0], chosen[1])
+
+    def find_notification(
+        self, session: Session, method: str, params: dict[str, Any] | None, envelope: Envelope
+    ) -> Callable[[], Awaitable[None]] | None:
+        """Work that runs the user's handlers of a notification, validating its params first."""
+        entries = self._notification_handlers.get(method)
+        if not entries:
+            return None
+
+        async def run() -> None:
+            for spec, fn in entries:
+                value = (
+                    validator(spec.params_type)(params or {})
+                    if spec.params_type is not None
+                    else params
+                )
+                await fn(value, session)
+
+        return run

@@ -1,0 +1,194 @@
+"""JSON-RPC 2.0 framing and message classification, on plain dicts.
+
+Everything here runs once per message, so it works on the parsed ``dict`` with a few type checks
+and never builds a pydantic model: the generated classes validate params and results, in the
+task that handles them, not here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Final, TypeGuard
+
+import orjson
+
+from .errors import INVALID_REQUEST
+
+__all__ = [
+    "ERROR_RESPONSE",
+    "INVALID",
+    "NOTIFICATION",
+    "REQUEST",
+    "RESPONSE",
+    "Invalid",
+    "LineFramer",
+    "Malformed",
+    "classify",
+    "decode",
+    "encode",
+    "error_response",
+    "is_request_id",
+]
+
+REQUEST: Final = 1
+NOTIFICATION: Final = 2
+RESPONSE: Final = 3
+ERROR_RESPONSE: Final = 4
+INVALID: Final = 5
+
+RequestId = int | str
+
+
+@dataclass(frozen=True, slots=True)
+class Malformed:
+    """A frame that is not JSON (or too large to parse): the session answers -32700."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Invalid:
+    """Why a parsed message is not a JSON-RPC message, and the id to answer with, if any.
+
+    ``answer`` is False when the message looked like a response: responses are never answered.
+    """
+
+    request_id: RequestId | None
+    reason: str
+    code: int = INVALID_REQUEST
+    answer: bool = True
+
+
+def decode(frame: bytes | bytearray | memoryview | str) -> Any:
+    """Parse one frame; a ``Malformed`` marker instead of raising, so transports stay simple."""
+    try:
+        return orjson.loads(frame)
+    except orjson.JSONDecodeError as exc:
+        return Malformed(f"invalid JSON: {exc}")
+
+
+def encode(message: Any) -> bytes:
+    """Serialise a message; orjson output never holds a raw newline, as stdio framing needs."""
+    return orjson.dumps(message)
+
+
+def is_request_id(value: Any) -> TypeGuard[int | str]:
+    """MCP ids are strings or integers: never null, never a float, never a bool."""
+    kind = type(value)
+    return kind is int or kind is str
+
+
+def error_response(
+    request_id: RequestId | None, code: int, message: str, data: Any = None
+) -> dict[str, Any]:
+    """A JSON-RPC error response."""
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return {"jsonrpc": "2.0", "id": request_id, "error": error}
+
+
+def classify(message: Any) -> int | Invalid:
+    """Tell what kind of JSON-RPC message a parsed value is.
+
+    Returns ``REQUEST``, ``NOTIFICATION``, ``RESPONSE`` or ``ERROR_RESPONSE``, or an ``Invalid``
+    saying how to answer. A request whose ``params`` is not an object is classified as a request:
+    rejecting its params is the dispatcher's job (-32602), not the framer's.
+    """
+    if type(message) is not dict:
+        return Invalid(None, "a JSON-RPC message must be a JSON object")
+    raw_id = message.get("id")
+    has_id = "id" in message
+    good_id = is_request_id(raw_id)
+    if message.get("jsonrpc") != "2.0":
+        looks_like_response = "method" not in message and (
+            "result" in message or "error" in message
+        )
+        return Invalid(
+            raw_id if good_id else None,
+            'the "jsonrpc" member must be exactly "2.0"',
+            answer=not looks_like_response,
+        )
+    if "method" in message:
+        method = message["method"]
+        if type(method) is not str:
+            return Invalid(raw_id if good_id else None, 'the "method" member must be a string')
+        if not has_id:
+            return NOTIFICATION
+        if not good_id:
+            return Invalid(None, "a request id must be a string or an integer")
+        return REQUEST
+    if "result" in message:
+        if not good_id:
+            return Invalid(None, "a response id must be a string or an integer", answer=False)
+        return RESPONSE
+    if "error" in message:
+        return ERROR_RESPONSE
+    return Invalid(raw_id if good_id else None, 'a request must have a "method" member')
+
+
+class LineFramer:
+    """Splits a byte stream into newline-delimited frames, with a bound on a frame's size.
+
+    A frame over ``max_size`` is dropped as it streams in (memory stays bounded) and reported as
+    ``Malformed`` once its end arrives, so the peer still gets a -32700 for it.
+    """
+
+    __slots__ = ("_buffer", "_max_size", "_overflow", "_scan_from")
+
+    def __init__(self, max_size: int) -> None:
+        self._buffer = bytearray()
+        self._max_size = max_size
+        self._overflow = False
+        self._scan_from = 0
+
+    def feed(self, chunk: bytes) -> list[bytes | Malformed]:
+        """Add a chunk; return the frames it completed (blank lines are skipped)."""
+        frames: list[bytes | Malformed] = []
+        if (
+            not self._buffer
+            and not self._overflow
+            and chunk.endswith(b"\n")
+            and chunk.count(b"\n") == 1
+        ):
+            # The common case on a quiet pipe: one whole message per read, no copying.
+            line = chunk[:-1]
+            if len(line) > self._max_size:
+                frames.append(Malformed(f"message larger than {self._max_size} bytes"))
+            elif line.strip():
+                frames.append(line)
+            return frames
+        buffer = self._buffer
+        buffer += chunk
+        start = 0
+        scan = self._scan_from
+        while True:
+            end = buffer.find(b"\n", scan)
+            if end < 0:
+                break
+            if self._overflow:
+                frames.append(Malformed(f"message larger than {self._max_size} bytes"))
+                self._overflow = False
+            else:
+                line = bytes(buffer[start:end])
+                if line.strip():
+                    frames.append(line)
+            start = end + 1
+            scan = start
+        if start:
+            del buffer[:start]
+        if len(buffer) > self._max_size:
+            buffer.clear()
+            self._overflow = True
+        self._scan_from = len(buffer)
+        return frames
+
+    def tail(self) -> bytes | Malformed | None:
+        """What is left at end of stream: a last frame without its newline, if any."""
+        if self._overflow:
+            self._overflow = False
+            return Malformed(f"message larger than {self._max_size} bytes")
+        rest = bytes(self._buffer).strip()
+        self._buffer.clear()
+        self._scan_from = 0
+        return rest or None

@@ -1,0 +1,110 @@
+"""The public ``Server``: handlers registered per generated method, served on any transport."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
+from typing import Any
+
+import anyio
+from mcpbind.generated._support import Direction, MethodSpec
+
+from ._bindings import Bindings
+from ._endpoint import Endpoint
+from ._lifecycle import HandshakeServer, ServerLifecycle
+from ._session import Route, Session, SessionOptions
+from ._stdio import stdio_server
+from .errors import McpError
+from .transport import Connection, Envelope
+
+__all__ = ["Server"]
+
+logger = logging.getLogger("mcpbind.runtime")
+
+
+class Server(Endpoint):
+    """An MCP server: register handlers, then ``serve`` connections.
+
+    It advertises the capabilities its handlers imply (a ``tools/call`` handler means
+    ``tools``), plus ``capabilities`` given here (e.g. ``{"tools": {"listChanged": True}}``).
+    ``revisions`` limits the revisions it negotiates (default: every handshake-era one).
+    One ``Server`` may serve many sessions at once; each has its own ``Session``.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        version: str = "0.1.0",
+        *,
+        title: str | None = None,
+        instructions: str | None = None,
+        revisions: Sequence[str] | None = None,
+        capabilities: Mapping[str, Any] | None = None,
+        options: SessionOptions | None = None,
+        lifecycle: ServerLifecycle | None = None,
+    ) -> None:
+        super().__init__(Direction.SERVER_TO_CLIENT, capabilities)
+        self.info: dict[str, Any] = {"name": name, "version": version}
+        if title is not None:
+            self.info["title"] = title
+        self.instructions = instructions
+        handshake = HandshakeServer(revisions)
+        self.lifecycle: ServerLifecycle = lifecycle or handshake
+        self.revisions = handshake.supported
+        self.options = options or SessionOptions()
+        self.sessions: set[Session] = set()
+
+    # -- Router ---------------------------------------------------------------------------
+
+    def route_request(
+        self, session: Session, method: str, params: dict[str, Any] | None
+    ) -> Route | McpError:
+        decided = self.lifecycle.gate(self, session, method, params)
+        if decided is not None:
+            return decided
+        return self.find_route(session, method)
+
+    def route_notification(
+        self, session: Session, method: str, params: dict[str, Any] | None, envelope: Envelope
+    ) -> Callable[[], Awaitable[None]] | None:
+        self.lifecycle.on_notification(self, session, method, params)
+        return self.find_notification(session, method, params, envelope)
+
+    def prepare_request(
+        self, session: Session, spec: MethodSpec[Any, Any], params: dict[str, Any] | None
+    ) -> dict[str, Any] | None:
+        return self.lifecycle.prepare_request(self, session, spec, params)
+
+    # -- serving --------------------------------------------------------------------------
+
+    def new_session(self, connection: Connection) -> Session:
+        """A session of this server on ``connection``, not yet running."""
+        return Session(
+            connection,
+            Bindings.load(self.revisions[-1], Direction.SERVER_TO_CLIENT),
+            self,
+            self.options,
+        )
+
+    async def serve(self, connection: Connection) -> None:
+        """Serve one connection until it ends."""
+        session = self.new_session(connection)
+        self.sessions.add(session)
+        try:
+            await session.run()
+        finally:
+            self.sessions.discard(session)
+
+    async def run(self, transport: AbstractAsyncContextManager[Connection]) -> None:
+        """Open ``transport`` and serve its connection until it ends."""
+        async with transport as connection:
+            await self.serve(connection)
+
+    async def serve_stdio(self, **stdio_options: Any) -> None:
+        """Serve on this process's stdin/stdout until stdin closes or the parent dies."""
+        await self.run(stdio_server(**stdio_options))
+
+    def run_stdio(self, **stdio_options: Any) -> None:
+        """Blocking ``serve_stdio``, for ``if __name__ == "__main__": server.run_stdio()``."""
+        anyio.run(lambda: self.serve_stdio(**stdio_options))

@@ -1,0 +1,685 @@
+"""The session: one JSON-RPC peer connection, method-agnostic.
+
+It correlates responses, enforces timeouts, carries cancellation and progress both ways, runs
+each incoming request in its own task under a concurrency bound, and turns failures into the
+JSON-RPC error codes. Which methods exist, how params are validated and who handles them is
+asked of a ``Router`` (the ``Client`` or ``Server`` together with its lifecycle), so the same
+session serves both sides and both protocol eras.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Final, Protocol, TypeVar
+
+import anyio
+from anyio.abc import TaskGroup
+from mcpbind.generated._support import (
+    MCPModel,
+    MethodSpec,
+    NotificationSpec,
+    ProgressCallback,
+    RequestOptions,
+)
+from pydantic import BaseModel, ValidationError
+
+from . import _jsonrpc as rpc
+from ._bindings import Bindings, dump, validator
+from .errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    ConnectionClosedError,
+    InvalidResultError,
+    McpError,
+    RequestTimeoutError,
+)
+from .transport import Connection, Envelope
+
+__all__ = ["PeerState", "RequestContext", "Route", "Router", "Session", "SessionOptions"]
+
+logger = logging.getLogger("mcpbind.runtime")
+
+ResultT = TypeVar("ResultT")
+RequestId = int | str
+
+#: Base-protocol utilities every revision shares; the session implements them itself because
+#: they act on the session's own bookkeeping (pending requests, handler tasks).
+CANCELLED: Final = "notifications/cancelled"
+PROGRESS: Final = "notifications/progress"
+#: The one request that must never be cancelled (lifecycle.md, cancellation.md).
+UNCANCELLABLE: Final = frozenset({"initialize"})
+
+
+@dataclass
+class SessionOptions:
+    """Tunables of a session; the defaults suit an interactive client or a local server.
+
+    ``request_timeout`` is the default per-request timeout (``None``: wait forever), restarted
+    by each progress notification; ``max_request_timeout`` caps a request's total time however
+    much progress it reports. ``max_concurrent_handlers`` bounds incoming requests being
+    handled at once; up to ``max_pending_requests`` more wait for a slot, and beyond that the
+    session stops reading until one finishes (back-pressure, so memory stays bounded).
+    ``keepalive_interval`` enables pings; one unanswered within ``keepalive_timeout`` ends the
+    session.
+    """
+
+    request_timeout: float | None = 60.0
+    max_request_timeout: float | None = 600.0
+    max_concurrent_handlers: int = 64
+    max_pending_requests: int = 4096
+    keepalive_interval: float | None = None
+    keepalive_timeout: float = 10.0
+
+
+@dataclass
+class PeerState:
+    """What the lifecycle learned about the other side, and how far the lifecycle got.
+
+    ``capabilities`` is the peer's capability object as plain JSON data, which is what the
+    dotted capability paths of the generated specs are checked against.
+    """
+
+    revision: str | None = None
+    info: Any = None
+    capabilities: dict[str, Any] = field(default_factory=dict)
+    instructions: str | None = None
+    phase: str = "new"
+
+
+Handler = Callable[[Any, "RequestContext"], Awaitable[Any]]
+
+
+@dataclass(slots=True)
+class Route:
+    """How to answer one incoming request: the handler and the spec that types it.
+
+    ``immediate`` short-cuts the handler: the session answers with it from the reading task,
+    which keeps ``ping`` answerable however busy the handlers are.
+    """
+
+    spec: MethodSpec[Any, Any] | None
+    handler: Handler | None = None
+    immediate: dict[str, Any] | None = None
+
+    def parse_params(self, raw: dict[str, Any] | None) -> Any:
+        """Validate params with the generated class; a missing optional params object becomes
+        the class's empty instance, so handlers never see None."""
+        spec = self.spec
+        if spec is None or spec.params_type is None:
+            return raw
+        if raw is None:
+            if spec.params_required:
+                raise McpError(INVALID_PARAMS, f"{spec.method} requires params")
+            raw = {}
+        return validator(spec.params_type)(raw)
+
+    def dump_result(self, result: Any) -> Any:
+        """A handler's return value as JSON data, validated if it was not already a model."""
+        if isinstance(result, BaseModel):
+            return dump(result)
+        if self.spec is not None:
+            return dump(validator(self.spec.result_type)(result if result is not None else {}))
+        return result
+
+
+class Router(Protocol):
+    """What a session asks its owner (client or server, with its lifecycle)."""
+
+    def route_request(
+        self, session: Session, method: str, params: dict[str, Any] | None
+    ) -> Route | McpError:
+        """The route of an incoming request, or the error to answer it with."""
+        ...
+
+    def route_notification(
+        self, session: Session, method: str, params: dict[str, Any] | None, envelope: Envelope
+    ) -> Callable[[], Awaitable[None]] | None:
+        """Act on an incoming notification; return work to run in its own task, if any."""
+        ...
+
+    def prepare_request(
+        self, session: Session, spec: MethodSpec[Any, Any], params: dict[str, Any] | None
+    ) -> dict[str, Any] | None:
+        """Refuse (raise) a request the peer cannot take, or adjust its params before sending."""
+        ...
+
+
+class _Pending:
+    """A request we sent and its answer-to-be; progress updates queue here for the caller."""
+
+    __slots__ = ("error", "event", "has_result", "progress", "result", "updates")
+
+    def __init__(self, progress: ProgressCallback | None) -> None:
+        self.event = anyio.Event()
+        self.progress = progress
+        self.updates: list[tuple[float, float | None, str | None]] = []
+        self.result: Any = None
+        self.has_result = False
+        self.error: BaseException | None = None
+
+
+class RequestContext:
+    """What a handler gets besides its params: who asked, and how to talk back.
+
+    ``peer`` is the generated stub for calling the other side (``ServerStub`` in a server, so a
+    tool can ``await context.peer.create_message(...)``); messages sent through it are tagged as
+    belonging to this request. ``transport_context`` is the transport's per-message slot.
+    """
+
+    __slots__ = ("_peer", "meta", "method", "request_id", "session", "transport_context")
+
+    def __init__(
+        self,
+        session: Session,
+        request_id: RequestId,
+        method: str,
+        meta: dict[str, Any] | None,
+        transport_context: Any,
+    ) -> None:
+        self.session = session
+        self.request_id = request_id
+        self.method = method
+        self.meta = meta
+        self.transport_context = transport_context
+        self._peer: Any = None
+
+    @property
+    def progress_token(self) -> int | str | None:
+        """The token the caller asked progress for, if it did."""
+        token = self.meta.get("progressToken") if self.meta else None
+        return token if rpc.is_request_id(token) else None
+
+    @property
+    def peer(self) -> Any:
+        """The negotiated revision's stub for the other side, bound to this request."""
+        if self._peer is None:
+            self._peer = self.session.bindings.stub(_RelatedSender(self.session, self.request_id))
+        return self._peer
+
+    async def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Send ``notifications/progress`` if the caller asked for it; a no-op otherwise."""
+        token = self.progress_token
+        if token is None:
+            return
+        params: dict[str, Any] = {"progressToken": token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        await self.session.send_raw(
+            {"jsonrpc": "2.0", "method": PROGRESS, "params": params}, self.request_id
+        )
+
+    async def send_notification(self, spec: NotificationSpec[Any], params: MCPModel | None) -> None:
+        """Send a notification tagged as belonging to this request (e.g. a log message)."""
+        await self.session.send_notification(spec, params, related_id=self.request_id)
+
+
+class _RelatedSender:
+    """A ``RequestSender`` that tags what it sends with the request being handled."""
+
+    __slots__ = ("_request_id", "_session")
+
+    def __init__(self, session: Session, request_id: RequestId) -> None:
+        self._session = session
+        self._request_id = request_id
+
+    async def send_request(
+        self,
+        spec: MethodSpec[Any, ResultT],
+        params: MCPModel | None,
+        options: RequestOptions | None = None,
+    ) -> ResultT:
+        return await self._session.send_request(spec, params, options, related_id=self._request_id)
+
+    async def send_notification(self, spec: NotificationSpec[Any], params: MCPModel | None) -> None:
+        await self._session.send_notification(spec, params, related_id=self._request_id)
+
+
+_UNSET: Final[Any] = object()
+
+
+class Session:
+    """A JSON-RPC session over one ``Connection``; implements the generated ``RequestSender``.
+
+    ``run()`` reads until the connection ends or ``close()`` is called; requests may be sent
+    while it runs. ``bindings`` are the revision in use (a lifecycle may switch them once
+    negotiated); the router decides everything method-specific.
+    """
+
+    def __init__(
+        self,
+        connection: Connection,
+        bindings: Bindings,
+        router: Router,
+        options: SessionOptions | None = None,
+    ) -> None:
+        self.connection = connection
+        self.bindings = bindings
+        self.router = router
+        self.options = options or SessionOptions()
+        self.peer = PeerState()
+        self._next_id = 0
+        self._pending: dict[RequestId, _Pending] = {}
+        self._in_flight: dict[RequestId, anyio.CancelScope] = {}
+        self._slots = anyio.Semaphore(max(1, self.options.max_concurrent_handlers))
+        self._room = anyio.Event()
+        self._tg: TaskGroup | None = None
+        self._closed_error: ConnectionClosedError | None = None
+        self._failure: str | None = None
+        self._started = anyio.Event()
+        self._finished = anyio.Event()
+
+    # -- running --------------------------------------------------------------------------
+
+    @property
+    def closed(self) -> bool:
+        """True once the connection has ended."""
+        return self._closed_error is not None
+
+    async def run(self) -> None:
+        """Serve the connection until it ends; then fail what is pending and stop all handlers."""
+        try:
+            async with anyio.create_task_group() as tg:
+                self._tg = tg
+                self._started.set()
+                if self.options.keepalive_interval:
+                    tg.start_soon(self._keepalive, self.options.keepalive_interval)
+                try:
+                    await self._read_loop()
+                finally:
+                    reason = (
+                        self._failure
+                        or self.connection.close_reason()
+                        or "the connection was closed"
+                    )
+                    self._shut(reason)
+                    tg.cancel_scope.cancel()
+        finally:
+            self._finished.set()
+
+    async def wait_started(self) -> None:
+        """Wait until ``run()`` accepts requests (for owners that start it in a task)."""
+        await self._started.wait()
+
+    def close(self, reason: str = "the session was closed") -> None:
+        """End the session from this side: ``run()`` returns and pending requests fail."""
+        if self._failure is None:
+            self._failure = reason
+        self._shut(reason)
+        if self._tg is not None:
+            self._tg.cancel_scope.cancel()
+
+    async def wait_closed(self) -> None:
+        """Wait until ``run()`` has returned."""
+        await self._finished.wait()
+
+    def _shut(self, reason: str) -> None:
+        if self._closed_error is None:
+            self._closed_error = ConnectionClosedError(reason)
+        for pending in self._pending.values():
+            if not pending.has_result and pending.error is None:
+                pending.error = self._closed_error
+                pending.event.set()
+        for scope in self._in_flight.values():
+            scope.cancel()
+
+    async def _keepalive(self, interval: float) -> None:
+        spec = self.bindings.methods.get("ping")
+        if spec is None:
+            return
+        while True:
+            await anyio.sleep(interval)
+            try:
+                await self.send_request(spec, None, {"timeout": self.options.keepalive_timeout})
+            except (RequestTimeoutError, McpError) as exc:
+                logger.warning("keep-alive ping failed: %s", exc)
+                self.close(
+                    f"keep-alive ping unanswered within {self.options.keepalive_timeout:g} s"
+                )
+                return
+
+    # -- sending --------------------------------------------------------------------------
+
+    async def send_raw(self, message: dict[str, Any], related_id: RequestId | None = None) -> None:
+        """Hand one message to the transport; a closed connection raises ``ConnectionClosedError``."""
+        if self._closed_error is not None:
+            raise self._closed_error
+        try:
+            await self.connection.outgoing.send(Envelope(message, related_id=related_id))
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
+            raise self._closed_error or ConnectionClosedError("the transport is closed") from exc
+
+    async def send_notification(
+        self,
+        spec: NotificationSpec[Any],
+        params: MCPModel | dict[str, Any] | None,
+        related_id: RequestId | None = None,
+    ) -> None:
+        """Send a notification described by a generated spec."""
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": spec.method}
+        body = dump(params)
+        if body is not None:
+            message["params"] = body
+        await self.send_raw(message, related_id)
+
+    async def send_request(
+        self,
+        spec: MethodSpec[Any, ResultT],
+        params: MCPModel | dict[str, Any] | None,
+        options: RequestOptions | None = None,
+        related_id: RequestId | None = None,
+    ) -> ResultT:
+        """Send a request and wait for its result, validated with the spec's result class.
+
+        Raises ``McpError`` if the peer answered an error, ``RequestTimeoutError`` on timeout
+        (after telling the peer), ``ConnectionClosedError`` if the connection ends first, and
+        whatever the router raises for a request the peer cannot take (before sending it).
+        """
+        if self._closed_error is not None:
+            raise self._closed_error
+        body = self.router.prepare_request(self, spec, dump(params))
+        raw = await self.request_raw(spec, body, options, related_id)
+        try:
+            return validator(spec.result_type)(raw)  # type: ignore[no-any-return]
+        except ValidationError as exc:
+            raise InvalidResultError(
+                f"the result of {spec.method!r} does not match revision {self.bindings.revision}: {exc}"
+            ) from exc
+
+    async def request_raw(
+        self,
+        spec: MethodSpec[Any, Any],
+        body: dict[str, Any] | None,
+        options: RequestOptions | None = None,
+        related_id: RequestId | None = None,
+    ) -> Any:
+        """Send a request as given, without asking the router, and return the raw result.
+
+        For lifecycles, which must read a result before knowing the revision that types it.
+        """
+        if self._closed_error is not None:
+            raise self._closed_error
+        opts: RequestOptions = options or {}
+        progress = opts.get("progress")
+        self._next_id += 1
+        request_id = self._next_id
+        if progress is not None:
+            body = dict(body) if body else {}
+            meta = dict(body.get("_meta") or {})
+            meta["progressToken"] = request_id
+            body["_meta"] = meta
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": spec.method}
+        if body is not None:
+            message["params"] = body
+        pending = _Pending(progress)
+        self._pending[request_id] = pending
+        try:
+            await self.send_raw(message, related_id)
+            await self._await_answer(spec, request_id, pending, opts.get("timeout", _UNSET))
+        except anyio.get_cancelled_exc_class():
+            if (
+                not pending.has_result
+                and pending.error is None
+                and spec.method not in UNCANCELLABLE
+            ):
+                with anyio.CancelScope(shield=True):
+                    await self._send_cancel(
+                        request_id, "the caller cancelled the request", related_id
+                    )
+            raise
+        finally:
+            del self._pending[request_id]
+        if pending.error is not None:
+            raise pending.error
+        return pending.result
+
+    async def _await_answer(
+        self, spec: MethodSpec[Any, Any], request_id: int, pending: _Pending, timeout: Any
+    ) -> None:
+        if timeout is _UNSET:
+            timeout = self.options.request_timeout
+        cap = self.options.max_request_timeout
+        start = anyio.current_time()
+        hard_deadline = start + cap if cap is not None else math.inf
+        deadline = start + timeout if timeout is not None else math.inf
+        while True:
+            with anyio.CancelScope(deadline=min(deadline, hard_deadline)):
+                await pending.event.wait()
+            if pending.updates:
+                updates, pending.updates = pending.updates, []
+                if not pending.has_result and pending.error is None:
+                    pending.event = anyio.Event()
+                if timeout is not None:
+                    deadline = anyio.current_time() + timeout
+                if pending.progress is not None:
+                    for update in updates:
+                        await pending.progress(*update)
+            if pending.has_result or pending.error is not None:
+                return
+            if pending.event.is_set():
+                continue
+            now = anyio.current_time()
+            if now >= min(deadline, hard_deadline):
+                waited = now - start
+                await self._send_cancel(request_id, f"timed out after {waited:g} s", None)
+                raise RequestTimeoutError(spec.method, request_id, waited)
+
+    async def _send_cancel(
+        self, request_id: RequestId, reason: str, related_id: RequestId | None
+    ) -> None:
+        message = {
+            "jsonrpc": "2.0",
+            "method": CANCELLED,
+            "params": {"requestId": request_id, "reason": reason},
+        }
+        with contextlib.suppress(ConnectionClosedError):
+            await self.send_raw(message, related_id)
+
+    # -- receiving ------------------------------------------------------------------------
+
+    async def _read_loop(self) -> None:
+        incoming = self.connection.incoming
+        max_pending = max(1, self.options.max_pending_requests)
+        async with incoming:
+            async for envelope in incoming:
+                message = envelope.message
+                if type(message) is list:
+                    await self._on_batch(message, envelope)
+                else:
+                    await self._on_message(message, envelope)
+                while len(self._in_flight) >= max_pending and self._closed_error is None:
+                    self._room = anyio.Event()
+                    await self._room.wait()
+
+    async def _on_batch(self, batch: list[Any], envelope: Envelope) -> None:
+        """JSON-RPC batches (allowed by 2025-03-26): each member is handled, and answered, alone."""
+        if not batch:
+            await self._answer_error(None, INVALID_REQUEST, "an empty batch is not a valid request")
+        for item in batch:
+            await self._on_message(item, envelope)
+
+    async def _on_message(self, message: Any, envelope: Envelope) -> None:
+        if isinstance(message, rpc.Malformed):
+            await self._answer_error(None, PARSE_ERROR, "Parse error", message.reason)
+            return
+        kind = rpc.classify(message)
+        if kind == rpc.REQUEST:
+            await self._on_request(message, envelope)
+        elif kind == rpc.RESPONSE or kind == rpc.ERROR_RESPONSE:
+            self._on_response(message, kind)
+        elif kind == rpc.NOTIFICATION:
+            self._on_notification(message, envelope)
+        elif isinstance(kind, rpc.Invalid):
+            if kind.answer:
+                await self._answer_error(kind.request_id, kind.code, "Invalid Request", kind.reason)
+            else:
+                logger.warning("dropped an invalid response: %s", kind.reason)
+
+    async def _answer_error(
+        self, request_id: RequestId | None, code: int, message: str, data: Any = None
+    ) -> None:
+        with contextlib.suppress(ConnectionClosedError):
+            await self.send_raw(rpc.error_response(request_id, code, message, data), request_id)
+
+    async def _on_request(self, message: dict[str, Any], envelope: Envelope) -> None:
+        request_id: RequestId = message["id"]
+        method: str = message["method"]
+        params = message.get("params")
+        if params is not None and type(params) is not dict:
+            await self._answer_error(
+                request_id, INVALID_PARAMS, "Invalid params", "params must be a JSON object"
+            )
+            return
+        if request_id in self._in_flight:
+            await self._answer_error(
+                request_id, INVALID_REQUEST, "Invalid Request", "this request id is already in use"
+            )
+            return
+        route = self.router.route_request(self, method, params)
+        if isinstance(route, McpError):
+            await self._answer_error(request_id, route.code, route.message, route.data)
+            return
+        if route.immediate is not None:
+            with contextlib.suppress(ConnectionClosedError):
+                await self.send_raw(
+                    {"jsonrpc": "2.0", "id": request_id, "result": route.immediate}, request_id
+                )
+            return
+        assert self._tg is not None
+        scope = anyio.CancelScope()
+        self._in_flight[request_id] = scope
+        self._tg.start_soon(
+            self._handle, route, request_id, method, params, envelope.context, scope
+        )
+
+    async def _handle(
+        self,
+        route: Route,
+        request_id: RequestId,
+        method: str,
+        params: dict[str, Any] | None,
+        transport_context: Any,
+        scope: anyio.CancelScope,
+    ) -> None:
+        try:
+            with scope:
+                async with self._slots:
+                    response = await self._respond(
+                        route, request_id, method, params, transport_context
+                    )
+                await self.send_raw(response, request_id)
+        except ConnectionClosedError:
+            pass
+        finally:
+            del self._in_flight[request_id]
+            if scope.cancelled_caught and self._closed_error is None:
+                logger.debug("request %r (%s) was cancelled; no response sent", request_id, method)
+            self._room.set()
+
+    async def _respond(
+        self,
+        route: Route,
+        request_id: RequestId,
+        method: str,
+        raw: dict[str, Any] | None,
+        transport_context: Any,
+    ) -> dict[str, Any]:
+        try:
+            params = route.parse_params(raw)
+        except ValidationError as exc:
+            errors = exc.errors(include_url=False, include_context=False, include_input=False)
+            return rpc.error_response(
+                request_id, INVALID_PARAMS, f"Invalid params for {method}", errors
+            )
+        except McpError as exc:
+            return {"jsonrpc": "2.0", "id": request_id, "error": exc.to_error()}
+        meta = raw.get("_meta") if raw else None
+        context = RequestContext(
+            self, request_id, method, meta if type(meta) is dict else None, transport_context
+        )
+        assert route.handler is not None
+        try:
+            result = await route.handler(params, context)
+            return {"jsonrpc": "2.0", "id": request_id, "result": route.dump_result(result)}
+        except McpError as exc:
+            return {"jsonrpc": "2.0", "id": request_id, "error": exc.to_error()}
+        except Exception:
+            logger.exception("handler of %s (request %r) failed", method, request_id)
+            return rpc.error_response(request_id, INTERNAL_ERROR, "Internal error")
+
+    def _on_response(self, message: dict[str, Any], kind: int) -> None:
+        request_id = message.get("id")
+        pending = self._pending.get(request_id) if rpc.is_request_id(request_id) else None
+        if pending is None or pending.has_result or pending.error is not None:
+            if kind == rpc.ERROR_RESPONSE and request_id is None:
+                logger.warning("the peer reported an error: %s", message.get("error"))
+            else:
+                logger.warning("dropped a response with an unknown id %r", request_id)
+            return
+        if kind == rpc.RESPONSE:
+            pending.result = message["result"]
+            pending.has_result = True
+        else:
+            error = message.get("error")
+            if type(error) is dict and type(error.get("code")) is int:
+                pending.error = McpError(
+                    error["code"], str(error.get("message", "")), error.get("data")
+                )
+            else:
+                pending.error = McpError(INTERNAL_ERROR, f"malformed error response: {error!r}")
+        pending.event.set()
+
+    def _on_notification(self, message: dict[str, Any], envelope: Envelope) -> None:
+        method: str = message["method"]
+        params = message.get("params")
+        if params is not None and type(params) is not dict:
+            logger.warning("dropped notification %s: params is not an object", method)
+            return
+        if method == CANCELLED:
+            self._on_cancelled(params)
+        elif method == PROGRESS:
+            self._on_progress(params)
+        work = self.router.route_notification(self, method, params, envelope)
+        if work is not None and self._tg is not None:
+            self._tg.start_soon(self._run_notification, method, work)
+
+    async def _run_notification(self, method: str, work: Callable[[], Awaitable[None]]) -> None:
+        try:
+            await work()
+        except Exception:
+            logger.exception("notification handler of %s failed", method)
+
+    def _on_cancelled(self, params: dict[str, Any] | None) -> None:
+        request_id = params.get("requestId") if params else None
+        scope = self._in_flight.get(request_id) if rpc.is_request_id(request_id) else None
+        if scope is not None:
+            logger.info("peer cancelled request %r: %s", request_id, (params or {}).get("reason"))
+            scope.cancel()
+
+    def _on_progress(self, params: dict[str, Any] | None) -> None:
+        if not params:
+            return
+        token = params.get("progressToken")
+        pending = self._pending.get(token) if rpc.is_request_id(token) else None
+        progress: Any = params.get("progress")
+        if pending is None or pending.progress is None or type(progress) not in (int, float):
+            return
+        total: Any = params.get("total")
+        message = params.get("message")
+        pending.updates.append(
+            (
+                float(progress),
+                float(total) if type(total) in (int, float) else None,
+                message if type(message) is str else None,
+            )
+        )
+        pending.event.set()

@@ -1,0 +1,415 @@
+"""The stdio transport: newline-delimited JSON over pipes, for both ends.
+
+Pipes are read with ``os.read`` in chunks of at most 64 KiB on non-blocking descriptors, waking
+on readiness (``anyio.wait_readable``): larger reads made every read allocate and free a large
+block on this platform, and asyncio's subprocess pipes read 256 KiB at a time, so neither
+``anyio.open_process`` streams nor file wrappers are used on the hot path. Writes coalesce
+whatever the session queued into one ``os.write``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import logging
+import os
+import signal
+import stat
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Literal
+
+import anyio
+from anyio.abc import TaskGroup
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from ._jsonrpc import LineFramer, Malformed, decode, encode
+from .transport import STREAM_BUFFER, Connection, Envelope
+
+__all__ = ["StdioParameters", "stdio_client", "stdio_server"]
+
+logger = logging.getLogger("mcpbind.runtime.stdio")
+
+#: Read size: at most 64 KiB (see the module docstring).
+CHUNK = 64 * 1024
+#: Default bound on one message; a larger line is answered -32700 and never buffered whole.
+MAX_MESSAGE = 64 * 1024 * 1024
+
+
+def _pollable(fd: int) -> bool:
+    """Pipes and sockets can wait for readiness; regular files and some ttys cannot."""
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+def _set_nonblocking(fd: int) -> int:
+    flags = fcntl.fcntl(fd, fcntl.F_GETFL)
+    fcntl.fcntl(fd, fcntl.F_SETFL, flags | os.O_NONBLOCK)
+    return flags
+
+
+async def _read_chunk(fd: int, pollable: bool) -> bytes:
+    if not pollable:
+        return await anyio.to_thread.run_sync(os.read, fd, CHUNK, abandon_on_cancel=True)
+    while True:
+        try:
+            return os.read(fd, CHUNK)
+        except BlockingIOError:
+            await anyio.wait_readable(fd)
+
+
+async def _pump_in(
+    fd: int, send: MemoryObjectSendStream[Envelope], max_message: int, pollable: bool
+) -> None:
+    """Frames from ``fd`` to the session until end of file."""
+    framer = LineFramer(max_message)
+    try:
+        async with send:
+            while True:
+                try:
+                    chunk = await _read_chunk(fd, pollable)
+                except OSError as exc:
+                    logger.debug("read failed: %s", exc)
+                    break
+                if not chunk:
+                    break
+                for frame in framer.feed(chunk):
+                    await send.send(
+                        Envelope(frame if isinstance(frame, Malformed) else decode(frame))
+                    )
+            tail = framer.tail()
+            if tail is not None:
+                await send.send(Envelope(tail if isinstance(tail, Malformed) else decode(tail)))
+    except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+        pass
+
+
+async def _write_all(fd: int, data: bytes, pollable: bool) -> None:
+    view = memoryview(data)
+    while view:
+        try:
+            written = os.write(fd, view)
+        except BlockingIOError:
+            await anyio.wait_writable(fd)
+            continue
+        if not pollable and written < len(view):
+            await anyio.sleep(0)
+        view = view[written:]
+
+
+async def _pump_out(fd: int, receive: MemoryObjectReceiveStream[Envelope], pollable: bool) -> None:
+    """Messages from the session to ``fd``, one line each, batching what is already queued."""
+    try:
+        async with receive:
+            async for envelope in receive:
+                parts = [encode(envelope.message)]
+                while len(parts) < 256:
+                    try:
+                        parts.append(encode(receive.receive_nowait().message))
+                    except (anyio.WouldBlock, anyio.EndOfStream):
+                        break
+                parts.append(b"")
+                await _write_all(fd, b"\n".join(parts), pollable)
+    except (BrokenPipeError, ConnectionResetError) as exc:
+        logger.debug("peer stopped reading: %s", exc)
+
+
+async def _drain_then_stop(
+    tg: TaskGroup, outgoing: MemoryObjectSendStream[Envelope], done: anyio.Event, wait: float
+) -> None:
+    """Let the writer flush what the session queued, within ``wait`` seconds, then stop all."""
+    outgoing.close()
+    with anyio.move_on_after(wait):
+        await done.wait()
+    tg.cancel_scope.cancel()
+
+
+async def _run_and_flag(
+    done: anyio.Event, fd: int, receive: MemoryObjectReceiveStream[Envelope], pollable: bool
+) -> None:
+    try:
+        await _pump_out(fd, receive, pollable)
+    finally:
+        done.set()
+
+
+@asynccontextmanager
+async def stdio_server(
+    *,
+    stdin: int = 0,
+    stdout: int = 1,
+    guard_stdout: bool = True,
+    watch_parent: float | None = 1.0,
+    max_message: int = MAX_MESSAGE,
+) -> AsyncIterator[Connection]:
+    """The server end: messages on ``stdin``/``stdout`` (file descriptors).
+
+    ``guard_stdout`` keeps anything but MCP messages off the real stdout: the protocol gets a
+    private duplicate of it, and descriptor 1 and ``sys.stdout`` are pointed at stderr, so a
+    stray ``print`` (or a C library) writes to the log instead of corrupting the stream.
+    ``watch_parent`` (seconds) ends the connection when the parent process dies, even if the
+    pipe stays open in some other process. End of ``stdin`` ends it too.
+    """
+    out_fd = stdout
+    saved_stdout = sys.stdout
+    if guard_stdout and stdout == 1:
+        out_fd = os.dup(1)
+        os.dup2(2, 1)
+        sys.stdout = sys.stderr
+    in_poll, out_poll = _pollable(stdin), _pollable(out_fd)
+    restore: list[tuple[int, int]] = []
+    if in_poll:
+        restore.append((stdin, _set_nonblocking(stdin)))
+    if out_poll:
+        restore.append((out_fd, _set_nonblocking(out_fd)))
+    in_send, in_receive = anyio.create_memory_object_stream[Envelope](STREAM_BUFFER)
+    out_send, out_receive = anyio.create_memory_object_stream[Envelope](STREAM_BUFFER)
+    writer_done = anyio.Event()
+    reason: list[str] = []
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(_pump_in, stdin, in_send, max_message, in_poll)
+            tg.start_soon(_run_and_flag, writer_done, out_fd, out_receive, out_poll)
+            if watch_parent:
+                tg.start_soon(_watch_parent, watch_parent, in_send, reason)
+            try:
+                yield Connection(
+                    in_receive, out_send, lambda: reason[0] if reason else "stdin was closed"
+                )
+            finally:
+                await _drain_then_stop(tg, out_send, writer_done, 5.0)
+    finally:
+        in_receive.close()
+        for fd, flags in restore:
+            with contextlib.suppress(OSError):
+                fcntl.fcntl(fd, fcntl.F_SETFL, flags)
+        if out_fd != stdout:
+            os.dup2(out_fd, 1)
+            os.close(out_fd)
+            sys.stdout = saved_stdout
+
+
+async def _watch_parent(
+    interval: float, in_send: MemoryObjectSendStream[Envelope], reason: list[str]
+) -> None:
+    parent = os.getppid()
+    while True:
+        await anyio.sleep(interval)
+        if os.getppid() != parent:
+            reason.append("the parent process exited")
+            logger.info("parent process %d exited; shutting down", parent)
+            in_send.close()
+            return
+
+
+StderrMode = Literal["inherit", "devnull"] | Callable[[str], None]
+
+
+@dataclass
+class StdioParameters:
+    """How to start a server process and how to stop it.
+
+    ``env`` is added to this process's environment (``inherit_env=False``: used alone).
+    ``stderr``: ``"inherit"`` forwards the server's stderr to ours, ``"devnull"`` drops it, a
+    callable receives it line by line. Shutdown closes the server's stdin, waits ``close_wait``
+    seconds, sends SIGTERM to its process group, waits ``term_wait``, then sends SIGKILL.
+    """
+
+    command: str
+    args: Sequence[str] = ()
+    env: Mapping[str, str] | None = None
+    inherit_env: bool = True
+    cwd: str | os.PathLike[str] | None = None
+    stderr: StderrMode = "inherit"
+    close_wait: float = 2.0
+    term_wait: float = 2.0
+    max_message: int = MAX_MESSAGE
+
+
+def _describe_exit(status: int | None) -> str:
+    if status is None:
+        return "the server closed its output"
+    if status < 0:
+        try:
+            name = signal.Signals(-status).name
+        except ValueError:
+            name = str(-status)
+        return f"the server process was killed by {name}"
+    return f"the server process exited with status {status}"
+
+
+class _Child:
+    """A spawned server: its pipes, its process group and its exit."""
+
+    def __init__(self, params: StdioParameters) -> None:
+        self.params = params
+        env = dict(os.environ) if params.inherit_env else {}
+        env.update(params.env or {})
+        to_child_r, self.to_child = os.pipe()
+        self.from_child, from_child_w = os.pipe()
+        err_r = err_w = None
+        stderr: int | None
+        if callable(params.stderr):
+            err_r, err_w = os.pipe()
+            stderr = err_w
+        elif params.stderr == "devnull":
+            stderr = subprocess.DEVNULL
+        else:
+            stderr = None
+        try:
+            self.process = subprocess.Popen(
+                [params.command, *params.args],
+                stdin=to_child_r,
+                stdout=from_child_w,
+                stderr=stderr,
+                env=env,
+                cwd=params.cwd,
+                start_new_session=True,
+                close_fds=True,
+            )
+        except BaseException:
+            for fd in (self.to_child, self.from_child, err_r):
+                if fd is not None:
+                    os.close(fd)
+            raise
+        finally:
+            for fd in (to_child_r, from_child_w, err_w):
+                if fd is not None:
+                    os.close(fd)
+        self.stderr_fd = err_r
+        self._open = {self.to_child, self.from_child}
+        _set_nonblocking(self.to_child)
+        _set_nonblocking(self.from_child)
+        self.exited = anyio.Event()
+
+    async def wait_exit(self) -> None:
+        """Reap the process as soon as it exits (pidfd where the kernel has it, else polling)."""
+        pidfd = None
+        with contextlib.suppress(AttributeError, OSError):
+            pidfd = os.pidfd_open(self.process.pid)
+        try:
+            while self.process.poll() is None:
+                if pidfd is not None:
+                    await anyio.wait_readable(pidfd)
+                else:
+                    await anyio.sleep(0.02)
+        finally:
+            if pidfd is not None:
+                os.close(pidfd)
+            self.exited.set()
+
+    def close_fd(self, fd: int) -> None:
+        """Close one of our pipe ends once (a second close could hit a reused descriptor)."""
+        if fd in self._open:
+            self._open.discard(fd)
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+    def signal_group(self, sig: int) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, sig)
+
+    async def stop(self) -> None:
+        """Close stdin, then SIGTERM, then SIGKILL, each after its configured wait."""
+        self.close_fd(self.to_child)
+        for sig, wait in (
+            (signal.SIGTERM, self.params.close_wait),
+            (signal.SIGKILL, self.params.term_wait),
+        ):
+            with anyio.move_on_after(wait):
+                await self.exited.wait()
+            if self.exited.is_set():
+                return
+            logger.info(
+                "server %d still running; sending %s", self.process.pid, signal.Signals(sig).name
+            )
+            self.signal_group(sig)
+        with anyio.move_on_after(5):
+            await self.exited.wait()
+        # The leader may be gone while others in its group linger: they go too.
+        self.signal_group(signal.SIGKILL)
+
+    async def forward_stderr(self, sink: Callable[[str], None]) -> None:
+        assert self.stderr_fd is not None
+        _set_nonblocking(self.stderr_fd)
+        framer = LineFramer(CHUNK)
+        try:
+            while True:
+                chunk = await _read_chunk(self.stderr_fd, True)
+                if not chunk:
+                    break
+                for line in framer.feed(chunk):
+                    sink(
+                        line.reason
+                        if isinstance(line, Malformed)
+                        else line.decode("utf-8", "replace")
+                    )
+            tail = framer.tail()
+            if isinstance(tail, bytes):
+                sink(tail.decode("utf-8", "replace"))
+        finally:
+            os.close(self.stderr_fd)
+
+
+@asynccontextmanager
+async def stdio_client(params: StdioParameters) -> AsyncIterator[Connection]:
+    """The client end: spawn the server in its own process group and talk over its stdio.
+
+    If the server exits, the incoming stream ends at once (after what it wrote is read), so the
+    session fails pending requests with the exit status instead of waiting for timeouts.
+    """
+    child = _Child(params)
+    in_send, in_receive = anyio.create_memory_object_stream[Envelope](STREAM_BUFFER)
+    out_send, out_receive = anyio.create_memory_object_stream[Envelope](STREAM_BUFFER)
+    writer_done = anyio.Event()
+
+    def close_reason() -> str:
+        return _describe_exit(child.process.returncode)
+
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(child.wait_exit)
+            tg.start_soon(_client_reader, child, in_send, params.max_message)
+            tg.start_soon(_run_and_flag, writer_done, child.to_child, out_receive, True)
+            if callable(params.stderr):
+                tg.start_soon(child.forward_stderr, params.stderr)
+            try:
+                yield Connection(in_receive, out_send, close_reason)
+            finally:
+                out_send.close()
+                with anyio.move_on_after(params.close_wait):
+                    await writer_done.wait()
+                with anyio.CancelScope(shield=True):
+                    await child.stop()
+                tg.cancel_scope.cancel()
+    finally:
+        in_receive.close()
+        child.close_fd(child.from_child)
+        child.close_fd(child.to_child)
+
+
+async def _client_reader(
+    child: _Child, send: MemoryObjectSendStream[Envelope], max_message: int
+) -> None:
+    """Read the server's stdout; if the server exits but its stdout stays open (a grandchild
+    holds it), give up shortly after, so pending requests fail at once."""
+    async with anyio.create_task_group() as tg:
+
+        async def read() -> None:
+            await _pump_in(child.from_child, send, max_message, True)
+            tg.cancel_scope.cancel()
+
+        async def on_exit() -> None:
+            await child.exited.wait()
+            await anyio.sleep(0.2)
+            send.close()
+            tg.cancel_scope.cancel()
+
+        tg.start_soon(read)
+        tg.start_soon(on_exit)

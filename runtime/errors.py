@@ -1,0 +1,83 @@
+"""Exceptions the runtime raises, and ``McpError``, which handlers raise to answer an error.
+
+Local failures (a timeout, a closed connection, a capability the peer lacks) are distinct
+classes so callers can tell them from errors the peer answered, which are always ``McpError``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "METHOD_NOT_FOUND",
+    "PARSE_ERROR",
+    "CapabilityError",
+    "ConnectionClosedError",
+    "InvalidResultError",
+    "McpError",
+    "ProtocolVersionError",
+    "RequestTimeoutError",
+    "RuntimeFailure",
+]
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+
+
+class McpError(Exception):
+    """A JSON-RPC error: raised by a handler to answer it, and raised to a caller the peer answered it.
+
+    ``code``, ``message`` and ``data`` travel unchanged in the error response.
+    """
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(f"{message} (code {code})")
+        self.code = code
+        self.message = message
+        self.data = data
+
+    def to_error(self) -> dict[str, Any]:
+        """The ``error`` member of a JSON-RPC error response."""
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return error
+
+
+class RuntimeFailure(Exception):
+    """Base of the errors the runtime raises locally, never sent by the peer."""
+
+
+class RequestTimeoutError(RuntimeFailure, TimeoutError):
+    """A request got no answer in time; the peer was sent ``notifications/cancelled``."""
+
+    def __init__(self, method: str, request_id: int | str, seconds: float) -> None:
+        super().__init__(
+            f"request {method!r} (id {request_id!r}) got no response within {seconds:g} s; "
+            "it was cancelled"
+        )
+        self.method = method
+        self.request_id = request_id
+        self.seconds = seconds
+
+
+class ConnectionClosedError(RuntimeFailure, ConnectionError):
+    """The connection ended (peer exited, transport closed, keep-alive failed)."""
+
+
+class CapabilityError(RuntimeFailure):
+    """The peer did not advertise the capability a request needs, so it was not sent."""
+
+
+class ProtocolVersionError(RuntimeFailure):
+    """The peers share no protocol revision."""
+
+
+class InvalidResultError(RuntimeFailure):
+    """The peer's result does not match the method's result class."""

@@ -1,0 +1,76 @@
+"""The transport interface: two memory object streams of parsed messages, and an in-memory pair.
+
+A transport is any async context manager that yields a ``Connection``. While the context is open
+the transport moves messages between the wire and the two streams; closing ``incoming`` (end of
+stream) tells the session the peer is gone, and the session closing ``outgoing`` tells the
+transport to finish writing and shut its side down.
+
+Each message travels in an ``Envelope``:
+
+* incoming: ``message`` is the parsed JSON value (usually a dict) or ``Malformed`` if the frame
+  was not JSON; ``context`` is a slot for the transport (an HTTP request, auth info...) that the
+  runtime hands to handlers untouched as ``RequestContext.transport_context``;
+* outgoing: ``message`` is a dict to serialise; ``related_id`` is the id of the incoming request
+  this message answers or belongs to (a response, or a progress/log notification or nested
+  request sent by its handler), so a transport with per-request channels (Streamable HTTP) can
+  route it; ``None`` for unrelated messages.
+
+stdio and Streamable HTTP transports frame and parse; the session classifies and dispatches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from ._jsonrpc import Malformed
+
+__all__ = ["Connection", "Envelope", "Malformed", "memory_pair"]
+
+#: Default buffer of the streams a transport creates: enough to keep both ends busy, small
+#: enough that a flood applies back-pressure instead of growing memory.
+STREAM_BUFFER = 256
+
+
+@dataclass(slots=True)
+class Envelope:
+    """One message plus the per-message metadata described in the module docstring."""
+
+    message: Any
+    context: Any = None
+    related_id: int | str | None = None
+
+
+def _no_reason() -> str | None:
+    return None
+
+
+@dataclass
+class Connection:
+    """What a transport yields: the session reads ``incoming`` and writes ``outgoing``.
+
+    ``close_reason`` lets the transport explain an end of stream (e.g. "server exited with
+    status 1"), which the session puts into the errors of requests it has to fail.
+    """
+
+    incoming: MemoryObjectReceiveStream[Envelope]
+    outgoing: MemoryObjectSendStream[Envelope]
+    close_reason: Callable[[], str | None] = field(default=_no_reason)
+
+
+@asynccontextmanager
+async def memory_pair(buffer: int = STREAM_BUFFER) -> AsyncIterator[tuple[Connection, Connection]]:
+    """Two connected in-memory connections, for tests and in-process use.
+
+    Messages pass as the same dicts, without serialisation, which also keeps tests honest
+    about not sharing state: the session never mutates a message after sending it.
+    """
+    a_send, b_receive = anyio.create_memory_object_stream[Envelope](buffer)
+    b_send, a_receive = anyio.create_memory_object_stream[Envelope](buffer)
+    async with a_send, b_receive, b_send, a_receive:
+        yield Connection(a_receive, a_send), Connection(b_receive, b_send)
