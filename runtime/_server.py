@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
 import anyio
@@ -16,7 +16,7 @@ from ._lifecycle import HandshakeServer, ServerLifecycle
 from ._session import Route, Session, SessionOptions
 from ._stdio import stdio_server
 from .errors import McpError
-from .transport import Connection, Envelope
+from .transport import Connection, Envelope, memory_pair
 
 __all__ = ["Server"]
 
@@ -100,6 +100,17 @@ class Server(Endpoint):
         """Open ``transport`` and serve its connection until it ends."""
         async with transport as connection:
             await self.serve(connection)
+
+    @asynccontextmanager
+    async def memory_transport(self) -> AsyncIterator[Connection]:
+        """A transport to this server in the same process: ``Client(server.memory_transport())``.
+
+        The server side runs in a task of the caller's; leaving the context ends it.
+        """
+        async with memory_pair() as (near, far), anyio.create_task_group() as tg:
+            tg.start_soon(self.serve, far)
+            yield near
+            tg.cancel_scope.cancel()
 
     async def serve_stdio(self, **stdio_options: Any) -> None:
         """Serve on this process's stdin/stdout until stdin closes or the parent dies."""

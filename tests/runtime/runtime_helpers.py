@@ -1,0 +1,77 @@
+"""Helpers for the runtime tests: raw peers, transports, the example server command."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcpbind.runtime import Connection, Envelope, Server, memory_pair
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE_SERVER = [sys.executable, "-m", "examples.server"]
+
+
+@asynccontextmanager
+async def given(connection: Connection) -> AsyncIterator[Connection]:
+    """A transport that is an already-open connection."""
+    yield connection
+
+
+class RawPeer:
+    """The far end of an in-memory connection, driven by hand with plain dicts."""
+
+    def __init__(self, connection: Connection) -> None:
+        self.connection = connection
+
+    async def send(self, message: Any) -> None:
+        await self.connection.outgoing.send(Envelope(message))
+
+    async def receive(self, timeout: float = 5.0) -> Any:
+        with anyio.fail_after(timeout):
+            return (await self.connection.incoming.receive()).message
+
+    async def request(self, message: dict[str, Any], timeout: float = 5.0) -> Any:
+        """Send a request and return the next message that answers its id."""
+        await self.send(message)
+        while True:
+            reply = await self.receive(timeout)
+            if reply.get("id") == message["id"] and "method" not in reply:
+                return reply
+
+    async def nothing_within(self, seconds: float) -> bool:
+        """True if no message arrives within ``seconds``."""
+        with anyio.move_on_after(seconds):
+            await self.connection.incoming.receive()
+            return False
+        return True
+
+
+@asynccontextmanager
+async def raw_client_of(
+    server: Server, initialize: str | None = "2025-11-25"
+) -> AsyncIterator[RawPeer]:
+    """A server under test and a hand-driven client, optionally past ``initialize``."""
+    async with memory_pair() as (near, far), anyio.create_task_group() as tg:
+        tg.start_soon(server.serve, far)
+        peer = RawPeer(near)
+        if initialize is not None:
+            reply = await peer.request(
+                {
+                    "jsonrpc": "2.0",
+                    "id": "init",
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": initialize,
+                        "capabilities": {},
+                        "clientInfo": {"name": "raw", "version": "0"},
+                    },
+                }
+            )
+            assert "result" in reply, reply
+            await peer.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        yield peer
+        tg.cancel_scope.cancel()

@@ -1,0 +1,258 @@
+"""The handshake lifecycle, capabilities, typed stubs and pagination, in memory."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import pytest
+from mcpbind import generated
+from mcpbind.generated import v2024_11_05, v2025_11_25
+from mcpbind.generated.v2025_11_25 import methods, types
+from mcpbind.runtime import (
+    HANDSHAKE_REVISIONS,
+    CapabilityError,
+    Client,
+    ConnectionClosedError,
+    ProtocolVersionError,
+    RequestContext,
+    Server,
+    memory_pair,
+)
+from runtime_helpers import RawPeer, given, raw_client_of
+
+from examples.server import server as example_server
+
+pytestmark = pytest.mark.anyio
+
+
+def test_handshake_revisions_are_the_generated_ones() -> None:
+    assert (
+        tuple(r for r in generated.REVISIONS if generated.ERAS[r] == "handshake")
+        == HANDSHAKE_REVISIONS
+    )
+    assert "2026-07-28" not in HANDSHAKE_REVISIONS
+
+
+@pytest.mark.parametrize("revision", HANDSHAKE_REVISIONS)
+async def test_every_revision_negotiates_and_types_results(revision: str) -> None:
+    bindings = generated.load(revision)
+    async with Client(example_server.memory_transport(), protocol_version=revision) as client:
+        assert client.revision == revision
+        assert isinstance(client.stub, bindings.client.ClientStub)
+        result = await client.stub.call_tool(
+            bindings.types.CallToolRequestParams(name="echo", arguments={"text": "hi"})
+        )
+        assert type(result) is bindings.types.CallToolResult
+        assert result.content[0].text == "hi"
+        prompt = await client.stub.get_prompt(
+            bindings.types.GetPromptRequestParams(name="greet", arguments={"name": "Ada"})
+        )
+        assert "Ada" in prompt.messages[0].content.text
+        assert client.server_info.name == "mcpbind-example"
+        assert client.instructions is not None
+
+
+async def test_server_answers_its_newest_when_it_lacks_the_requested() -> None:
+    server = Server("old", revisions=["2024-11-05", "2025-03-26"])
+    async with Client(server.memory_transport(), protocol_version="2025-11-25") as client:
+        assert client.revision == "2025-03-26"
+
+
+async def test_client_disconnects_on_a_revision_it_does_not_have() -> None:
+    async with memory_pair() as (near, far):
+        peer = RawPeer(far)
+
+        async def answer() -> None:
+            request = await peer.receive()
+            await peer.send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": request["id"],
+                    "result": {
+                        "protocolVersion": "1999-01-01",
+                        "capabilities": {},
+                        "serverInfo": {"name": "x", "version": "0"},
+                    },
+                }
+            )
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(answer)
+            client = Client(given(near))
+            with pytest.raises(ProtocolVersionError, match="1999-01-01"):
+                await client.__aenter__()
+        with pytest.raises(ConnectionClosedError):
+            await client.ping()
+
+
+async def test_client_restricted_to_one_revision() -> None:
+    server = Server("new", revisions=["2025-11-25"])
+    with pytest.raises(ProtocolVersionError):
+        async with Client(
+            server.memory_transport(), protocol_version="2024-11-05", revisions=["2024-11-05"]
+        ):
+            pass
+
+
+async def test_requests_before_initialize_are_refused_but_ping_is_answered() -> None:
+    async with raw_client_of(example_server, initialize=None) as peer:
+        reply = await peer.request({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        assert reply["error"]["code"] == -32600
+        assert "initialize" in reply["error"]["message"]
+        reply = await peer.request({"jsonrpc": "2.0", "id": 2, "method": "ping"})
+        assert reply["result"] == {}
+
+
+async def test_second_initialize_is_refused() -> None:
+    async with raw_client_of(example_server) as peer:
+        reply = await peer.request(
+            {
+                "jsonrpc": "2.0",
+                "id": 9,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "x", "version": "0"},
+                },
+            }
+        )
+        assert reply["error"]["code"] == -32600
+
+
+async def test_unknown_requested_revision_gets_the_newest() -> None:
+    async with raw_client_of(example_server, initialize=None) as peer:
+        reply = await peer.request(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2099-01-01",
+                    "capabilities": {},
+                    "clientInfo": {"name": "x", "version": "0"},
+                },
+            }
+        )
+        assert reply["result"]["protocolVersion"] == HANDSHAKE_REVISIONS[-1]
+
+
+def tools_only_server() -> Server:
+    server = Server("tools-only")
+
+    @server.handler(methods.TOOLS_CALL)
+    async def call_tool(
+        params: types.CallToolRequestParams, context: RequestContext
+    ) -> types.CallToolResult:
+        try:
+            await context.peer.create_message(
+                types.CreateMessageRequestParams(
+                    messages=[
+                        types.SamplingMessage(role="user", content=types.TextContent(text="q"))
+                    ],
+                    maxTokens=5,
+                )
+            )
+        except CapabilityError as exc:
+            return types.CallToolResult(
+                content=[types.TextContent(text=f"refused: {exc}")], isError=True
+            )
+        return types.CallToolResult(content=[types.TextContent(text="sampled")])
+
+    return server
+
+
+async def test_capabilities_are_checked_locally_on_both_sides() -> None:
+    async with Client(tools_only_server().memory_transport()) as client:
+        assert client.server_capabilities == {"tools": {}}
+        with pytest.raises(CapabilityError, match="completions"):
+            await client.stub.complete(
+                types.CompleteRequestParams(
+                    ref=types.PromptReference(name="p", type="ref/prompt"),
+                    argument=types.CompleteRequestParamsArgument(name="a", value="b"),
+                )
+            )
+        result = await client.stub.call_tool(types.CallToolRequestParams(name="t"))
+        assert result.isError is True
+        assert "sampling" in result.content[0].text
+
+
+async def test_client_capabilities_follow_its_handlers() -> None:
+    server = tools_only_server()
+    client = Client(server.memory_transport())
+
+    @client.handler(methods.SAMPLING_CREATEMESSAGE)
+    async def sample(
+        params: types.CreateMessageRequestParams, context: RequestContext
+    ) -> types.CreateMessageResult:
+        return types.CreateMessageResult(
+            role="assistant", model="m", content=types.TextContent(text="a")
+        )
+
+    async with client:
+        session = next(iter(server.sessions))
+        assert session.peer.capabilities == {"sampling": {}}
+        result = await client.stub.call_tool(types.CallToolRequestParams(name="t"))
+        assert result.content[0].text == "sampled"
+
+
+def test_server_capabilities_follow_handlers_and_schema_shapes() -> None:
+    from mcpbind.generated._support import Direction
+    from mcpbind.runtime._bindings import Bindings
+
+    server = Server("caps", capabilities={"resources": {"listChanged": True}})
+
+    async def nothing(params: Any, context: RequestContext) -> Any:
+        return {}
+
+    server.add_handler(methods.RESOURCES_SUBSCRIBE, nothing)
+    server.add_handler(methods.RESOURCES_READ, nothing)
+    server.add_handler(methods.TASKS_LIST, nothing)
+    server.add_handler(methods.LOGGING_SETLEVEL, nothing)
+    caps = server.capabilities_for(Bindings.load("2025-11-25", Direction.SERVER_TO_CLIENT))
+    assert caps == {
+        "resources": {"subscribe": True, "listChanged": True},
+        "tasks": {"list": {}},
+        "logging": {},
+    }
+
+
+def test_a_handler_for_the_wrong_side_is_refused() -> None:
+    server = Server("wrong")
+
+    async def nothing(params: Any, context: RequestContext) -> Any:
+        return {}
+
+    with pytest.raises(ValueError, match="sampling/createMessage"):
+        server.add_handler(methods.SAMPLING_CREATEMESSAGE, nothing)
+
+
+async def test_list_helpers_walk_every_page() -> None:
+    async with Client(example_server.memory_transport()) as client:
+        pages = [page async for page in client.pages(methods.TOOLS_LIST)]
+        assert len(pages) == 2
+        names = [tool.name for tool in await client.list_all(methods.TOOLS_LIST)]
+        assert names[:3] == ["echo", "add", "slow"] and "roots" in names
+
+
+async def test_stub_as_checks_the_revision() -> None:
+    async with Client(example_server.memory_transport(), protocol_version="2024-11-05") as client:
+        stub = client.stub_as(v2024_11_05.client.ClientStub)
+        assert (await stub.list_prompts()).prompts[0].name == "greet"
+        with pytest.raises(TypeError):
+            client.stub_as(v2025_11_25.client.ClientStub)
+
+
+async def test_handlers_from_a_protocol_object() -> None:
+    class Handlers:
+        async def list_prompts(
+            self, params: types.PaginatedRequestParams | None, context: RequestContext
+        ) -> types.ListPromptsResult:
+            return types.ListPromptsResult(prompts=[types.Prompt(name="from-object")])
+
+    server = Server("protocol")
+    assert server.register(Handlers(), "2025-11-25") == ["prompts/list"]
+    async with Client(server.memory_transport()) as client:
+        assert client.server_capabilities == {"prompts": {}}
+        assert (await client.stub.list_prompts()).prompts[0].name == "from-object"
