@@ -66,7 +66,7 @@ class SessionOptions:
     handled at once; up to ``max_pending_requests`` more wait for a slot, and beyond that the
     session stops reading until one finishes (back-pressure, so memory stays bounded).
     ``keepalive_interval`` enables pings; one unanswered within ``keepalive_timeout`` ends the
-    session.
+    session. ``drain_timeout`` is how long running handlers may finish after the input ends.
     """
 
     request_timeout: float | None = 60.0
@@ -75,6 +75,7 @@ class SessionOptions:
     max_pending_requests: int = 4096
     keepalive_interval: float | None = None
     keepalive_timeout: float = 10.0
+    drain_timeout: float = 2.0
 
 
 @dataclass
@@ -286,7 +287,11 @@ class Session:
         return self._closed_error is not None
 
     async def run(self) -> None:
-        """Serve the connection until it ends; then fail what is pending and stop all handlers."""
+        """Serve the connection until it ends, then fail what is pending and stop all handlers.
+
+        At end of input, handlers already running get ``drain_timeout`` seconds to answer (a
+        stdio client may write its requests and close stdin); ``close()`` stops them at once.
+        """
         try:
             async with anyio.create_task_group() as tg:
                 self._tg = tg
@@ -295,6 +300,16 @@ class Session:
                     tg.start_soon(self._keepalive, self.options.keepalive_interval)
                 try:
                     await self._read_loop()
+                    reason = (
+                        self._failure
+                        or self.connection.close_reason()
+                        or "the connection was closed"
+                    )
+                    self._fail_pending(reason)
+                    with anyio.move_on_after(self.options.drain_timeout):
+                        while self._in_flight:
+                            self._room = anyio.Event()
+                            await self._room.wait()
                 finally:
                     reason = (
                         self._failure
@@ -322,13 +337,17 @@ class Session:
         """Wait until ``run()`` has returned."""
         await self._finished.wait()
 
+    def _fail_pending(self, reason: str) -> None:
+        error = self._closed_error or ConnectionClosedError(reason)
+        for pending in self._pending.values():
+            if not pending.has_result and pending.error is None:
+                pending.error = error
+                pending.event.set()
+
     def _shut(self, reason: str) -> None:
         if self._closed_error is None:
             self._closed_error = ConnectionClosedError(reason)
-        for pending in self._pending.values():
-            if not pending.has_result and pending.error is None:
-                pending.error = self._closed_error
-                pending.event.set()
+        self._fail_pending(reason)
         for scope in self._in_flight.values():
             scope.cancel()
 

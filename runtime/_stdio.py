@@ -35,6 +35,9 @@ logger = logging.getLogger("mcpbind.runtime.stdio")
 
 #: Read size: at most 64 KiB (see the module docstring).
 CHUNK = 64 * 1024
+#: The parent when this module was imported: comparing later ``getppid()`` against a value
+#: read only once serving starts would miss a parent that died during start-up.
+_FIRST_PARENT = os.getppid()
 #: Default bound on one message; a larger line is answered -32700 and never buffered whole.
 MAX_MESSAGE = 64 * 1024 * 1024
 
@@ -67,27 +70,31 @@ async def _read_chunk(fd: int, pollable: bool) -> bytes:
 async def _pump_in(
     fd: int, send: MemoryObjectSendStream[Envelope], max_message: int, pollable: bool
 ) -> None:
-    """Frames from ``fd`` to the session until end of file."""
+    """Frames from ``fd`` to the session until end of file; the caller closes ``send``."""
     framer = LineFramer(max_message)
     try:
-        async with send:
-            while True:
-                try:
-                    chunk = await _read_chunk(fd, pollable)
-                except OSError as exc:
-                    logger.debug("read failed: %s", exc)
-                    break
-                if not chunk:
-                    break
-                for frame in framer.feed(chunk):
-                    await send.send(
-                        Envelope(frame if isinstance(frame, Malformed) else decode(frame))
-                    )
-            tail = framer.tail()
-            if tail is not None:
-                await send.send(Envelope(tail if isinstance(tail, Malformed) else decode(tail)))
+        while True:
+            try:
+                chunk = await _read_chunk(fd, pollable)
+            except OSError as exc:
+                logger.debug("read failed: %s", exc)
+                break
+            if not chunk:
+                break
+            for frame in framer.feed(chunk):
+                await send.send(Envelope(frame if isinstance(frame, Malformed) else decode(frame)))
+        tail = framer.tail()
+        if tail is not None:
+            await send.send(Envelope(tail if isinstance(tail, Malformed) else decode(tail)))
     except (anyio.ClosedResourceError, anyio.BrokenResourceError):
         pass
+
+
+async def _pump_in_and_close(
+    fd: int, send: MemoryObjectSendStream[Envelope], max_message: int, pollable: bool
+) -> None:
+    async with send:
+        await _pump_in(fd, send, max_message, pollable)
 
 
 async def _write_all(fd: int, data: bytes, pollable: bool) -> None:
@@ -159,6 +166,8 @@ async def stdio_server(
     out_fd = stdout
     saved_stdout = sys.stdout
     if guard_stdout and stdout == 1:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
         out_fd = os.dup(1)
         os.dup2(2, 1)
         sys.stdout = sys.stderr
@@ -174,7 +183,7 @@ async def stdio_server(
     reason: list[str] = []
     try:
         async with anyio.create_task_group() as tg:
-            tg.start_soon(_pump_in, stdin, in_send, max_message, in_poll)
+            tg.start_soon(_pump_in_and_close, stdin, in_send, max_message, in_poll)
             tg.start_soon(_run_and_flag, writer_done, out_fd, out_receive, out_poll)
             if watch_parent:
                 tg.start_soon(_watch_parent, watch_parent, in_send, reason)
@@ -190,6 +199,8 @@ async def stdio_server(
             with contextlib.suppress(OSError):
                 fcntl.fcntl(fd, fcntl.F_SETFL, flags)
         if out_fd != stdout:
+            with contextlib.suppress(Exception):
+                sys.stdout.flush()
             os.dup2(out_fd, 1)
             os.close(out_fd)
             sys.stdout = saved_stdout
@@ -198,7 +209,7 @@ async def stdio_server(
 async def _watch_parent(
     interval: float, in_send: MemoryObjectSendStream[Envelope], reason: list[str]
 ) -> None:
-    parent = os.getppid()
+    parent = _FIRST_PARENT
     while True:
         await anyio.sleep(interval)
         if os.getppid() != parent:
@@ -370,7 +381,7 @@ async def stdio_client(params: StdioParameters) -> AsyncIterator[Connection]:
     writer_done = anyio.Event()
 
     def close_reason() -> str:
-        return _describe_exit(child.process.returncode)
+        return _describe_exit(child.process.poll())
 
     try:
         async with anyio.create_task_group() as tg:
@@ -380,7 +391,7 @@ async def stdio_client(params: StdioParameters) -> AsyncIterator[Connection]:
             if callable(params.stderr):
                 tg.start_soon(child.forward_stderr, params.stderr)
             try:
-                yield Connection(in_receive, out_send, close_reason)
+                yield Connection(in_receive, out_send, close_reason, {"pid": child.process.pid})
             finally:
                 out_send.close()
                 with anyio.move_on_after(params.close_wait):
@@ -403,6 +414,10 @@ async def _client_reader(
 
         async def read() -> None:
             await _pump_in(child.from_child, send, max_message, True)
+            # Output closed: the exit status, if it follows at once, explains why.
+            with anyio.move_on_after(0.2):
+                await child.exited.wait()
+            send.close()
             tg.cancel_scope.cancel()
 
         async def on_exit() -> None:

@@ -55,12 +55,14 @@ class Connection:
     """What a transport yields: the session reads ``incoming`` and writes ``outgoing``.
 
     ``close_reason`` lets the transport explain an end of stream (e.g. "server exited with
-    status 1"), which the session puts into the errors of requests it has to fail.
+    status 1"), which the session puts into the errors of requests it has to fail. ``extra``
+    holds what else a transport wants to expose (the stdio client puts the server's ``pid``).
     """
 
     incoming: MemoryObjectReceiveStream[Envelope]
     outgoing: MemoryObjectSendStream[Envelope]
     close_reason: Callable[[], str | None] = field(default=_no_reason)
+    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @asynccontextmanager
