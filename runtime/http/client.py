@@ -1,0 +1,430 @@
+"""The Streamable HTTP client transport (httpx + httpx-sse).
+
+Every message the session sends becomes one POST. A request's answer comes back as JSON or
+as an SSE stream carrying the response and whatever the server sends on the way (progress,
+logs, nested requests); notifications and responses get 202. After the handshake the client
+opens the GET stream for server-initiated messages. A stream that drops before its response
+is resumed with ``GET`` + ``Last-Event-ID`` after the server's ``retry`` delay, so nothing sent
+meanwhile is lost. Closing the transport DELETEs the session.
+
+Requests are POSTed concurrently (each in its own task), but ``initialize``, notifications and
+responses are sent in order and awaited, so the server sees ``notifications/initialized``
+before anything that follows it and a cancellation after the request it cancels.
+
+With ``fallback_to_sse=True`` the transport follows the backwards-compatibility rule of
+transports.md: if POSTing ``initialize`` gets 400, 404 or 405 it switches to the 2024-11-05
+HTTP+SSE transport at the same URL.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import httpx
+from anyio.abc import TaskGroup
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from httpx_sse import EventSource, ServerSentEvent
+
+from .. import _jsonrpc as rpc
+from ..transport import STREAM_BUFFER, Connection, Envelope
+from ._common import JSON, LAST_EVENT_ID, PROTOCOL_VERSION, SESSION_ID, SSE
+from .legacy import LegacySSEChannel
+
+__all__ = ["HttpTransportError", "streamable_http_client"]
+
+logger = logging.getLogger("mcpbind.runtime.http")
+
+#: The code of errors this transport makes up for a request the server never answered.
+TRANSPORT_ERROR = -32000
+#: How long to wait before reconnecting when the server gave no ``retry`` advice.
+DEFAULT_RETRY = 1.0
+
+
+class HttpTransportError(Exception):
+    """The HTTP exchange failed in a way no JSON-RPC response describes."""
+
+
+def _request_id(message: Any) -> int | str | None:
+    if type(message) is dict and "method" in message and rpc.is_request_id(message.get("id")):
+        return message["id"]  # type: ignore[no-any-return]
+    return None
+
+
+class _StreamableClient:
+    """The state of one client connection: session id, negotiated version, open streams."""
+
+    def __init__(
+        self,
+        http: httpx.AsyncClient,
+        url: str,
+        headers: Mapping[str, str],
+        incoming: MemoryObjectSendStream[Envelope],
+        *,
+        max_reconnects: int,
+        fallback_to_sse: bool,
+        sse_read_timeout: float,
+    ) -> None:
+        self.http = http
+        self.url = url
+        self.headers = dict(headers)
+        self.incoming = incoming
+        self.max_reconnects = max_reconnects
+        self.fallback_to_sse = fallback_to_sse
+        self.sse_read_timeout = sse_read_timeout
+        self.session_id: str | None = None
+        self.protocol_version: str | None = None
+        self.close_reason: str | None = None
+        self.legacy: LegacySSEChannel | None = None
+        self.readers: dict[int | str, anyio.CancelScope] = {}
+        self.get_started = False
+        self._initialize_id: int | str | None = None
+        self._tg: TaskGroup | None = None
+
+    # -- plumbing ---------------------------------------------------------------------------
+
+    def _headers(self, accept: str) -> dict[str, str]:
+        headers = {**self.headers, "accept": accept}
+        if self.session_id is not None:
+            headers[SESSION_ID] = self.session_id
+        if self.protocol_version is not None:
+            headers[PROTOCOL_VERSION] = self.protocol_version
+        return headers
+
+    async def _feed(self, message: Any) -> None:
+        """Hand a parsed message to the session, learning the version from the handshake."""
+        if (
+            self._initialize_id is not None
+            and type(message) is dict
+            and message.get("id") == self._initialize_id
+            and "method" not in message
+        ):
+            result = message.get("result")
+            if type(result) is dict and type(result.get("protocolVersion")) is str:
+                self.protocol_version = result["protocolVersion"]
+        with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+            await self.incoming.send(Envelope(message))
+
+    async def _fail(self, request_id: int | str | None, reason: str) -> None:
+        """Answer a request the server will never answer, so its caller does not hang."""
+        if request_id is None:
+            logger.warning("%s", reason)
+            return
+        await self._feed(rpc.error_response(request_id, TRANSPORT_ERROR, reason))
+
+    def _end(self, reason: str) -> None:
+        """The server ended the session: fail everything by ending the connection."""
+        self.close_reason = reason
+        self.incoming.close()
+
+    # -- sending --------------------------------------------------------------------------
+
+    async def write_loop(
+        self, outgoing: MemoryObjectReceiveStream[Envelope], tg: TaskGroup
+    ) -> None:
+        self._tg = tg
+        async with outgoing:
+            async for envelope in outgoing:
+                message = envelope.message
+                request_id = _request_id(message)
+                if self.legacy is not None:
+                    await self._post_legacy(message, request_id)
+                elif request_id is not None and message.get("method") != "initialize":
+                    scope = anyio.CancelScope()
+                    self.readers[request_id] = scope
+                    tg.start_soon(self._post_scoped, message, request_id, scope)
+                else:
+                    if request_id is not None:
+                        self._initialize_id = request_id
+                    if (
+                        message.get("method") == "notifications/cancelled"
+                        if type(message) is dict
+                        else False
+                    ):
+                        self._cancel_reader(message)
+                    await self._post(message, request_id)
+                    if (
+                        type(message) is dict
+                        and message.get("method") == "notifications/initialized"
+                    ):
+                        self._start_get_stream()
+
+    def _cancel_reader(self, message: dict[str, Any]) -> None:
+        """The session gave up on a request: stop reading a stream that will never end."""
+        params = message.get("params")
+        target = params.get("requestId") if type(params) is dict else None
+        scope = self.readers.get(target) if rpc.is_request_id(target) else None
+        if scope is not None:
+            scope.cancel()
+
+    def _start_get_stream(self) -> None:
+        if (
+            not self.get_started
+            and self.session_id is not None
+            and self._tg is not None
+            and self.legacy is None
+        ):
+            self.get_started = True
+            self._tg.start_soon(self._get_stream)
+
+    async def _post_scoped(
+        self, message: Any, request_id: int | str, scope: anyio.CancelScope
+    ) -> None:
+        try:
+            with scope:
+                await self._post(message, request_id)
+        finally:
+            self.readers.pop(request_id, None)
+
+    async def _post_legacy(self, message: Any, request_id: int | str | None) -> None:
+        assert self.legacy is not None
+        try:
+            await self.legacy.post(message)
+        except (httpx.HTTPError, HttpTransportError) as exc:
+            await self._fail(request_id, f"could not send the message: {exc}")
+
+    async def _post(self, message: Any, request_id: int | str | None) -> None:
+        headers = self._headers(f"{JSON}, {SSE}")
+        headers["content-type"] = JSON
+        try:
+            async with self.http.stream(
+                "POST", self.url, content=rpc.encode(message), headers=headers
+            ) as response:
+                await self._on_post_response(response, message, request_id)
+        except httpx.HTTPError as exc:
+            await self._fail(request_id, f"HTTP request failed: {exc!r}")
+
+    async def _on_post_response(
+        self, response: httpx.Response, message: Any, request_id: int | str | None
+    ) -> None:
+        status = response.status_code
+        if request_id is not None and request_id == self._initialize_id:
+            if self.fallback_to_sse and status in (400, 404, 405):
+                await response.aclose()
+                await self._switch_to_legacy(message, request_id)
+                return
+            sid = response.headers.get(SESSION_ID)
+            if sid:
+                self.session_id = sid
+        if status == 202:
+            return
+        if status == 404 and self.session_id is not None:
+            await self._fail(request_id, "the server ended the session (HTTP 404)")
+            self._end("the server ended the session (HTTP 404); start a new one")
+            return
+        if status >= 400:
+            body = await response.aread()
+            parsed = rpc.decode(body)
+            error = parsed.get("error") if type(parsed) is dict else None
+            detail = (
+                error.get("message") if type(error) is dict else body[:200].decode(errors="replace")
+            )
+            await self._fail(request_id, f"HTTP {status}: {detail}")
+            return
+        content_type = response.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+        if content_type == SSE:
+            await self._read_post_stream(response, request_id)
+        elif content_type == JSON:
+            parsed = rpc.decode(await response.aread())
+            if isinstance(parsed, rpc.Malformed):
+                await self._fail(request_id, f"the server sent invalid JSON: {parsed.reason}")
+                return
+            for item in parsed if type(parsed) is list else [parsed]:
+                await self._feed(item)
+        elif request_id is not None:
+            await self._fail(request_id, f"unexpected Content-Type {content_type!r} for a request")
+
+    # -- SSE streams ------------------------------------------------------------------------
+
+    async def _read_events(
+        self, response: httpx.Response, state: _StreamState, answer_to: int | str | None
+    ) -> bool:
+        """Feed one SSE response's messages; True once the response to ``answer_to`` came."""
+        async for event in EventSource(response).aiter_sse():
+            state.seen(event)
+            if not event.data or event.event not in ("message", ""):
+                continue
+            message = rpc.decode(event.data)
+            if isinstance(message, rpc.Malformed):
+                logger.warning("dropped an SSE event that is not JSON: %s", message.reason)
+                continue
+            await self._feed(message)
+            if (
+                answer_to is not None
+                and type(message) is dict
+                and "method" not in message
+                and message.get("id") == answer_to
+            ):
+                return True
+        return False
+
+    async def _read_post_stream(
+        self, response: httpx.Response, request_id: int | str | None
+    ) -> None:
+        state = _StreamState()
+        try:
+            if await self._read_events(response, state, request_id):
+                return
+        except (httpx.HTTPError, anyio.EndOfStream) as exc:
+            logger.info("the stream of request %r dropped (%r)", request_id, exc)
+        await response.aclose()
+        if request_id is None:
+            return
+        if state.last_event_id is None:
+            await self._fail(
+                request_id,
+                "the server closed the stream before answering, and it cannot be resumed",
+            )
+            return
+        await self._resume(state, request_id)
+
+    async def _resume(self, state: _StreamState, request_id: int | str) -> None:
+        """GET with ``Last-Event-ID`` until the response arrives or reconnecting keeps failing."""
+        failures = 0
+        while failures <= self.max_reconnects:
+            await anyio.sleep(state.delay())
+            headers = self._headers(SSE)
+            headers[LAST_EVENT_ID] = state.last_event_id or ""
+            progressed = state.events
+            try:
+                async with self.http.stream("GET", self.url, headers=headers) as response:
+                    if response.status_code == 404 and self.session_id is not None:
+                        await self._fail(request_id, "the server ended the session (HTTP 404)")
+                        self._end("the server ended the session (HTTP 404); start a new one")
+                        return
+                    if response.status_code != 200:
+                        await self._fail(
+                            request_id, f"resuming the stream failed: HTTP {response.status_code}"
+                        )
+                        return
+                    if await self._read_events(response, state, request_id):
+                        return
+            except httpx.HTTPError as exc:
+                logger.info("resuming the stream of request %r failed (%r)", request_id, exc)
+            failures = 0 if state.events > progressed else failures + 1
+        await self._fail(
+            request_id, f"the stream dropped and {self.max_reconnects} attempts to resume it failed"
+        )
+
+    async def _get_stream(self) -> None:
+        """The standalone stream: reconnect (resuming) whenever it ends, until told to stop."""
+        state = _StreamState()
+        failures = 0
+        while failures <= self.max_reconnects:
+            headers = self._headers(SSE)
+            if state.last_event_id:
+                headers[LAST_EVENT_ID] = state.last_event_id
+            progressed = state.events
+            try:
+                async with self.http.stream("GET", self.url, headers=headers) as response:
+                    if response.status_code == 405:
+                        logger.debug("the server offers no GET stream")
+                        return
+                    if response.status_code == 404:
+                        return
+                    if response.status_code == 400 and state.last_event_id:
+                        state.last_event_id = None
+                    elif response.status_code == 200:
+                        await self._read_events(response, state, None)
+            except httpx.HTTPError as exc:
+                logger.debug("the GET stream dropped (%r)", exc)
+            failures = 0 if state.events > progressed else failures + 1
+            await anyio.sleep(
+                state.delay() * (1 if failures <= 1 else min(2 ** (failures - 1), 30))
+            )
+        logger.warning("gave up on the GET stream after %d failed attempts", failures)
+
+    # -- legacy fallback ------------------------------------------------------------------
+
+    async def _switch_to_legacy(self, message: Any, request_id: int | str) -> None:
+        assert self._tg is not None
+        logger.info("the server refused Streamable HTTP; falling back to HTTP+SSE (2024-11-05)")
+        self.legacy = LegacySSEChannel(
+            self.http, self.url, self.headers, self._feed, self.sse_read_timeout
+        )
+        try:
+            await self._tg.start(self.legacy.run)
+        except (httpx.HTTPError, HttpTransportError, OSError) as exc:
+            self.legacy = None
+            await self._fail(
+                request_id, f"neither Streamable HTTP nor HTTP+SSE worked at {self.url}: {exc}"
+            )
+            return
+        await self._post_legacy(message, request_id)
+
+
+class _StreamState:
+    """What resuming needs: the last event id seen and the server's ``retry`` advice."""
+
+    __slots__ = ("events", "last_event_id", "retry")
+
+    def __init__(self) -> None:
+        self.last_event_id: str | None = None
+        self.retry: float | None = None
+        self.events = 0
+
+    def seen(self, event: ServerSentEvent) -> None:
+        self.events += 1
+        if event.id:
+            self.last_event_id = event.id
+        if event.retry is not None:
+            self.retry = event.retry / 1000
+
+    def delay(self) -> float:
+        return self.retry if self.retry is not None else DEFAULT_RETRY
+
+
+@asynccontextmanager
+async def streamable_http_client(
+    url: str,
+    *,
+    headers: Mapping[str, str] | None = None,
+    timeout: float = 30.0,
+    sse_read_timeout: float = 300.0,
+    http_client: httpx.AsyncClient | None = None,
+    terminate_on_close: bool = True,
+    max_reconnects: int = 5,
+    fallback_to_sse: bool = False,
+) -> AsyncIterator[Connection]:
+    """A Streamable HTTP transport to ``url`` (the server's MCP endpoint).
+
+    ``headers`` go on every request (e.g. ``Authorization``). ``timeout`` bounds connecting and
+    sending; ``sse_read_timeout`` bounds the wait for the next bytes of a response (a handler
+    that runs longer without sending anything must report progress). ``http_client`` lets the
+    caller share a pool, TLS or auth set-up (it is not closed here). ``max_reconnects`` bounds
+    consecutive failed attempts to resume a dropped stream.
+    """
+    in_send, in_receive = anyio.create_memory_object_stream[Envelope](STREAM_BUFFER)
+    out_send, out_receive = anyio.create_memory_object_stream[Envelope](STREAM_BUFFER)
+    own = http_client is None
+    http = http_client or httpx.AsyncClient(
+        timeout=httpx.Timeout(timeout, read=sse_read_timeout), follow_redirects=True
+    )
+    state = _StreamableClient(
+        http,
+        url,
+        headers or {},
+        in_send,
+        max_reconnects=max_reconnects,
+        fallback_to_sse=fallback_to_sse,
+        sse_read_timeout=sse_read_timeout,
+    )
+    try:
+        async with anyio.create_task_group() as tg, in_send, in_receive, out_send:
+            tg.start_soon(state.write_loop, out_receive, tg)
+            yield Connection(in_receive, out_send, lambda: state.close_reason)
+            tg.cancel_scope.cancel()
+    finally:
+        with anyio.CancelScope(shield=True):
+            if terminate_on_close and state.session_id is not None and state.legacy is None:
+                try:
+                    with anyio.fail_after(min(timeout, 5.0)):
+                        await http.delete(url, headers=state._headers(f"{JSON}, {SSE}"))
+                except (httpx.HTTPError, TimeoutError) as exc:
+                    logger.debug("could not end the session: %r", exc)
+            if own:
+                await http.aclose()

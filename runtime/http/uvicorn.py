@@ -1,0 +1,58 @@
+"""Running an ASGI app on uvicorn inside an anyio task: for tests, benchmarks and small servers.
+
+``serving`` binds first (port 0 picks a free port) and yields the base URL only once uvicorn
+is accepting, so callers never race the server's start-up or guess a port.
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import uvicorn
+from starlette.types import ASGIApp
+
+__all__ = ["serving"]
+
+
+@asynccontextmanager
+async def serving(
+    app: ASGIApp,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    *,
+    startup_timeout: float = 10.0,
+    **options: Any,
+) -> AsyncIterator[str]:
+    """Serve ``app`` on uvicorn (lifespan on) while the block runs; yields ``http://host:port``."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    bound_port = sock.getsockname()[1]
+    settings: dict[str, Any] = {
+        "lifespan": "on",
+        "log_level": "warning",
+        "timeout_graceful_shutdown": 2,
+    }
+    config = uvicorn.Config(app, **{**settings, **options})
+    server = uvicorn.Server(config)
+    url_host = f"[{host}]" if family == socket.AF_INET6 else host
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(server.serve, [sock])
+            with anyio.fail_after(startup_timeout):
+                while not server.started:
+                    if server.should_exit:
+                        raise RuntimeError("uvicorn failed to start")
+                    await anyio.sleep(0.01)
+            try:
+                yield f"http://{url_host}:{bound_port}"
+            finally:
+                server.should_exit = True
+                server.force_exit = False
+    finally:
+        sock.close()

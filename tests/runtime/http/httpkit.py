@@ -1,0 +1,116 @@
+"""Helpers for the HTTP transport tests: a small server on our runtime and raw HTTP helpers.
+
+Every test serves a real uvicorn on 127.0.0.1 with an ephemeral port (``serving``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+import httpx
+from mcpbind.generated.v2025_11_25 import methods, types
+from mcpbind.runtime import INVALID_PARAMS, McpError, RequestContext, Server
+from mcpbind.runtime.http import HttpRequestContext
+
+ACCEPT_BOTH = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+
+INITIALIZE: dict[str, Any] = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"},
+    },
+}
+
+
+def text(value: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(text=value)])
+
+
+def build_server() -> Server:
+    """Tools that exercise every routing path of the transport.
+
+    ``echo``: plain answer; ``progress``: related notifications before the answer (with a
+    stream drop in the middle if ``drop`` is set); ``ask_llm``: a nested request on the POST
+    stream; ``broadcast``: an unrelated notification, which must use the GET stream;
+    ``sleep``: a long handler, for disconnects and cancellation.
+    """
+    server = Server("http-test", "1.0", capabilities={"tools": {"listChanged": True}})
+
+    @server.handler(methods.TOOLS_LIST)
+    async def list_tools(
+        params: types.PaginatedRequestParams, context: RequestContext
+    ) -> types.ListToolsResult:
+        schema = types.ToolInputSchema(type="object")
+        return types.ListToolsResult(
+            tools=[types.Tool(name=n, inputSchema=schema) for n in ("echo", "progress", "ask_llm")]
+        )
+
+    @server.handler(methods.TOOLS_CALL)
+    async def call_tool(
+        params: types.CallToolRequestParams, context: RequestContext
+    ) -> types.CallToolResult:
+        args = params.arguments or {}
+        if params.name == "echo":
+            return text(str(args.get("text", "")))
+        if params.name == "progress":
+            steps = int(args.get("steps", 5))
+            for step in range(1, steps + 1):
+                await context.report_progress(step, steps)
+                if args.get("drop") == step and isinstance(
+                    context.transport_context, HttpRequestContext
+                ):
+                    await context.transport_context.close_sse_stream()
+                await anyio.sleep(float(args.get("delay", 0.01)))
+            return text(f"{steps} steps")
+        if params.name == "ask_llm":
+            reply = await context.peer.create_message(
+                types.CreateMessageRequestParams(
+                    messages=[
+                        types.SamplingMessage(role="user", content=types.TextContent(text="hi"))
+                    ],
+                    maxTokens=10,
+                )
+            )
+            return text(f"llm: {reply.content.text}")
+        if params.name == "broadcast":
+            await context.session.send_notification(methods.NOTIFICATIONS_TOOLS_LIST_CHANGED, None)
+            return text("sent")
+        if params.name == "sleep":
+            await anyio.sleep(float(args.get("seconds", 30)))
+            return text("slept")
+        raise McpError(INVALID_PARAMS, f"unknown tool {params.name!r}")
+
+    return server
+
+
+async def raw_initialize(http: httpx.AsyncClient, url: str) -> str:
+    """Initialize a session by hand; returns its id (after ``notifications/initialized``)."""
+    response = await http.post(url, json=INITIALIZE, headers=ACCEPT_BOTH)
+    assert response.status_code == 200, response.text
+    session_id = response.headers["mcp-session-id"]
+    headers = {**ACCEPT_BOTH, "mcp-session-id": session_id, "mcp-protocol-version": "2025-11-25"}
+    done = await http.post(
+        url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers
+    )
+    assert done.status_code == 202
+    return session_id
+
+
+def session_headers(session_id: str) -> dict[str, str]:
+    return {**ACCEPT_BOTH, "mcp-session-id": session_id, "mcp-protocol-version": "2025-11-25"}
+
+
+def sse_messages(body: str) -> list[Any]:
+    """The JSON messages of an SSE body (priming events left out)."""
+    out = []
+    for block in body.split("\n\n"):
+        data = [line[6:] for line in block.split("\n") if line.startswith("data: ")]
+        if data and data[0].strip():
+            out.append(json.loads("\n".join(data)))
+    return out
