@@ -183,7 +183,7 @@ class HandshakeServer:
             async def initialize(params: Any, context: RequestContext) -> Any:
                 return self._initialize(server, session, bindings, params)
 
-            return Route(bindings.methods[_INITIALIZE], initialize)
+            return Route(bindings.methods[_INITIALIZE], initialize, inline=True)
         if phase in ("new", "initializing"):
             return McpError(
                 INVALID_REQUEST, f"{method!r} received before initialize; send initialize first"

@@ -12,12 +12,14 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
+from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol, TypeVar
 
 import anyio
 from anyio.abc import TaskGroup
+from anyio.lowlevel import checkpoint
 from mcpbind.generated._support import (
     MCPModel,
     MethodSpec,
@@ -39,7 +41,7 @@ from .errors import (
     McpError,
     RequestTimeoutError,
 )
-from .transport import Connection, Envelope
+from .transport import Connection, Envelope, put, take
 
 __all__ = ["PeerState", "RequestContext", "Route", "Router", "Session", "SessionOptions"]
 
@@ -52,6 +54,8 @@ RequestId = int | str
 #: they act on the session's own bookkeeping (pending requests, handler tasks).
 CANCELLED: Final = "notifications/cancelled"
 PROGRESS: Final = "notifications/progress"
+#: Messages handled back to back before the reading task lets others run.
+FAIRNESS: Final = 64
 #: The one request that must never be cancelled (lifecycle.md, cancellation.md).
 UNCANCELLABLE: Final = frozenset({"initialize"})
 
@@ -101,12 +105,15 @@ class Route:
     """How to answer one incoming request: the handler and the spec that types it.
 
     ``immediate`` short-cuts the handler: the session answers with it from the reading task,
-    which keeps ``ping`` answerable however busy the handlers are.
+    which keeps ``ping`` answerable however busy the handlers are. ``inline`` runs the handler
+    in the reading task, so nothing read after the request is handled before it (for
+    ``initialize``, which must take effect before the requests that follow it).
     """
 
     spec: MethodSpec[Any, Any] | None
     handler: Handler | None = None
     immediate: dict[str, Any] | None = None
+    inline: bool = False
 
     def parse_params(self, raw: dict[str, Any] | None) -> Any:
         """Validate params with the generated class; a missing optional params object becomes
@@ -271,7 +278,9 @@ class Session:
         self._next_id = 0
         self._pending: dict[RequestId, _Pending] = {}
         self._in_flight: dict[RequestId, anyio.CancelScope] = {}
-        self._slots = anyio.Semaphore(max(1, self.options.max_concurrent_handlers))
+        self._limit = max(1, self.options.max_concurrent_handlers)
+        self._active = 0
+        self._waiters: deque[anyio.Event] = deque()
         self._room = anyio.Event()
         self._tg: TaskGroup | None = None
         self._closed_error: ConnectionClosedError | None = None
@@ -373,7 +382,7 @@ class Session:
         if self._closed_error is not None:
             raise self._closed_error
         try:
-            await self.connection.outgoing.send(Envelope(message, related_id=related_id))
+            await put(self.connection.outgoing, Envelope(message, related_id=related_id))
         except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
             raise self._closed_error or ConnectionClosedError("the transport is closed") from exc
 
@@ -508,8 +517,13 @@ class Session:
     async def _read_loop(self) -> None:
         incoming = self.connection.incoming
         max_pending = max(1, self.options.max_pending_requests)
+        streak = 0
         async with incoming:
-            async for envelope in incoming:
+            while True:
+                try:
+                    envelope = await take(incoming)
+                except anyio.EndOfStream:
+                    return
                 message = envelope.message
                 if type(message) is list:
                     await self._on_batch(message, envelope)
@@ -518,6 +532,10 @@ class Session:
                 while len(self._in_flight) >= max_pending and self._closed_error is None:
                     self._room = anyio.Event()
                     await self._room.wait()
+                streak += 1
+                if streak >= FAIRNESS:
+                    streak = 0
+                    await checkpoint()
 
     async def _on_batch(self, batch: list[Any], envelope: Envelope) -> None:
         """JSON-RPC batches (allowed by 2025-03-26): each member is handled, and answered, alone."""
@@ -573,6 +591,11 @@ class Session:
                     {"jsonrpc": "2.0", "id": request_id, "result": route.immediate}, request_id
                 )
             return
+        if route.inline:
+            response = await self._respond(route, request_id, method, params, envelope.context)
+            with contextlib.suppress(ConnectionClosedError):
+                await self.send_raw(response, request_id)
+            return
         assert self._tg is not None
         scope = anyio.CancelScope()
         self._in_flight[request_id] = scope
@@ -591,10 +614,13 @@ class Session:
     ) -> None:
         try:
             with scope:
-                async with self._slots:
+                await self._acquire_slot()
+                try:
                     response = await self._respond(
                         route, request_id, method, params, transport_context
                     )
+                finally:
+                    self._release_slot()
                 await self.send_raw(response, request_id)
         except ConnectionClosedError:
             pass
@@ -603,6 +629,29 @@ class Session:
             if scope.cancelled_caught and self._closed_error is None:
                 logger.debug("request %r (%s) was cancelled; no response sent", request_id, method)
             self._room.set()
+
+    async def _acquire_slot(self) -> None:
+        """Take a handler slot; unlike ``anyio.Semaphore`` this does not yield when one is free."""
+        while self._active >= self._limit:
+            waiter = anyio.Event()
+            self._waiters.append(waiter)
+            try:
+                await waiter.wait()
+            except BaseException:
+                if waiter in self._waiters:
+                    self._waiters.remove(waiter)
+                elif waiter.is_set():
+                    self._wake_next()
+                raise
+        self._active += 1
+
+    def _release_slot(self) -> None:
+        self._active -= 1
+        self._wake_next()
+
+    def _wake_next(self) -> None:
+        if self._waiters:
+            self._waiters.popleft().set()
 
     async def _respond(
         self,

@@ -24,10 +24,11 @@ from typing import Literal
 
 import anyio
 from anyio.abc import TaskGroup
+from anyio.lowlevel import checkpoint
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from ._jsonrpc import LineFramer, Malformed, decode, encode
-from .transport import STREAM_BUFFER, Connection, Envelope
+from .transport import STREAM_BUFFER, Connection, Envelope, put, take
 
 __all__ = ["StdioParameters", "stdio_client", "stdio_server"]
 
@@ -82,7 +83,7 @@ async def _pump_in(
             if not chunk:
                 break
             for frame in framer.feed(chunk):
-                await send.send(Envelope(frame if isinstance(frame, Malformed) else decode(frame)))
+                await put(send, Envelope(frame if isinstance(frame, Malformed) else decode(frame)))
         tail = framer.tail()
         if tail is not None:
             await send.send(Envelope(tail if isinstance(tail, Malformed) else decode(tail)))
@@ -112,9 +113,18 @@ async def _write_all(fd: int, data: bytes, pollable: bool) -> None:
 
 async def _pump_out(fd: int, receive: MemoryObjectReceiveStream[Envelope], pollable: bool) -> None:
     """Messages from the session to ``fd``, one line each, batching what is already queued."""
+    streak = 0
     try:
         async with receive:
-            async for envelope in receive:
+            while True:
+                try:
+                    envelope = await take(receive)
+                except anyio.EndOfStream:
+                    return
+                streak += 1
+                if streak >= 16:
+                    streak = 0
+                    await checkpoint()
                 parts = [encode(envelope.message)]
                 while len(parts) < 256:
                     try:

@@ -30,7 +30,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 
 from ._jsonrpc import Malformed
 
-__all__ = ["Connection", "Envelope", "Malformed", "memory_pair"]
+__all__ = ["Connection", "Envelope", "Malformed", "memory_pair", "put", "take"]
 
 #: Default buffer of the streams a transport creates: enough to keep both ends busy, small
 #: enough that a flood applies back-pressure instead of growing memory.
@@ -63,6 +63,30 @@ class Connection:
     outgoing: MemoryObjectSendStream[Envelope]
     close_reason: Callable[[], str | None] = field(default=_no_reason)
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+async def put(stream: MemoryObjectSendStream[Envelope], envelope: Envelope) -> None:
+    """Send without yielding to the event loop when the buffer has room.
+
+    ``MemoryObjectSendStream.send`` always passes a checkpoint first, which costs an event-loop
+    iteration per message; on the hot path that doubled round-trip latency.
+    """
+    try:
+        stream.send_nowait(envelope)
+    except anyio.WouldBlock:
+        await stream.send(envelope)
+
+
+async def take(stream: MemoryObjectReceiveStream[Envelope]) -> Envelope:
+    """Receive without yielding when a message is already queued (see ``put``).
+
+    Raises ``anyio.EndOfStream`` once the stream is closed and drained. Loops built on it must
+    checkpoint now and then themselves, or a flood would starve other tasks.
+    """
+    try:
+        return stream.receive_nowait()
+    except anyio.WouldBlock:
+        return await stream.receive()
 
 
 @asynccontextmanager
