@@ -1,0 +1,152 @@
+"""Compare the method and notification tables: what exists, in which direction, with which result.
+
+A method's request and params are definitions, compared with the others; here only what the table
+itself says: that a method can be sent one way, and which result classes answer it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..ir import Direction, Method, RevisionIR
+from . import rules
+from .compare import DefinitionComparer, fold
+from .model import Finding, Subject
+from .receivers import opposite
+from .rules import Impact, Rule
+
+ARROW = {
+    Direction.CLIENT_TO_SERVER: "client -> server",
+    Direction.SERVER_TO_CLIENT: "server -> client",
+}
+_RECEIVER_SIDE = {Direction.CLIENT_TO_SERVER: "server", Direction.SERVER_TO_CLIENT: "client"}
+
+
+def _gate(method: Method, direction: Direction) -> tuple[bool, str]:
+    capability = method.capability_for(direction)
+    if capability is None:
+        return False, "no capability gates it"
+    return True, f"gated by the {_RECEIVER_SIDE[direction]} capability '{capability}'"
+
+
+def _method_finding(
+    rule: Rule, method: Method, direction: Direction, what: str, impact: Impact
+) -> Finding:
+    return Finding(
+        rule=rule,
+        subject=Subject.METHOD,
+        name=method.method,
+        path=method.method,
+        what=what,
+        impact=impact,
+        flows=frozenset({direction}),
+        old=None,
+        new=direction.value,
+    )
+
+
+def compare_methods(
+    old: RevisionIR, new: RevisionIR, comparer: DefinitionComparer
+) -> list[Finding]:
+    """Methods added or removed per direction, directions added or removed, results changed."""
+    olds = {m.method: m for m in old.methods}
+    news = {m.method: m for m in new.methods}
+    out: list[Finding] = []
+    for name in sorted(olds.keys() | news.keys()):
+        before, after = olds.get(name), news.get(name)
+        if before is None and after is not None:
+            for direction in after.directions:
+                guarded, gate = _gate(after, direction)
+                what = f"method '{name}' added ({ARROW[direction]}); {gate}"
+                impact = rules.method_added(guarded=guarded)
+                out.append(_method_finding(Rule.METHOD_ADDED, after, direction, what, impact))
+        elif after is None and before is not None:
+            for direction in before.directions:
+                what = f"method '{name}' removed ({ARROW[direction]})"
+                finding = _method_finding(
+                    Rule.METHOD_REMOVED, before, direction, what, rules.impact(Rule.METHOD_REMOVED)
+                )
+                out.append(_swap(finding))
+        elif before is not None and after is not None:
+            out += _directions(before, after)
+            out += _results(before, after, comparer)
+    return out
+
+
+def _swap(finding: Finding) -> Finding:
+    """A removal names the direction it had in ``old``."""
+    return replace(finding, old=finding.new, new=None)
+
+
+def _directions(before: Method, after: Method) -> list[Finding]:
+    out: list[Finding] = []
+    for direction in sorted(set(after.directions) - set(before.directions)):
+        guarded, gate = _gate(after, direction)
+        what = f"method '{after.method}' may now also be sent {ARROW[direction]}; {gate}"
+        impact = rules.method_added(guarded=guarded)
+        out.append(_method_finding(Rule.METHOD_DIRECTION_ADDED, after, direction, what, impact))
+    for direction in sorted(set(before.directions) - set(after.directions)):
+        what = f"method '{after.method}' may no longer be sent {ARROW[direction]}"
+        impact = rules.impact(Rule.METHOD_DIRECTION_REMOVED)
+        finding = _method_finding(Rule.METHOD_DIRECTION_REMOVED, after, direction, what, impact)
+        out.append(_swap(finding))
+    return out
+
+
+def _results(before: Method, after: Method, comparer: DefinitionComparer) -> list[Finding]:
+    if before.results == after.results:
+        return []
+    deltas = comparer.members(list(before.results), list(after.results), after.method)
+    added = any(d.rule is Rule.UNION_MEMBER_ADDED for d in deltas)
+    removed = any(d.rule is Rule.UNION_MEMBER_REMOVED for d in deltas)
+    total = fold(deltas).merge(rules.result_changed(added=added, removed=removed))
+    was, now = " | ".join(before.results), " | ".join(after.results)
+    detail = "; ".join(d.what for d in deltas) or "renamed, same shape"
+    return [
+        Finding(
+            rule=Rule.METHOD_RESULT_CHANGED,
+            subject=Subject.METHOD,
+            name=after.method,
+            path=after.method,
+            what=f"result of '{after.method}' is now {now} (was {was}): {detail}",
+            impact=total,
+            flows=frozenset(opposite(d) for d in after.directions),
+            old=list(before.results),
+            new=list(after.results),
+        )
+    ]
+
+
+def compare_notifications(old: RevisionIR, new: RevisionIR) -> list[Finding]:
+    """Notifications added or removed per direction, and directions added or removed."""
+    olds = {n.method: n for n in old.notifications}
+    news = {n.method: n for n in new.notifications}
+    out: list[Finding] = []
+    for name in sorted(olds.keys() | news.keys()):
+        before, after = olds.get(name), news.get(name)
+        was = set(before.directions) if before else set()
+        now = set(after.directions) if after else set()
+        existed = before is not None and after is not None
+        for direction in sorted(now - was):
+            rule = Rule.NOTIFICATION_DIRECTION_ADDED if existed else Rule.NOTIFICATION_ADDED
+            verb = "may now also be sent" if existed else "added"
+            out.append(_notification(rule, name, direction, f"notification '{name}' {verb}", True))
+        for direction in sorted(was - now):
+            rule = Rule.NOTIFICATION_DIRECTION_REMOVED if existed else Rule.NOTIFICATION_REMOVED
+            verb = "may no longer be sent" if existed else "removed"
+            out.append(_notification(rule, name, direction, f"notification '{name}' {verb}", False))
+    return out
+
+
+def _notification(rule: Rule, name: str, direction: Direction, what: str, added: bool) -> Finding:
+    return Finding(
+        rule=rule,
+        subject=Subject.NOTIFICATION,
+        name=name,
+        path=name,
+        what=f"{what} ({ARROW[direction]})",
+        impact=rules.impact(rule),
+        flows=frozenset({direction}),
+        old=None if added else direction.value,
+        new=direction.value if added else None,
+    )

@@ -1,0 +1,268 @@
+"""Every rule ``mcpbind diff`` can report, what it means, and how bad it is for each party.
+
+One module holds the whole policy so that a reviewer can check it in one place. Severity is judged
+from the view of code written for the OLD revision that now talks to a peer on the NEW one: for
+each change we ask what happens to the *sender* of the affected message and to its *receiver*
+(``Impact``). Who sender and receiver are (client or server) comes from ``receivers.py``; a rule's
+severity is the worse of the two impacts. ``bindings`` says whether code importing the generated
+bindings stops type-checking or importing (a class or field removed, renamed or retyped).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Severity(StrEnum):
+    """How a change affects protocol peers written for the old revision. Values are stable."""
+
+    COMPATIBLE = "compatible"
+    POTENTIALLY_BREAKING = "potentially-breaking"
+    BREAKING = "breaking"
+
+    @property
+    def rank(self) -> int:
+        return _RANK[self]
+
+
+_RANK = {Severity.COMPATIBLE: 0, Severity.POTENTIALLY_BREAKING: 1, Severity.BREAKING: 2}
+
+
+def worst(*severities: Severity) -> Severity:
+    """The most severe of ``severities`` (compatible when none)."""
+    return max(severities, key=lambda s: s.rank, default=Severity.COMPATIBLE)
+
+
+class Rule(StrEnum):
+    """Rule IDs. Values are stable: they appear in JSON output and CI configuration."""
+
+    METHOD_ADDED = "METHOD_ADDED"
+    METHOD_REMOVED = "METHOD_REMOVED"
+    METHOD_DIRECTION_ADDED = "METHOD_DIRECTION_ADDED"
+    METHOD_DIRECTION_REMOVED = "METHOD_DIRECTION_REMOVED"
+    METHOD_RESULT_CHANGED = "METHOD_RESULT_CHANGED"
+    NOTIFICATION_ADDED = "NOTIFICATION_ADDED"
+    NOTIFICATION_REMOVED = "NOTIFICATION_REMOVED"
+    NOTIFICATION_DIRECTION_ADDED = "NOTIFICATION_DIRECTION_ADDED"
+    NOTIFICATION_DIRECTION_REMOVED = "NOTIFICATION_DIRECTION_REMOVED"
+    CAPABILITY_ADDED = "CAPABILITY_ADDED"
+    CAPABILITY_REMOVED = "CAPABILITY_REMOVED"
+    DEFINITION_ADDED = "DEFINITION_ADDED"
+    DEFINITION_REMOVED = "DEFINITION_REMOVED"
+    DEFINITION_RENAMED = "DEFINITION_RENAMED"
+    PROPERTY_ADDED = "PROPERTY_ADDED"
+    PROPERTY_REMOVED = "PROPERTY_REMOVED"
+    PROPERTY_REQUIRED_ADDED = "PROPERTY_REQUIRED_ADDED"
+    PROPERTY_REQUIRED_REMOVED = "PROPERTY_REQUIRED_REMOVED"
+    TYPE_WIDENED = "TYPE_WIDENED"
+    TYPE_NARROWED = "TYPE_NARROWED"
+    TYPE_CHANGED = "TYPE_CHANGED"
+    REFERENCE_CHANGED = "REFERENCE_CHANGED"
+    ENUM_VALUE_ADDED = "ENUM_VALUE_ADDED"
+    ENUM_VALUE_REMOVED = "ENUM_VALUE_REMOVED"
+    CONST_CHANGED = "CONST_CHANGED"
+    UNION_MEMBER_ADDED = "UNION_MEMBER_ADDED"
+    UNION_MEMBER_REMOVED = "UNION_MEMBER_REMOVED"
+    ADDITIONAL_PROPERTIES_OPENED = "ADDITIONAL_PROPERTIES_OPENED"
+    ADDITIONAL_PROPERTIES_CLOSED = "ADDITIONAL_PROPERTIES_CLOSED"
+    DESCRIPTION_CHANGED = "DESCRIPTION_CHANGED"
+
+
+RULE_DOCS: dict[Rule, str] = {
+    Rule.METHOD_ADDED: "A request method exists in a direction it did not exist in before. Compatible "
+    "when a receiver capability gates it; otherwise receivers written for OLD do not implement it.",
+    Rule.METHOD_REMOVED: "A request method is gone in a direction: senders written for OLD get "
+    "'method not found'.",
+    Rule.METHOD_DIRECTION_ADDED: "An existing method may now also be sent the other way.",
+    Rule.METHOD_DIRECTION_REMOVED: "An existing method may no longer be sent in one direction.",
+    Rule.METHOD_RESULT_CHANGED: "The set of result classes of a method changed (renames of the "
+    "same shape are compatible; new result kinds may surprise the requester; removed ones break it).",
+    Rule.NOTIFICATION_ADDED: "A notification exists in a direction it did not before; receivers "
+    "ignore unknown notifications.",
+    Rule.NOTIFICATION_REMOVED: "A notification is gone in a direction: receivers written for OLD "
+    "that wait for it never get it.",
+    Rule.NOTIFICATION_DIRECTION_ADDED: "An existing notification may now also be sent the other way.",
+    Rule.NOTIFICATION_DIRECTION_REMOVED: "An existing notification may no longer be sent one way.",
+    Rule.CAPABILITY_ADDED: "A side can advertise a new capability flag (nested flags are folded "
+    "into their parent).",
+    Rule.CAPABILITY_REMOVED: "A capability flag is gone: peers that relied on it lose the feature.",
+    Rule.DEFINITION_ADDED: "A new definition (a new class in the bindings). Wire effects are "
+    "reported where it is used.",
+    Rule.DEFINITION_REMOVED: "A definition is gone (its class disappears from the bindings). Wire "
+    "effects are reported where it was used.",
+    Rule.DEFINITION_RENAMED: "A removed and an added definition have the same shape: the class is "
+    "renamed; changes between the two shapes are reported under the new name.",
+    Rule.PROPERTY_ADDED: "An object gained a property. Required: senders written for OLD do not "
+    "send it. Optional: compatible (unless the object is closed to unknown properties).",
+    Rule.PROPERTY_REMOVED: "An object lost a property. Receivers written for OLD that read it break "
+    "(required) or lose data (optional); senders break if the object is closed.",
+    Rule.PROPERTY_REQUIRED_ADDED: "An existing property became required: senders that omit it break.",
+    Rule.PROPERTY_REQUIRED_REMOVED: "A property became optional: receivers that assume it is "
+    "present may break.",
+    Rule.TYPE_WIDENED: "A value now accepts more (a type, format or bound relaxed, a const or "
+    "union lifted): receivers written for OLD may see values they do not handle.",
+    Rule.TYPE_NARROWED: "A value now accepts less: senders written for OLD may send values that are "
+    "rejected.",
+    Rule.TYPE_CHANGED: "A value's type changed incompatibly both ways.",
+    Rule.REFERENCE_CHANGED: "A reference now targets another definition whose shape accepts the "
+    "same values (give or take optional properties): the field's class in the bindings changed; "
+    "the severity is that of the differences between the two shapes, listed in the message.",
+    Rule.ENUM_VALUE_ADDED: "An enum allows a new value: receivers that switch on it may not "
+    "handle it.",
+    Rule.ENUM_VALUE_REMOVED: "An enum value is gone: senders that use it are rejected.",
+    Rule.CONST_CHANGED: "A constant (a discriminator such as 'type' or 'method') changed value.",
+    Rule.UNION_MEMBER_ADDED: "A union allows a new member: receivers that switch on the members "
+    "may not handle it.",
+    Rule.UNION_MEMBER_REMOVED: "A union member is gone: senders that send it are rejected.",
+    Rule.ADDITIONAL_PROPERTIES_OPENED: "An object now accepts unknown properties: strict "
+    "receivers written for OLD may reject them.",
+    Rule.ADDITIONAL_PROPERTIES_CLOSED: "An object now rejects unknown properties: senders that add "
+    "extra properties break.",
+    Rule.DESCRIPTION_CHANGED: "Only documentation changed (hidden unless --include-descriptions).",
+}
+
+
+class Variance(StrEnum):
+    """Which way a change moves the set of values a schema accepts; names a folded change.
+
+    Kept apart from severity so that A -> B and B -> A are mirror images by construction.
+    """
+
+    NONE = "none"
+    WIDEN = "widen"
+    NARROW = "narrow"
+    BOTH = "both"
+
+    def __or__(self, other: object) -> Variance:
+        if not isinstance(other, Variance):
+            return NotImplemented
+        if self is other or other is Variance.NONE:
+            return self
+        if self is Variance.NONE:
+            return other
+        return Variance.BOTH
+
+
+_VARIANCE: dict[Rule, Variance] = {
+    Rule.PROPERTY_REQUIRED_ADDED: Variance.NARROW,
+    Rule.PROPERTY_REQUIRED_REMOVED: Variance.WIDEN,
+    Rule.TYPE_WIDENED: Variance.WIDEN,
+    Rule.TYPE_NARROWED: Variance.NARROW,
+    Rule.TYPE_CHANGED: Variance.BOTH,
+    Rule.ENUM_VALUE_ADDED: Variance.WIDEN,
+    Rule.ENUM_VALUE_REMOVED: Variance.NARROW,
+    Rule.CONST_CHANGED: Variance.BOTH,
+    Rule.UNION_MEMBER_ADDED: Variance.WIDEN,
+    Rule.UNION_MEMBER_REMOVED: Variance.NARROW,
+    Rule.ADDITIONAL_PROPERTIES_OPENED: Variance.WIDEN,
+    Rule.ADDITIONAL_PROPERTIES_CLOSED: Variance.NARROW,
+}
+
+
+def variance(rule: Rule, *, required: bool = False) -> Variance:
+    """A new required property narrows (messages without it are now rejected), a removed one
+    widens; an optional one is neutral, like renames and prose."""
+    if rule is Rule.PROPERTY_ADDED:
+        return Variance.NARROW if required else Variance.NONE
+    if rule is Rule.PROPERTY_REMOVED:
+        return Variance.WIDEN if required else Variance.NONE
+    return _VARIANCE.get(rule, Variance.NONE)
+
+
+FOLDED_RULE = {
+    Variance.NONE: Rule.REFERENCE_CHANGED,
+    Variance.WIDEN: Rule.TYPE_WIDENED,
+    Variance.NARROW: Rule.TYPE_NARROWED,
+    Variance.BOTH: Rule.TYPE_CHANGED,
+}
+
+
+_C = Severity.COMPATIBLE
+_P = Severity.POTENTIALLY_BREAKING
+_B = Severity.BREAKING
+
+
+@dataclass(frozen=True)
+class Impact:
+    """What a change does to the sender and the receiver written for OLD, and to bindings users."""
+
+    sender: Severity
+    receiver: Severity
+    bindings: bool
+
+    @property
+    def severity(self) -> Severity:
+        return worst(self.sender, self.receiver)
+
+    def merge(self, other: Impact) -> Impact:
+        return Impact(
+            worst(self.sender, other.sender),
+            worst(self.receiver, other.receiver),
+            self.bindings or other.bindings,
+        )
+
+
+NO_IMPACT = Impact(_C, _C, False)
+
+_FIXED: dict[Rule, Impact] = {
+    Rule.METHOD_REMOVED: Impact(_B, _C, True),
+    Rule.METHOD_DIRECTION_REMOVED: Impact(_B, _C, True),
+    Rule.NOTIFICATION_ADDED: Impact(_C, _C, False),
+    Rule.NOTIFICATION_DIRECTION_ADDED: Impact(_C, _C, False),
+    Rule.NOTIFICATION_REMOVED: Impact(_C, _P, True),
+    Rule.NOTIFICATION_DIRECTION_REMOVED: Impact(_C, _P, True),
+    Rule.CAPABILITY_ADDED: Impact(_C, _C, False),
+    Rule.CAPABILITY_REMOVED: Impact(_C, _P, True),
+    Rule.DEFINITION_ADDED: Impact(_C, _C, False),
+    Rule.DEFINITION_REMOVED: Impact(_C, _C, True),
+    Rule.DEFINITION_RENAMED: Impact(_C, _C, True),
+    Rule.PROPERTY_REQUIRED_ADDED: Impact(_B, _C, True),
+    Rule.PROPERTY_REQUIRED_REMOVED: Impact(_C, _P, True),
+    Rule.TYPE_WIDENED: Impact(_C, _P, True),
+    Rule.TYPE_NARROWED: Impact(_B, _C, True),
+    Rule.TYPE_CHANGED: Impact(_B, _B, True),
+    Rule.REFERENCE_CHANGED: Impact(_C, _C, True),
+    Rule.ENUM_VALUE_ADDED: Impact(_C, _P, False),
+    Rule.ENUM_VALUE_REMOVED: Impact(_B, _C, True),
+    Rule.CONST_CHANGED: Impact(_B, _B, True),
+    Rule.UNION_MEMBER_ADDED: Impact(_C, _P, False),
+    Rule.UNION_MEMBER_REMOVED: Impact(_B, _C, True),
+    Rule.ADDITIONAL_PROPERTIES_OPENED: Impact(_C, _P, False),
+    Rule.ADDITIONAL_PROPERTIES_CLOSED: Impact(_B, _C, True),
+    Rule.DESCRIPTION_CHANGED: NO_IMPACT,
+}
+
+
+def impact(rule: Rule) -> Impact:
+    """The impact of a rule whose severity does not depend on the circumstances."""
+    try:
+        return _FIXED[rule]
+    except KeyError:
+        raise ValueError(f"{rule} depends on circumstances; use its own policy function") from None
+
+
+def property_added(*, required: bool, closed: bool) -> Impact:
+    """A new required property breaks senders; an optional one only a closed object's receivers."""
+    if required:
+        return Impact(_B, _C, True)
+    return Impact(_C, _P if closed else _C, False)
+
+
+def property_removed(*, required: bool, closed: bool) -> Impact:
+    """Readers of a required property break, of an optional one lose data; senders only if closed."""
+    return Impact(_B if closed else _C, _B if required else _P, True)
+
+
+def method_added(*, guarded: bool) -> Impact:
+    """A capability-gated method is opt-in; an ungated one must be implemented by every receiver."""
+    return Impact(_C, _C if guarded else _P, False)
+
+
+def result_changed(*, added: bool, removed: bool) -> Impact:
+    """Results flow back to the requester: a new kind may surprise it, a removed one breaks it."""
+    return Impact(
+        _B if removed else _C,
+        _P if added else _C,
+        True,
+    )
