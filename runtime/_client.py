@@ -220,7 +220,7 @@ class Client(Endpoint):
     ) -> Route | McpError:
         if method == _PING and _PING in session.bindings.methods:
             return Route(None, immediate={})
-        return self.find_route(session, method)
+        return self.find_route(session.bindings, method)
 
     def route_notification(
         self, session: Session, method: str, params: dict[str, Any] | None, envelope: Envelope

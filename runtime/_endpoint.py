@@ -182,14 +182,18 @@ class Endpoint:
 
     # -- routing (the Router protocol's common part) --------------------------------------
 
-    def find_route(self, session: Session, method: str) -> Route | McpError:
-        """The handler for ``method`` under the session's revision, or -32601."""
-        if method not in session.bindings.incoming_requests:
+    def find_route(self, bindings: Bindings, method: str) -> Route | McpError:
+        """The handler for ``method`` under a revision, or -32601.
+
+        Takes the bindings rather than the session because a stateless-era lifecycle picks
+        them per request, from the request's ``_meta``.
+        """
+        if method not in bindings.incoming_requests:
             return McpError(METHOD_NOT_FOUND, "Method not found", {"method": method})
         by_revision = self._handlers.get(method)
         if not by_revision:
             return McpError(METHOD_NOT_FOUND, "Method not found", {"method": method})
-        chosen = by_revision.get(session.bindings.revision) or by_revision[max(by_revision)]
+        chosen = by_revision.get(bindings.revision) or by_revision[max(by_revision)]
         return Route(chosen[0], chosen[1])
 
     def find_notification(

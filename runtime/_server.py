@@ -63,7 +63,7 @@ class Server(Endpoint):
         decided = self.lifecycle.gate(self, session, method, params)
         if decided is not None:
             return decided
-        return self.find_route(session, method)
+        return self.find_route(session.bindings, method)
 
     def route_notification(
         self, session: Session, method: str, params: dict[str, Any] | None, envelope: Envelope

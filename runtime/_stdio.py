@@ -28,6 +28,7 @@ from anyio.lowlevel import checkpoint
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from ._jsonrpc import LineFramer, Malformed, decode, encode
+from .errors import ConnectionClosedError
 from .transport import STREAM_BUFFER, Connection, Envelope, put, take
 
 __all__ = ["StdioParameters", "stdio_client", "stdio_server"]
@@ -294,10 +295,14 @@ class _Child:
                 start_new_session=True,
                 close_fds=True,
             )
-        except BaseException:
+        except BaseException as exc:
             for fd in (self.to_child, self.from_child, err_r):
                 if fd is not None:
                     os.close(fd)
+            if isinstance(exc, OSError):
+                raise ConnectionClosedError(
+                    f"could not start the server {params.command!r}: {exc}"
+                ) from exc
             raise
         finally:
             for fd in (to_child_r, from_child_w, err_w):

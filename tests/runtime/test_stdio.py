@@ -111,6 +111,12 @@ async def test_cancellation_over_stdio() -> None:
         assert echo.content[0].text == "x"
 
 
+async def test_a_server_that_cannot_start_is_a_clear_error() -> None:
+    with pytest.raises(ConnectionClosedError, match="could not start the server"):
+        async with Client(stdio_client(StdioParameters("/nonexistent/mcp-server"))):
+            pass
+
+
 async def test_stderr_is_captured_line_by_line() -> None:
     lines: list[str] = []
     async with Client(stdio_client(misbehaving("chatty", stderr=lines.append))) as client:
