@@ -284,6 +284,7 @@ class Session:
         self._room = anyio.Event()
         self._tg: TaskGroup | None = None
         self._closed_error: ConnectionClosedError | None = None
+        self._input_closed: ConnectionClosedError | None = None
         self._failure: str | None = None
         self._started = anyio.Event()
         self._finished = anyio.Event()
@@ -314,6 +315,7 @@ class Session:
                         or self.connection.close_reason()
                         or "the connection was closed"
                     )
+                    self._input_closed = ConnectionClosedError(reason)
                     self._fail_pending(reason)
                     with anyio.move_on_after(self.options.drain_timeout):
                         while self._in_flight:
@@ -368,6 +370,8 @@ class Session:
             await anyio.sleep(interval)
             try:
                 await self.send_request(spec, None, {"timeout": self.options.keepalive_timeout})
+            except ConnectionClosedError:
+                return
             except (RequestTimeoutError, McpError) as exc:
                 logger.warning("keep-alive ping failed: %s", exc)
                 self.close(
@@ -434,8 +438,9 @@ class Session:
 
         For lifecycles, which must read a result before knowing the revision that types it.
         """
-        if self._closed_error is not None:
-            raise self._closed_error
+        closed = self._closed_error or self._input_closed
+        if closed is not None:
+            raise closed
         opts: RequestOptions = options or {}
         progress = opts.get("progress")
         self._next_id += 1
@@ -670,6 +675,9 @@ class Session:
             )
         except McpError as exc:
             return {"jsonrpc": "2.0", "id": request_id, "error": exc.to_error()}
+        except Exception:
+            logger.exception("params of %s (request %r) could not be read", method, request_id)
+            return rpc.error_response(request_id, INTERNAL_ERROR, "Internal error")
         meta = raw.get("_meta") if raw else None
         context = RequestContext(
             self, request_id, method, meta if type(meta) is dict else None, transport_context

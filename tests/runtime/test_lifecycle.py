@@ -256,3 +256,57 @@ async def test_handlers_from_a_protocol_object() -> None:
     async with Client(server.memory_transport()) as client:
         assert client.server_capabilities == {"prompts": {}}
         assert (await client.stub.list_prompts()).prompts[0].name == "from-object"
+
+
+class NoHandshakeServer:
+    """A lifecycle with no opening exchange at all: every request is served under one revision.
+
+    Stands in for the stateless era, to show a lifecycle is an addition to the runtime.
+    """
+
+    def gate(self, server: Server, session: Any, method: str, params: dict[str, Any] | None) -> Any:
+        session.peer.phase = "operating"
+        return None
+
+    def on_notification(
+        self, server: Server, session: Any, method: str, params: dict[str, Any] | None
+    ) -> None:
+        return None
+
+    def prepare_request(
+        self, server: Server, session: Any, spec: Any, params: dict[str, Any] | None
+    ) -> Any:
+        return params
+
+
+class NoHandshakeClient:
+    protocol_version = "2025-06-18"
+
+    async def open(self, client: Client, session: Any) -> None:
+        session.peer.phase = "operating"
+        session.peer.capabilities = {"tools": {}}
+
+    def prepare_request(
+        self, client: Client, session: Any, spec: Any, params: dict[str, Any] | None
+    ) -> Any:
+        return {**(params or {}), "_meta": {"io.example/sent-by": "lifecycle"}}
+
+
+async def test_a_lifecycle_is_pluggable_on_both_sides() -> None:
+    server = Server("plain", lifecycle=NoHandshakeServer(), revisions=["2025-06-18"])
+    seen: list[Any] = []
+
+    @server.handler(methods.TOOLS_CALL)
+    async def call_tool(
+        params: types.CallToolRequestParams, context: RequestContext
+    ) -> types.CallToolResult:
+        seen.append(context.meta)
+        return types.CallToolResult(content=[types.TextContent(text=params.name)])
+
+    async with Client(server.memory_transport(), lifecycle=NoHandshakeClient()) as client:
+        assert client.revision == "2025-06-18"
+        result = await client.stub.call_tool(
+            generated.load("2025-06-18").types.CallToolRequestParams(name="t")
+        )
+        assert result.content[0].text == "t"
+    assert seen == [{"io.example/sent-by": "lifecycle"}]

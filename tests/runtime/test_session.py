@@ -341,3 +341,14 @@ async def test_server_ends_when_connection_closes() -> None:
                 assert len(server.sessions) == 1
                 near.outgoing.close()
     assert server.sessions == set()
+
+
+async def test_connection_lost_during_a_keepalive_ping_ends_the_session_cleanly() -> None:
+    options = SessionOptions(keepalive_interval=0.05, keepalive_timeout=5)
+    async with client_with_raw_server(options) as (client, peer):
+        assert (await peer.receive())["method"] == "ping"
+        peer.connection.outgoing.close()
+        with anyio.fail_after(2):
+            await client.session.wait_closed()
+        with pytest.raises(ConnectionClosedError):
+            await client.ping()
