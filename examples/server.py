@@ -14,7 +14,7 @@ from typing import Any
 
 import anyio
 from mcpbind.generated.v2025_11_25 import methods, types
-from mcpbind.runtime import McpError, RequestContext, Server
+from mcpbind.runtime import CapabilityError, McpError, RequestContext, Server
 
 TOOLS = [
     types.Tool(
@@ -105,6 +105,16 @@ async def list_tools(
 
 @server.handler(methods.TOOLS_CALL)
 async def call_tool(
+    params: types.CallToolRequestParams, context: RequestContext
+) -> types.CallToolResult:
+    try:
+        return await run_tool(params, context)
+    except CapabilityError as exc:
+        # The client lacks sampling, elicitation or roots: a tool error the model can read.
+        return types.CallToolResult(content=[types.TextContent(text=str(exc))], isError=True)
+
+
+async def run_tool(
     params: types.CallToolRequestParams, context: RequestContext
 ) -> types.CallToolResult:
     args = params.arguments or {}

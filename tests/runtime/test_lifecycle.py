@@ -310,3 +310,57 @@ async def test_a_lifecycle_is_pluggable_on_both_sides() -> None:
         )
         assert result.content[0].text == "t"
     assert seen == [{"io.example/sent-by": "lifecycle"}]
+
+
+async def test_server_requests_back_to_the_client_and_notifications() -> None:
+    client = Client(example_server.memory_transport())
+    logs: list[Any] = []
+
+    @client.handler(methods.ELICITATION_CREATE)
+    async def elicit(
+        params: types.ElicitRequestParams, context: RequestContext
+    ) -> types.ElicitResult:
+        assert isinstance(params, types.ElicitRequestFormParams)
+        return types.ElicitResult(action="accept", content={"name": "Ada"})
+
+    @client.handler(methods.ROOTS_LIST)
+    async def roots(params: types.RequestParams, context: RequestContext) -> types.ListRootsResult:
+        return types.ListRootsResult(
+            roots=[types.Root(uri="file:///a"), types.Root(uri="file:///b")]
+        )
+
+    @client.notification_handler(methods.NOTIFICATIONS_MESSAGE)
+    async def on_log(params: types.LoggingMessageNotificationParams, session: Any) -> None:
+        logs.append((params.level, params.data))
+
+    async with client:
+        stub = client.stub_as(v2025_11_25.client.ClientStub)
+        asked = await stub.call_tool(types.CallToolRequestParams(name="ask_user"))
+        assert asked.content[0].text == "hello, Ada"
+        listed = await stub.call_tool(types.CallToolRequestParams(name="roots"))
+        assert listed.content[0].text == "file:///a, file:///b"
+        await stub.set_level(types.SetLevelRequestParams(level="info"))
+        await stub.call_tool(
+            types.CallToolRequestParams(name="slow", arguments={"steps": 1, "delay": 0})
+        )
+        with anyio.fail_after(2):
+            while ("info", "slow finished 1 steps") not in logs:
+                await anyio.sleep(0.01)
+        sampling = await stub.call_tool(types.CallToolRequestParams(name="ask_llm"))
+        assert sampling.isError is True
+        assert "did not advertise the 'sampling' capability" in sampling.content[0].text
+
+
+async def test_the_server_can_ping_the_client() -> None:
+    server = Server("pinger")
+
+    @server.handler(methods.TOOLS_CALL)
+    async def call_tool(
+        params: types.CallToolRequestParams, context: RequestContext
+    ) -> types.CallToolResult:
+        await context.peer.ping()
+        return types.CallToolResult(content=[types.TextContent(text="pong")])
+
+    async with Client(server.memory_transport()) as client:
+        result = await client.stub.call_tool(types.CallToolRequestParams(name="p"))
+        assert result.content[0].text == "pong"
