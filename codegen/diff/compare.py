@@ -409,7 +409,7 @@ class DefinitionComparer:
         """Unknown properties: open (absent, true, {}, any JSON), closed (false), or a value schema."""
         was = self._extra(old.get("additionalProperties"), self.old_defs)
         now = self._extra(new.get("additionalProperties"), self.new_defs)
-        if was == "open" and now == "open":
+        if was == now:
             return []
         if now is False and was is not False:
             text = "no longer accepts unknown properties"

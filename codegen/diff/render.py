@@ -1,0 +1,164 @@
+"""Show a list of changes as text (a terminal screen), Markdown (release notes) or JSON (tools).
+
+Text is grouped the way a maintainer reads a revision: methods, notifications, capabilities, then
+definitions, worst first within each; plain additions of definitions are folded into one line.
+Markdown is grouped by severity, because release notes lead with what breaks. JSON is one object
+per change with the stable fields of ``Change.to_json`` plus a summary.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import textwrap
+from collections import Counter
+from itertools import groupby
+
+import click
+
+from .model import Change, Subject
+from .rules import Rule, Severity
+
+_COLOURS = {
+    Severity.BREAKING: "red",
+    Severity.POTENTIALLY_BREAKING: "yellow",
+    Severity.COMPATIBLE: "green",
+}
+_HEADINGS = {
+    Subject.METHOD: "Methods",
+    Subject.NOTIFICATION: "Notifications",
+    Subject.CAPABILITY: "Capabilities",
+    Subject.DEFINITION: "Definitions",
+}
+_SEVERITY_TITLES = {
+    Severity.BREAKING: "Breaking changes",
+    Severity.POTENTIALLY_BREAKING: "Potentially breaking changes",
+    Severity.COMPATIBLE: "Compatible changes",
+}
+_WIDTH = len(Severity.POTENTIALLY_BREAKING.value)
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|#])")
+
+
+def summary(changes: list[Change]) -> dict[str, int]:
+    """Counts by severity, and of changes that break code importing the bindings."""
+    counts = Counter(c.severity for c in changes)
+    return {
+        "total": len(changes),
+        **{s.value: counts.get(s, 0) for s in reversed(Severity)},
+        "bindings": sum(1 for c in changes if c.bindings),
+    }
+
+
+def _summary_line(changes: list[Change]) -> str:
+    counts = summary(changes)
+    if not changes:
+        return "no changes"
+    parts = ", ".join(f"{counts[s.value]} {s.value}" for s in reversed(Severity))
+    total, bindings = counts["total"], counts["bindings"]
+    plural = "change" if total == 1 else "changes"
+    verb = "affects" if bindings == 1 else "affect"
+    return f"{total} {plural} ({parts}); {bindings} {verb} the bindings"
+
+
+def _is_plain_addition(change: Change) -> bool:
+    return change.rule is Rule.DEFINITION_ADDED
+
+
+def _is_quiet(change: Change) -> bool:
+    """A definition change that breaks nobody: listed by path only unless ``verbose``."""
+    return (
+        change.subject is Subject.DEFINITION
+        and change.severity is Severity.COMPATIBLE
+        and not change.bindings
+    )
+
+
+def render_text(
+    changes: list[Change], old: str, new: str, color: bool = True, verbose: bool = False
+) -> str:
+    """One screen per revision step: a summary line, then changes grouped by subject and name.
+
+    Definition changes that break nobody (an optional property added, a definition added) are
+    folded into one line per rule unless ``verbose``. With ``color`` the text carries ANSI
+    styles; ``click.echo`` drops them when stdout is not a terminal.
+    """
+    title = f"mcpbind diff {old} -> {new}: {_summary_line(changes)}"
+    lines = [_paint(title, color, bold=True)]
+    for subject, in_subject in groupby(changes, key=lambda c: c.subject):
+        group = list(in_subject)
+        lines += ["", _paint(_HEADINGS[subject], color, bold=True, underline=True)]
+        shown = [c for c in group if verbose or not _is_quiet(c)]
+        for name, named in groupby(shown, key=lambda c: c.name):
+            lines.append(f"  {_paint(name, color, bold=True)}")
+            lines += ["    " + _text_line(change, name, color) for change in named]
+        quiet = sorted((c for c in group if not verbose and _is_quiet(c)), key=lambda c: c.rule)
+        if quiet:
+            label = _paint(f"compatible, bindings unaffected ({len(quiet)})", color, fg="green")
+            lines.append(f"  {label}:")
+        for rule, same in groupby(quiet, key=lambda c: c.rule):
+            paths = [c.path for c in same]
+            text = f"{rule.value} ({len(paths)}): {', '.join(paths)}"
+            lines += textwrap.wrap(
+                text, width=100, initial_indent="    ", subsequent_indent="      "
+            )
+    return "\n".join(lines) + "\n"
+
+
+def _paint(
+    text: str, color: bool, fg: str | None = None, bold: bool = False, underline: bool = False
+) -> str:
+    if not color:
+        return text
+    return click.style(text, fg=fg, bold=bold or None, underline=underline or None)
+
+
+def _text_line(change: Change, name: str, color: bool) -> str:
+    severity = _paint(change.severity.value.ljust(_WIDTH), color, fg=_COLOURS[change.severity])
+    where = change.path.removeprefix(name).removeprefix(".")
+    head = f"{change.rule.value} {where}".rstrip()
+    mark = _paint(" [bindings]", color, fg="magenta") if change.bindings else ""
+    return f"{severity}  {head}: {change.message}{mark}"
+
+
+def _md(text: str) -> str:
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
+
+
+def render_markdown(changes: list[Change], old: str, new: str) -> str:
+    """A changelog section to paste into release notes, most severe first."""
+    lines = [f"## MCP schema changes: {_md(old)} → {_md(new)}", ""]
+    counts = summary(changes)
+    if not changes:
+        return "\n".join([*lines, "No changes.", ""])
+    lines += [
+        f"{counts['total']} changes: **{counts['breaking']} breaking**, "
+        f"{counts['potentially-breaking']} potentially breaking, "
+        f"{counts['compatible']} compatible. "
+        f"{counts['bindings']} change the generated bindings (marked *bindings*).",
+    ]
+    for severity in reversed(Severity):
+        chosen = [c for c in changes if c.severity is severity]
+        if not chosen:
+            continue
+        lines += ["", f"### {_SEVERITY_TITLES[severity]}", ""]
+        added = [c.name for c in chosen if _is_plain_addition(c)]
+        for change in chosen:
+            if not _is_plain_addition(change):
+                mark = " *bindings*" if change.bindings else ""
+                lines.append(
+                    f"- `{change.path}`: {_md(change.message)} (`{change.rule.value}`){mark}"
+                )
+        if added:
+            lines.append(f"- New definitions: {', '.join(f'`{n}`' for n in added)}")
+    return "\n".join(lines) + "\n"
+
+
+def render_json(changes: list[Change], old: str, new: str) -> str:
+    """``{"old", "new", "summary", "changes": [one object per change]}``, indented, sorted keys."""
+    document = {
+        "old": old,
+        "new": new,
+        "summary": summary(changes),
+        "changes": [c.to_json() for c in changes],
+    }
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,593 @@
+"""Each rule, triggered alone by a one-line change to a tiny schema, with its severity.
+
+``things/get`` goes client -> server (its params are read by the server, its result by the
+client); ``ping`` and ``notifications/progress`` go server -> client. So the same kind of change
+is expected to hit clients in one place and servers in another.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from diff_schema import Defs, Mutation, message, ref
+from mcpbind.codegen.diff import RULE_DOCS, Change, Rule, Severity
+
+C2S, S2C, BOTH = "client_to_server", "server_to_client", "both"
+B, P, C = Severity.BREAKING, Severity.POTENTIALLY_BREAKING, Severity.COMPATIBLE
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    rule: Rule
+    severity: Severity
+    bindings: bool
+    path: str
+    direction: str | None
+    affects: tuple[str, ...]
+    new: Mutation
+    old: Mutation | None = None
+    incidental: frozenset[Rule] = field(default_factory=frozenset)
+
+
+def props(defs: Defs, name: str) -> dict[str, Any]:
+    result: dict[str, Any] = defs[name]["properties"]
+    return result
+
+
+def add_member(union: str, name: str, schema: Defs) -> Mutation:
+    def mutate(defs: Defs) -> None:
+        defs[name] = schema
+        defs[union]["anyOf"].append(ref(name))
+
+    return mutate
+
+
+def drop_member(union: str, name: str) -> Mutation:
+    def mutate(defs: Defs) -> None:
+        defs[union]["anyOf"].remove(ref(name))
+
+    return mutate
+
+
+def both(*mutations: Mutation) -> Mutation:
+    def mutate(defs: Defs) -> None:
+        for m in mutations:
+            m(defs)
+
+    return mutate
+
+
+def set_prop(definition: str, prop: str, schema: Any) -> Mutation:
+    def mutate(defs: Defs) -> None:
+        props(defs, definition)[prop] = schema
+
+    return mutate
+
+
+def del_prop(definition: str, prop: str) -> Mutation:
+    def mutate(defs: Defs) -> None:
+        del props(defs, definition)[prop]
+        if prop in defs[definition].get("required", []):
+            defs[definition]["required"].remove(prop)
+
+    return mutate
+
+
+def require(definition: str, prop: str) -> Mutation:
+    def mutate(defs: Defs) -> None:
+        defs[definition]["required"].append(prop)
+
+    return mutate
+
+
+def unrequire(definition: str, prop: str) -> Mutation:
+    def mutate(defs: Defs) -> None:
+        defs[definition]["required"].remove(prop)
+
+    return mutate
+
+
+def rename_text_content(defs: Defs) -> None:
+    defs["PlainTextContent"] = defs.pop("TextContent")
+    defs["Content"]["anyOf"][0] = ref("PlainTextContent")
+
+
+def result_envelope(defs: Defs) -> None:
+    defs["OtherResult"] = {"type": "object", "properties": {"other": {"type": "string"}}}
+    defs["ThingResultResponse"] = {
+        "type": "object",
+        "properties": {"result": {"anyOf": [ref("ThingResult"), ref("OtherResult")]}},
+    }
+
+
+def closed(definition: str) -> Mutation:
+    def mutate(defs: Defs) -> None:
+        defs[definition]["additionalProperties"] = False
+
+    return mutate
+
+
+def same_as_content(defs: Defs) -> None:
+    defs["ContentBlock"] = {"anyOf": [ref("TextContent"), ref("ImageContent")]}
+    props(defs, "ThingResult")["content"]["items"] = ref("ContentBlock")
+
+
+EXTRA = {"type": "object", "properties": {"x": {"type": "string"}, "y": {"type": "integer"}}}
+AUDIO = {
+    "type": "object",
+    "properties": {"type": {"const": "audio", "type": "string"}, "data": {"type": "string"}},
+    "required": ["type", "data"],
+}
+ADDED = frozenset({Rule.DEFINITION_ADDED})
+
+CASES = [
+    Case(
+        "method-added-gated",
+        Rule.METHOD_ADDED,
+        C,
+        False,
+        "things/list",
+        C2S,
+        (),
+        add_member("ClientRequest", "ListThingsRequest", message("things/list")),
+        incidental=ADDED,
+    ),
+    Case(
+        "method-added-ungated",
+        Rule.METHOD_ADDED,
+        P,
+        False,
+        "other/do",
+        C2S,
+        ("server",),
+        add_member("ClientRequest", "OtherRequest", message("other/do")),
+        incidental=ADDED,
+    ),
+    Case(
+        "method-removed",
+        Rule.METHOD_REMOVED,
+        B,
+        True,
+        "things/get",
+        C2S,
+        ("client",),
+        drop_member("ClientRequest", "ThingRequest"),
+    ),
+    Case(
+        "method-direction-added",
+        Rule.METHOD_DIRECTION_ADDED,
+        P,
+        False,
+        "ping",
+        C2S,
+        ("server",),
+        lambda d: d["ClientRequest"]["anyOf"].append(ref("PingRequest")),
+    ),
+    Case(
+        "method-direction-removed",
+        Rule.METHOD_DIRECTION_REMOVED,
+        B,
+        True,
+        "ping",
+        C2S,
+        ("client",),
+        lambda d: None,
+        old=lambda d: d["ClientRequest"]["anyOf"].append(ref("PingRequest")),
+    ),
+    Case(
+        "method-result-changed",
+        Rule.METHOD_RESULT_CHANGED,
+        P,
+        True,
+        "things/get",
+        S2C,
+        ("client",),
+        result_envelope,
+        incidental=ADDED,
+    ),
+    Case(
+        "notification-added",
+        Rule.NOTIFICATION_ADDED,
+        C,
+        False,
+        "notifications/things/changed",
+        S2C,
+        (),
+        add_member("ServerNotification", "ThingsChanged", message("notifications/things/changed")),
+        incidental=ADDED,
+    ),
+    Case(
+        "notification-removed",
+        Rule.NOTIFICATION_REMOVED,
+        P,
+        True,
+        "notifications/progress",
+        S2C,
+        ("client",),
+        drop_member("ServerNotification", "ProgressNotification"),
+    ),
+    Case(
+        "notification-direction-added",
+        Rule.NOTIFICATION_DIRECTION_ADDED,
+        C,
+        False,
+        "notifications/progress",
+        C2S,
+        (),
+        lambda d: d["ClientNotification"]["anyOf"].append(ref("ProgressNotification")),
+    ),
+    Case(
+        "notification-direction-removed",
+        Rule.NOTIFICATION_DIRECTION_REMOVED,
+        P,
+        True,
+        "notifications/progress",
+        C2S,
+        ("server",),
+        lambda d: None,
+        old=lambda d: d["ClientNotification"]["anyOf"].append(ref("ProgressNotification")),
+    ),
+    Case(
+        "capability-added",
+        Rule.CAPABILITY_ADDED,
+        C,
+        False,
+        "ClientCapabilities.sampling",
+        C2S,
+        (),
+        set_prop("ClientCapabilities", "sampling", {"type": "object"}),
+    ),
+    Case(
+        "capability-removed",
+        Rule.CAPABILITY_REMOVED,
+        P,
+        True,
+        "ServerCapabilities.things",
+        S2C,
+        ("client",),
+        del_prop("ServerCapabilities", "things"),
+    ),
+    Case(
+        "definition-added",
+        Rule.DEFINITION_ADDED,
+        C,
+        False,
+        "Extra",
+        None,
+        (),
+        lambda d: d.update(Extra=EXTRA),
+    ),
+    Case(
+        "definition-removed",
+        Rule.DEFINITION_REMOVED,
+        C,
+        True,
+        "Extra",
+        None,
+        (),
+        lambda d: None,
+        old=lambda d: d.update(Extra=EXTRA),
+    ),
+    Case(
+        "definition-renamed",
+        Rule.DEFINITION_RENAMED,
+        C,
+        True,
+        "PlainTextContent",
+        S2C,
+        (),
+        rename_text_content,
+    ),
+    Case(
+        "optional-property-added",
+        Rule.PROPERTY_ADDED,
+        C,
+        False,
+        "ThingRequestParams.limit",
+        C2S,
+        (),
+        set_prop("ThingRequestParams", "limit", {"type": "integer"}),
+    ),
+    Case(
+        "required-property-added-to-params",
+        Rule.PROPERTY_ADDED,
+        B,
+        True,
+        "ThingRequestParams.limit",
+        C2S,
+        ("client",),
+        both(
+            set_prop("ThingRequestParams", "limit", {"type": "integer"}),
+            require("ThingRequestParams", "limit"),
+        ),
+    ),
+    Case(
+        "optional-property-added-to-closed-object",
+        Rule.PROPERTY_ADDED,
+        P,
+        False,
+        "ThingResult.extra",
+        S2C,
+        ("client",),
+        both(closed("ThingResult"), set_prop("ThingResult", "extra", {"type": "string"})),
+        old=closed("ThingResult"),
+    ),
+    Case(
+        "required-property-removed-from-result",
+        Rule.PROPERTY_REMOVED,
+        B,
+        True,
+        "ThingResult.value",
+        S2C,
+        ("client",),
+        del_prop("ThingResult", "value"),
+    ),
+    Case(
+        "optional-property-removed-from-result",
+        Rule.PROPERTY_REMOVED,
+        P,
+        True,
+        "ThingResult.note",
+        S2C,
+        ("client",),
+        del_prop("ThingResult", "note"),
+    ),
+    Case(
+        "property-now-required",
+        Rule.PROPERTY_REQUIRED_ADDED,
+        B,
+        True,
+        "ThingRequestParams.mode",
+        C2S,
+        ("client",),
+        require("ThingRequestParams", "mode"),
+    ),
+    Case(
+        "property-now-optional",
+        Rule.PROPERTY_REQUIRED_REMOVED,
+        P,
+        True,
+        "ThingResult.value",
+        S2C,
+        ("client",),
+        unrequire("ThingResult", "value"),
+    ),
+    Case(
+        "type-widened-in-params",
+        Rule.TYPE_WIDENED,
+        P,
+        True,
+        "ThingRequestParams.name",
+        C2S,
+        ("server",),
+        set_prop("ThingRequestParams", "name", {"type": ["string", "integer"]}),
+    ),
+    Case(
+        "type-narrowed-in-notification",
+        Rule.TYPE_NARROWED,
+        B,
+        True,
+        "ProgressNotificationParams.progress",
+        S2C,
+        ("server",),
+        set_prop("ProgressNotificationParams", "progress", {"type": "integer"}),
+    ),
+    Case(
+        "type-changed",
+        Rule.TYPE_CHANGED,
+        B,
+        True,
+        "ThingResult.value",
+        S2C,
+        ("client", "server"),
+        set_prop("ThingResult", "value", {"type": "boolean"}),
+    ),
+    Case(
+        "reference-changed-same-shape",
+        Rule.REFERENCE_CHANGED,
+        C,
+        True,
+        "ThingResult.content[]",
+        S2C,
+        (),
+        same_as_content,
+        incidental=ADDED,
+    ),
+    Case(
+        "enum-value-added-to-result",
+        Rule.ENUM_VALUE_ADDED,
+        P,
+        False,
+        "ThingResult.kind",
+        S2C,
+        ("client",),
+        set_prop("ThingResult", "kind", {"type": "string", "enum": ["x", "y", "z"]}),
+    ),
+    Case(
+        "enum-value-added-to-params",
+        Rule.ENUM_VALUE_ADDED,
+        P,
+        False,
+        "ThingRequestParams.mode",
+        C2S,
+        ("server",),
+        set_prop("ThingRequestParams", "mode", {"type": "string", "enum": ["fast", "slow", "x"]}),
+    ),
+    Case(
+        "enum-value-removed-from-params",
+        Rule.ENUM_VALUE_REMOVED,
+        B,
+        True,
+        "ThingRequestParams.mode",
+        C2S,
+        ("client",),
+        set_prop("ThingRequestParams", "mode", {"type": "string", "enum": ["fast"]}),
+    ),
+    Case(
+        "const-changed",
+        Rule.CONST_CHANGED,
+        B,
+        True,
+        "TextContent.type",
+        S2C,
+        ("client", "server"),
+        set_prop("TextContent", "type", {"const": "plain", "type": "string"}),
+    ),
+    Case(
+        "union-member-added-to-result",
+        Rule.UNION_MEMBER_ADDED,
+        P,
+        False,
+        "Content",
+        S2C,
+        ("client",),
+        add_member("Content", "AudioContent", AUDIO),
+        incidental=ADDED,
+    ),
+    Case(
+        "union-member-removed",
+        Rule.UNION_MEMBER_REMOVED,
+        B,
+        True,
+        "Content",
+        S2C,
+        ("server",),
+        drop_member("Content", "ImageContent"),
+    ),
+    Case(
+        "additional-properties-closed",
+        Rule.ADDITIONAL_PROPERTIES_CLOSED,
+        B,
+        True,
+        "ThingRequestParams",
+        C2S,
+        ("client",),
+        closed("ThingRequestParams"),
+    ),
+    Case(
+        "additional-properties-opened",
+        Rule.ADDITIONAL_PROPERTIES_OPENED,
+        P,
+        False,
+        "ThingRequestParams",
+        C2S,
+        ("server",),
+        lambda d: None,
+        old=closed("ThingRequestParams"),
+    ),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_rule_fires_alone_with_its_severity(
+    case: Case, diff_of: Callable[..., list[Change]]
+) -> None:
+    changes = diff_of(case.old, case.new)
+    main = [c for c in changes if c.rule is case.rule]
+    assert len(main) == 1, changes
+    assert {c.rule for c in changes} - case.incidental - {case.rule} == set(), changes
+    change = main[0]
+    assert change.severity is case.severity, change
+    assert change.bindings is case.bindings, change
+    assert change.path == case.path, change
+    assert change.direction == case.direction, change
+    assert change.affects == case.affects, change
+
+
+def test_every_rule_is_documented_and_covered() -> None:
+    assert set(RULE_DOCS) == set(Rule)
+    covered = {c.rule for c in CASES} | {Rule.DESCRIPTION_CHANGED}
+    assert covered == set(Rule)
+
+
+def test_description_changes_are_hidden_unless_asked(
+    diff_of: Callable[..., list[Change]],
+) -> None:
+    new = set_prop("ThingRequestParams", "name", {"type": "string", "description": "Other."})
+    assert diff_of(None, new) == []
+    [change] = diff_of(None, new, include_descriptions=True)
+    assert change.rule is Rule.DESCRIPTION_CHANGED and change.severity is C
+    assert (change.path, change.old, change.new) == (
+        "ThingRequestParams.name",
+        "Which thing.",
+        "Other.",
+    )
+    assert not change.bindings
+
+
+def test_a_definition_read_by_both_sides_is_judged_for_both(
+    diff_of: Callable[..., list[Change]],
+) -> None:
+    shared = set_prop("ThingRequestParams", "hint", ref("Content"))
+    [change] = [
+        c
+        for c in diff_of(shared, both(shared, add_member("Content", "AudioContent", AUDIO)))
+        if c.rule is Rule.UNION_MEMBER_ADDED
+    ]
+    assert change.direction == BOTH
+    assert change.affects == ("client", "server")
+    assert "clients and servers reading it" in change.message
+
+
+def test_a_definition_no_message_carries_breaks_nobody_on_the_wire(
+    diff_of: Callable[..., list[Change]],
+) -> None:
+    def extra(defs: Defs) -> None:
+        defs["Extra"] = copy.deepcopy(EXTRA)
+
+    [change] = diff_of(extra, both(extra, set_prop("Extra", "x", {"type": "boolean"})))
+    assert change.rule is Rule.TYPE_CHANGED and change.path == "Extra.x"
+    assert change.severity is C and change.bindings and change.direction is None
+    assert "no message carries it" in change.message
+
+
+def test_reference_to_a_bigger_shape_reports_the_difference(
+    diff_of: Callable[..., list[Change]],
+) -> None:
+    def paginated(defs: Defs) -> None:
+        defs["PaginatedParams"] = {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string"},
+                "mode": {"type": "string", "enum": ["fast", "slow"]},
+                "cursor": {"type": "string"},
+            },
+            "required": ["name"],
+        }
+        props(defs, "ThingRequest")["params"] = ref("PaginatedParams")
+
+    [change] = [c for c in diff_of(None, paginated) if c.rule is not Rule.DEFINITION_ADDED]
+    assert change.rule is Rule.REFERENCE_CHANGED and change.severity is C and change.bindings
+    assert (change.old, change.new) == ("ThingRequestParams", "PaginatedParams")
+    assert "property 'cursor' added (optional" in change.message
+
+    def stricter(defs: Defs) -> None:
+        paginated(defs)
+        defs["PaginatedParams"]["required"].append("cursor")
+
+    [change] = [c for c in diff_of(None, stricter) if c.rule is not Rule.DEFINITION_ADDED]
+    assert change.rule is Rule.TYPE_NARROWED and change.severity is B
+    assert change.affects == ("client",)
+
+
+def test_object_becoming_a_union_keeps_the_old_shape_as_a_member(
+    diff_of: Callable[..., list[Change]],
+) -> None:
+    def split(defs: Defs) -> None:
+        defs["ThingByName"] = defs.pop("ThingRequestParams")
+        defs["ThingById"] = {
+            "type": "object",
+            "properties": {"id": {"type": "integer"}},
+            "required": ["id"],
+        }
+        defs["ThingRequestParams"] = {"anyOf": [ref("ThingByName"), ref("ThingById")]}
+
+    [change] = [c for c in diff_of(None, split) if c.rule is not Rule.DEFINITION_ADDED]
+    assert change.rule is Rule.TYPE_WIDENED and change.path == "ThingRequestParams"
+    assert change.severity is P and change.affects == ("server",)
+    assert "ThingById" in change.message

@@ -1,0 +1,85 @@
+"""Properties of the diff as a whole: nothing for a revision against itself, mirror images when
+the order is swapped, stable JSON, and speed on the two largest revisions."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+
+import pytest
+from mcpbind.codegen.diff import Change, Rule, diff_revisions
+from mcpbind.codegen.diff.rename import match_renames
+from mcpbind.codegen.diff.render import render_json
+from mcpbind.codegen.ir import RevisionIR, build_ir
+from mcpbind.codegen.load import load_revision
+
+MIRROR: dict[Rule, Rule] = {}
+for _rule in Rule:
+    for _a, _b in (("ADDED", "REMOVED"), ("WIDENED", "NARROWED"), ("OPENED", "CLOSED")):
+        if _rule.value.endswith(_a):
+            _other = Rule(_rule.value.removesuffix(_a) + _b)
+            MIRROR[_rule], MIRROR[_other] = _other, _rule
+
+PAIRS = [
+    ("2024-11-05", "2025-03-26"),
+    ("2025-03-26", "2025-06-18"),
+    ("2025-06-18", "2025-11-25"),
+    ("2025-11-25", "2026-07-28"),
+    ("2024-11-05", "2026-07-28"),
+]
+
+
+def test_a_revision_against_itself_is_empty(irs: dict[str, RevisionIR]) -> None:
+    for ir in irs.values():
+        assert diff_revisions(ir, ir, include_descriptions=True) == []
+
+
+def _renamed_path(path: str, renames: dict[str, str]) -> str:
+    head = path.split(".")[0].split("[")[0].split("{")[0]
+    return renames[head] + path[len(head) :] if head in renames else path
+
+
+def _mirrored(changes: list[Change], renames: dict[str, str]) -> Counter[tuple[Rule, str]]:
+    return Counter((MIRROR.get(c.rule, c.rule), _renamed_path(c.path, renames)) for c in changes)
+
+
+@pytest.mark.parametrize(("old", "new"), PAIRS)
+def test_swapping_old_and_new_gives_the_mirror_image(
+    irs: dict[str, RevisionIR], old: str, new: str
+) -> None:
+    forward = diff_revisions(irs[old], irs[new], include_descriptions=True)
+    backward = diff_revisions(irs[new], irs[old], include_descriptions=True)
+    renames = match_renames(irs[old], irs[new])
+    assert match_renames(irs[new], irs[old]) == {v: k for k, v in renames.items()}
+    # Backward paths use the old revision's names: map them forward before comparing.
+    expected = _mirrored(backward, renames)
+    actual = Counter((c.rule, c.path) for c in forward)
+    assert actual == expected
+    for change in forward:
+        if change.rule is Rule.DEFINITION_RENAMED:
+            [back] = [
+                c for c in backward if c.rule is Rule.DEFINITION_RENAMED and c.new == change.old
+            ]
+            assert back.old == change.new
+
+
+def test_json_fields_are_stable(irs: dict[str, RevisionIR]) -> None:
+    changes = diff_revisions(irs["2025-06-18"], irs["2025-11-25"])
+    document = json.loads(render_json(changes, "2025-06-18", "2025-11-25"))
+    assert set(document) == {"old", "new", "summary", "changes"}
+    assert document["summary"]["total"] == len(changes)
+    required = {"rule", "severity", "bindings", "path", "direction", "old", "new", "message"}
+    for entry in document["changes"]:
+        assert required <= set(entry)
+        assert entry["severity"] in ("breaking", "potentially-breaking", "compatible")
+        assert entry["direction"] in ("client_to_server", "server_to_client", "both", None)
+        assert isinstance(entry["bindings"], bool)
+
+
+def test_the_two_largest_revisions_diff_well_under_a_second() -> None:
+    old, new = build_ir(load_revision("2025-11-25")), build_ir(load_revision("2026-07-28"))
+    started = time.perf_counter()
+    changes = diff_revisions(old, new, include_descriptions=True)
+    elapsed = time.perf_counter() - started
+    assert changes and elapsed < 1.0, elapsed
