@@ -3,13 +3,15 @@
 Same client (mcpbind's), same run, two servers: the mcpbind example server and the same tools
 on the official Python SDK (``tests/runtime/sdk_server.py``). Measures sequential round trips
 (``ping`` and ``tools/call`` of ``echo``), throughput with 32 requests in flight, import time
-of ``mcpbind.runtime`` plus one revision against ``import mcp``, and idle server RSS. Prints
+of ``mcpbind.runtime`` plus one revision against ``import mcp``, the server's CPU time per
+``echo`` (steadier than rates when other work shares the machine), and idle server RSS. Prints
 medians of ``--rounds`` rounds and the ratios.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -46,6 +48,12 @@ async def rate(count: int, call: Callable[[], Awaitable[object]], in_flight: int
     return per_worker * in_flight / (time.perf_counter() - start)
 
 
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU time of a process: steadier than wall time on a shared machine."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def rss_kib(pid: int) -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -59,11 +67,17 @@ async def measure(params: StdioParameters, count: int) -> dict[str, float]:
         for _ in range(200):  # warm up both ends
             await stub.call_tool(ECHO)
         await anyio.sleep(0.5)
-        idle = rss_kib(client.session.connection.extra["pid"]) / 1024
+        pid = client.session.connection.extra["pid"]
+        idle = rss_kib(pid) / 1024
+        ping = await rate(count, client.ping)
+        cpu = cpu_seconds(pid)
+        echo = await rate(count, lambda: stub.call_tool(ECHO))
+        cpu_per_echo = (cpu_seconds(pid) - cpu) / count * 1e6
         return {
-            "ping seq": await rate(count, client.ping),
-            "echo seq": await rate(count, lambda: stub.call_tool(ECHO)),
-            "echo x32": await rate(count * 2, lambda: stub.call_tool(ECHO), in_flight=32),
+            "ping seq /s": ping,
+            "echo seq /s": echo,
+            "echo x32 /s": await rate(count * 2, lambda: stub.call_tool(ECHO), in_flight=32),
+            "server CPU us/echo": cpu_per_echo,
             "idle RSS MiB": idle,
         }
 
@@ -97,7 +111,7 @@ async def main(rounds: int, count: int) -> None:
     for metric in results["mcpbind"]:
         ours = statistics.median(results["mcpbind"][metric])
         theirs = statistics.median(results["official"][metric])
-        print(f"{metric:<16}{ours:>12.0f}{theirs:>12.0f}{ours / theirs:>8.2f}")
+        print(f"{metric:<20}{ours:>10.0f}{theirs:>10.0f}{ours / theirs:>8.2f}")
     ours_import = statistics.median(imports["mcpbind"]) * 1000
     theirs_import = statistics.median(imports["official"]) * 1000
     print(
