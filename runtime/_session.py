@@ -285,6 +285,8 @@ class Session:
         self._tg: TaskGroup | None = None
         self._closed_error: ConnectionClosedError | None = None
         self._input_closed: ConnectionClosedError | None = None
+        # Ids we cancelled recently: their late responses are expected, not worth a warning.
+        self._abandoned: deque[RequestId] = deque(maxlen=256)
         self._failure: str | None = None
         self._started = anyio.Event()
         self._finished = anyio.Event()
@@ -509,6 +511,7 @@ class Session:
     async def _send_cancel(
         self, request_id: RequestId, reason: str, related_id: RequestId | None
     ) -> None:
+        self._abandoned.append(request_id)
         message = {
             "jsonrpc": "2.0",
             "method": CANCELLED,
@@ -698,6 +701,8 @@ class Session:
         if pending is None or pending.has_result or pending.error is not None:
             if kind == rpc.ERROR_RESPONSE and request_id is None:
                 logger.warning("the peer reported an error: %s", message.get("error"))
+            elif request_id in self._abandoned:
+                logger.debug("ignored the late response to cancelled request %r", request_id)
             else:
                 logger.warning("dropped a response with an unknown id %r", request_id)
             return

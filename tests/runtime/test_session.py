@@ -312,7 +312,7 @@ async def test_request_ids_are_unique() -> None:
         assert len(set(ids)) == 20
 
 
-async def test_timeout_sends_cancelled_to_the_peer() -> None:
+async def test_timeout_sends_cancelled_to_the_peer(caplog: pytest.LogCaptureFixture) -> None:
     async with client_with_raw_server() as (client, peer):
         with pytest.raises(RequestTimeoutError):
             await client.stub.call_tool(call("x"), {"timeout": 0.1})
@@ -320,6 +320,11 @@ async def test_timeout_sends_cancelled_to_the_peer() -> None:
         cancel = await peer.receive()
         assert cancel["method"] == "notifications/cancelled"
         assert cancel["params"]["requestId"] == request["id"]
+        with caplog.at_level(logging.WARNING, logger="mcpbind.runtime"):
+            # A late answer to the cancelled request is expected: dropped without a warning.
+            await peer.send({"jsonrpc": "2.0", "id": request["id"], "result": {"content": []}})
+            await anyio.sleep(0.05)
+        assert not [r for r in caplog.records if "unknown id" in r.getMessage()]
 
 
 async def test_unanswered_keepalive_fails_the_session() -> None:
