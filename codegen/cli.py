@@ -14,6 +14,7 @@ from typing import NoReturn, TypeVar
 
 import click
 
+from .diff.command import diff_command
 from .errors import CodegenError
 from .load import LoadedSchema, load_file, load_revision
 from .pins import load_pins
@@ -127,3 +128,6 @@ def revisions_command(out: Path) -> None:
         click.echo(
             f"{pin.revision}  spec {pin.spec_commit[:12]}  sha256 {pin.sha256[:12]}  {state}"
         )
+
+
+main.add_command(diff_command, name="diff")

@@ -413,10 +413,10 @@ class DefinitionComparer:
             return []
         if now is False and was is not False:
             text = "no longer accepts unknown properties"
-            return [_delta(Rule.ADDITIONAL_PROPERTIES_CLOSED, path, text, describe(was), False)]
+            return [_delta(Rule.ADDITIONAL_PROPERTIES_CLOSED, path, text, _extra_label(was), False)]
         if was is False and now is not False:
             text = "now accepts unknown properties"
-            return [_delta(Rule.ADDITIONAL_PROPERTIES_OPENED, path, text, False, describe(now))]
+            return [_delta(Rule.ADDITIONAL_PROPERTIES_OPENED, path, text, False, _extra_label(now))]
         return self._node({} if was == "open" else was, {} if now == "open" else now, f"{path}{{}}")
 
     def _extra(self, value: Any, defs: Mapping[str, Any]) -> Any:
@@ -506,6 +506,11 @@ class DefinitionComparer:
         left[:] = [m for m in left if id(m) not in taken_old]
         right[:] = [m for m in right if id(m) not in taken_new]
         return pairs
+
+
+def _extra_label(extra: Any) -> Any:
+    """What ``_extra`` returned, for JSON: ``"any"`` when open, else the value schema in words."""
+    return "any" if extra == "open" else describe(extra)
 
 
 def _bound(value: Any) -> str:

@@ -138,3 +138,11 @@ def test_unknown_revision_is_one_line_and_exit_2() -> None:
     code, _, err = run("2099-01-01", "2025-11-25")
     assert code == 2
     assert_one_line_error(err, "unknown revision '2099-01-01'")
+
+
+def test_registered_as_mcpbind_diff() -> None:
+    from mcpbind.codegen.cli import main
+
+    result = CliRunner().invoke(main, ["diff", "2025-03-26", "2025-06-18", "--fail-on", "breaking"])
+    assert result.exit_code == 1
+    assert "DEFINITION_RENAMED: definition ResourceReference renamed" in result.stdout

@@ -591,3 +591,10 @@ def test_object_becoming_a_union_keeps_the_old_shape_as_a_member(
     assert change.rule is Rule.TYPE_WIDENED and change.path == "ThingRequestParams"
     assert change.severity is P and change.affects == ("server",)
     assert "ThingById" in change.message
+
+
+def test_additional_properties_values_read_as_words(diff_of: Callable[..., list[Change]]) -> None:
+    [opened] = diff_of(closed("ThingRequestParams"), None)
+    assert (opened.old, opened.new) == (False, "any")
+    [closing] = diff_of(None, closed("ThingRequestParams"))
+    assert (closing.old, closing.new) == ("any", False)
