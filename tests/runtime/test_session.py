@@ -357,3 +357,45 @@ async def test_connection_lost_during_a_keepalive_ping_ends_the_session_cleanly(
             await client.session.wait_closed()
         with pytest.raises(ConnectionClosedError):
             await client.ping()
+
+
+async def test_a_request_cancelled_while_waiting_for_a_slot_frees_nothing_it_never_had() -> None:
+    probe = Probe()
+    server = make_server(probe, SessionOptions(max_concurrent_handlers=1))
+    async with raw_client_of(server) as peer:
+        block = {"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "block"}}
+        await peer.send({**block, "id": 1})
+        await peer.send({**block, "id": 2})  # waits for the only slot
+        await peer.send({**block, "id": 3})  # waits behind it
+        await anyio.sleep(0.1)
+        assert probe.running == 1
+        await peer.send(
+            {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}}
+        )
+        await anyio.sleep(0.05)
+        probe.release.set()
+        replies = [await peer.receive(), await peer.receive()]
+        assert sorted(reply["id"] for reply in replies) == [1, 3]
+        assert probe.max_running == 1
+        assert await peer.nothing_within(0.2)
+
+
+async def test_a_batch_is_answered_member_by_member() -> None:
+    async with raw_client_of(make_server(Probe())) as peer:
+        await peer.send(
+            [
+                {"jsonrpc": "2.0", "id": "a", "method": "ping"},
+                {"jsonrpc": "2.0", "method": "notifications/whatever"},
+                {
+                    "jsonrpc": "2.0",
+                    "id": "b",
+                    "method": "tools/call",
+                    "params": {"name": "echo", "arguments": {"text": "x"}},
+                },
+            ]
+        )
+        replies = {reply["id"]: reply for reply in [await peer.receive(), await peer.receive()]}
+        assert replies["a"]["result"] == {}
+        assert replies["b"]["result"]["content"][0]["text"] == "x"
+        await peer.send([])
+        assert (await peer.receive())["error"]["code"] == -32600

@@ -304,7 +304,7 @@ async def test_a_10_mb_line_and_a_flood() -> None:
             "result"
         ] == {}
         growth_mib = (rss_kib(process.pid) - before) / 1024
-        assert growth_mib < 150, f"server grew by {growth_mib:.0f} MiB"
+        assert growth_mib < 64, f"server grew by {growth_mib:.0f} MiB"
 
 
 async def test_stdio_server_exits_on_eof() -> None:
