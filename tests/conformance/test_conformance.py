@@ -1,0 +1,106 @@
+"""The official conformance suite against our fixture server and our scenario-driven client.
+
+Server: every scenario ``--requirements 2025-11-25`` runs, against ``fixture_server.py`` on
+127.0.0.1; every scored check must pass. Client: every 2025-11-25 client scenario except
+``auth/*`` (OAuth is not part of this runtime yet), each run with ``fixture_client.py``.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from suitekit import RESULTS, Suite, parse_summary, strip_ansi
+
+pytestmark = [pytest.mark.interop, pytest.mark.timeout(900)]
+
+HERE = Path(__file__).resolve().parent
+REQUIREMENTS = "2025-11-25"
+#: The 2025-11-25 client scenarios outside ``auth/*``, plus one added after the release.
+CLIENT_SCENARIOS = ["initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry"]
+EXTRA_CLIENT_SCENARIOS = ["json-schema-2020-12-preservation"]
+CLIENT_RESULTS: dict[str, tuple[int, int]] = {}
+
+
+def _start_fixture_server() -> tuple[subprocess.Popen[str], str]:
+    process = subprocess.Popen(
+        [sys.executable, str(HERE / "fixture_server.py"), "--port", "0"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    url = process.stdout.readline().strip()
+    if not url.startswith("http://127.0.0.1:"):
+        process.kill()
+        pytest.fail(f"the fixture server did not start (printed {url!r})")
+    return process, url
+
+
+def test_server_scenarios(
+    conformance_suite: Suite, tmp_path: Path, record_property: pytest.RecordProperty
+) -> None:
+    process, url = _start_fixture_server()
+    try:
+        run = subprocess.run(
+            [*conformance_suite.command, "server", "--url", url, "--requirements", REQUIREMENTS,
+             "-o", str(tmp_path)],
+            capture_output=True, text=True, timeout=600, check=False,
+        )  # fmt: skip
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+    summary = parse_summary(run.stdout + run.stderr)
+    passed, failed = summary.totals()
+    extra_passed, extra_failed = summary.totals(scored=False)
+    line = (
+        f"{passed} passed, {failed} failed in {len(summary.scenarios) - len(summary.unscored)} "
+        f"scored scenarios; unscored: {extra_passed} passed, {extra_failed} failed"
+    )
+    RESULTS[f"server --requirements {REQUIREMENTS}"] = line
+    record_property("conformance_server", line)
+    assert (
+        len(summary.scenarios) >= 30
+    ), f"the suite ran too few scenarios:\n{run.stdout}\n{run.stderr}"
+    assert failed == 0 and passed > 0, f"{line}; failing: {summary.failing()}\n{run.stdout[-4000:]}"
+
+
+def test_client_scenario_list_is_current(conformance_suite: Suite) -> None:
+    """The parametrised list below is exactly what the suite requires (auth aside)."""
+    listing = subprocess.run(
+        [*conformance_suite.command, "list", "--requirements", REQUIREMENTS],
+        capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    _, _, client_part = listing.stdout.partition("Client scenarios")
+    client_part, _, _ = client_part.partition("Run and reported")
+    required = re.findall(r"^\s+- (\S+)", client_part, re.MULTILINE)
+    assert [s for s in required if not s.startswith("auth/")] == CLIENT_SCENARIOS
+
+
+@pytest.mark.parametrize("scenario", CLIENT_SCENARIOS + EXTRA_CLIENT_SCENARIOS)
+def test_client_scenario(
+    conformance_suite: Suite, scenario: str, tmp_path: Path, record_property: pytest.RecordProperty
+) -> None:
+    command = f"{sys.executable} {HERE / 'fixture_client.py'}"
+    run = subprocess.run(
+        [*conformance_suite.command, "client", "--command", command, "--scenario", scenario,
+         "-o", str(tmp_path)],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    output = strip_ansi(run.stdout + run.stderr)
+    found = re.search(r"Passed: (\d+)/(\d+), (\d+) failed", output)
+    checks_passed, checks_failed = (int(found[1]), int(found[3])) if found else (0, -1)
+    ok = run.returncode == 0 and "OVERALL: PASSED" in output and checks_failed == 0
+    CLIENT_RESULTS[scenario] = (checks_passed, checks_failed)
+    good = sum(1 for p, f in CLIENT_RESULTS.values() if f == 0 and p > 0)
+    RESULTS[f"client {REQUIREMENTS} (non-auth)"] = (
+        f"{good} scenarios passed, {len(CLIENT_RESULTS) - good} failed of {len(CLIENT_RESULTS)} run"
+    )
+    record_property(
+        "conformance_client", f"{scenario}: {checks_passed} checks passed, {checks_failed} failed"
+    )
+    assert (
+        ok
+    ), f"{scenario}: {checks_passed} passed, {checks_failed} failed\n{run.stdout[-4000:]}\n{run.stderr[-2000:]}"
