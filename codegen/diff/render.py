@@ -36,7 +36,8 @@ _SEVERITY_TITLES = {
     Severity.COMPATIBLE: "Compatible changes",
 }
 _WIDTH = len(Severity.POTENTIALLY_BREAKING.value)
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|#])")
+# Messages never start a line, so only inline markup needs escaping.
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<|])")
 
 
 def summary(changes: list[Change]) -> dict[str, int]:
@@ -83,7 +84,7 @@ def render_text(
     styles; ``click.echo`` drops them when stdout is not a terminal.
     """
     title = f"mcpbind diff {old} -> {new}: {_summary_line(changes)}"
-    lines = [_paint(title, color, bold=True)]
+    lines = [_paint(title, color, bold=True), *_tally(changes, color)]
     for subject, in_subject in groupby(changes, key=lambda c: c.subject):
         group = list(in_subject)
         lines += ["", _paint(_HEADINGS[subject], color, bold=True, underline=True)]
@@ -102,6 +103,23 @@ def render_text(
                 text, width=100, initial_indent="    ", subsequent_indent="      "
             )
     return "\n".join(lines) + "\n"
+
+
+def _tally(changes: list[Change], color: bool) -> list[str]:
+    """One line per severity counting its rules: the whole step at a glance."""
+    lines = []
+    for severity in reversed(Severity):
+        counts = Counter(c.rule.value for c in changes if c.severity is severity)
+        if counts:
+            label = _paint(f"{severity.value} ({counts.total()})", color, fg=_COLOURS[severity])
+            # A no-break space keeps each "RULE count" pair on one line when wrapping.
+            rules = ", ".join(f"{rule}\u00a0{n}" for rule, n in counts.most_common())
+            width = 100 + len(label) - len(click.unstyle(label))
+            wrapped = textwrap.wrap(
+                f"{label}: {rules}", width=width, initial_indent="  ", subsequent_indent="    "
+            )
+            lines += [line.replace("\u00a0", " ") for line in wrapped]
+    return lines
 
 
 def _paint(
