@@ -8,6 +8,7 @@ examples/client.py``); pass a command to talk to another server instead, e.g.
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import anyio
 from mcpbind.generated.v2025_11_25 import client as stubs
@@ -92,7 +93,7 @@ async def main(command: list[str]) -> None:
 
 
 def run() -> None:
-    command = sys.argv[1:] or [sys.executable, "-m", "examples.server"]
+    command = sys.argv[1:] or [sys.executable, str(Path(__file__).with_name("server.py"))]
     anyio.run(main, command)
 
 
