@@ -598,3 +598,14 @@ def test_additional_properties_values_read_as_words(diff_of: Callable[..., list[
     assert (opened.old, opened.new) == (False, "any")
     [closing] = diff_of(None, closed("ThingRequestParams"))
     assert (closing.old, closing.new) == ("any", False)
+
+
+def test_a_union_the_schema_collapsed_into_its_only_member_keeps_its_direction(
+    diff_of: Callable[..., list[Change]],
+) -> None:
+    """2026-07-28 emits ``ClientNotification = CancelledNotification`` as the member inlined."""
+
+    def collapse(defs: Defs) -> None:
+        defs["ClientNotification"] = copy.deepcopy(defs["InitializedNotification"])
+
+    assert diff_of(None, collapse) == []
