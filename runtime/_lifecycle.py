@@ -178,7 +178,6 @@ class HandshakeServer:
             requested = params.get("protocolVersion") if params else None
             version = requested if requested in self.supported else self.supported[-1]
             bindings = Bindings.load(version, Direction.SERVER_TO_CLIENT)
-            session.peer.phase = "initializing"
 
             async def initialize(params: Any, context: RequestContext) -> Any:
                 return self._initialize(server, session, bindings, params)

@@ -364,3 +364,29 @@ async def test_the_server_can_ping_the_client() -> None:
     async with Client(server.memory_transport()) as client:
         result = await client.stub.call_tool(types.CallToolRequestParams(name="p"))
         assert result.content[0].text == "pong"
+
+
+async def test_a_rejected_initialize_can_be_retried() -> None:
+    async with raw_client_of(example_server, initialize=None) as peer:
+        bad = await peer.request(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {"protocolVersion": "2025-11-25"},
+            }
+        )
+        assert bad["error"]["code"] == -32602
+        good = await peer.request(
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "x", "version": "0"},
+                },
+            }
+        )
+        assert good["result"]["serverInfo"]["name"] == "mcpbind-example"
