@@ -48,6 +48,7 @@ __all__ = ["PeerState", "RequestContext", "Route", "Router", "Session", "Session
 logger = logging.getLogger("mcpbind.runtime")
 
 ResultT = TypeVar("ResultT")
+StubT = TypeVar("StubT")
 RequestId = int | str
 
 #: Base-protocol utilities every revision shares; the session implements them itself because
@@ -209,6 +210,19 @@ class RequestContext:
         if self._peer is None:
             self._peer = self.session.bindings.stub(_RelatedSender(self.session, self.request_id))
         return self._peer
+
+    def peer_as(self, cls: type[StubT]) -> StubT:
+        """``peer``, typed: ``cls`` must be the negotiated revision's stub for the other side.
+
+        ``context.peer_as(v2025_11_25.client.ServerStub).create_message(...)`` is checked by mypy.
+        """
+        peer = self.peer
+        if type(peer) is not cls:
+            raise TypeError(
+                f"{cls.__module__}.{cls.__qualname__} is not the peer stub of revision "
+                f"{self.session.bindings.revision}"
+            )
+        return peer
 
     async def report_progress(
         self, progress: float, total: float | None = None, message: str | None = None

@@ -358,7 +358,9 @@ async def test_the_server_can_ping_the_client() -> None:
     async def call_tool(
         params: types.CallToolRequestParams, context: RequestContext
     ) -> types.CallToolResult:
-        await context.peer.ping()
+        await context.peer_as(v2025_11_25.client.ServerStub).ping()
+        with pytest.raises(TypeError):
+            context.peer_as(v2024_11_05.client.ServerStub)
         return types.CallToolResult(content=[types.TextContent(text="pong")])
 
     async with Client(server.memory_transport()) as client:

@@ -36,6 +36,14 @@ async def wrong_result(params: types.GetPromptRequestParams, context: RequestCon
     return types.CallToolResult(content=[])
 
 
+@server.handler(methods.RESOURCES_READ)
+async def reads(params: types.ReadResourceRequestParams, context: RequestContext) -> types.ReadResourceResult:
+    roots: types.ListRootsResult = await context.peer_as(stubs.ServerStub).list_roots()
+    wrong: types.ElicitResult = await context.peer_as(stubs.ServerStub).list_roots()  # error
+    print(roots, wrong)
+    return types.ReadResourceResult(contents=[])
+
+
 async def use(client: Client) -> None:
     stub = client.stub_as(stubs.ClientStub)
     result: types.CallToolResult = await stub.call_tool(types.CallToolRequestParams(name="x"))
