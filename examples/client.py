@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import anyio
 from mcpbind.generated.v2025_11_25 import client as stubs
@@ -61,14 +62,15 @@ async def main(command: list[str]) -> None:
         async def on_progress(progress: float, total: float | None, message: str | None) -> None:
             print(f"  progress {progress}/{total}: {message}")
 
-        for name, arguments in [
+        calls: list[tuple[str, dict[str, Any]]] = [
             ("echo", {"text": "hello"}),
             ("add", {"a": 2, "b": 40}),
             ("slow", {"steps": 3, "delay": 0.05}),
             ("ask_llm", {"question": "meaning of life?"}),
             ("ask_user", {}),
             ("roots", {}),
-        ]:
+        ]
+        for name, arguments in calls:
             if name not in {tool.name for tool in tools}:
                 continue
             result = await stub.call_tool(

@@ -83,7 +83,7 @@ def text(value: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(text=value)])
 
 
-async def log(context: RequestContext, level: str, data: Any) -> None:
+async def log(context: RequestContext, level: types.LoggingLevel, data: Any) -> None:
     """Send a log message to the client if its chosen level lets it through."""
     if LEVELS.index(level) >= LEVELS.index(state["level"]):
         await context.peer.send_logging_message(
@@ -152,7 +152,9 @@ async def run_tool(
             types.ElicitRequestFormParams(
                 message="What is your name?",
                 requestedSchema=types.ElicitRequestFormParamsRequestedSchema(
-                    type="object", properties={"name": {"type": "string"}}, required=["name"]
+                    type="object",
+                    properties={"name": types.StringSchema(type="string")},
+                    required=["name"],
                 ),
             )
         )

@@ -60,16 +60,12 @@ def mypy_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "mcpbind").mkdir()
     for name in ("codegen", "generated", "runtime", "schema"):
         (root / "mcpbind" / name).symlink_to(REPO_ROOT / name, target_is_directory=True)
+    (root / "examples").symlink_to(REPO_ROOT / "examples", target_is_directory=True)
     return root
 
 
-def test_mypy_checks_handlers_and_stubs_against_specs(mypy_tree: Path) -> None:
-    snippet = mypy_tree / "snippet.py"
-    snippet.write_text(SNIPPET)
-    expected = {
-        number for number, line in enumerate(SNIPPET.splitlines(), 1) if line.endswith("# error")
-    }
-    done = subprocess.run(
+def run_mypy(tree: Path, *targets: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
         [
             sys.executable,
             "-m",
@@ -78,17 +74,31 @@ def test_mypy_checks_handlers_and_stubs_against_specs(mypy_tree: Path) -> None:
             "--config-file",
             str(REPO_ROOT / "pyproject.toml"),
             "--cache-dir",
-            str(mypy_tree / ".mypy_cache"),
-            "snippet.py",
+            str(tree / ".mypy_cache"),
+            *targets,
         ],
-        cwd=mypy_tree,
+        cwd=tree,
         capture_output=True,
         text=True,
         timeout=600,
         check=False,
     )
+
+
+def test_mypy_checks_handlers_and_stubs_against_specs(mypy_tree: Path) -> None:
+    snippet = mypy_tree / "snippet.py"
+    snippet.write_text(SNIPPET)
+    expected = {
+        number for number, line in enumerate(SNIPPET.splitlines(), 1) if line.endswith("# error")
+    }
+    done = run_mypy(mypy_tree, "snippet.py")
     flagged = {
         int(m.group(1))
         for m in re.finditer(r"^snippet\.py:(\d+): error", done.stdout, re.MULTILINE)
     }
     assert flagged == expected, done.stdout + done.stderr
+
+
+def test_the_examples_are_strictly_typed(mypy_tree: Path) -> None:
+    done = run_mypy(mypy_tree, "examples/server.py", "examples/client.py")
+    assert done.returncode == 0, done.stdout + done.stderr
