@@ -15,8 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ..ir import Direction, RevisionIR
-from ..ir.methods import NOTIFICATION_UNIONS, REQUEST_UNIONS
-from ..ir.refs import union_members
+from ..ir.methods import NOTIFICATION_UNIONS, REQUEST_UNIONS, message_members
 from . import rules
 from .capabilities import capability_sites, compare_capabilities
 from .compare import DefinitionComparer, Delta
@@ -70,13 +69,8 @@ def _order(change: Change) -> tuple[int, str, int, str, str]:
 
 
 def _wire_messages(ir: RevisionIR) -> frozenset[str]:
-    defs = ir.definitions
-    return frozenset(
-        member
-        for union in WIRE_UNIONS
-        if union in defs
-        for member in union_members(defs[union].schema)
-    )
+    schemas = {name: d.schema for name, d in ir.definitions.items()}
+    return frozenset(member for union in WIRE_UNIONS for member in message_members(schemas, union))
 
 
 def _envelope_fields(*irs: RevisionIR) -> frozenset[str]:

@@ -2,10 +2,6 @@
 
 A method's request and params are definitions, compared with the others; here only what the table
 itself says: that a method can be sent one way, and which result classes answer it.
-
-Directions are read from the IR, plus one case the IR misses: a TypeScript union of a single
-member (``ClientNotification = CancelledNotification`` in 2026-07-28) is emitted as that member's
-schema inlined, not as a union, so its method must be read from the inlined ``method`` constant.
 """
 
 from __future__ import annotations
@@ -13,11 +9,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..ir import Direction, Method, RevisionIR
-from ..ir.methods import NOTIFICATION_UNIONS, REQUEST_UNIONS
 from . import rules
 from .compare import DefinitionComparer, fold
 from .model import Finding, Subject
-from .receivers import collapsed_unions, opposite
+from .receivers import opposite
 from .rules import Impact, Rule
 
 ARROW = {
@@ -25,10 +20,6 @@ ARROW = {
     Direction.SERVER_TO_CLIENT: "server -> client",
 }
 _RECEIVER_SIDE = {Direction.CLIENT_TO_SERVER: "server", Direction.SERVER_TO_CLIENT: "client"}
-
-
-def _directions_of(method: Method, extra: dict[str, set[Direction]]) -> set[Direction]:
-    return set(method.directions) | extra.get(method.method, set())
 
 
 def _gate(method: Method, direction: Direction) -> tuple[bool, str]:
@@ -60,28 +51,24 @@ def compare_methods(
     """Methods added or removed per direction, directions added or removed, results changed."""
     olds = {m.method: m for m in old.methods}
     news = {m.method: m for m in new.methods}
-    old_extra, new_extra = (
-        collapsed_unions(old, REQUEST_UNIONS),
-        collapsed_unions(new, REQUEST_UNIONS),
-    )
     out: list[Finding] = []
     for name in sorted(olds.keys() | news.keys()):
         before, after = olds.get(name), news.get(name)
         if before is None and after is not None:
-            for direction in sorted(_directions_of(after, new_extra)):
+            for direction in sorted(after.directions):
                 guarded, gate = _gate(after, direction)
                 what = f"method '{name}' added ({ARROW[direction]}); {gate}"
                 impact = rules.method_added(guarded=guarded)
                 out.append(_method_finding(Rule.METHOD_ADDED, after, direction, what, impact))
         elif after is None and before is not None:
-            for direction in sorted(_directions_of(before, old_extra)):
+            for direction in sorted(before.directions):
                 what = f"method '{name}' removed ({ARROW[direction]})"
                 finding = _method_finding(
                     Rule.METHOD_REMOVED, before, direction, what, rules.impact(Rule.METHOD_REMOVED)
                 )
                 out.append(_swap(finding))
         elif before is not None and after is not None:
-            was, now = _directions_of(before, old_extra), _directions_of(after, new_extra)
+            was, now = set(before.directions), set(after.directions)
             out += _directions(after, was, now)
             out += _results(before, after, comparer)
     return out
@@ -133,8 +120,8 @@ def _results(before: Method, after: Method, comparer: DefinitionComparer) -> lis
 
 def compare_notifications(old: RevisionIR, new: RevisionIR) -> list[Finding]:
     """Notifications added or removed per direction, and directions added or removed."""
-    olds = collapsed_unions(old, NOTIFICATION_UNIONS)
-    news = collapsed_unions(new, NOTIFICATION_UNIONS)
+    olds: dict[str, set[Direction]] = {}
+    news: dict[str, set[Direction]] = {}
     for ir, table in ((old, olds), (new, news)):
         for notification in ir.notifications:
             table.setdefault(notification.method, set()).update(notification.directions)

@@ -3,8 +3,7 @@
 Walks ``$ref``s from the method table: a request (and what it references) travels in the method's
 directions, its results (and their response envelopes) the opposite way, a notification in its
 own directions; the message unions (``ClientRequest``, ``ServerResult``...) travel the way their
-name says (also when the schema collapsed one into its only member, see ``collapsed_unions``),
-and the JSON-RPC envelope (``JSONRPCMessage``) and typed error responses (a definition
+name says, and the JSON-RPC envelope (``JSONRPCMessage``) and typed error responses (a definition
 with ``jsonrpc`` and ``error``) both ways. A definition reached from several places travels
 every way it is reached; one reached from nowhere gets no flow (see ``Finding.flows``).
 """
@@ -16,7 +15,7 @@ from typing import Any
 
 from ..ir import Direction, ResultLink, RevisionIR
 from ..ir.methods import NOTIFICATION_UNIONS, REQUEST_UNIONS
-from ..ir.refs import const_of, ref_name, union_members
+from ..ir.refs import ref_name
 
 ENVELOPE_ROOTS = ("JSONRPCMessage",)
 RESULT_UNIONS = (
@@ -33,25 +32,6 @@ Flows = dict[str, frozenset[Direction]]
 
 def opposite(direction: Direction) -> Direction:
     return _OPPOSITE[direction]
-
-
-def collapsed_unions(
-    ir: RevisionIR, unions: tuple[tuple[str, Direction], ...]
-) -> dict[str, set[Direction]]:
-    """Method name -> directions of the message unions the schema collapsed into one member.
-
-    A TypeScript union of one (``ClientNotification = CancelledNotification`` in 2026-07-28) is
-    emitted as that member's schema inlined, not as a union; the IR reads union members only.
-    """
-    found: dict[str, set[Direction]] = {}
-    for union, direction in unions:
-        definition = ir.definitions.get(union)
-        if definition is None or union_members(definition.schema):
-            continue
-        method = const_of(definition.schema, "method")
-        if isinstance(method, str):
-            found.setdefault(method, set()).add(direction)
-    return found
 
 
 def _refs(node: Any) -> Iterator[str]:
@@ -88,12 +68,6 @@ def _roots(ir: RevisionIR) -> Iterator[tuple[str, Direction]]:
             yield notification.notification, direction
     yield from REQUEST_UNIONS
     yield from NOTIFICATION_UNIONS
-    for unions in (REQUEST_UNIONS, NOTIFICATION_UNIONS):
-        collapsed = collapsed_unions(ir, unions)
-        for name, definition in ir.definitions.items():
-            method = const_of(definition.schema, "method")
-            if isinstance(method, str) and method in collapsed:
-                yield from ((name, d) for d in collapsed[method])
     yield from RESULT_UNIONS
     for name, definition in ir.definitions.items():
         props = definition.schema.get("properties") or {}

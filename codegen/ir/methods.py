@@ -31,12 +31,32 @@ RECEIVER_CAPABILITIES = {
 }
 
 
+def message_members(defs: dict[str, JSONSchema], union: str) -> list[str]:
+    """The message definitions of a union definition.
+
+    A TypeScript union of one member is emitted without ``anyOf``: as a ``$ref`` to the member,
+    or as the member's schema copied inline (2026-07-28's ``ClientNotification`` is a copy of
+    ``CancelledNotification``). The copy resolves to the definition it equals, else to itself.
+    """
+    schema = defs.get(union)
+    members = union_members(schema)
+    if members or not isinstance(schema, dict):
+        return members
+    target = ref_name(schema)
+    if target is not None:
+        return [target]
+    if const_of(schema, "method") is None:
+        return []
+    copies = [name for name, other in defs.items() if name != union and other == schema]
+    return copies[:1] or [union]
+
+
 def _members_by_direction(
     defs: dict[str, JSONSchema], unions: tuple[tuple[str, Direction], ...]
 ) -> dict[str, list[Direction]]:
     found: dict[str, list[Direction]] = {}
     for union, direction in unions:
-        for member in union_members(defs.get(union)):
+        for member in message_members(defs, union):
             directions = found.setdefault(member, [])
             if direction not in directions:
                 directions.append(direction)

@@ -104,6 +104,13 @@ class ClientStub:
         """``tools/list``: Sent from the client to request a list of tools the server has."""
         return await self._sender.send_request(methods.TOOLS_LIST, params, options)
 
+    async def send_cancelled(
+        self,
+        params: types.CancelledNotificationParams,
+    ) -> None:
+        """``notifications/cancelled``: This notification is sent by the client to indicate that it is cancelling a request it previously issued."""
+        await self._sender.send_notification(methods.NOTIFICATIONS_CANCELLED, params)
+
 
 class ServerStub:
     """What a server of revision 2026-07-28 sends: requests a client handles, and notifications."""

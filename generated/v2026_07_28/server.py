@@ -43,7 +43,9 @@ CLIENT_TO_SERVER_REQUESTS: Final[Mapping[str, MethodSpec[Any, Any]]] = {
     methods.TOOLS_LIST.method: methods.TOOLS_LIST,
 }
 
-CLIENT_TO_SERVER_NOTIFICATIONS: Final[Mapping[str, NotificationSpec[Any]]] = {}
+CLIENT_TO_SERVER_NOTIFICATIONS: Final[Mapping[str, NotificationSpec[Any]]] = {
+    methods.NOTIFICATIONS_CANCELLED.method: methods.NOTIFICATIONS_CANCELLED,
+}
 
 
 class ServerHandlers(Protocol[ContextT]):
@@ -107,6 +109,12 @@ class ServerHandlers(Protocol[ContextT]):
         self, params: types.PaginatedRequestParams, context: ContextT
     ) -> types.ListToolsResult:
         """``tools/list``: Sent from the client to request a list of tools the server has."""
+        ...
+
+    async def on_cancelled(
+        self, params: types.CancelledNotificationParams, context: ContextT
+    ) -> None:
+        """``notifications/cancelled``: This notification is sent by the client to indicate that it is cancelling a request it previously issued."""
         ...
 
 

@@ -146,3 +146,10 @@ def test_unknown_era_is_refused(tmp_path: Path) -> None:
     path.write_text(json.dumps({"$defs": {"ClientRequest": {"anyOf": []}}}))
     with pytest.raises(CodegenError, match="unknown era"):
         build_ir(load_file(path, "x"))
+
+
+def test_one_member_union_copied_inline_still_gives_directions(irs: dict[str, RevisionIR]) -> None:
+    # 2026-07-28's ClientNotification is CancelledNotification's schema copied, not an anyOf.
+    cancelled = irs["2026-07-28"].notification("notifications/cancelled")
+    assert set(cancelled.directions) == {C2S, S2C}
+    assert cancelled.notification == "CancelledNotification"
