@@ -10,6 +10,7 @@ session serves both sides and both protocol eras.
 from __future__ import annotations
 
 import contextlib
+import heapq
 import logging
 import math
 from collections import deque
@@ -162,9 +163,20 @@ class Router(Protocol):
 class _Pending:
     """A request we sent and its answer-to-be; progress updates queue here for the caller."""
 
-    __slots__ = ("error", "event", "has_result", "progress", "result", "updates")
+    __slots__ = (
+        "deadline",
+        "error",
+        "event",
+        "has_result",
+        "progress",
+        "result",
+        "timed_out",
+        "updates",
+    )
 
     def __init__(self, progress: ProgressCallback | None) -> None:
+        self.deadline = math.inf
+        self.timed_out = False
         self.event = anyio.Event()
         self.progress = progress
         self.updates: list[tuple[float, float | None, str | None]] = []
@@ -301,6 +313,10 @@ class Session:
         self._input_closed: ConnectionClosedError | None = None
         # Ids we cancelled recently: their late responses are expected, not worth a warning.
         self._abandoned: deque[RequestId] = deque(maxlen=256)
+        self._deadlines: list[tuple[float, int, RequestId]] = []
+        self._deadline_seq = 0
+        self._next_wake = math.inf
+        self._deadline_moved = anyio.Event()
         self._failure: str | None = None
         self._started = anyio.Event()
         self._finished = anyio.Event()
@@ -321,6 +337,7 @@ class Session:
         try:
             async with anyio.create_task_group() as tg:
                 self._tg = tg
+                tg.start_soon(self._watch_deadlines)
                 self._started.set()
                 if self.options.keepalive_interval:
                     tg.start_soon(self._keepalive, self.options.keepalive_interval)
@@ -494,33 +511,72 @@ class Session:
     async def _await_answer(
         self, spec: MethodSpec[Any, Any], request_id: int, pending: _Pending, timeout: Any
     ) -> None:
+        """Wait for the answer, running progress callbacks here, in the caller's task.
+
+        The deadline lives on the pending request and one watcher task enforces all of them,
+        which is cheaper than a cancel scope per request; progress moves it forward, up to the
+        hard deadline.
+        """
         if timeout is _UNSET:
             timeout = self.options.request_timeout
         cap = self.options.max_request_timeout
         start = anyio.current_time()
         hard_deadline = start + cap if cap is not None else math.inf
-        deadline = start + timeout if timeout is not None else math.inf
+        pending.deadline = min(start + timeout if timeout is not None else math.inf, hard_deadline)
+        self._watch(request_id, pending.deadline)
         while True:
-            with anyio.CancelScope(deadline=min(deadline, hard_deadline)):
-                await pending.event.wait()
+            await pending.event.wait()
+            finished = pending.has_result or pending.error is not None
+            if pending.timed_out and not finished:
+                waited = anyio.current_time() - start
+                await self._send_cancel(request_id, f"timed out after {waited:g} s", None)
+                raise RequestTimeoutError(spec.method, request_id, waited)
+            if not finished:
+                pending.event = anyio.Event()
             if pending.updates:
                 updates, pending.updates = pending.updates, []
-                if not pending.has_result and pending.error is None:
-                    pending.event = anyio.Event()
-                if timeout is not None:
-                    deadline = anyio.current_time() + timeout
+                if timeout is not None and not finished:
+                    pending.deadline = min(anyio.current_time() + timeout, hard_deadline)
                 if pending.progress is not None:
                     for update in updates:
                         await pending.progress(*update)
-            if pending.has_result or pending.error is not None:
+            if finished:
                 return
-            if pending.event.is_set():
-                continue
+
+    def _watch(self, request_id: RequestId, deadline: float) -> None:
+        """Put a deadline under the watcher's eye, waking it if it is now the earliest."""
+        if deadline == math.inf:
+            return
+        heap = self._deadlines
+        if len(heap) > 2 * len(self._pending) + 64:
+            # Answered requests leave their entries behind; drop them before the heap grows.
+            heap[:] = [entry for entry in heap if entry[2] in self._pending]
+            heapq.heapify(heap)
+        self._deadline_seq += 1
+        heapq.heappush(heap, (deadline, self._deadline_seq, request_id))
+        if deadline < self._next_wake:
+            self._deadline_moved.set()
+
+    async def _watch_deadlines(self) -> None:
+        """Time out pending requests whose deadline passed (one task for all of them)."""
+        heap = self._deadlines
+        while True:
             now = anyio.current_time()
-            if now >= min(deadline, hard_deadline):
-                waited = now - start
-                await self._send_cancel(request_id, f"timed out after {waited:g} s", None)
-                raise RequestTimeoutError(spec.method, request_id, waited)
+            while heap and heap[0][0] <= now:
+                _, _, request_id = heapq.heappop(heap)
+                pending = self._pending.get(request_id)
+                if pending is None or pending.has_result or pending.error is not None:
+                    continue
+                if pending.deadline > now:
+                    self._deadline_seq += 1
+                    heapq.heappush(heap, (pending.deadline, self._deadline_seq, request_id))
+                    continue
+                pending.timed_out = True
+                pending.event.set()
+            self._next_wake = heap[0][0] if heap else math.inf
+            self._deadline_moved = anyio.Event()
+            with anyio.move_on_after(self._next_wake - now):
+                await self._deadline_moved.wait()
 
     async def _send_cancel(
         self, request_id: RequestId, reason: str, related_id: RequestId | None

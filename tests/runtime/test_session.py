@@ -399,3 +399,13 @@ async def test_a_batch_is_answered_member_by_member() -> None:
         assert replies["b"]["result"]["content"][0]["text"] == "x"
         await peer.send([])
         assert (await peer.receive())["error"]["code"] == -32600
+
+
+async def test_deadlines_of_answered_requests_do_not_pile_up() -> None:
+    server = make_server(Probe())
+    async with Client(server.memory_transport()) as client:
+        for _ in range(500):
+            await client.ping()
+        assert len(client.session._deadlines) <= 2 + 64
+        with pytest.raises(RequestTimeoutError):
+            await client.stub.call_tool(call("sleep", seconds=5), {"timeout": 0.1})
