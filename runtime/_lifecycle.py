@@ -91,6 +91,22 @@ class ServerLifecycle(Protocol):
         ...
 
 
+def _handshake_only(revisions: Sequence[str] | None) -> tuple[str, ...]:
+    """Revisions a handshake lifecycle can negotiate, oldest first; refuses any other."""
+    chosen = tuple(sorted(revisions)) if revisions else HANDSHAKE_REVISIONS
+    if not chosen:
+        raise ProtocolVersionError("no revision to negotiate")
+    for revision in chosen:
+        if revision not in generated.REVISIONS:
+            raise ProtocolVersionError(f"no bindings for revision {revision!r}")
+        if generated.ERAS[revision] != "handshake":
+            raise ProtocolVersionError(
+                f"revision {revision!r} has no initialize handshake ({generated.ERAS[revision]} era); "
+                "it needs a lifecycle of its own"
+            )
+    return chosen
+
+
 def check_sendable(session: Session, spec: MethodSpec[Any, Any], direction: Direction) -> None:
     """Refuse, before sending, a request outside the revision or the peer's capabilities."""
     if spec.method not in session.bindings.methods or direction not in spec.directions:
@@ -111,10 +127,9 @@ class HandshakeClient:
     def __init__(
         self, protocol_version: str | None = None, supported: Sequence[str] | None = None
     ) -> None:
-        self.supported = tuple(supported or HANDSHAKE_REVISIONS)
+        self.supported = _handshake_only(supported)
         self.protocol_version = protocol_version or self.supported[-1]
-        if self.protocol_version not in generated.REVISIONS:
-            raise ProtocolVersionError(f"no bindings for revision {self.protocol_version!r}")
+        _handshake_only([self.protocol_version])
 
     async def open(self, client: Client, session: Session) -> None:
         offered = Bindings.load(self.protocol_version, Direction.CLIENT_TO_SERVER)
@@ -164,7 +179,7 @@ class HandshakeServer:
     everything but ``ping`` before it, and answers ``ping`` from the reading task."""
 
     def __init__(self, supported: Sequence[str] | None = None) -> None:
-        self.supported = tuple(supported or HANDSHAKE_REVISIONS)
+        self.supported = _handshake_only(supported)
 
     def gate(
         self, server: Server, session: Session, method: str, params: dict[str, Any] | None

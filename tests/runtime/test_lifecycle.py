@@ -392,3 +392,12 @@ async def test_a_rejected_initialize_can_be_retried() -> None:
             }
         )
         assert good["result"]["serverInfo"]["name"] == "mcpbind-example"
+
+
+def test_the_handshake_lifecycle_refuses_revisions_it_cannot_negotiate() -> None:
+    with pytest.raises(ProtocolVersionError, match="stateless"):
+        Client(example_server.memory_transport(), protocol_version="2026-07-28")
+    with pytest.raises(ProtocolVersionError, match="no bindings"):
+        Server("x", revisions=["1999-01-01"])
+    with pytest.raises(ProtocolVersionError, match="stateless"):
+        Server("x", revisions=["2025-11-25", "2026-07-28"])
