@@ -69,8 +69,9 @@ class SessionOptions:
     ``request_timeout`` is the default per-request timeout (``None``: wait forever), restarted
     by each progress notification; ``max_request_timeout`` caps a request's total time however
     much progress it reports. ``max_concurrent_handlers`` bounds incoming requests being
-    handled at once; up to ``max_pending_requests`` more wait for a slot, and beyond that the
-    session stops reading until one finishes (back-pressure, so memory stays bounded).
+    handled at once; once ``max_pending_requests`` requests (and notifications with handlers)
+    are running or waiting for a slot, the session stops reading until one finishes
+    (back-pressure, so memory stays bounded).
     ``keepalive_interval`` enables pings; one unanswered within ``keepalive_timeout`` ends the
     session. ``drain_timeout`` is how long running handlers may finish after the input ends.
     """
@@ -313,6 +314,7 @@ class Session:
         self._input_closed: ConnectionClosedError | None = None
         # Ids we cancelled recently: their late responses are expected, not worth a warning.
         self._abandoned: deque[RequestId] = deque(maxlen=256)
+        self._notifying = 0
         self._deadlines: list[tuple[float, int, RequestId]] = []
         self._deadline_seq = 0
         self._next_wake = math.inf
@@ -607,7 +609,10 @@ class Session:
                     await self._on_batch(message, envelope)
                 else:
                     await self._on_message(message, envelope)
-                while len(self._in_flight) >= max_pending and self._closed_error is None:
+                while (
+                    len(self._in_flight) + self._notifying >= max_pending
+                    and self._closed_error is None
+                ):
                     self._room = anyio.Event()
                     await self._room.wait()
                 streak += 1
@@ -801,6 +806,7 @@ class Session:
             self._on_progress(params)
         work = self.router.route_notification(self, method, params, envelope)
         if work is not None and self._tg is not None:
+            self._notifying += 1
             self._tg.start_soon(self._run_notification, method, work)
 
     async def _run_notification(self, method: str, work: Callable[[], Awaitable[None]]) -> None:
@@ -808,6 +814,9 @@ class Session:
             await work()
         except Exception:
             logger.exception("notification handler of %s failed", method)
+        finally:
+            self._notifying -= 1
+            self._room.set()
 
     def _on_cancelled(self, params: dict[str, Any] | None) -> None:
         request_id = params.get("requestId") if params else None

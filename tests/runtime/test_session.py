@@ -409,3 +409,20 @@ async def test_deadlines_of_answered_requests_do_not_pile_up() -> None:
         assert len(client.session._deadlines) <= 2 + 64
         with pytest.raises(RequestTimeoutError):
             await client.stub.call_tool(call("sleep", seconds=5), {"timeout": 0.1})
+
+
+async def test_reading_pauses_when_too_much_is_pending() -> None:
+    probe = Probe()
+    server = make_server(probe, SessionOptions(max_concurrent_handlers=2, max_pending_requests=4))
+    async with raw_client_of(server) as peer:
+        for i in range(10):
+            await peer.send(
+                {"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": "block"}}
+            )
+        await anyio.sleep(0.1)
+        session = next(iter(server.sessions))
+        assert len(session._in_flight) == 4
+        assert probe.max_running == 2
+        probe.release.set()
+        ids = {(await peer.receive())["id"] for _ in range(10)}
+        assert ids == set(range(10))
