@@ -6,7 +6,8 @@ Hand-written on purpose (no runtime): each answers ``initialize`` and then misbe
 * ``ignore-term``: also ignores SIGTERM (must get SIGKILL);
 * ``crash``: exits with status 3 on ``tools/call``;
 * ``crash-keep-pipe``: the same, but a grandchild keeps stdout open;
-* ``chatty``: writes lines to stderr, answers pings.
+* ``chatty``: writes lines to stderr, answers pings;
+* ``env``: names itself after ``$MCPBIND_TEST_VALUE`` and gives its cwd as its version;
 * ``launcher``: starts the example server with a stdin pipe that outlives this process (held
   by a sleeping child), prints both pids, and exits: the server's parent has died.
 """
@@ -26,13 +27,16 @@ def reply(message: dict[str, object]) -> None:
     sys.stdout.flush()
 
 
-def initialize_result(request: dict[str, object]) -> dict[str, object]:
+def initialize_result(request: dict[str, object], mode: str) -> dict[str, object]:
     params = request.get("params") or {}
     assert isinstance(params, dict)
+    info = {"name": "misbehaving", "version": "0"}
+    if mode == "env":
+        info = {"name": os.environ.get("MCPBIND_TEST_VALUE", "unset"), "version": os.getcwd()}
     return {
         "protocolVersion": params.get("protocolVersion"),
         "capabilities": {"tools": {}},
-        "serverInfo": {"name": "misbehaving", "version": "0"},
+        "serverInfo": info,
     }
 
 
@@ -57,7 +61,9 @@ def main(mode: str) -> None:
         if "id" not in request:
             continue
         if method == "initialize":
-            reply({"jsonrpc": "2.0", "id": request["id"], "result": initialize_result(request)})
+            reply(
+                {"jsonrpc": "2.0", "id": request["id"], "result": initialize_result(request, mode)}
+            )
         elif method == "tools/call" and mode.startswith("crash"):
             if mode == "crash-keep-pipe":
                 subprocess.Popen(["sleep", "30"])

@@ -111,6 +111,15 @@ async def test_cancellation_over_stdio() -> None:
         assert echo.content[0].text == "x"
 
 
+async def test_env_cwd_and_process_group(tmp_path: Path) -> None:
+    params = misbehaving("env", env={"MCPBIND_TEST_VALUE": "from-env"}, cwd=tmp_path)
+    async with Client(stdio_client(params)) as client:
+        assert client.server_info.name == "from-env"
+        assert Path(client.server_info.version).resolve() == tmp_path.resolve()
+        pid = _pid_of(client)
+        assert os.getpgid(pid) == pid != os.getpgid(0)
+
+
 async def test_a_server_that_cannot_start_is_a_clear_error() -> None:
     with pytest.raises(ConnectionClosedError, match="could not start the server"):
         async with Client(stdio_client(StdioParameters("/nonexistent/mcp-server"))):
