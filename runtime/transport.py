@@ -1,9 +1,11 @@
 """The transport interface: two memory object streams of parsed messages, and an in-memory pair.
 
 A transport is any async context manager that yields a ``Connection``. While the context is open
-the transport moves messages between the wire and the two streams; closing ``incoming`` (end of
-stream) tells the session the peer is gone, and the session closing ``outgoing`` tells the
-transport to finish writing and shut its side down.
+the transport moves messages between the wire and the two streams. The transport closing its
+send side of ``incoming`` (end of stream) tells the session the peer is gone: the session fails
+its pending requests, lets running handlers finish briefly, and returns. The session never
+closes ``outgoing``; leaving the transport's context does, after flushing what was queued, and
+shuts the wire down (the stdio client then stops the server process).
 
 Each message travels in an ``Envelope``:
 
