@@ -90,12 +90,34 @@ def import_seconds(code: str) -> float:
     return float(out.stdout)
 
 
+async def official_stack(count: int) -> float:
+    """Sequential ``echo`` rate of the official client against the official server (reference)."""
+    from mcp import ClientSession, StdioServerParameters
+    from mcp import stdio_client as sdk_stdio_client
+
+    params = SERVERS["official"]
+    sdk_params = StdioServerParameters(
+        command=params.command, args=list(params.args), cwd=str(ROOT)
+    )
+    async with sdk_stdio_client(sdk_params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        for _ in range(200):
+            await session.call_tool("echo", {"text": "hello"})
+        return await rate(count, lambda: session.call_tool("echo", {"text": "hello"}))
+
+
+def row(metric: str, ours: float, theirs: float) -> str:
+    return f"{metric:<22}{ours:>10.0f}{theirs:>10.0f}{ours / theirs:>8.2f}"
+
+
 async def main(rounds: int, count: int) -> None:
     results: dict[str, dict[str, list[float]]] = {name: {} for name in SERVERS}
+    reference: list[float] = []
     for _ in range(rounds):
         for name, params in SERVERS.items():
             for metric, value in (await measure(params, count)).items():
                 results[name].setdefault(metric, []).append(value)
+        reference.append(await official_stack(count))
     imports = {
         "mcpbind": [
             import_seconds(
@@ -106,17 +128,18 @@ async def main(rounds: int, count: int) -> None:
         "official": [import_seconds("import mcp") for _ in range(rounds + 2)],
     }
     print(
-        f"{'metric':<16}{'mcpbind':>12}{'official':>12}{'ratio':>8}   (median of {rounds} rounds)"
+        f"{'metric':<22}{'mcpbind':>10}{'official':>10}{'ratio':>8}   (median of {rounds} rounds)"
     )
+    print("same client (mcpbind's), two servers:")
     for metric in results["mcpbind"]:
         ours = statistics.median(results["mcpbind"][metric])
-        theirs = statistics.median(results["official"][metric])
-        print(f"{metric:<20}{ours:>10.0f}{theirs:>10.0f}{ours / theirs:>8.2f}")
+        print(row(metric, ours, statistics.median(results["official"][metric])))
+    print("whole stacks (each client with its own server):")
+    ours = statistics.median(results["mcpbind"]["echo seq /s"])
+    print(row("echo seq /s", ours, statistics.median(reference)))
+    print("start-up:")
     ours_import = statistics.median(imports["mcpbind"]) * 1000
-    theirs_import = statistics.median(imports["official"]) * 1000
-    print(
-        f"{'import ms':<16}{ours_import:>12.0f}{theirs_import:>12.0f}{ours_import / theirs_import:>8.2f}"
-    )
+    print(row("import ms", ours_import, statistics.median(imports["official"]) * 1000))
 
 
 if __name__ == "__main__":
