@@ -8,14 +8,14 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
 import anyio
-from mcpbind.generated._support import Direction, MethodSpec
+from mcpbind.generated._support import Direction, MCPModel, MethodSpec, NotificationSpec
 
 from ._bindings import Bindings
 from ._endpoint import Endpoint
 from ._lifecycle import HandshakeServer, ServerLifecycle
 from ._session import Route, Session, SessionOptions
 from ._stdio import stdio_server
-from .errors import McpError
+from .errors import ConnectionClosedError, McpError
 from .transport import Connection, Envelope, memory_pair
 
 __all__ = ["Server"]
@@ -75,6 +75,25 @@ class Server(Endpoint):
         self, session: Session, spec: MethodSpec[Any, Any], params: dict[str, Any] | None
     ) -> dict[str, Any] | None:
         return self.lifecycle.prepare_request(self, session, spec, params)
+
+    # -- notifying ------------------------------------------------------------------------
+
+    async def broadcast(self, spec: NotificationSpec[Any], params: MCPModel | None = None) -> int:
+        """Send a notification (``notifications/tools/list_changed``...) to every operating
+        session whose revision has it; returns how many were sent. Closed sessions are skipped."""
+        sent = 0
+        for session in list(self.sessions):
+            if (
+                session.peer.phase != "operating"
+                or spec.method not in session.bindings.notifications
+            ):
+                continue
+            try:
+                await session.send_notification(spec, params)
+            except ConnectionClosedError:
+                continue
+            sent += 1
+        return sent
 
     # -- serving --------------------------------------------------------------------------
 

@@ -401,3 +401,25 @@ def test_the_handshake_lifecycle_refuses_revisions_it_cannot_negotiate() -> None
         Server("x", revisions=["1999-01-01"])
     with pytest.raises(ProtocolVersionError, match="stateless"):
         Server("x", revisions=["2025-11-25", "2026-07-28"])
+
+
+async def test_broadcast_reaches_every_operating_session() -> None:
+    server = Server("broadcaster", capabilities={"tools": {"listChanged": True}})
+    heard: list[str] = []
+
+    def listening_client() -> Client:
+        client = Client(server.memory_transport())
+
+        @client.notification_handler(methods.NOTIFICATIONS_TOOLS_LIST_CHANGED)
+        async def changed(params: Any, session: Any) -> None:
+            heard.append(session.bindings.revision)
+
+        return client
+
+    async with listening_client(), listening_client():
+        await anyio.sleep(0.05)
+        assert await server.broadcast(methods.NOTIFICATIONS_TOOLS_LIST_CHANGED) == 2
+        with anyio.fail_after(2):
+            while len(heard) < 2:
+                await anyio.sleep(0.01)
+    assert heard == ["2025-11-25", "2025-11-25"]
