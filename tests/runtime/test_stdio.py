@@ -166,16 +166,21 @@ def _pid_of(client: Client) -> int:
     return int(client.session.connection.extra["pid"])
 
 
-@pytest.mark.parametrize(("mode", "needs"), [("ignore-eof", "SIGTERM"), ("ignore-term", "SIGKILL")])
-async def test_shutdown_escalates(mode: str, needs: str) -> None:
-    client = Client(stdio_client(misbehaving(mode, close_wait=0.3, term_wait=0.3)))
+@pytest.mark.parametrize(
+    ("mode", "needs", "waits"), [("ignore-eof", "SIGTERM", 1), ("ignore-term", "SIGKILL", 2)]
+)
+async def test_shutdown_escalates(mode: str, needs: str, waits: int) -> None:
+    wait = 0.4
+    client = Client(stdio_client(misbehaving(mode, close_wait=wait, term_wait=wait)))
     async with client:
         await client.ping()
         pid = _pid_of(client)
-    start = time.monotonic()
+        start = time.monotonic()
+    took = time.monotonic() - start
     assert not alive(pid)
-    assert time.monotonic() - start < 0.1
-    # Exit status says which signal it took.
+    # It took the configured waits (one before SIGTERM, one more before SIGKILL), not longer.
+    assert waits * wait <= took < waits * wait + 1.0
+    # The exit status says which signal it took.
     assert client.session.connection.close_reason() == f"the server process was killed by {needs}"
 
 
