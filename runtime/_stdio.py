@@ -37,9 +37,9 @@ logger = logging.getLogger("mcpbind.runtime.stdio")
 
 #: Read size: at most 64 KiB (see the module docstring).
 CHUNK = 64 * 1024
-#: The parent when this module was imported: comparing later ``getppid()`` against a value
-#: read only once serving starts would miss a parent that died during start-up.
-_FIRST_PARENT = os.getppid()
+#: This process and its parent when this module was imported: comparing later ``getppid()``
+#: against a parent read only once serving starts would miss one that died during start-up.
+_FIRST_PARENT = (os.getpid(), os.getppid())
 #: Default bound on one message; a larger line is answered -32700 and never buffered whole.
 MAX_MESSAGE = 64 * 1024 * 1024
 
@@ -220,7 +220,10 @@ async def stdio_server(
 async def _watch_parent(
     interval: float, in_send: MemoryObjectSendStream[Envelope], reason: list[str]
 ) -> None:
-    parent = _FIRST_PARENT
+    # A process forked after the import has another parent: read it now instead.
+    importer, parent = _FIRST_PARENT
+    if importer != os.getpid():
+        parent = os.getppid()
     while True:
         await anyio.sleep(interval)
         if os.getppid() != parent:
