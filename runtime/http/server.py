@@ -365,8 +365,7 @@ class StreamableHTTPServer:
         reaper = anyio.CancelScope()
         async with anyio.create_task_group() as tg:
             self._tg = tg
-            if self.session_idle_timeout is not None:
-                tg.start_soon(self._reap, reaper)
+            tg.start_soon(self._reap, reaper)
             try:
                 yield self
             finally:
@@ -377,22 +376,24 @@ class StreamableHTTPServer:
                 tg.cancel_scope.deadline = anyio.current_time() + self.shutdown_grace
 
     async def _reap(self, scope: anyio.CancelScope) -> None:
-        timeout = self.session_idle_timeout
-        assert timeout is not None
+        """End sessions idle longer than ``session_idle_timeout`` (read afresh on every pass,
+        so it can be changed while serving); checks at least once a second."""
         with scope:
-            await self._reap_forever(timeout)
-
-    async def _reap_forever(self, timeout: float) -> None:
-        while True:
-            await anyio.sleep(max(0.05, min(timeout / 4, 5.0)))
-            now = anyio.current_time()
-            for session in list(self.sessions.values()):
-                if session.busy == 0 and now - session.last_active > timeout:
-                    logger.info(
-                        "session %s idle for %.0f s; ended", session.id, now - session.last_active
-                    )
-                    session.terminate("the session expired")
-                    self._forget(session)
+            while True:
+                timeout = self.session_idle_timeout
+                await anyio.sleep(max(0.05, min((timeout or 4.0) / 4, 1.0)))
+                if timeout is None:
+                    continue
+                now = anyio.current_time()
+                for session in list(self.sessions.values()):
+                    if session.busy == 0 and now - session.last_active > timeout:
+                        logger.info(
+                            "session %s idle for %.0f s; ended",
+                            session.id,
+                            now - session.last_active,
+                        )
+                        session.terminate("the session expired")
+                        self._forget(session)
 
     def _forget(self, session: _HttpSession) -> None:
         if session.id is not None and self.sessions.get(session.id) is session:

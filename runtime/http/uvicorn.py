@@ -29,7 +29,9 @@ async def serving(
 ) -> AsyncIterator[str]:
     """Serve ``app`` on uvicorn (lifespan on) while the block runs; yields ``http://host:port``."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP explicitly: asyncio only sets TCP_NODELAY on accepted sockets whose proto
+    # says TCP, and without it every small POST waits out a 40 ms delayed ACK.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     bound_port = sock.getsockname()[1]

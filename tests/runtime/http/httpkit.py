@@ -98,7 +98,7 @@ async def raw_initialize(http: httpx.AsyncClient, url: str) -> str:
     done = await http.post(
         url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers
     )
-    assert done.status_code == 202
+    assert done.status_code == 202, (done.status_code, done.text)
     return session_id
 
 
