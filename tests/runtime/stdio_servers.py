@@ -9,7 +9,8 @@ Hand-written on purpose (no runtime): each answers ``initialize`` and then misbe
 * ``chatty``: writes lines to stderr, answers pings;
 * ``env``: names itself after ``$MCPBIND_TEST_VALUE`` and gives its cwd as its version;
 * ``launcher``: starts the example server with a stdin pipe that outlives this process (held
-  by a sleeping child), prints both pids, and exits: the server's parent has died.
+  by a sleeping child), waits for it to answer a ping, prints both pids, and exits: the
+  server's parent has died while it serves.
 """
 
 from __future__ import annotations
@@ -43,15 +44,24 @@ def initialize_result(request: dict[str, object], mode: str) -> dict[str, object
 def main(mode: str) -> None:
     if mode == "launcher":
         read_end, write_end = os.pipe()
-        quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
         holder = subprocess.Popen(
-            ["sleep", "30"], pass_fds=(write_end,), start_new_session=True, **quiet
+            ["sleep", "30"],
+            pass_fds=(write_end,),
+            start_new_session=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         server = subprocess.Popen(
-            [sys.executable, "-m", "examples.server"], stdin=read_end, **quiet
+            [sys.executable, "-m", "examples.server"],
+            stdin=read_end,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
         )
+        # Wait until the server answers, so it is serving when its parent dies.
+        os.write(write_end, b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n')
+        assert server.stdout is not None
+        server.stdout.readline()
         print(server.pid, holder.pid, flush=True)
-        time.sleep(1.5)  # the server is up and serving when its parent dies
         os._exit(0)
     if mode == "ignore-term":
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
