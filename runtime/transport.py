@@ -88,7 +88,48 @@ async def take(stream: MemoryObjectReceiveStream[Envelope]) -> Envelope:
     try:
         return stream.receive_nowait()
     except anyio.WouldBlock:
+        if _WAIT_DIRECTLY:
+            return await _wait_for_item(stream)
         return await stream.receive()
+
+
+# ``MemoryObjectReceiveStream.receive`` also passes a checkpoint before it queues itself as a
+# waiter: one more event-loop pass per message on an idle stream, which measured 20-35% of a
+# sequential stdio round trip. ``_wait_for_item`` queues itself directly, through the stream's
+# internals as anyio 4 lays them out (checked here, once); with any other layout ``take``
+# simply uses ``receive``.
+try:
+    from anyio.streams.memory import _MemoryObjectItemReceiver, _MemoryObjectStreamState
+
+    _WAIT_DIRECTLY = "waiting_receivers" in getattr(
+        _MemoryObjectStreamState, "__dataclass_fields__", {}
+    ) and {"_state", "_closed", "_waiters"} <= set(
+        getattr(MemoryObjectReceiveStream, "__dataclass_fields__", {})
+    )
+except ImportError:  # pragma: no cover - another anyio layout
+    _WAIT_DIRECTLY = False
+
+
+async def _wait_for_item(stream: MemoryObjectReceiveStream[Envelope]) -> Envelope:
+    """``receive`` minus its leading checkpoint; same registration, same wake-up."""
+    waiters = stream._waiters
+    if waiters is None:
+        waiters = stream._waiters = set()
+    event = anyio.Event()
+    receiver = _MemoryObjectItemReceiver[Envelope]()
+    waiters.add(event)
+    stream._state.waiting_receivers[event] = receiver
+    try:
+        await event.wait()
+    finally:
+        stream._state.waiting_receivers.pop(event, None)
+        waiters.discard(event)
+    try:
+        return receiver.item
+    except AttributeError:
+        if stream._closed:
+            raise anyio.ClosedResourceError from None
+        raise anyio.EndOfStream from None
 
 
 @asynccontextmanager
