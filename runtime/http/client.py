@@ -41,6 +41,11 @@ logger = logging.getLogger("mcpbind.runtime.http")
 
 #: The code of errors this transport makes up for a request the server never answered.
 TRANSPORT_ERROR = -32000
+#: Connections kept open to the server: every request in flight holds one (its POST), plus the
+#: GET stream; httpx's default of 20 kept alive means reconnecting per request beyond that.
+POOL_SIZE = 128
+#: How long a stream may linger after its response before it is closed instead of drained.
+DRAIN_TIMEOUT = 0.5
 #: How long to wait before reconnecting when the server gave no ``retry`` advice.
 DEFAULT_RETRY = 1.0
 
@@ -243,24 +248,33 @@ class _StreamableClient:
     async def _read_events(
         self, response: httpx.Response, state: _StreamState, answer_to: int | str | None
     ) -> bool:
-        """Feed one SSE response's messages; True once the response to ``answer_to`` came."""
-        async for event in EventSource(response).aiter_sse():
-            state.seen(event)
-            if not event.data or event.event not in ("message", ""):
-                continue
-            message = rpc.decode(event.data)
-            if isinstance(message, rpc.Malformed):
-                logger.warning("dropped an SSE event that is not JSON: %s", message.reason)
-                continue
-            await self._feed(message)
-            if (
-                answer_to is not None
-                and type(message) is dict
-                and "method" not in message
-                and message.get("id") == answer_to
-            ):
-                return True
-        return False
+        """Feed one SSE response's messages; True once the response to ``answer_to`` came.
+
+        After that response the stream is read to its end (the server ends it right away), so
+        its connection goes back to the pool; one that lingers is closed instead.
+        """
+        answered = False
+        events = EventSource(response).aiter_sse()
+        with anyio.CancelScope() as drain:
+            async for event in events:
+                state.seen(event)
+                if not event.data or event.event not in ("message", ""):
+                    continue
+                message = rpc.decode(event.data)
+                if isinstance(message, rpc.Malformed):
+                    logger.warning("dropped an SSE event that is not JSON: %s", message.reason)
+                    continue
+                await self._feed(message)
+                if (
+                    not answered
+                    and answer_to is not None
+                    and type(message) is dict
+                    and "method" not in message
+                    and message.get("id") == answer_to
+                ):
+                    answered = True
+                    drain.deadline = anyio.current_time() + DRAIN_TIMEOUT
+        return answered
 
     async def _read_post_stream(
         self, response: httpx.Response, request_id: int | str | None
@@ -402,7 +416,9 @@ async def streamable_http_client(
     out_send, out_receive = anyio.create_memory_object_stream[Envelope](STREAM_BUFFER)
     own = http_client is None
     http = http_client or httpx.AsyncClient(
-        timeout=httpx.Timeout(timeout, read=sse_read_timeout), follow_redirects=True
+        timeout=httpx.Timeout(timeout, read=sse_read_timeout),
+        limits=httpx.Limits(max_connections=POOL_SIZE, max_keepalive_connections=POOL_SIZE),
+        follow_redirects=True,
     )
     state = _StreamableClient(
         http,
