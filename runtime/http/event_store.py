@@ -44,7 +44,7 @@ class InMemoryEventStore:
     ``max_streams`` the least recently written stream is dropped whole.
     """
 
-    def __init__(self, max_events_per_stream: int = 1024, max_streams: int = 1024) -> None:
+    def __init__(self, max_events_per_stream: int = 512, max_streams: int = 64) -> None:
         self.max_events_per_stream = max_events_per_stream
         self.max_streams = max_streams
         self._streams: OrderedDict[str, deque[tuple[int, Any]]] = OrderedDict()

@@ -22,6 +22,7 @@ deployments behind any ASGI server want.
 from __future__ import annotations
 
 import logging
+import math
 import secrets
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
@@ -318,7 +319,8 @@ class StreamableHTTPServer:
     DNS-rebinding allow-lists (see ``HostGuard``). ``event_store_factory`` makes one store per
     session (``None`` turns resumability off). ``session_idle_timeout`` reaps a session with no
     request in flight and no open stream for that long. ``max_sessions`` bounds live sessions
-    (503 beyond). ``retry_ms`` is the ``retry`` advice of priming events.
+    (503 beyond). ``retry_ms`` is the ``retry`` advice of priming events. ``sse_keepalive``
+    is the silence after which an SSE stream gets a comment line (``None``: never).
     """
 
     def __init__(
@@ -337,6 +339,7 @@ class StreamableHTTPServer:
         max_sessions: int = 10_000,
         supported_versions: Sequence[str] = SUPPORTED_VERSIONS,
         shutdown_grace: float = 2.0,
+        sse_keepalive: float | None = 15.0,
     ) -> None:
         self.serve = serve
         self.path = path
@@ -350,6 +353,7 @@ class StreamableHTTPServer:
         self.max_sessions = max_sessions
         self.supported_versions = tuple(supported_versions)
         self.shutdown_grace = shutdown_grace
+        self.sse_keepalive = sse_keepalive
         self.sessions: dict[str, _HttpSession] = {}
         self._tg: TaskGroup | None = None
 
@@ -643,15 +647,30 @@ class StreamableHTTPServer:
         first: bytes | None,
         replay: Sequence[tuple[str | None, Any]] = (),
     ) -> AsyncIterator[bytes]:
-        """Write one SSE response; a client disconnect just detaches it (the request goes on)."""
+        """Write one SSE response; a client disconnect just detaches it (the request goes on).
+
+        A comment line goes out after ``sse_keepalive`` seconds of silence: proxies keep the
+        stream open, and a client that vanished without closing is found out by the failed
+        write instead of holding its session busy (unreapable) forever.
+        """
         session.busy += 1
+        keepalive = self.sse_keepalive if self.sse_keepalive is not None else math.inf
         try:
             if first is not None:
                 yield first
             for event_id, message in replay:
                 yield encode_event(message, event_id=event_id)
-            async for event_id, message in channel:
-                yield encode_event(message, event_id=event_id)
+            while True:
+                item: tuple[str | None, Any] | None = None
+                with anyio.move_on_after(keepalive):
+                    try:
+                        item = await channel.receive()
+                    except anyio.EndOfStream:
+                        return
+                if item is None:
+                    yield b": keepalive\n\n"
+                else:
+                    yield encode_event(item[1], event_id=item[0])
         finally:
             stream.detach(channel)
             session.busy -= 1

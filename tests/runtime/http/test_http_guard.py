@@ -165,3 +165,18 @@ async def test_event_store_is_bounded() -> None:
     await store.store_event("c", {"n": "c"})
     assert await store.replay_events_after(ids[4]) is None
     assert await store.replay_events_after("garbage") is None
+
+
+async def test_silent_streams_get_keepalive_comments() -> None:
+    app = StreamableHTTPServer(build_server().serve, sse_keepalive=0.1)
+    async with serving(app) as base, httpx.AsyncClient(timeout=5) as http:
+        url = f"{base}/mcp"
+        session_id = await raw_initialize(http, url)
+        headers = {**session_headers(session_id), "accept": "text/event-stream"}
+        comments = 0
+        async with http.stream("GET", url, headers=headers) as stream:
+            async for line in stream.aiter_lines():
+                comments += line == ": keepalive"
+                if comments == 2:
+                    break
+        assert comments == 2
