@@ -143,19 +143,13 @@ class _StreamableClient:
                     self.readers[request_id] = scope
                     tg.start_soon(self._post_scoped, message, request_id, scope)
                 else:
+                    method = message.get("method") if type(message) is dict else None
                     if request_id is not None:
                         self._initialize_id = request_id
-                    if (
-                        message.get("method") == "notifications/cancelled"
-                        if type(message) is dict
-                        else False
-                    ):
+                    if method == "notifications/cancelled":
                         self._cancel_reader(message)
                     await self._post(message, request_id)
-                    if (
-                        type(message) is dict
-                        and message.get("method") == "notifications/initialized"
-                    ):
+                    if method == "notifications/initialized":
                         self._start_get_stream()
 
     def _cancel_reader(self, message: dict[str, Any]) -> None:

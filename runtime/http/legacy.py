@@ -30,6 +30,7 @@ from ..errors import PARSE_ERROR
 from ..transport import STREAM_BUFFER, Connection, Envelope
 from ._common import JSON, SSE, encode_event
 from .security import LOOPBACK_HOSTS, HostGuard
+from .server import HttpRequestContext
 
 __all__ = ["LegacySSEChannel", "LegacySSEServer", "combined_app", "sse_client"]
 
@@ -177,7 +178,7 @@ class LegacySSEServer:
                 media_type=JSON,
             )
         try:
-            await session.in_send.send(Envelope(message, request))
+            await session.in_send.send(Envelope(message, HttpRequestContext(request, session.id)))
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             return Response("Could not find session", 404)
         return Response("Accepted", 202)

@@ -306,3 +306,29 @@ async def test_initialize_answer_carries_a_visible_ascii_session_id() -> None:
             assert all(0x21 <= ord(c) <= 0x7E for c in session_id) and len(session_id) >= 32
             ids.add(session_id)
         assert len(ids) == 5
+
+
+async def test_client_headers_and_delete_on_close() -> None:
+    """After initialize every request carries the session id and negotiated version; closing
+    the client DELETEs the session."""
+    app = StreamableHTTPServer(build_server().serve)
+    seen: list[tuple[str, dict[str, str]]] = []
+
+    async def recording(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            headers = {k.decode(): v.decode() for k, v in scope["headers"]}
+            seen.append((scope["method"], headers))
+        await app(scope, receive, send)
+
+    async with serving(recording) as base:
+        async with Client(
+            streamable_http_client(f"{base}/mcp"), protocol_version="2025-06-18"
+        ) as client:
+            await client.stub.list_tools()
+        (session_id,) = {h["mcp-session-id"] for _, h in seen[1:]}
+    first_method, first = seen[0]
+    assert first_method == "POST" and "mcp-session-id" not in first
+    assert "application/json" in first["accept"] and "text/event-stream" in first["accept"]
+    assert all(h.get("mcp-protocol-version") == "2025-06-18" for _, h in seen[1:])
+    assert {m for m, _ in seen[1:]} >= {"POST", "DELETE"}
+    assert session_id not in app.sessions
