@@ -14,7 +14,14 @@ Typical use::
     async with Client(stdio_client(StdioParameters("python", ["server.py"]))) as client:
         result = await client.stub.call_tool(types.CallToolRequestParams(name="echo"))
 
-Everything method-specific comes from ``mcpbind.generated``; this package only moves messages.
+Serving: ``server.run_stdio()``, ``await server.serve(connection)`` for any transport, or
+``Client(server.memory_transport())`` in-process. Handlers get a ``RequestContext``
+(``report_progress``, ``peer``/``peer_as`` for requests back to the client); an ``McpError``
+answers a chosen error. ``SessionOptions`` sets timeouts, keep-alive and concurrency bounds.
+Transports yield a ``Connection`` (two memory object streams of ``Envelope``), see
+``mcpbind.runtime.transport``; lifecycles are pluggable (``ClientLifecycle``,
+``ServerLifecycle``). Everything method-specific comes from ``mcpbind.generated``; this package
+only moves messages.
 """
 
 from ._client import Client
