@@ -20,6 +20,7 @@ from ._bindings import Bindings, dump
 from ._endpoint import Endpoint
 from ._lifecycle import ClientLifecycle, HandshakeClient
 from ._session import Route, Session, SessionOptions
+from ._stdio import StdioParameters, stdio_client
 from .errors import ConnectionClosedError, InvalidResultError, McpError
 from .transport import Connection, Envelope
 
@@ -34,6 +35,9 @@ _PING = "ping"
 class Client(Endpoint):
     """An MCP client on one connection; use as ``async with Client(transport) as client``.
 
+    ``transport`` is any transport (``stdio_client(...)``, ``server.memory_transport()``, an
+    HTTP transport) or just ``StdioParameters``, short for ``stdio_client(StdioParameters(...))``.
+
     Entering opens the transport and runs the lifecycle (by default ``initialize`` offering
     ``protocol_version``, the newest handshake revision unless chosen). Then ``client.stub`` is
     the negotiated revision's generated ``ClientStub``; ``stub_as(v2025_11_25.client.ClientStub)``
@@ -44,7 +48,7 @@ class Client(Endpoint):
 
     def __init__(
         self,
-        transport: AbstractAsyncContextManager[Connection],
+        transport: AbstractAsyncContextManager[Connection] | StdioParameters,
         *,
         name: str = "mcpbind-client",
         version: str = "0.1.0",
@@ -58,7 +62,9 @@ class Client(Endpoint):
         self.info: dict[str, Any] = {"name": name, "version": version}
         self.lifecycle: ClientLifecycle = lifecycle or HandshakeClient(protocol_version, revisions)
         self.options = options or SessionOptions()
-        self._transport = transport
+        self._transport = (
+            stdio_client(transport) if isinstance(transport, StdioParameters) else transport
+        )
         self._stack: AsyncExitStack | None = None
         self._session: Session | None = None
         self._stub: Any = None

@@ -98,7 +98,7 @@ async def test_our_client_and_server_over_stdio(revision: str) -> None:
 
 
 async def test_cancellation_over_stdio() -> None:
-    async with Client(stdio_client(example())) as client:
+    async with Client(example()) as client:
         with anyio.move_on_after(0.3):
             await client.stub.call_tool(
                 types.CallToolRequestParams(name="slow", arguments={"steps": 100, "delay": 0.1})
