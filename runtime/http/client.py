@@ -196,6 +196,10 @@ class _StreamableClient:
                 await self._on_post_response(response, message, request_id)
         except httpx.HTTPError as exc:
             await self._fail(request_id, f"HTTP request failed: {exc!r}")
+        except Exception as exc:
+            # A server answering nonsense must fail this request, not the whole connection.
+            logger.exception("handling the answer to %r failed", request_id)
+            await self._fail(request_id, f"the server's answer could not be handled: {exc!r}")
 
     async def _on_post_response(
         self, response: httpx.Response, message: Any, request_id: int | str | None

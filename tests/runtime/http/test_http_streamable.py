@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import anyio
@@ -332,3 +333,53 @@ async def test_client_headers_and_delete_on_close() -> None:
     assert all(h.get("mcp-protocol-version") == "2025-06-18" for _, h in seen[1:])
     assert {m for m, _ in seen[1:]} >= {"POST", "DELETE"}
     assert session_id not in app.sessions
+
+
+async def test_client_survives_a_server_answering_nonsense() -> None:
+    """Bad answers fail their own request only; the connection keeps working."""
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        body = b""
+        while True:
+            event = await receive()
+            body += event.get("body", b"")
+            if not event.get("more_body"):
+                break
+        message = json.loads(body) if body else {}
+        method, request_id = message.get("method"), message.get("id")
+        status, content_type, payload = 202, "application/json", b""
+        if method == "initialize":
+            result = {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "odd", "version": "0"},
+            }
+            status, payload = (
+                200,
+                json.dumps({"jsonrpc": "2.0", "id": request_id, "result": result}).encode(),
+            )
+        elif method == "tools/list":
+            status, content_type, payload = 200, "text/plain", b"not json-rpc"
+        elif method == "tools/call":
+            status, content_type, payload = 200, "text/event-stream", b"data: {broken\n\n"
+        elif method == "ping":
+            status, payload = (
+                200,
+                json.dumps({"jsonrpc": "2.0", "id": request_id, "result": {}}).encode(),
+            )
+        elif scope["method"] == "GET":
+            status = 405
+        headers = [(b"content-type", content_type.encode()), (b"mcp-session-id", b"s-1")]
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": payload})
+
+    async with serving(app, lifespan="off") as base:
+        client = Client(streamable_http_client(f"{base}/mcp", max_reconnects=0))
+        async with client:
+            with pytest.raises(McpError):
+                await client.stub.list_tools()
+            with pytest.raises(McpError):
+                await client.stub.call_tool(types.CallToolRequestParams(name="x"))
+            await client.ping(timeout=5)
