@@ -13,7 +13,7 @@ from .event_store import EventStore, InMemoryEventStore
 from .legacy import LegacySSEServer, combined_app, sse_client
 from .security import LOOPBACK_HOSTS, HostGuard
 from .server import HttpRequestContext, SessionRunner, StreamableHTTPServer
-from .uvicorn import serving
+from .uvicorn import serve_forever, serving
 
 __all__ = [
     "LOOPBACK_HOSTS",
@@ -26,6 +26,7 @@ __all__ = [
     "SessionRunner",
     "StreamableHTTPServer",
     "combined_app",
+    "serve_forever",
     "serving",
     "sse_client",
     "streamable_http_client",

@@ -6,6 +6,7 @@ is accepting, so callers never race the server's start-up or guess a port.
 
 from __future__ import annotations
 
+import logging
 import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -15,7 +16,9 @@ import anyio
 import uvicorn
 from starlette.types import ASGIApp
 
-__all__ = ["serving"]
+__all__ = ["serve_forever", "serving"]
+
+logger = logging.getLogger("mcpbind.runtime.http")
 
 
 @asynccontextmanager
@@ -58,3 +61,15 @@ async def serving(
                 server.force_exit = False
     finally:
         sock.close()
+
+
+async def serve_forever(
+    app: ASGIApp, host: str = "127.0.0.1", port: int = 8000, **options: Any
+) -> None:
+    """Serve ``app`` until cancelled (Ctrl-C under ``anyio.run``): the one-liner for scripts.
+
+    Loopback by default; binding elsewhere needs the app's ``allowed_hosts`` widened too.
+    """
+    async with serving(app, host, port, **options) as url:
+        logger.info("serving on %s", url)
+        await anyio.sleep_forever()

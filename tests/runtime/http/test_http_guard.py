@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import socket
+
 import anyio
 import httpx
 import pytest
 from httpkit import ACCEPT_BOTH, INITIALIZE, build_server, raw_initialize, session_headers
-from mcpbind.runtime.http import HostGuard, InMemoryEventStore, StreamableHTTPServer, serving
+from mcpbind.runtime.http import (
+    HostGuard,
+    InMemoryEventStore,
+    StreamableHTTPServer,
+    serve_forever,
+    serving,
+)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 
@@ -180,3 +188,23 @@ async def test_silent_streams_get_keepalive_comments() -> None:
                 if comments == 2:
                     break
         assert comments == 2
+
+
+async def test_serve_forever_serves_until_cancelled() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    app = StreamableHTTPServer(build_server().serve)
+    async with anyio.create_task_group() as tg, httpx.AsyncClient() as http:
+        tg.start_soon(serve_forever, app, "127.0.0.1", port)
+        with anyio.fail_after(10):
+            while True:
+                try:
+                    response = await http.post(
+                        f"http://127.0.0.1:{port}/mcp", json=INITIALIZE, headers=ACCEPT_BOTH
+                    )
+                    break
+                except httpx.ConnectError:
+                    await anyio.sleep(0.05)
+        assert response.status_code == 200
+        tg.cancel_scope.cancel()
