@@ -13,7 +13,17 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Generic, Protocol, TypedDict, TypeVar
+from typing import (
+    Any,
+    ClassVar,
+    Generic,
+    Literal,
+    Protocol,
+    TypedDict,
+    TypeVar,
+    get_args,
+    get_origin,
+)
 
 from pydantic import BaseModel, ConfigDict
 
@@ -33,6 +43,10 @@ class MCPModel(BaseModel):
 
     Open (``extra="allow"``): the protocol allows extension everywhere, so unknown fields survive
     a round trip. Serialised by alias (``_meta``, ``$schema``), and populated by name or alias.
+
+    Constant fields (``jsonrpc``, ``method``, ``type``) default to their one value and always
+    count as set, so ``model_dump(exclude_unset=True)`` writes a complete message while leaving
+    out every optional field nobody set, and keeps every explicit ``null``.
     """
 
     model_config = ConfigDict(
@@ -41,6 +55,22 @@ class MCPModel(BaseModel):
         serialize_by_alias=True,
         defer_build=True,
     )
+    __const_fields__: ClassVar[frozenset[str]] = frozenset()
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        cls.__const_fields__ = frozenset(
+            name
+            for name, info in cls.model_fields.items()
+            if get_origin(info.annotation) is Literal
+            and len(get_args(info.annotation)) == 1
+            and info.default == get_args(info.annotation)[0]
+        )
+
+    def model_post_init(self, context: Any, /) -> None:
+        if self.__const_fields__:
+            self.model_fields_set.update(self.__const_fields__)
 
 
 class Direction(StrEnum):
@@ -61,9 +91,12 @@ class MethodSpec(Generic[ParamsT, ResultT]):
     The ``*_type`` fields hold a model class, a type alias or a union: validate with a pydantic
     ``TypeAdapter``. ``params_type`` is None for a method whose messages carry no params.
     ``capabilities`` maps a direction to the receiver's capability (a dotted path) that must be
-    advertised before the method may be sent that way.
+    advertised before the method may be sent that way. ``lifecycle`` marks the handshake's own
+    messages, which a runtime's lifecycle sends, never its user. ``page_items`` names the list
+    property of a paginated result (``"tools"``), None for a method that does not paginate.
     """
 
+    revision: str
     method: str
     handler_name: str
     directions: frozenset[Direction]
@@ -72,19 +105,23 @@ class MethodSpec(Generic[ParamsT, ResultT]):
     params_required: bool
     result_type: Any
     result_link: str
-    capabilities: Mapping[Direction, str] = field(default_factory=dict)
+    capabilities: Mapping[Direction, str] = field(default_factory=dict, hash=False)
+    lifecycle: bool = False
+    page_items: str | None = None
 
 
 @dataclass(frozen=True)
 class NotificationSpec(Generic[ParamsT]):
     """One notification method of a revision."""
 
+    revision: str
     method: str
     handler_name: str
     directions: frozenset[Direction]
     notification_type: Any
     params_type: Any
     params_required: bool
+    lifecycle: bool = False
 
 
 ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None]]

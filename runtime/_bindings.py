@@ -16,7 +16,7 @@ from mcpbind import generated
 from mcpbind.generated._support import Direction, MethodSpec, NotificationSpec
 from pydantic import BaseModel, TypeAdapter
 
-__all__ = ["Bindings", "adapter", "dump", "revision_of", "validator"]
+__all__ = ["Bindings", "adapter", "dump", "validator"]
 
 
 @functools.cache
@@ -33,24 +33,14 @@ def validator(tp: Any) -> Callable[[Any], Any]:
 
 
 def dump(value: Any) -> Any:
-    """A model (or a value holding models) as JSON-ready data, without unset optional fields."""
-    if isinstance(value, BaseModel):
-        return value.model_dump(mode="json", by_alias=True, exclude_none=True)
-    return value
+    """A model (or a value holding models) as JSON-ready data, without unset optional fields.
 
-
-def revision_of(spec: MethodSpec[Any, Any] | NotificationSpec[Any]) -> str:
-    """The revision a spec belongs to, read from the module of its classes.
-
-    ``MethodSpec`` carries no revision field (see runtime/CONTRACT-NOTES.md); the generated
-    classes live in ``mcpbind.generated.vYYYY_MM_DD.types``, which names it.
+    ``exclude_unset``, not ``exclude_none``: an explicit ``null`` (a nullable field, a JSON value
+    in tool arguments or structured content) is data and must reach the peer.
     """
-    carrier = spec.request_type if isinstance(spec, MethodSpec) else spec.notification_type
-    package = getattr(carrier, "__module__", "").split(".")
-    for part in package:
-        if part.startswith("v") and part[1:5].isdigit():
-            return part[1:].replace("_", "-")
-    raise LookupError(f"cannot tell the revision of {spec.method!r}")
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    return value
 
 
 class Bindings:

@@ -210,13 +210,11 @@ class Client(Endpoint):
         options: RequestOptions | None = None,
     ) -> list[Any]:
         """The items of every page of a list method (``tools``, ``resources``, ``prompts``...)."""
+        if spec.page_items is None:
+            raise ValueError(f"{spec.method} is not a paginated list method")
         items: list[Any] = []
         async for page in self.pages(spec, params, options):
-            for name in type(page).model_fields:
-                value = getattr(page, name)
-                if isinstance(value, list):
-                    items.extend(value)
-                    break
+            items.extend(getattr(page, spec.page_items))
         return items
 
     # -- Router ---------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 from mcpbind.generated._support import Direction, MethodSpec, NotificationSpec
 from pydantic import BaseModel
 
-from ._bindings import Bindings, revision_of, validator
+from ._bindings import Bindings, validator
 from ._session import RequestContext, Route, Session
 from .errors import METHOD_NOT_FOUND, McpError
 from .transport import Envelope
@@ -115,7 +115,7 @@ class Endpoint:
             raise ValueError(
                 f"{spec.method} is not sent to this side, so it cannot have a handler here"
             )
-        self._handlers.setdefault(spec.method, {})[revision_of(spec)] = (spec, handler)
+        self._handlers.setdefault(spec.method, {})[spec.revision] = (spec, handler)
 
     def handler(
         self, spec: MethodSpec[P, R]

@@ -21,6 +21,8 @@ class MethodView:
     result_expr: str
     result_link: str
     capabilities: tuple[tuple[str, str], ...]
+    lifecycle: bool
+    page_items: str | None
     summary: str
 
 
@@ -33,6 +35,7 @@ class NotificationView:
     notification_class: str
     params_class: str | None
     params_required: bool
+    lifecycle: bool
     summary: str
 
 
@@ -63,6 +66,8 @@ def method_views(ir: RevisionIR) -> list[MethodView]:
                 result_expr=" | ".join(f"types.{cls[r]}" for r in m.results),
                 result_link=m.result_link.value,
                 capabilities=tuple((_enum_member(d), c) for d, c in m.capabilities),
+                lifecycle=m.lifecycle,
+                page_items=m.page_items,
                 summary=_summary(ir.definitions[m.request].schema.get("description")),
             )
         )
@@ -81,6 +86,7 @@ def notification_views(ir: RevisionIR) -> list[NotificationView]:
             notification_class=cls[n.notification],
             params_class=cls[n.params] if n.params else None,
             params_required=n.params_required,
+            lifecycle=n.lifecycle,
             summary=_summary(ir.definitions[n.notification].schema.get("description")),
         )
         for n in ir.notifications

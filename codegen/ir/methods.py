@@ -25,6 +25,10 @@ NOTIFICATION_UNIONS: tuple[tuple[str, Direction], ...] = (
     ("ClientNotification", Direction.CLIENT_TO_SERVER),
     ("ServerNotification", Direction.SERVER_TO_CLIENT),
 )
+# The messages of the handshake itself, which a session's lifecycle sends, never its user. The
+# schema marks no method as such; this is the one protocol fact the IR states by name.
+LIFECYCLE_METHODS = frozenset({"initialize", "notifications/initialized"})
+
 RECEIVER_CAPABILITIES = {
     Direction.CLIENT_TO_SERVER: "ServerCapabilities",
     Direction.SERVER_TO_CLIENT: "ClientCapabilities",
@@ -122,6 +126,17 @@ def _capability(defs: dict[str, JSONSchema], method: str, direction: Direction) 
     return None
 
 
+def _page_items(defs: dict[str, JSONSchema], params: str | None, result: str) -> str | None:
+    """The list property of a paginated result: params take a ``cursor``, the result gives
+    ``nextCursor`` and exactly one array property."""
+    params_props = defs.get(params, {}).get("properties", {}) if params else {}
+    result_props = defs.get(result, {}).get("properties", {})
+    if "cursor" not in params_props or "nextCursor" not in result_props:
+        return None
+    arrays = [name for name, node in result_props.items() if node.get("type") == "array"]
+    return arrays[0] if len(arrays) == 1 else None
+
+
 def build_methods(defs: dict[str, JSONSchema]) -> tuple[Method, ...]:
     methods: list[Method] = []
     for request, directions in _members_by_direction(defs, REQUEST_UNIONS).items():
@@ -141,6 +156,8 @@ def build_methods(defs: dict[str, JSONSchema]) -> tuple[Method, ...]:
                 results,
                 link,
                 caps,
+                lifecycle=name in LIFECYCLE_METHODS,
+                page_items=_page_items(defs, params, results[0]),
             )
         )
     return tuple(sorted(methods, key=lambda m: m.method))
@@ -152,6 +169,13 @@ def build_notifications(defs: dict[str, JSONSchema]) -> tuple[Notification, ...]
         params, params_required = _params(defs, notification)
         name = _method_name(defs, notification)
         out.append(
-            Notification(name, tuple(sorted(directions)), notification, params, params_required)
+            Notification(
+                name,
+                tuple(sorted(directions)),
+                notification,
+                params,
+                params_required,
+                lifecycle=name in LIFECYCLE_METHODS,
+            )
         )
     return tuple(sorted(out, key=lambda n: n.method))

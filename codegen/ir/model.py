@@ -65,6 +65,8 @@ class Method:
     results: tuple[str, ...]
     result_link: ResultLink
     capabilities: tuple[tuple[Direction, str], ...]
+    lifecycle: bool = False
+    page_items: str | None = None
 
     def capability_for(self, direction: Direction) -> str | None:
         """The receiver's capability (dotted path) that must be advertised for this direction."""
@@ -83,6 +85,7 @@ class Notification:
     notification: str
     params: str | None
     params_required: bool
+    lifecycle: bool = False
 
 
 @dataclass(frozen=True)

@@ -54,6 +54,7 @@ ERA: Final = "handshake"
 
 
 COMPLETION_COMPLETE: Final = MethodSpec[types.CompleteRequestParams, types.CompleteResult](
+    revision=REVISION,
     method="completion/complete",
     handler_name="complete",
     directions=frozenset({Direction.CLIENT_TO_SERVER}),
@@ -63,10 +64,13 @@ COMPLETION_COMPLETE: Final = MethodSpec[types.CompleteRequestParams, types.Compl
     result_type=types.CompleteResult,
     result_link="naming",
     capabilities={Direction.CLIENT_TO_SERVER: "completions"},
+    lifecycle=False,
+    page_items=None,
 )
 
 
 ELICITATION_CREATE: Final = MethodSpec[types.ElicitRequestParams, types.ElicitResult](
+    revision=REVISION,
     method="elicitation/create",
     handler_name="elicit",
     directions=frozenset({Direction.SERVER_TO_CLIENT}),
@@ -76,10 +80,13 @@ ELICITATION_CREATE: Final = MethodSpec[types.ElicitRequestParams, types.ElicitRe
     result_type=types.ElicitResult,
     result_link="naming",
     capabilities={Direction.SERVER_TO_CLIENT: "elicitation"},
+    lifecycle=False,
+    page_items=None,
 )
 
 
 INITIALIZE: Final = MethodSpec[types.InitializeRequestParams, types.InitializeResult](
+    revision=REVISION,
     method="initialize",
     handler_name="initialize",
     directions=frozenset({Direction.CLIENT_TO_SERVER}),
@@ -89,10 +96,13 @@ INITIALIZE: Final = MethodSpec[types.InitializeRequestParams, types.InitializeRe
     result_type=types.InitializeResult,
     result_link="naming",
     capabilities={},
+    lifecycle=True,
+    page_items=None,
 )
 
 
 LOGGING_SETLEVEL: Final = MethodSpec[types.SetLevelRequestParams, types.EmptyResult](
+    revision=REVISION,
     method="logging/setLevel",
     handler_name="set_level",
     directions=frozenset({Direction.CLIENT_TO_SERVER}),
@@ -102,10 +112,13 @@ LOGGING_SETLEVEL: Final = MethodSpec[types.SetLevelRequestParams, types.EmptyRes
     result_type=types.EmptyResult,
     result_link="empty-result",
     capabilities={Direction.CLIENT_TO_SERVER: "logging"},
+    lifecycle=False,
+    page_items=None,
 )
 
 
 PING: Final = MethodSpec[types.PingRequestParams, types.EmptyResult](
+    revision=REVISION,
     method="ping",
     handler_name="ping",
     directions=frozenset({Direction.CLIENT_TO_SERVER, Direction.SERVER_TO_CLIENT}),
@@ -115,10 +128,13 @@ PING: Final = MethodSpec[types.PingRequestParams, types.EmptyResult](
     result_type=types.EmptyResult,
     result_link="empty-result",
     capabilities={},
+    lifecycle=False,
+    page_items=None,
 )
 
 
 PROMPTS_GET: Final = MethodSpec[types.GetPromptRequestParams, types.GetPromptResult](
+    revision=REVISION,
     method="prompts/get",
     handler_name="get_prompt",
     directions=frozenset({Direction.CLIENT_TO_SERVER}),
@@ -128,10 +144,13 @@ PROMPTS_GET: Final = MethodSpec[types.GetPromptRequestParams, types.GetPromptRes
     result_type=types.GetPromptResult,
     result_link="naming",
     capabilities={Direction.CLIENT_TO_SERVER: "prompts"},
+    lifecycle=False,
+    page_items=None,
 )
 
 
 PROMPTS_LIST: Final = MethodSpec[types.ListPromptsRequestParams, types.ListPromptsResult](
+    revision=REVISION,
     method="prompts/list",
     handler_name="list_prompts",
     directions=frozenset({Direction.CLIENT_TO_SERVER}),
@@ -141,10 +160,13 @@ PROMPTS_LIST: Final = MethodSpec[types.ListPromptsRequestParams, types.ListPromp
     result_type=types.ListPromptsResult,
     result_link="naming",
     capabilities={Direction.CLIENT_TO_SERVER: "prompts"},
+    lifecycle=False,
+    page_items="prompts",
 )
 
 
 RESOURCES_LIST: Final = MethodSpec[types.ListResourcesRequestParams, types.ListResourcesResult](
+    revision=REVISION,
     method="resources/list",
     handler_name="list_resources",
     directions=frozenset({Direction.CLIENT_TO_SERVER}),
@@ -154,10 +176,13 @@ RESOURCES_LIST: Final = MethodSpec[types.ListResourcesRequestParams, types.ListR
     result_type=types.ListResourcesResult,
     result_link="naming",
     capabilities={Direction.CLIENT_TO_SERVER: "resources"},
+    lifecycle=False,
+    page_items="resources",
 )
 
 
 RESOURCES_READ: Final = MethodSpec[types.ReadResourceRequestParams, types.ReadResourceResult](
+    revision=REVISION,
     method="resources/read",
     handler_name="read_resource",
     directions=frozenset({Direction.CLIENT_TO_SERVER}),
@@ -167,10 +192,13 @@ RESOURCES_READ: Final = MethodSpec[types.ReadResourceRequestParams, types.ReadRe
     result_type=types.ReadResourceResult,
     result_link="naming",
     capabilities={Direction.CLIENT_TO_SERVER: "resources"},
+    lifecycle=False,
+    page_items=None,
 )
 
 
 RESOURCES_SUBSCRIBE: Final = MethodSpec[types.SubscribeRequestParams, types.EmptyResult](
+    revision=REVISION,
     method="resources/subscribe",
     handler_name="subscribe",
     directions=frozenset({Direction.CLIENT_TO_SERVER}),
@@ -180,12 +208,15 @@ RESOURCES_SUBSCRIBE: Final = MethodSpec[types.SubscribeRequestParams, types.Empt
     result_type=types.EmptyResult,
     result_link="empty-result",
     capabilities={Direction.CLIENT_TO_SERVER: "resources.subscribe"},
+    lifecycle=False,
+    page_items=None,
 )
 
 
 RESOURCES_TEMPLATES_LIST: Final = MethodSpec[
     types.ListResourceTemplatesRequestParams, types.ListResourceTemplatesResult
 ](
+    revision=REVISION,
     method="resources/templates/list",
     handler_name="list_resource_templates",
     directions=frozenset({Direction.CLIENT_TO_SERVER}),
@@ -195,10 +226,13 @@ RESOURCES_TEMPLATES_LIST: Final = MethodSpec[
     result_type=types.ListResourceTemplatesResult,
     result_link="naming",
     capabilities={Direction.CLIENT_TO_SERVER: "resources"},
+    lifecycle=False,
+    page_items="resourceTemplates",
 )
 
 
 RESOURCES_UNSUBSCRIBE: Final = MethodSpec[types.UnsubscribeRequestParams, types.EmptyResult](
+    revision=REVISION,
     method="resources/unsubscribe",
     handler_name="unsubscribe",
     directions=frozenset({Direction.CLIENT_TO_SERVER}),
@@ -208,10 +242,13 @@ RESOURCES_UNSUBSCRIBE: Final = MethodSpec[types.UnsubscribeRequestParams, types.
     result_type=types.EmptyResult,
     result_link="empty-result",
     capabilities={Direction.CLIENT_TO_SERVER: "resources"},
+    lifecycle=False,
+    page_items=None,
 )
 
 
 ROOTS_LIST: Final = MethodSpec[types.ListRootsRequestParams, types.ListRootsResult](
+    revision=REVISION,
     method="roots/list",
     handler_name="list_roots",
     directions=frozenset({Direction.SERVER_TO_CLIENT}),
@@ -221,12 +258,15 @@ ROOTS_LIST: Final = MethodSpec[types.ListRootsRequestParams, types.ListRootsResu
     result_type=types.ListRootsResult,
     result_link="naming",
     capabilities={Direction.SERVER_TO_CLIENT: "roots"},
+    lifecycle=False,
+    page_items=None,
 )
 
 
 SAMPLING_CREATEMESSAGE: Final = MethodSpec[
     types.CreateMessageRequestParams, types.CreateMessageResult
 ](
+    revision=REVISION,
     method="sampling/createMessage",
     handler_name="create_message",
     directions=frozenset({Direction.SERVER_TO_CLIENT}),
@@ -236,10 +276,13 @@ SAMPLING_CREATEMESSAGE: Final = MethodSpec[
     result_type=types.CreateMessageResult,
     result_link="naming",
     capabilities={Direction.SERVER_TO_CLIENT: "sampling"},
+    lifecycle=False,
+    page_items=None,
 )
 
 
 TOOLS_CALL: Final = MethodSpec[types.CallToolRequestParams, types.CallToolResult](
+    revision=REVISION,
     method="tools/call",
     handler_name="call_tool",
     directions=frozenset({Direction.CLIENT_TO_SERVER}),
@@ -249,10 +292,13 @@ TOOLS_CALL: Final = MethodSpec[types.CallToolRequestParams, types.CallToolResult
     result_type=types.CallToolResult,
     result_link="naming",
     capabilities={Direction.CLIENT_TO_SERVER: "tools"},
+    lifecycle=False,
+    page_items=None,
 )
 
 
 TOOLS_LIST: Final = MethodSpec[types.ListToolsRequestParams, types.ListToolsResult](
+    revision=REVISION,
     method="tools/list",
     handler_name="list_tools",
     directions=frozenset({Direction.CLIENT_TO_SERVER}),
@@ -262,102 +308,122 @@ TOOLS_LIST: Final = MethodSpec[types.ListToolsRequestParams, types.ListToolsResu
     result_type=types.ListToolsResult,
     result_link="naming",
     capabilities={Direction.CLIENT_TO_SERVER: "tools"},
+    lifecycle=False,
+    page_items="tools",
 )
 
 
 NOTIFICATIONS_CANCELLED: Final = NotificationSpec[types.CancelledNotificationParams](
+    revision=REVISION,
     method="notifications/cancelled",
     handler_name="cancelled",
     directions=frozenset({Direction.CLIENT_TO_SERVER, Direction.SERVER_TO_CLIENT}),
     notification_type=types.CancelledNotification,
     params_type=types.CancelledNotificationParams,
     params_required=True,
+    lifecycle=False,
 )
 
 
 NOTIFICATIONS_INITIALIZED: Final = NotificationSpec[types.InitializedNotificationParams](
+    revision=REVISION,
     method="notifications/initialized",
     handler_name="initialized",
     directions=frozenset({Direction.CLIENT_TO_SERVER}),
     notification_type=types.InitializedNotification,
     params_type=types.InitializedNotificationParams,
     params_required=False,
+    lifecycle=True,
 )
 
 
 NOTIFICATIONS_MESSAGE: Final = NotificationSpec[types.LoggingMessageNotificationParams](
+    revision=REVISION,
     method="notifications/message",
     handler_name="logging_message",
     directions=frozenset({Direction.SERVER_TO_CLIENT}),
     notification_type=types.LoggingMessageNotification,
     params_type=types.LoggingMessageNotificationParams,
     params_required=True,
+    lifecycle=False,
 )
 
 
 NOTIFICATIONS_PROGRESS: Final = NotificationSpec[types.ProgressNotificationParams](
+    revision=REVISION,
     method="notifications/progress",
     handler_name="progress",
     directions=frozenset({Direction.CLIENT_TO_SERVER, Direction.SERVER_TO_CLIENT}),
     notification_type=types.ProgressNotification,
     params_type=types.ProgressNotificationParams,
     params_required=True,
+    lifecycle=False,
 )
 
 
 NOTIFICATIONS_PROMPTS_LIST_CHANGED: Final = NotificationSpec[
     types.PromptListChangedNotificationParams
 ](
+    revision=REVISION,
     method="notifications/prompts/list_changed",
     handler_name="prompt_list_changed",
     directions=frozenset({Direction.SERVER_TO_CLIENT}),
     notification_type=types.PromptListChangedNotification,
     params_type=types.PromptListChangedNotificationParams,
     params_required=False,
+    lifecycle=False,
 )
 
 
 NOTIFICATIONS_RESOURCES_LIST_CHANGED: Final = NotificationSpec[
     types.ResourceListChangedNotificationParams
 ](
+    revision=REVISION,
     method="notifications/resources/list_changed",
     handler_name="resource_list_changed",
     directions=frozenset({Direction.SERVER_TO_CLIENT}),
     notification_type=types.ResourceListChangedNotification,
     params_type=types.ResourceListChangedNotificationParams,
     params_required=False,
+    lifecycle=False,
 )
 
 
 NOTIFICATIONS_RESOURCES_UPDATED: Final = NotificationSpec[types.ResourceUpdatedNotificationParams](
+    revision=REVISION,
     method="notifications/resources/updated",
     handler_name="resource_updated",
     directions=frozenset({Direction.SERVER_TO_CLIENT}),
     notification_type=types.ResourceUpdatedNotification,
     params_type=types.ResourceUpdatedNotificationParams,
     params_required=True,
+    lifecycle=False,
 )
 
 
 NOTIFICATIONS_ROOTS_LIST_CHANGED: Final = NotificationSpec[
     types.RootsListChangedNotificationParams
 ](
+    revision=REVISION,
     method="notifications/roots/list_changed",
     handler_name="roots_list_changed",
     directions=frozenset({Direction.CLIENT_TO_SERVER}),
     notification_type=types.RootsListChangedNotification,
     params_type=types.RootsListChangedNotificationParams,
     params_required=False,
+    lifecycle=False,
 )
 
 
 NOTIFICATIONS_TOOLS_LIST_CHANGED: Final = NotificationSpec[types.ToolListChangedNotificationParams](
+    revision=REVISION,
     method="notifications/tools/list_changed",
     handler_name="tool_list_changed",
     directions=frozenset({Direction.SERVER_TO_CLIENT}),
     notification_type=types.ToolListChangedNotification,
     params_type=types.ToolListChangedNotificationParams,
     params_required=False,
+    lifecycle=False,
 )
 
 

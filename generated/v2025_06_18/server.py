@@ -7,7 +7,8 @@
 
 A side's dispatch table maps each method it receives to its ``MethodSpec`` (params class, result
 class, handler name). The ``Protocol`` classes give the signature of every handler a side may
-implement, generic in the runtime's context type.
+implement, generic in the runtime's context type. A handler always receives a params object
+(the empty one when the message carried none), so optional params are not ``| None`` here.
 """
 
 from __future__ import annotations
@@ -75,9 +76,7 @@ class ServerHandlers(Protocol[ContextT]):
         """``logging/setLevel``: A request from the client to the server, to enable or adjust logging."""
         ...
 
-    async def ping(
-        self, params: types.PingRequestParams | None, context: ContextT
-    ) -> types.EmptyResult:
+    async def ping(self, params: types.PingRequestParams, context: ContextT) -> types.EmptyResult:
         """``ping``: A ping, issued by either the server or the client, to check that the other party is still alive. The receiver must promptly respond, or else may be disconnected."""
         ...
 
@@ -88,13 +87,13 @@ class ServerHandlers(Protocol[ContextT]):
         ...
 
     async def list_prompts(
-        self, params: types.ListPromptsRequestParams | None, context: ContextT
+        self, params: types.ListPromptsRequestParams, context: ContextT
     ) -> types.ListPromptsResult:
         """``prompts/list``: Sent from the client to request a list of prompts and prompt templates the server has."""
         ...
 
     async def list_resources(
-        self, params: types.ListResourcesRequestParams | None, context: ContextT
+        self, params: types.ListResourcesRequestParams, context: ContextT
     ) -> types.ListResourcesResult:
         """``resources/list``: Sent from the client to request a list of resources the server has."""
         ...
@@ -112,7 +111,7 @@ class ServerHandlers(Protocol[ContextT]):
         ...
 
     async def list_resource_templates(
-        self, params: types.ListResourceTemplatesRequestParams | None, context: ContextT
+        self, params: types.ListResourceTemplatesRequestParams, context: ContextT
     ) -> types.ListResourceTemplatesResult:
         """``resources/templates/list``: Sent from the client to request a list of resource templates the server has."""
         ...
@@ -130,7 +129,7 @@ class ServerHandlers(Protocol[ContextT]):
         ...
 
     async def list_tools(
-        self, params: types.ListToolsRequestParams | None, context: ContextT
+        self, params: types.ListToolsRequestParams, context: ContextT
     ) -> types.ListToolsResult:
         """``tools/list``: Sent from the client to request a list of tools the server has."""
         ...
@@ -142,7 +141,7 @@ class ServerHandlers(Protocol[ContextT]):
         ...
 
     async def on_initialized(
-        self, params: types.InitializedNotificationParams | None, context: ContextT
+        self, params: types.InitializedNotificationParams, context: ContextT
     ) -> None:
         """``notifications/initialized``: This notification is sent from the client to the server after initialization has finished."""
         ...
@@ -154,7 +153,7 @@ class ServerHandlers(Protocol[ContextT]):
         ...
 
     async def on_roots_list_changed(
-        self, params: types.RootsListChangedNotificationParams | None, context: ContextT
+        self, params: types.RootsListChangedNotificationParams, context: ContextT
     ) -> None:
         """``notifications/roots/list_changed``: A notification from the client to the server, informing it that the list of roots has changed. This notification should be sent whenever the client adds, removes, or modifies any root. The server should then request an updated list of roots using the ListRootsRequest."""
         ...
@@ -187,14 +186,12 @@ class ClientHandlers(Protocol[ContextT]):
         """``elicitation/create``: A request from the server to elicit additional information from the user via the client."""
         ...
 
-    async def ping(
-        self, params: types.PingRequestParams | None, context: ContextT
-    ) -> types.EmptyResult:
+    async def ping(self, params: types.PingRequestParams, context: ContextT) -> types.EmptyResult:
         """``ping``: A ping, issued by either the server or the client, to check that the other party is still alive. The receiver must promptly respond, or else may be disconnected."""
         ...
 
     async def list_roots(
-        self, params: types.ListRootsRequestParams | None, context: ContextT
+        self, params: types.ListRootsRequestParams, context: ContextT
     ) -> types.ListRootsResult:
         """``roots/list``: Sent from the server to request a list of root URIs from the client. Roots allow servers to ask for specific directories or files to operate on. A common example for roots is providing a set of repositories or directories a server should operate on."""
         ...
@@ -224,13 +221,13 @@ class ClientHandlers(Protocol[ContextT]):
         ...
 
     async def on_prompt_list_changed(
-        self, params: types.PromptListChangedNotificationParams | None, context: ContextT
+        self, params: types.PromptListChangedNotificationParams, context: ContextT
     ) -> None:
         """``notifications/prompts/list_changed``: An optional notification from the server to the client, informing it that the list of prompts it offers has changed. This may be issued by servers without any previous subscription from the client."""
         ...
 
     async def on_resource_list_changed(
-        self, params: types.ResourceListChangedNotificationParams | None, context: ContextT
+        self, params: types.ResourceListChangedNotificationParams, context: ContextT
     ) -> None:
         """``notifications/resources/list_changed``: An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This may be issued by servers without any previous subscription from the client."""
         ...
@@ -242,7 +239,7 @@ class ClientHandlers(Protocol[ContextT]):
         ...
 
     async def on_tool_list_changed(
-        self, params: types.ToolListChangedNotificationParams | None, context: ContextT
+        self, params: types.ToolListChangedNotificationParams, context: ContextT
     ) -> None:
         """``notifications/tools/list_changed``: An optional notification from the server to the client, informing it that the list of tools it offers has changed. This may be issued by servers without any previous subscription from the client."""
         ...

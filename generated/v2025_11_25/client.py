@@ -37,7 +37,9 @@ class ClientStub:
         params: types.InitializeRequestParams,
         options: RequestOptions | None = None,
     ) -> types.InitializeResult:
-        """``initialize``: This request is sent from the client to the server when it first connects, asking it to begin initialization."""
+        """``initialize``: This request is sent from the client to the server when it first connects, asking it to begin initialization.
+
+        Lifecycle: a runtime's lifecycle sends this itself; do not call it on a live session."""
         return await self._sender.send_request(methods.INITIALIZE, params, options)
 
     async def set_level(
@@ -171,7 +173,9 @@ class ClientStub:
         self,
         params: types.NotificationParams | None = None,
     ) -> None:
-        """``notifications/initialized``: This notification is sent from the client to the server after initialization has finished."""
+        """``notifications/initialized``: This notification is sent from the client to the server after initialization has finished.
+
+        Lifecycle: a runtime's lifecycle sends this itself; do not call it on a live session."""
         await self._sender.send_notification(methods.NOTIFICATIONS_INITIALIZED, params)
 
     async def send_progress(

@@ -60,6 +60,7 @@ ERA: Final = "handshake"
 
 
 COMPLETION_COMPLETE: Final = MethodSpec[types.CompleteRequestParams, types.CompleteResult](
+    revision=REVISION,
     method="completion/complete",
     handler_name="complete",
     directions=frozenset({Direction.CLIENT_TO_SERVER}),
@@ -69,10 +70,13 @@ COMPLETION_COMPLETE: Final = MethodSpec[types.CompleteRequestParams, types.Compl
     result_type=types.CompleteResult,
     result_link="naming",
     capabilities={Direction.CLIENT_TO_SERVER: "completions"},
+    lifecycle=False,
+    page_items=None,
 )
 
 
 ELICITATION_CREATE: Final = MethodSpec[types.ElicitRequestParams, types.ElicitResult](
+    revision=REVISION,
     method="elicitation/create",
     handler_name="elicit",
     directions=frozenset({Direction.SERVER_TO_CLIENT}),
@@ -82,10 +86,13 @@ ELICITATION_CREATE: Final = MethodSpec[types.ElicitRequestParams, types.ElicitRe
     result_type=types.ElicitResult,
     result_link="naming",
     capabilities={Direction.SERVER_TO_CLIENT: "elicitation"},
+    lifecycle=False,
+    page_items=None,
 )
 
 
 INITIALIZE: Final = MethodSpec[types.InitializeRequestParams, types.InitializeResult](
+    revision=REVISION,
     method="initialize",
     handler_name="initialize",
     directions=frozenset({Direction.CLIENT_TO_SERVER}),
@@ -95,10 +102,13 @@ INITIALIZE: Final = MethodSpec[types.InitializeRequestParams, types.InitializeRe
     result_type=types.InitializeResult,
     result_link="naming",
     capabilities={},
+    lifecycle=True,
+    page_items=None,
 )
 
 
 LOGGING_SETLEVEL: Final = MethodSpec[types.SetLevelRequestParams, types.EmptyResult](
+    revision=REVISION,
     method="logging/setLevel",
     handler_name="set_level",
     directions=frozenset({Direction.CLIENT_TO_SERVER}),
@@ -108,10 +118,13 @@ LOGGING_SETLEVEL: Final = MethodSpec[types.SetLevelRequestParams, types.EmptyRes
     result_type=types.EmptyResult,
     result_link="empty-result",
     capabilities={Direction.CLIENT_TO_SERVER: "logging"},
+    lifecycle=False,
+    page_items=None,
 )
 
 
 PING: Final = MethodSpec[types.RequestParams, types.EmptyResult](
+    revision=REVISION,
     method="ping",
     handler_name="ping",
     directions=frozenset({Direction.CLIENT_TO_SERVER, Direction.SERVER_TO_CLIENT}),
@@ -121,10 +134,13 @@ PING: Final = MethodSpec[types.RequestParams, types.EmptyResult](
     result_type=types.EmptyResult,
     result_link="empty-result",
     capabilities={},
+    lifecycle=False,
+    page_items=None,
 )
 
 
 PROMPTS_GET: Final = MethodSpec[types.GetPromptRequestParams, types.GetPromptResult](
+    revision=REVISION,
     method="prompts/get",
     handler_name="get_prompt",
     directions=frozenset({Direction.CLIENT_TO_SERVER}),
@@ -134,10 +150,13 @@ PROMPTS_GET: Final = MethodSpec[types.GetPromptRequestParams, types.GetPromptRes
     result_type=types.GetPromptResult,
     result_link="naming",
     capabilities={Direction.CLIENT_TO_SERVER: "prompts"},
+    lifecycle=False,
+    page_items=None,
 )
 
 
 PROMPTS_LIST: Final = MethodSpec[types.PaginatedRequestParams, types.ListPromptsResult](
+    revision=REVISION,
     method="prompts/list",
     handler_name="list_prompts",
     directions=frozenset({Direction.CLIENT_TO_SERVER}),
@@ -147,10 +166,13 @@ PROMPTS_LIST: Final = MethodSpec[types.PaginatedRequestParams, types.ListPrompts
     result_type=types.ListPromptsResult,
     result_link="naming",
     capabilities={Direction.CLIENT_TO_SERVER: "prompts"},
+    lifecycle=False,
+    page_items="prompts",
 )
 
 
 RESOURCES_LIST: Final = MethodSpec[types.PaginatedRequestParams, types.ListResourcesResult](
+    revision=REVISION,
     method="resources/list",
     handler_name="list_resources",
     directions=frozenset({Direction.CLIENT_TO_SERVER}),
@@ -160,10 +182,13 @@ RESOURCES_LIST: Final = MethodSpec[types.PaginatedRequestParams, types.ListResou
     result_type=types.ListResourcesResult,
     result_link="naming",
     capabilities={Direction.CLIENT_TO_SERVER: "resources"},
+    lifecycle=False,
+    page_items="resources",
 )
 
 
 RESOURCES_READ: Final = MethodSpec[types.ReadResourceRequestParams, types.ReadResourceResult](
+    revision=REVISION,
     method="resources/read",
     handler_name="read_resource",
     directions=frozenset({Direction.CLIENT_TO_SERVER}),
@@ -173,10 +198,13 @@ RESOURCES_READ: Final = MethodSpec[types.ReadResourceRequestParams, types.ReadRe
     result_type=types.ReadResourceResult,
     result_link="naming",
     capabilities={Direction.CLIENT_TO_SERVER: "resources"},
+    lifecycle=False,
+    page_items=None,
 )
 
 
 RESOURCES_SUBSCRIBE: Final = MethodSpec[types.SubscribeRequestParams, types.EmptyResult](
+    revision=REVISION,
     method="resources/subscribe",
     handler_name="subscribe",
     directions=frozenset({Direction.CLIENT_TO_SERVER}),
@@ -186,12 +214,15 @@ RESOURCES_SUBSCRIBE: Final = MethodSpec[types.SubscribeRequestParams, types.Empt
     result_type=types.EmptyResult,
     result_link="empty-result",
     capabilities={Direction.CLIENT_TO_SERVER: "resources.subscribe"},
+    lifecycle=False,
+    page_items=None,
 )
 
 
 RESOURCES_TEMPLATES_LIST: Final = MethodSpec[
     types.PaginatedRequestParams, types.ListResourceTemplatesResult
 ](
+    revision=REVISION,
     method="resources/templates/list",
     handler_name="list_resource_templates",
     directions=frozenset({Direction.CLIENT_TO_SERVER}),
@@ -201,10 +232,13 @@ RESOURCES_TEMPLATES_LIST: Final = MethodSpec[
     result_type=types.ListResourceTemplatesResult,
     result_link="naming",
     capabilities={Direction.CLIENT_TO_SERVER: "resources"},
+    lifecycle=False,
+    page_items="resourceTemplates",
 )
 
 
 RESOURCES_UNSUBSCRIBE: Final = MethodSpec[types.UnsubscribeRequestParams, types.EmptyResult](
+    revision=REVISION,
     method="resources/unsubscribe",
     handler_name="unsubscribe",
     directions=frozenset({Direction.CLIENT_TO_SERVER}),
@@ -214,10 +248,13 @@ RESOURCES_UNSUBSCRIBE: Final = MethodSpec[types.UnsubscribeRequestParams, types.
     result_type=types.EmptyResult,
     result_link="empty-result",
     capabilities={Direction.CLIENT_TO_SERVER: "resources"},
+    lifecycle=False,
+    page_items=None,
 )
 
 
 ROOTS_LIST: Final = MethodSpec[types.RequestParams, types.ListRootsResult](
+    revision=REVISION,
     method="roots/list",
     handler_name="list_roots",
     directions=frozenset({Direction.SERVER_TO_CLIENT}),
@@ -227,12 +264,15 @@ ROOTS_LIST: Final = MethodSpec[types.RequestParams, types.ListRootsResult](
     result_type=types.ListRootsResult,
     result_link="naming",
     capabilities={Direction.SERVER_TO_CLIENT: "roots"},
+    lifecycle=False,
+    page_items=None,
 )
 
 
 SAMPLING_CREATEMESSAGE: Final = MethodSpec[
     types.CreateMessageRequestParams, types.CreateMessageResult
 ](
+    revision=REVISION,
     method="sampling/createMessage",
     handler_name="create_message",
     directions=frozenset({Direction.SERVER_TO_CLIENT}),
@@ -242,10 +282,13 @@ SAMPLING_CREATEMESSAGE: Final = MethodSpec[
     result_type=types.CreateMessageResult,
     result_link="naming",
     capabilities={Direction.SERVER_TO_CLIENT: "sampling"},
+    lifecycle=False,
+    page_items=None,
 )
 
 
 TASKS_CANCEL: Final = MethodSpec[types.CancelTaskRequestParams, types.CancelTaskResult](
+    revision=REVISION,
     method="tasks/cancel",
     handler_name="cancel_task",
     directions=frozenset({Direction.CLIENT_TO_SERVER, Direction.SERVER_TO_CLIENT}),
@@ -258,10 +301,13 @@ TASKS_CANCEL: Final = MethodSpec[types.CancelTaskRequestParams, types.CancelTask
         Direction.CLIENT_TO_SERVER: "tasks.cancel",
         Direction.SERVER_TO_CLIENT: "tasks.cancel",
     },
+    lifecycle=False,
+    page_items=None,
 )
 
 
 TASKS_GET: Final = MethodSpec[types.GetTaskRequestParams, types.GetTaskResult](
+    revision=REVISION,
     method="tasks/get",
     handler_name="get_task",
     directions=frozenset({Direction.CLIENT_TO_SERVER, Direction.SERVER_TO_CLIENT}),
@@ -271,10 +317,13 @@ TASKS_GET: Final = MethodSpec[types.GetTaskRequestParams, types.GetTaskResult](
     result_type=types.GetTaskResult,
     result_link="naming",
     capabilities={Direction.CLIENT_TO_SERVER: "tasks", Direction.SERVER_TO_CLIENT: "tasks"},
+    lifecycle=False,
+    page_items=None,
 )
 
 
 TASKS_LIST: Final = MethodSpec[types.PaginatedRequestParams, types.ListTasksResult](
+    revision=REVISION,
     method="tasks/list",
     handler_name="list_tasks",
     directions=frozenset({Direction.CLIENT_TO_SERVER, Direction.SERVER_TO_CLIENT}),
@@ -287,10 +336,13 @@ TASKS_LIST: Final = MethodSpec[types.PaginatedRequestParams, types.ListTasksResu
         Direction.CLIENT_TO_SERVER: "tasks.list",
         Direction.SERVER_TO_CLIENT: "tasks.list",
     },
+    lifecycle=False,
+    page_items="tasks",
 )
 
 
 TASKS_RESULT: Final = MethodSpec[types.GetTaskPayloadRequestParams, types.GetTaskPayloadResult](
+    revision=REVISION,
     method="tasks/result",
     handler_name="get_task_payload",
     directions=frozenset({Direction.CLIENT_TO_SERVER, Direction.SERVER_TO_CLIENT}),
@@ -300,10 +352,13 @@ TASKS_RESULT: Final = MethodSpec[types.GetTaskPayloadRequestParams, types.GetTas
     result_type=types.GetTaskPayloadResult,
     result_link="naming",
     capabilities={Direction.CLIENT_TO_SERVER: "tasks", Direction.SERVER_TO_CLIENT: "tasks"},
+    lifecycle=False,
+    page_items=None,
 )
 
 
 TOOLS_CALL: Final = MethodSpec[types.CallToolRequestParams, types.CallToolResult](
+    revision=REVISION,
     method="tools/call",
     handler_name="call_tool",
     directions=frozenset({Direction.CLIENT_TO_SERVER}),
@@ -313,10 +368,13 @@ TOOLS_CALL: Final = MethodSpec[types.CallToolRequestParams, types.CallToolResult
     result_type=types.CallToolResult,
     result_link="naming",
     capabilities={Direction.CLIENT_TO_SERVER: "tools"},
+    lifecycle=False,
+    page_items=None,
 )
 
 
 TOOLS_LIST: Final = MethodSpec[types.PaginatedRequestParams, types.ListToolsResult](
+    revision=REVISION,
     method="tools/list",
     handler_name="list_tools",
     directions=frozenset({Direction.CLIENT_TO_SERVER}),
@@ -326,118 +384,142 @@ TOOLS_LIST: Final = MethodSpec[types.PaginatedRequestParams, types.ListToolsResu
     result_type=types.ListToolsResult,
     result_link="naming",
     capabilities={Direction.CLIENT_TO_SERVER: "tools"},
+    lifecycle=False,
+    page_items="tools",
 )
 
 
 NOTIFICATIONS_CANCELLED: Final = NotificationSpec[types.CancelledNotificationParams](
+    revision=REVISION,
     method="notifications/cancelled",
     handler_name="cancelled",
     directions=frozenset({Direction.CLIENT_TO_SERVER, Direction.SERVER_TO_CLIENT}),
     notification_type=types.CancelledNotification,
     params_type=types.CancelledNotificationParams,
     params_required=True,
+    lifecycle=False,
 )
 
 
 NOTIFICATIONS_ELICITATION_COMPLETE: Final = NotificationSpec[
     types.ElicitationCompleteNotificationParams
 ](
+    revision=REVISION,
     method="notifications/elicitation/complete",
     handler_name="elicitation_complete",
     directions=frozenset({Direction.SERVER_TO_CLIENT}),
     notification_type=types.ElicitationCompleteNotification,
     params_type=types.ElicitationCompleteNotificationParams,
     params_required=True,
+    lifecycle=False,
 )
 
 
 NOTIFICATIONS_INITIALIZED: Final = NotificationSpec[types.NotificationParams](
+    revision=REVISION,
     method="notifications/initialized",
     handler_name="initialized",
     directions=frozenset({Direction.CLIENT_TO_SERVER}),
     notification_type=types.InitializedNotification,
     params_type=types.NotificationParams,
     params_required=False,
+    lifecycle=True,
 )
 
 
 NOTIFICATIONS_MESSAGE: Final = NotificationSpec[types.LoggingMessageNotificationParams](
+    revision=REVISION,
     method="notifications/message",
     handler_name="logging_message",
     directions=frozenset({Direction.SERVER_TO_CLIENT}),
     notification_type=types.LoggingMessageNotification,
     params_type=types.LoggingMessageNotificationParams,
     params_required=True,
+    lifecycle=False,
 )
 
 
 NOTIFICATIONS_PROGRESS: Final = NotificationSpec[types.ProgressNotificationParams](
+    revision=REVISION,
     method="notifications/progress",
     handler_name="progress",
     directions=frozenset({Direction.CLIENT_TO_SERVER, Direction.SERVER_TO_CLIENT}),
     notification_type=types.ProgressNotification,
     params_type=types.ProgressNotificationParams,
     params_required=True,
+    lifecycle=False,
 )
 
 
 NOTIFICATIONS_PROMPTS_LIST_CHANGED: Final = NotificationSpec[types.NotificationParams](
+    revision=REVISION,
     method="notifications/prompts/list_changed",
     handler_name="prompt_list_changed",
     directions=frozenset({Direction.SERVER_TO_CLIENT}),
     notification_type=types.PromptListChangedNotification,
     params_type=types.NotificationParams,
     params_required=False,
+    lifecycle=False,
 )
 
 
 NOTIFICATIONS_RESOURCES_LIST_CHANGED: Final = NotificationSpec[types.NotificationParams](
+    revision=REVISION,
     method="notifications/resources/list_changed",
     handler_name="resource_list_changed",
     directions=frozenset({Direction.SERVER_TO_CLIENT}),
     notification_type=types.ResourceListChangedNotification,
     params_type=types.NotificationParams,
     params_required=False,
+    lifecycle=False,
 )
 
 
 NOTIFICATIONS_RESOURCES_UPDATED: Final = NotificationSpec[types.ResourceUpdatedNotificationParams](
+    revision=REVISION,
     method="notifications/resources/updated",
     handler_name="resource_updated",
     directions=frozenset({Direction.SERVER_TO_CLIENT}),
     notification_type=types.ResourceUpdatedNotification,
     params_type=types.ResourceUpdatedNotificationParams,
     params_required=True,
+    lifecycle=False,
 )
 
 
 NOTIFICATIONS_ROOTS_LIST_CHANGED: Final = NotificationSpec[types.NotificationParams](
+    revision=REVISION,
     method="notifications/roots/list_changed",
     handler_name="roots_list_changed",
     directions=frozenset({Direction.CLIENT_TO_SERVER}),
     notification_type=types.RootsListChangedNotification,
     params_type=types.NotificationParams,
     params_required=False,
+    lifecycle=False,
 )
 
 
 NOTIFICATIONS_TASKS_STATUS: Final = NotificationSpec[types.TaskStatusNotificationParams](
+    revision=REVISION,
     method="notifications/tasks/status",
     handler_name="task_status",
     directions=frozenset({Direction.CLIENT_TO_SERVER, Direction.SERVER_TO_CLIENT}),
     notification_type=types.TaskStatusNotification,
     params_type=types.TaskStatusNotificationParams,
     params_required=True,
+    lifecycle=False,
 )
 
 
 NOTIFICATIONS_TOOLS_LIST_CHANGED: Final = NotificationSpec[types.NotificationParams](
+    revision=REVISION,
     method="notifications/tools/list_changed",
     handler_name="tool_list_changed",
     directions=frozenset({Direction.SERVER_TO_CLIENT}),
     notification_type=types.ToolListChangedNotification,
     params_type=types.NotificationParams,
     params_required=False,
+    lifecycle=False,
 )
 
 

@@ -7,7 +7,8 @@
 
 A side's dispatch table maps each method it receives to its ``MethodSpec`` (params class, result
 class, handler name). The ``Protocol`` classes give the signature of every handler a side may
-implement, generic in the runtime's context type.
+implement, generic in the runtime's context type. A handler always receives a params object
+(the empty one when the message carried none), so optional params are not ``| None`` here.
 """
 
 from __future__ import annotations
@@ -80,9 +81,7 @@ class ServerHandlers(Protocol[ContextT]):
         """``logging/setLevel``: A request from the client to the server, to enable or adjust logging."""
         ...
 
-    async def ping(
-        self, params: types.RequestParams | None, context: ContextT
-    ) -> types.EmptyResult:
+    async def ping(self, params: types.RequestParams, context: ContextT) -> types.EmptyResult:
         """``ping``: A ping, issued by either the server or the client, to check that the other party is still alive. The receiver must promptly respond, or else may be disconnected."""
         ...
 
@@ -93,13 +92,13 @@ class ServerHandlers(Protocol[ContextT]):
         ...
 
     async def list_prompts(
-        self, params: types.PaginatedRequestParams | None, context: ContextT
+        self, params: types.PaginatedRequestParams, context: ContextT
     ) -> types.ListPromptsResult:
         """``prompts/list``: Sent from the client to request a list of prompts and prompt templates the server has."""
         ...
 
     async def list_resources(
-        self, params: types.PaginatedRequestParams | None, context: ContextT
+        self, params: types.PaginatedRequestParams, context: ContextT
     ) -> types.ListResourcesResult:
         """``resources/list``: Sent from the client to request a list of resources the server has."""
         ...
@@ -117,7 +116,7 @@ class ServerHandlers(Protocol[ContextT]):
         ...
 
     async def list_resource_templates(
-        self, params: types.PaginatedRequestParams | None, context: ContextT
+        self, params: types.PaginatedRequestParams, context: ContextT
     ) -> types.ListResourceTemplatesResult:
         """``resources/templates/list``: Sent from the client to request a list of resource templates the server has."""
         ...
@@ -141,7 +140,7 @@ class ServerHandlers(Protocol[ContextT]):
         ...
 
     async def list_tasks(
-        self, params: types.PaginatedRequestParams | None, context: ContextT
+        self, params: types.PaginatedRequestParams, context: ContextT
     ) -> types.ListTasksResult:
         """``tasks/list``: A request to retrieve a list of tasks."""
         ...
@@ -159,7 +158,7 @@ class ServerHandlers(Protocol[ContextT]):
         ...
 
     async def list_tools(
-        self, params: types.PaginatedRequestParams | None, context: ContextT
+        self, params: types.PaginatedRequestParams, context: ContextT
     ) -> types.ListToolsResult:
         """``tools/list``: Sent from the client to request a list of tools the server has."""
         ...
@@ -170,9 +169,7 @@ class ServerHandlers(Protocol[ContextT]):
         """``notifications/cancelled``: This notification can be sent by either side to indicate that it is cancelling a previously-issued request."""
         ...
 
-    async def on_initialized(
-        self, params: types.NotificationParams | None, context: ContextT
-    ) -> None:
+    async def on_initialized(self, params: types.NotificationParams, context: ContextT) -> None:
         """``notifications/initialized``: This notification is sent from the client to the server after initialization has finished."""
         ...
 
@@ -183,7 +180,7 @@ class ServerHandlers(Protocol[ContextT]):
         ...
 
     async def on_roots_list_changed(
-        self, params: types.NotificationParams | None, context: ContextT
+        self, params: types.NotificationParams, context: ContextT
     ) -> None:
         """``notifications/roots/list_changed``: A notification from the client to the server, informing it that the list of roots has changed. This notification should be sent whenever the client adds, removes, or modifies any root. The server should then request an updated list of roots using the ListRootsRequest."""
         ...
@@ -228,14 +225,12 @@ class ClientHandlers(Protocol[ContextT]):
         """``elicitation/create``: A request from the server to elicit additional information from the user via the client."""
         ...
 
-    async def ping(
-        self, params: types.RequestParams | None, context: ContextT
-    ) -> types.EmptyResult:
+    async def ping(self, params: types.RequestParams, context: ContextT) -> types.EmptyResult:
         """``ping``: A ping, issued by either the server or the client, to check that the other party is still alive. The receiver must promptly respond, or else may be disconnected."""
         ...
 
     async def list_roots(
-        self, params: types.RequestParams | None, context: ContextT
+        self, params: types.RequestParams, context: ContextT
     ) -> types.ListRootsResult:
         """``roots/list``: Sent from the server to request a list of root URIs from the client. Roots allow servers to ask for specific directories or files to operate on. A common example for roots is providing a set of repositories or directories a server should operate on."""
         ...
@@ -259,7 +254,7 @@ class ClientHandlers(Protocol[ContextT]):
         ...
 
     async def list_tasks(
-        self, params: types.PaginatedRequestParams | None, context: ContextT
+        self, params: types.PaginatedRequestParams, context: ContextT
     ) -> types.ListTasksResult:
         """``tasks/list``: A request to retrieve a list of tasks."""
         ...
@@ -295,13 +290,13 @@ class ClientHandlers(Protocol[ContextT]):
         ...
 
     async def on_prompt_list_changed(
-        self, params: types.NotificationParams | None, context: ContextT
+        self, params: types.NotificationParams, context: ContextT
     ) -> None:
         """``notifications/prompts/list_changed``: An optional notification from the server to the client, informing it that the list of prompts it offers has changed. This may be issued by servers without any previous subscription from the client."""
         ...
 
     async def on_resource_list_changed(
-        self, params: types.NotificationParams | None, context: ContextT
+        self, params: types.NotificationParams, context: ContextT
     ) -> None:
         """``notifications/resources/list_changed``: An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This may be issued by servers without any previous subscription from the client."""
         ...
@@ -319,7 +314,7 @@ class ClientHandlers(Protocol[ContextT]):
         ...
 
     async def on_tool_list_changed(
-        self, params: types.NotificationParams | None, context: ContextT
+        self, params: types.NotificationParams, context: ContextT
     ) -> None:
         """``notifications/tools/list_changed``: An optional notification from the server to the client, informing it that the list of tools it offers has changed. This may be issued by servers without any previous subscription from the client."""
         ...

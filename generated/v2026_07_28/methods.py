@@ -50,6 +50,7 @@ ERA: Final = "stateless"
 
 
 COMPLETION_COMPLETE: Final = MethodSpec[types.CompleteRequestParams, types.CompleteResult](
+    revision=REVISION,
     method="completion/complete",
     handler_name="complete",
     directions=frozenset({Direction.CLIENT_TO_SERVER}),
@@ -59,10 +60,13 @@ COMPLETION_COMPLETE: Final = MethodSpec[types.CompleteRequestParams, types.Compl
     result_type=types.CompleteResult,
     result_link="response-envelope",
     capabilities={Direction.CLIENT_TO_SERVER: "completions"},
+    lifecycle=False,
+    page_items=None,
 )
 
 
 ELICITATION_CREATE: Final = MethodSpec[types.ElicitRequestParams, types.ElicitResult](
+    revision=REVISION,
     method="elicitation/create",
     handler_name="elicit",
     directions=frozenset({Direction.SERVER_TO_CLIENT}),
@@ -72,12 +76,15 @@ ELICITATION_CREATE: Final = MethodSpec[types.ElicitRequestParams, types.ElicitRe
     result_type=types.ElicitResult,
     result_link="naming",
     capabilities={Direction.SERVER_TO_CLIENT: "elicitation"},
+    lifecycle=False,
+    page_items=None,
 )
 
 
 PROMPTS_GET: Final = MethodSpec[
     types.GetPromptRequestParams, types.GetPromptResult | types.InputRequiredResult
 ](
+    revision=REVISION,
     method="prompts/get",
     handler_name="get_prompt",
     directions=frozenset({Direction.CLIENT_TO_SERVER}),
@@ -87,10 +94,13 @@ PROMPTS_GET: Final = MethodSpec[
     result_type=types.GetPromptResult | types.InputRequiredResult,
     result_link="response-envelope",
     capabilities={Direction.CLIENT_TO_SERVER: "prompts"},
+    lifecycle=False,
+    page_items=None,
 )
 
 
 PROMPTS_LIST: Final = MethodSpec[types.PaginatedRequestParams, types.ListPromptsResult](
+    revision=REVISION,
     method="prompts/list",
     handler_name="list_prompts",
     directions=frozenset({Direction.CLIENT_TO_SERVER}),
@@ -100,10 +110,13 @@ PROMPTS_LIST: Final = MethodSpec[types.PaginatedRequestParams, types.ListPrompts
     result_type=types.ListPromptsResult,
     result_link="response-envelope",
     capabilities={Direction.CLIENT_TO_SERVER: "prompts"},
+    lifecycle=False,
+    page_items="prompts",
 )
 
 
 RESOURCES_LIST: Final = MethodSpec[types.PaginatedRequestParams, types.ListResourcesResult](
+    revision=REVISION,
     method="resources/list",
     handler_name="list_resources",
     directions=frozenset({Direction.CLIENT_TO_SERVER}),
@@ -113,12 +126,15 @@ RESOURCES_LIST: Final = MethodSpec[types.PaginatedRequestParams, types.ListResou
     result_type=types.ListResourcesResult,
     result_link="response-envelope",
     capabilities={Direction.CLIENT_TO_SERVER: "resources"},
+    lifecycle=False,
+    page_items="resources",
 )
 
 
 RESOURCES_READ: Final = MethodSpec[
     types.ReadResourceRequestParams, types.ReadResourceResult | types.InputRequiredResult
 ](
+    revision=REVISION,
     method="resources/read",
     handler_name="read_resource",
     directions=frozenset({Direction.CLIENT_TO_SERVER}),
@@ -128,12 +144,15 @@ RESOURCES_READ: Final = MethodSpec[
     result_type=types.ReadResourceResult | types.InputRequiredResult,
     result_link="response-envelope",
     capabilities={Direction.CLIENT_TO_SERVER: "resources"},
+    lifecycle=False,
+    page_items=None,
 )
 
 
 RESOURCES_TEMPLATES_LIST: Final = MethodSpec[
     types.PaginatedRequestParams, types.ListResourceTemplatesResult
 ](
+    revision=REVISION,
     method="resources/templates/list",
     handler_name="list_resource_templates",
     directions=frozenset({Direction.CLIENT_TO_SERVER}),
@@ -143,10 +162,13 @@ RESOURCES_TEMPLATES_LIST: Final = MethodSpec[
     result_type=types.ListResourceTemplatesResult,
     result_link="response-envelope",
     capabilities={Direction.CLIENT_TO_SERVER: "resources"},
+    lifecycle=False,
+    page_items="resourceTemplates",
 )
 
 
 ROOTS_LIST: Final = MethodSpec[types.ListRootsRequestParams, types.ListRootsResult](
+    revision=REVISION,
     method="roots/list",
     handler_name="list_roots",
     directions=frozenset({Direction.SERVER_TO_CLIENT}),
@@ -156,12 +178,15 @@ ROOTS_LIST: Final = MethodSpec[types.ListRootsRequestParams, types.ListRootsResu
     result_type=types.ListRootsResult,
     result_link="naming",
     capabilities={Direction.SERVER_TO_CLIENT: "roots"},
+    lifecycle=False,
+    page_items=None,
 )
 
 
 SAMPLING_CREATEMESSAGE: Final = MethodSpec[
     types.CreateMessageRequestParams, types.CreateMessageResult
 ](
+    revision=REVISION,
     method="sampling/createMessage",
     handler_name="create_message",
     directions=frozenset({Direction.SERVER_TO_CLIENT}),
@@ -171,10 +196,13 @@ SAMPLING_CREATEMESSAGE: Final = MethodSpec[
     result_type=types.CreateMessageResult,
     result_link="naming",
     capabilities={Direction.SERVER_TO_CLIENT: "sampling"},
+    lifecycle=False,
+    page_items=None,
 )
 
 
 SERVER_DISCOVER: Final = MethodSpec[types.RequestParams, types.DiscoverResult](
+    revision=REVISION,
     method="server/discover",
     handler_name="discover",
     directions=frozenset({Direction.CLIENT_TO_SERVER}),
@@ -184,12 +212,15 @@ SERVER_DISCOVER: Final = MethodSpec[types.RequestParams, types.DiscoverResult](
     result_type=types.DiscoverResult,
     result_link="response-envelope",
     capabilities={},
+    lifecycle=False,
+    page_items=None,
 )
 
 
 SUBSCRIPTIONS_LISTEN: Final = MethodSpec[
     types.SubscriptionsListenRequestParams, types.SubscriptionsListenResult
 ](
+    revision=REVISION,
     method="subscriptions/listen",
     handler_name="subscriptions_listen",
     directions=frozenset({Direction.CLIENT_TO_SERVER}),
@@ -199,12 +230,15 @@ SUBSCRIPTIONS_LISTEN: Final = MethodSpec[
     result_type=types.SubscriptionsListenResult,
     result_link="response-envelope",
     capabilities={},
+    lifecycle=False,
+    page_items=None,
 )
 
 
 TOOLS_CALL: Final = MethodSpec[
     types.CallToolRequestParams, types.CallToolResult | types.InputRequiredResult
 ](
+    revision=REVISION,
     method="tools/call",
     handler_name="call_tool",
     directions=frozenset({Direction.CLIENT_TO_SERVER}),
@@ -214,10 +248,13 @@ TOOLS_CALL: Final = MethodSpec[
     result_type=types.CallToolResult | types.InputRequiredResult,
     result_link="response-envelope",
     capabilities={Direction.CLIENT_TO_SERVER: "tools"},
+    lifecycle=False,
+    page_items=None,
 )
 
 
 TOOLS_LIST: Final = MethodSpec[types.PaginatedRequestParams, types.ListToolsResult](
+    revision=REVISION,
     method="tools/list",
     handler_name="list_tools",
     directions=frozenset({Direction.CLIENT_TO_SERVER}),
@@ -227,88 +264,106 @@ TOOLS_LIST: Final = MethodSpec[types.PaginatedRequestParams, types.ListToolsResu
     result_type=types.ListToolsResult,
     result_link="response-envelope",
     capabilities={Direction.CLIENT_TO_SERVER: "tools"},
+    lifecycle=False,
+    page_items="tools",
 )
 
 
 NOTIFICATIONS_CANCELLED: Final = NotificationSpec[types.CancelledNotificationParams](
+    revision=REVISION,
     method="notifications/cancelled",
     handler_name="cancelled",
     directions=frozenset({Direction.CLIENT_TO_SERVER, Direction.SERVER_TO_CLIENT}),
     notification_type=types.CancelledNotification,
     params_type=types.CancelledNotificationParams,
     params_required=True,
+    lifecycle=False,
 )
 
 
 NOTIFICATIONS_MESSAGE: Final = NotificationSpec[types.LoggingMessageNotificationParams](
+    revision=REVISION,
     method="notifications/message",
     handler_name="logging_message",
     directions=frozenset({Direction.SERVER_TO_CLIENT}),
     notification_type=types.LoggingMessageNotification,
     params_type=types.LoggingMessageNotificationParams,
     params_required=True,
+    lifecycle=False,
 )
 
 
 NOTIFICATIONS_PROGRESS: Final = NotificationSpec[types.ProgressNotificationParams](
+    revision=REVISION,
     method="notifications/progress",
     handler_name="progress",
     directions=frozenset({Direction.SERVER_TO_CLIENT}),
     notification_type=types.ProgressNotification,
     params_type=types.ProgressNotificationParams,
     params_required=True,
+    lifecycle=False,
 )
 
 
 NOTIFICATIONS_PROMPTS_LIST_CHANGED: Final = NotificationSpec[types.NotificationParams](
+    revision=REVISION,
     method="notifications/prompts/list_changed",
     handler_name="prompt_list_changed",
     directions=frozenset({Direction.SERVER_TO_CLIENT}),
     notification_type=types.PromptListChangedNotification,
     params_type=types.NotificationParams,
     params_required=False,
+    lifecycle=False,
 )
 
 
 NOTIFICATIONS_RESOURCES_LIST_CHANGED: Final = NotificationSpec[types.NotificationParams](
+    revision=REVISION,
     method="notifications/resources/list_changed",
     handler_name="resource_list_changed",
     directions=frozenset({Direction.SERVER_TO_CLIENT}),
     notification_type=types.ResourceListChangedNotification,
     params_type=types.NotificationParams,
     params_required=False,
+    lifecycle=False,
 )
 
 
 NOTIFICATIONS_RESOURCES_UPDATED: Final = NotificationSpec[types.ResourceUpdatedNotificationParams](
+    revision=REVISION,
     method="notifications/resources/updated",
     handler_name="resource_updated",
     directions=frozenset({Direction.SERVER_TO_CLIENT}),
     notification_type=types.ResourceUpdatedNotification,
     params_type=types.ResourceUpdatedNotificationParams,
     params_required=True,
+    lifecycle=False,
 )
 
 
 NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED: Final = NotificationSpec[
     types.SubscriptionsAcknowledgedNotificationParams
 ](
+    revision=REVISION,
     method="notifications/subscriptions/acknowledged",
     handler_name="subscriptions_acknowledged",
     directions=frozenset({Direction.SERVER_TO_CLIENT}),
     notification_type=types.SubscriptionsAcknowledgedNotification,
     params_type=types.SubscriptionsAcknowledgedNotificationParams,
     params_required=True,
+    lifecycle=False,
 )
 
 
 NOTIFICATIONS_TOOLS_LIST_CHANGED: Final = NotificationSpec[types.NotificationParams](
+    revision=REVISION,
     method="notifications/tools/list_changed",
     handler_name="tool_list_changed",
     directions=frozenset({Direction.SERVER_TO_CLIENT}),
     notification_type=types.ToolListChangedNotification,
     params_type=types.NotificationParams,
     params_required=False,
+    lifecycle=False,
 )
 
 

@@ -7,7 +7,8 @@
 
 A side's dispatch table maps each method it receives to its ``MethodSpec`` (params class, result
 class, handler name). The ``Protocol`` classes give the signature of every handler a side may
-implement, generic in the runtime's context type.
+implement, generic in the runtime's context type. A handler always receives a params object
+(the empty one when the message carried none), so optional params are not ``| None`` here.
 """
 
 from __future__ import annotations
@@ -146,7 +147,7 @@ class ClientHandlers(Protocol[ContextT]):
         ...
 
     async def list_roots(
-        self, params: types.ListRootsRequestParams | None, context: ContextT
+        self, params: types.ListRootsRequestParams, context: ContextT
     ) -> types.ListRootsResult:
         """``roots/list``: Sent from the server to request a list of root URIs from the client. Roots allow servers to ask for specific directories or files to operate on. A common example for roots is providing a set of repositories or directories a server should operate on."""
         ...
@@ -176,13 +177,13 @@ class ClientHandlers(Protocol[ContextT]):
         ...
 
     async def on_prompt_list_changed(
-        self, params: types.NotificationParams | None, context: ContextT
+        self, params: types.NotificationParams, context: ContextT
     ) -> None:
         """``notifications/prompts/list_changed``: An optional notification from the server to the client, informing it that the list of prompts it offers has changed. This is only delivered on a {@link SubscriptionsListenRequestsubscriptions/listen} stream when the client requested it via the `promptsListChanged` filter field."""
         ...
 
     async def on_resource_list_changed(
-        self, params: types.NotificationParams | None, context: ContextT
+        self, params: types.NotificationParams, context: ContextT
     ) -> None:
         """``notifications/resources/list_changed``: An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This is only delivered on a {@link SubscriptionsListenRequestsubscriptions/listen} stream when the client requested it via the `resourcesListChanged` filter field."""
         ...
@@ -200,7 +201,7 @@ class ClientHandlers(Protocol[ContextT]):
         ...
 
     async def on_tool_list_changed(
-        self, params: types.NotificationParams | None, context: ContextT
+        self, params: types.NotificationParams, context: ContextT
     ) -> None:
         """``notifications/tools/list_changed``: An optional notification from the server to the client, informing it that the list of tools it offers has changed. This is only delivered on a {@link SubscriptionsListenRequestsubscriptions/listen} stream when the client requested it via the `toolsListChanged` filter field."""
         ...

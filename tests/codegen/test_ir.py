@@ -153,3 +153,18 @@ def test_one_member_union_copied_inline_still_gives_directions(irs: dict[str, Re
     cancelled = irs["2026-07-28"].notification("notifications/cancelled")
     assert set(cancelled.directions) == {C2S, S2C}
     assert cancelled.notification == "CancelledNotification"
+
+
+def test_lifecycle_and_pagination_are_marked(irs: dict[str, RevisionIR]) -> None:
+    ir = irs["2025-11-25"]
+    assert ir.method("initialize").lifecycle and ir.notification("notifications/initialized").lifecycle
+    assert not ir.method("tools/call").lifecycle
+    pages = {m.method: m.page_items for m in ir.methods if m.page_items}
+    assert pages == {
+        "prompts/list": "prompts",
+        "resources/list": "resources",
+        "resources/templates/list": "resourceTemplates",
+        "tasks/list": "tasks",
+        "tools/list": "tools",
+    }
+    assert irs["2024-11-05"].method("tools/list").page_items == "tools"  # inline params there
