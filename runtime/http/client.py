@@ -11,9 +11,9 @@ Requests are POSTed concurrently (each in its own task), but ``initialize``, not
 responses are sent in order and awaited, so the server sees ``notifications/initialized``
 before anything that follows it and a cancellation after the request it cancels.
 
-With ``fallback_to_sse=True`` the transport follows the backwards-compatibility rule of
-transports.md: if POSTing ``initialize`` gets 400, 404 or 405 it switches to the 2024-11-05
-HTTP+SSE transport at the same URL.
+The transport follows the backwards-compatibility rule of transports.md: if POSTing
+``initialize`` gets 400, 404 or 405 it switches to the 2024-11-05 HTTP+SSE transport at the
+same URL (``fallback_to_sse=False`` turns that off).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from typing import Any
 
 import anyio
 import httpx
-from anyio.abc import TaskGroup
+from anyio.abc import TaskGroup, TaskStatus
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from httpx_sse import EventSource, ServerSentEvent
 
@@ -208,7 +208,7 @@ class _StreamableClient:
         if request_id is not None and request_id == self._initialize_id:
             if self.fallback_to_sse and status in (400, 404, 405):
                 await response.aclose()
-                await self._switch_to_legacy(message, request_id)
+                await self._switch_to_legacy(message, request_id, status)
                 return
             sid = response.headers.get(SESSION_ID)
             if sid:
@@ -352,21 +352,35 @@ class _StreamableClient:
 
     # -- legacy fallback ------------------------------------------------------------------
 
-    async def _switch_to_legacy(self, message: Any, request_id: int | str) -> None:
+    async def _switch_to_legacy(self, message: Any, request_id: int | str, status: int) -> None:
         assert self._tg is not None
-        logger.info("the server refused Streamable HTTP; falling back to HTTP+SSE (2024-11-05)")
+        logger.info("POST answered %d; falling back to HTTP+SSE (2024-11-05)", status)
         self.legacy = LegacySSEChannel(
             self.http, self.url, self.headers, self._feed, self.sse_read_timeout
         )
         try:
-            await self._tg.start(self.legacy.run)
+            await self._tg.start(self._read_legacy)
         except (httpx.HTTPError, HttpTransportError, OSError) as exc:
             self.legacy = None
             await self._fail(
-                request_id, f"neither Streamable HTTP nor HTTP+SSE worked at {self.url}: {exc}"
+                request_id,
+                f"neither Streamable HTTP (POST answered HTTP {status}) nor HTTP+SSE "
+                f"({exc}) worked at {self.url}",
             )
             return
         await self._post_legacy(message, request_id)
+
+    async def _read_legacy(self, *, task_status: TaskStatus[None]) -> None:
+        """Run the HTTP+SSE stream; its end is the session's end (that transport's rule)."""
+        assert self.legacy is not None
+        try:
+            await self.legacy.run(task_status=task_status)
+            reason = "the server closed the HTTP+SSE stream"
+        except (httpx.HTTPError, OSError) as exc:
+            if self.legacy.endpoint is None:
+                raise
+            reason = f"the HTTP+SSE stream failed: {exc!r}"
+        self._end(reason)
 
 
 class _StreamState:
@@ -400,7 +414,7 @@ async def streamable_http_client(
     http_client: httpx.AsyncClient | None = None,
     terminate_on_close: bool = True,
     max_reconnects: int = 5,
-    fallback_to_sse: bool = False,
+    fallback_to_sse: bool = True,
 ) -> AsyncIterator[Connection]:
     """A Streamable HTTP transport to ``url`` (the server's MCP endpoint).
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import anyio
 import httpx
 import pytest
 from httpkit import build_server
 from mcpbind.generated.v2025_11_25 import methods, types
-from mcpbind.runtime import Client, RequestContext
+from mcpbind.runtime import Client, ConnectionClosedError, McpError, RequestContext
 from mcpbind.runtime.http import (
     LegacySSEServer,
     StreamableHTTPServer,
@@ -104,3 +106,28 @@ async def test_fallback_is_not_taken_for_a_streamable_server() -> None:
         async with Client(sse_client(f"{base}/sse")) as old:
             await old.stub.list_tools()
             assert len(legacy.sessions) == 1
+
+
+async def test_fallback_failure_says_what_was_tried() -> None:
+    async def nothing_here(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            await send({"type": "http.response.start", "status": 404, "headers": []})
+            await send({"type": "http.response.body", "body": b"no"})
+
+    async with serving(nothing_here, lifespan="off") as base:
+        with pytest.raises(McpError) as failure:
+            async with Client(streamable_http_client(f"{base}/mcp")):
+                pass
+    assert "HTTP 404" in failure.value.message and "HTTP+SSE" in failure.value.message
+
+
+async def test_legacy_session_ends_when_the_server_drops_the_stream() -> None:
+    app = LegacySSEServer(build_server().serve)
+    async with serving(app) as base, Client(streamable_http_client(f"{base}/sse")) as client:
+        await client.stub.list_tools()
+        (session,) = app.sessions.values()
+        session.out_send.close()
+        with anyio.fail_after(5), pytest.raises((ConnectionClosedError, McpError)):
+            while True:
+                await client.stub.list_tools()
+                await anyio.sleep(0.05)
