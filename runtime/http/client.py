@@ -131,6 +131,7 @@ class _StreamableClient:
     async def write_loop(
         self, outgoing: MemoryObjectReceiveStream[Envelope], tg: TaskGroup
     ) -> None:
+        """POST what the session sends: requests concurrently, everything else in order."""
         self._tg = tg
         async with outgoing:
             async for envelope in outgoing:

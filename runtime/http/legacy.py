@@ -249,6 +249,7 @@ class LegacySSEChannel:
         self.endpoint: str | None = None
 
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Open the stream, wait for ``endpoint``, then feed every message until it ends."""
         headers = {**self.headers, "accept": SSE}
         async with self.http.stream("GET", self.url, headers=headers) as response:
             if response.status_code != 200:
@@ -279,6 +280,7 @@ class LegacySSEChannel:
                     await self.feed(message)
 
     async def post(self, message: Any) -> None:
+        """Send one message to the endpoint; the answer, if any, comes on the stream."""
         assert self.endpoint is not None
         headers = {**self.headers, "content-type": JSON}
         response = await self.http.post(self.endpoint, content=rpc.encode(message), headers=headers)

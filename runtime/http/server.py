@@ -159,6 +159,7 @@ class _Stream:
             self.consumer = None
 
     def finish(self) -> None:
+        """All responses are out: end the stream and the response writing it."""
         self.done = True
         if self.consumer is not None:
             self.consumer.close()
@@ -295,6 +296,7 @@ class _HttpSession:
                     self.streams.pop(stream.id, None)
 
     def open_stream(self, request_ids: Sequence[RequestId]) -> _Stream:
+        """A new stream for a POST, answering for its request ids."""
         stream = _Stream(f"{secrets.token_hex(6)}-{len(self.streams)}", request_ids)
         self.streams[stream.id] = stream
         for rid in request_ids:
@@ -306,6 +308,7 @@ class _HttpSession:
         return self.store is not None and (version or self.protocol_version or "") >= PRIMING_SINCE
 
     def touch(self) -> None:
+        """Note activity, which postpones reaping."""
         self.last_active = anyio.current_time()
 
 
