@@ -383,3 +383,57 @@ async def test_client_survives_a_server_answering_nonsense() -> None:
             with pytest.raises(McpError):
                 await client.stub.call_tool(types.CallToolRequestParams(name="x"))
             await client.ping(timeout=5)
+
+
+async def test_get_stream_resumes_and_backlog_is_not_duplicated() -> None:
+    """Unrelated messages sent while no GET stream is open wait; a resumed GET replays them
+    once, and a later plain GET does not get them again."""
+    app = StreamableHTTPServer(build_server().serve)
+    async with serving(app) as base, httpx.AsyncClient(timeout=5) as http:
+        url = f"{base}/mcp"
+        session_id = await raw_initialize(http, url)
+        get_headers = {**session_headers(session_id), "accept": "text/event-stream"}
+        async with http.stream("GET", url, headers=get_headers) as stream:
+            async for line in stream.aiter_lines():
+                if line.startswith("id: "):
+                    primed = line[4:]
+                    break
+        call = {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {"name": "broadcast"},
+        }
+        json_only = {**session_headers(session_id), "accept": "application/json"}
+        assert (await http.post(url, json=call, headers=json_only)).status_code == 200
+
+        async def first_message(headers: dict[str, str]) -> Any:
+            with anyio.move_on_after(0.5):
+                async with http.stream("GET", url, headers=headers) as stream:
+                    async for line in stream.aiter_lines():
+                        if line.startswith("data: {"):
+                            return json.loads(line[6:])
+            return None
+
+        replayed = await first_message({**get_headers, "last-event-id": primed})
+        assert replayed == {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+        assert await first_message(get_headers) is None
+
+
+async def test_messages_sent_before_any_get_stream_wait_for_it() -> None:
+    app = StreamableHTTPServer(build_server().serve)
+    async with serving(app) as base, httpx.AsyncClient(timeout=5) as http:
+        url = f"{base}/mcp"
+        session_id = await raw_initialize(http, url)
+        call = {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "broadcast"}}
+        json_only = {**session_headers(session_id), "accept": "application/json"}
+        assert (await http.post(url, json=call, headers=json_only)).status_code == 200
+        get_headers = {**session_headers(session_id), "accept": "text/event-stream"}
+        received = None
+        with anyio.fail_after(5):
+            async with http.stream("GET", url, headers=get_headers) as stream:
+                async for line in stream.aiter_lines():
+                    if line.startswith("data: {"):
+                        received = json.loads(line[6:])
+                        break
+        assert received == {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
