@@ -44,6 +44,8 @@ TRANSPORT_ERROR = -32000
 #: Connections kept open to the server: every request in flight holds one (its POST), plus the
 #: GET stream; httpx's default of 20 kept alive means reconnecting per request beyond that.
 POOL_SIZE = 128
+#: How many httpx clients an owned pool is split into (see ``_post_client``).
+POOL_SHARDS = 4
 #: How long a stream may linger after its response before it is closed instead of drained.
 DRAIN_TIMEOUT = 0.5
 #: How long to wait before reconnecting when the server gave no ``retry`` advice.
@@ -75,6 +77,8 @@ class _StreamableClient:
         sse_read_timeout: float,
     ) -> None:
         self.http = http
+        self.post_clients: list[httpx.AsyncClient] = [http]
+        self._next_post = 0
         self.url = url
         self.headers = dict(headers)
         self.incoming = incoming
@@ -191,7 +195,7 @@ class _StreamableClient:
         headers = self._headers(f"{JSON}, {SSE}")
         headers["content-type"] = JSON
         try:
-            async with self.http.stream(
+            async with self._post_client().stream(
                 "POST", self.url, content=rpc.encode(message), headers=headers
             ) as response:
                 await self._on_post_response(response, message, request_id)
@@ -201,6 +205,16 @@ class _StreamableClient:
             # A server answering nonsense must fail this request, not the whole connection.
             logger.exception("handling the answer to %r failed", request_id)
             await self._fail(request_id, f"the server's answer could not be handled: {exc!r}")
+
+    def _post_client(self) -> httpx.AsyncClient:
+        """The next of ``post_clients``, round robin.
+
+        httpx's pool does work proportional to its connections on every request; with dozens
+        in flight that dominates the client's CPU, so an owned pool is split into several.
+        """
+        clients = self.post_clients
+        self._next_post = (self._next_post + 1) % len(clients)
+        return clients[self._next_post]
 
     async def _on_post_response(
         self, response: httpx.Response, message: Any, request_id: int | str | None
@@ -428,11 +442,15 @@ async def streamable_http_client(
     in_send, in_receive = anyio.create_memory_object_stream[Envelope](STREAM_BUFFER)
     out_send, out_receive = anyio.create_memory_object_stream[Envelope](STREAM_BUFFER)
     own = http_client is None
-    http = http_client or httpx.AsyncClient(
-        timeout=httpx.Timeout(timeout, read=sse_read_timeout),
-        limits=httpx.Limits(max_connections=POOL_SIZE, max_keepalive_connections=POOL_SIZE),
-        follow_redirects=True,
-    )
+
+    def make_client(connections: int) -> httpx.AsyncClient:
+        return httpx.AsyncClient(
+            timeout=httpx.Timeout(timeout, read=sse_read_timeout),
+            limits=httpx.Limits(max_connections=connections, max_keepalive_connections=connections),
+            follow_redirects=True,
+        )
+
+    http = http_client or make_client(POOL_SIZE)
     state = _StreamableClient(
         http,
         url,
@@ -442,6 +460,8 @@ async def streamable_http_client(
         fallback_to_sse=fallback_to_sse,
         sse_read_timeout=sse_read_timeout,
     )
+    if own:
+        state.post_clients = [make_client(POOL_SIZE // POOL_SHARDS) for _ in range(POOL_SHARDS)]
     try:
         async with anyio.create_task_group() as tg, in_send, in_receive, out_send:
             tg.start_soon(state.write_loop, out_receive, tg)
@@ -456,4 +476,5 @@ async def streamable_http_client(
                 except (httpx.HTTPError, TimeoutError) as exc:
                     logger.debug("could not end the session: %r", exc)
             if own:
-                await http.aclose()
+                for client in {http, *state.post_clients}:
+                    await client.aclose()
