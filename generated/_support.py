@@ -25,7 +25,7 @@ from typing import (
     get_origin,
 )
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ModelWrapValidatorHandler, model_validator
 
 __all__ = [
     "Direction",
@@ -42,7 +42,9 @@ class MCPModel(BaseModel):
     """Base of every generated model.
 
     Open (``extra="allow"``): the protocol allows extension everywhere, so unknown fields survive
-    a round trip. Serialised by alias (``_meta``, ``$schema``), and populated by name or alias.
+    a round trip. Serialised by alias (``_meta``, ``$schema``). Parsing reads aliases only, so
+    a message's own unknown key ``meta`` stays an extra and is never taken for ``_meta``; the
+    keyword constructor also accepts the Python names (``Result(meta=...)``).
 
     Constant fields (``jsonrpc``, ``method``, ``type``) default to their one value and always
     count as set, so ``model_dump(exclude_unset=True)`` writes a complete message while leaving
@@ -51,11 +53,23 @@ class MCPModel(BaseModel):
 
     model_config = ConfigDict(
         extra="allow",
-        populate_by_name=True,
+        validate_by_alias=True,
+        validate_by_name=False,
         serialize_by_alias=True,
         defer_build=True,
     )
     __const_fields__: ClassVar[frozenset[str]] = frozenset()
+    __aliases__: ClassVar[dict[str, str]] = {}
+
+    def __init__(self, /, **data: Any) -> None:
+        for name, alias in self.__aliases__.items():
+            if name in data and alias not in data:
+                data[alias] = data.pop(name)
+        super().__init__(**data)
+
+    # Not a "custom init" to pydantic: parsing (``model_validate``) must not call it, or the
+    # translation above would apply to messages too.
+    __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
@@ -67,6 +81,25 @@ class MCPModel(BaseModel):
             and len(get_args(info.annotation)) == 1
             and info.default == get_args(info.annotation)[0]
         )
+        cls.__aliases__ = {
+            name: info.alias
+            for name, info in cls.model_fields.items()
+            if info.alias is not None and info.alias != name
+        }
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _extra_keys_are_not_fields(
+        cls, data: Any, handler: ModelWrapValidatorHandler[MCPModel]
+    ) -> MCPModel:
+        """An unknown key spelled like a field's Python name (``meta``) is an extra, not that
+        field: pydantic counts it in ``model_fields_set``, which would dump ``_meta: null``."""
+        model = handler(data)
+        if cls.__aliases__ and isinstance(data, dict):
+            for name, alias in cls.__aliases__.items():
+                if name in data and alias not in data:
+                    model.model_fields_set.discard(name)
+        return model
 
     def model_post_init(self, context: Any, /) -> None:
         if self.__const_fields__:

@@ -186,7 +186,8 @@ def test_dollar_schema_field(revision: str, name: str) -> None:
 @pytest.mark.parametrize("value", ["x", 1], ids=["str", "int"])
 def test_unknown_field_named_schema_stays_an_extra(revision: str, name: str, value: Any) -> None:
     """``schema_`` (the Python name of ``$schema``) is an unknown property to the schema: kept as sent."""
-    assert_round_trip(revision, name, {"type": "object", "schema_": value})
+    # ``properties`` is required by ElicitRequestFormParamsRequestedSchema, optional elsewhere.
+    assert_round_trip(revision, name, {"type": "object", "properties": {}, "schema_": value})
 
 
 # --- names ------------------------------------------------------------------------------------------
