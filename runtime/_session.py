@@ -598,11 +598,11 @@ class Session:
         incoming = self.connection.incoming
         max_pending = max(1, self.options.max_pending_requests)
         streak = 0
-        async with incoming:
+        try:
             while True:
                 try:
                     envelope = await take(incoming)
-                except anyio.EndOfStream:
+                except (anyio.EndOfStream, anyio.ClosedResourceError):
                     return
                 message = envelope.message
                 if type(message) is list:
@@ -619,6 +619,8 @@ class Session:
                 if streak >= FAIRNESS:
                     streak = 0
                     await checkpoint()
+        finally:
+            incoming.close()
 
     async def _on_batch(self, batch: list[Any], envelope: Envelope) -> None:
         """JSON-RPC batches (allowed by 2025-03-26): each member is handled, and answered, alone."""

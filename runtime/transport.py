@@ -1,7 +1,10 @@
-"""The transport interface: two memory object streams of parsed messages, and an in-memory pair.
+"""The transport interface: a source and a sink of parsed messages, and an in-memory pair.
 
 A transport is any async context manager that yields a ``Connection``. While the context is open
-the transport moves messages between the wire and the two streams. The transport closing its
+the transport moves messages between the wire and the two ends: a ``MessageSource`` the session
+reads and a ``MessageSink`` it writes. anyio memory object streams are both (most transports use
+a pair of them); the stdio transport instead reads and writes its pipes on demand, in the
+session's own tasks, which saves an event-loop pass per message each way. The transport closing its
 send side of ``incoming`` (end of stream) tells the session the peer is gone: the session fails
 its pending requests, lets running handlers finish briefly, and returns. The session never
 closes ``outgoing``; leaving the transport's context does, after flushing what was queued, and
@@ -25,14 +28,23 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from anyio.streams.memory import MemoryObjectReceiveStream
 
 from ._jsonrpc import Malformed
 
-__all__ = ["Connection", "Envelope", "Malformed", "memory_pair", "put", "take"]
+__all__ = [
+    "Connection",
+    "Envelope",
+    "Malformed",
+    "MessageSink",
+    "MessageSource",
+    "memory_pair",
+    "put",
+    "take",
+]
 
 #: Default buffer of the streams a transport creates: enough to keep both ends busy, small
 #: enough that a flood applies back-pressure instead of growing memory.
@@ -48,6 +60,35 @@ class Envelope:
     related_id: int | str | None = None
 
 
+class MessageSource(Protocol):
+    """What a session reads: the subset of ``MemoryObjectReceiveStream`` it uses.
+
+    ``receive_nowait`` raises ``anyio.WouldBlock`` when nothing is ready yet; both raise
+    ``anyio.EndOfStream`` once the peer is gone and everything it sent has been read.
+    """
+
+    def receive_nowait(self) -> Envelope: ...
+
+    async def receive(self) -> Envelope: ...
+
+    def close(self) -> None: ...
+
+
+class MessageSink(Protocol):
+    """What a session writes: the subset of ``MemoryObjectSendStream`` it uses.
+
+    ``send_nowait`` raises ``anyio.WouldBlock`` when the sink is full (``send`` then waits),
+    ``anyio.BrokenResourceError`` when the peer stopped reading, ``anyio.ClosedResourceError``
+    once the transport closed it.
+    """
+
+    def send_nowait(self, item: Envelope) -> None: ...
+
+    async def send(self, item: Envelope) -> None: ...
+
+    def close(self) -> None: ...
+
+
 def _no_reason() -> str | None:
     return None
 
@@ -61,13 +102,13 @@ class Connection:
     holds what else a transport wants to expose (the stdio client puts the server's ``pid``).
     """
 
-    incoming: MemoryObjectReceiveStream[Envelope]
-    outgoing: MemoryObjectSendStream[Envelope]
+    incoming: MessageSource
+    outgoing: MessageSink
     close_reason: Callable[[], str | None] = field(default=_no_reason)
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-async def put(stream: MemoryObjectSendStream[Envelope], envelope: Envelope) -> None:
+async def put(stream: MessageSink, envelope: Envelope) -> None:
     """Send without yielding to the event loop when the buffer has room.
 
     ``MemoryObjectSendStream.send`` always passes a checkpoint first, which costs an event-loop
@@ -79,7 +120,7 @@ async def put(stream: MemoryObjectSendStream[Envelope], envelope: Envelope) -> N
         await stream.send(envelope)
 
 
-async def take(stream: MemoryObjectReceiveStream[Envelope]) -> Envelope:
+async def take(stream: MessageSource) -> Envelope:
     """Receive without yielding when a message is already queued (see ``put``).
 
     Raises ``anyio.EndOfStream`` once the stream is closed and drained. Loops built on it must
@@ -88,7 +129,7 @@ async def take(stream: MemoryObjectReceiveStream[Envelope]) -> Envelope:
     try:
         return stream.receive_nowait()
     except anyio.WouldBlock:
-        if _WAIT_DIRECTLY:
+        if _WAIT_DIRECTLY and isinstance(stream, MemoryObjectReceiveStream):
             return await _wait_for_item(stream)
         return await stream.receive()
 
