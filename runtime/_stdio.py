@@ -1,10 +1,8 @@
 """The stdio transport: newline-delimited JSON over pipes, for both ends.
 
-Pipes are read with ``os.read`` in chunks of at most 64 KiB on non-blocking descriptors, waking
-on readiness (``anyio.wait_readable``): larger reads made every read allocate and free a large
-block on this platform, and asyncio's subprocess pipes read 256 KiB at a time, so neither
-``anyio.open_process`` streams nor file wrappers are used on the hot path. Writes coalesce
-whatever the session queued into one ``os.write``.
+The session reads and writes the pipes itself, through ``PipeReader`` and ``PipeWriter``
+(``_pipes.py``); this module owns the processes around them: guarding the server's stdout,
+watching its parent, and spawning, watching and stopping a client's server process.
 """
 
 from __future__ import annotations
@@ -23,20 +21,16 @@ from dataclasses import dataclass
 from typing import Literal
 
 import anyio
-from anyio.abc import TaskGroup
-from anyio.lowlevel import checkpoint
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from ._jsonrpc import LineFramer, Malformed, decode, encode
+from ._jsonrpc import LineFramer, Malformed
+from ._pipes import CHUNK, PipeReader, PipeWriter
 from .errors import ConnectionClosedError
-from .transport import STREAM_BUFFER, Connection, Envelope, put, take
+from .transport import Connection
 
 __all__ = ["StdioParameters", "stdio_client", "stdio_server"]
 
 logger = logging.getLogger("mcpbind.runtime.stdio")
 
-#: Read size: at most 64 KiB (see the module docstring).
-CHUNK = 64 * 1024
 #: This process and its parent when this module was imported: comparing later ``getppid()``
 #: against a parent read only once serving starts would miss one that died during start-up.
 _FIRST_PARENT = (os.getpid(), os.getppid())
@@ -59,100 +53,16 @@ def _set_nonblocking(fd: int) -> int:
     return flags
 
 
-async def _read_chunk(fd: int, pollable: bool) -> bytes:
-    if not pollable:
-        return await anyio.to_thread.run_sync(os.read, fd, CHUNK, abandon_on_cancel=True)
-    while True:
-        try:
-            return os.read(fd, CHUNK)
-        except BlockingIOError:
-            await anyio.wait_readable(fd)
-
-
-async def _pump_in(
-    fd: int, send: MemoryObjectSendStream[Envelope], max_message: int, pollable: bool
-) -> None:
-    """Frames from ``fd`` to the session until end of file; the caller closes ``send``."""
-    framer = LineFramer(max_message)
-    try:
-        while True:
-            try:
-                chunk = await _read_chunk(fd, pollable)
-            except OSError as exc:
-                logger.debug("read failed: %s", exc)
-                break
-            if not chunk:
-                break
-            for frame in framer.feed(chunk):
-                await put(send, Envelope(frame if isinstance(frame, Malformed) else decode(frame)))
-        tail = framer.tail()
-        if tail is not None:
-            await send.send(Envelope(tail if isinstance(tail, Malformed) else decode(tail)))
-    except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-        pass
-
-
-async def _pump_in_and_close(
-    fd: int, send: MemoryObjectSendStream[Envelope], max_message: int, pollable: bool
-) -> None:
-    async with send:
-        await _pump_in(fd, send, max_message, pollable)
-
-
-async def _write_all(fd: int, data: bytes, pollable: bool) -> None:
-    view = memoryview(data)
-    while view:
-        try:
-            written = os.write(fd, view)
-        except BlockingIOError:
-            await anyio.wait_writable(fd)
-            continue
-        if not pollable and written < len(view):
-            await anyio.sleep(0)
-        view = view[written:]
-
-
-async def _pump_out(fd: int, receive: MemoryObjectReceiveStream[Envelope], pollable: bool) -> None:
-    """Messages from the session to ``fd``, one line each, batching what is already queued."""
-    streak = 0
-    try:
-        async with receive:
-            while True:
-                try:
-                    envelope = await take(receive)
-                except anyio.EndOfStream:
-                    return
-                streak += 1
-                if streak >= 16:
-                    streak = 0
-                    await checkpoint()
-                parts = [encode(envelope.message)]
-                while len(parts) < 256:
-                    try:
-                        parts.append(encode(receive.receive_nowait().message))
-                    except (anyio.WouldBlock, anyio.EndOfStream):
-                        break
-                parts.append(b"")
-                await _write_all(fd, b"\n".join(parts), pollable)
-    except (BrokenPipeError, ConnectionResetError) as exc:
-        logger.debug("peer stopped reading: %s", exc)
-
-
-async def _drain_then_stop(
-    tg: TaskGroup, outgoing: MemoryObjectSendStream[Envelope], done: anyio.Event, wait: float
-) -> None:
-    """Let the writer flush what the session queued, within ``wait`` seconds, then stop all."""
-    outgoing.close()
+async def _flush_then_stop(writer: PipeWriter, done: anyio.Event, wait: float) -> None:
+    """Let the writer flush its backlog, within ``wait`` seconds."""
+    writer.close()
     with anyio.move_on_after(wait):
         await done.wait()
-    tg.cancel_scope.cancel()
 
 
-async def _run_and_flag(
-    done: anyio.Event, fd: int, receive: MemoryObjectReceiveStream[Envelope], pollable: bool
-) -> None:
+async def _flush_and_flag(writer: PipeWriter, done: anyio.Event) -> None:
     try:
-        await _pump_out(fd, receive, pollable)
+        await writer.flush()
     finally:
         done.set()
 
@@ -188,24 +98,24 @@ async def stdio_server(
         restore.append((stdin, _set_nonblocking(stdin)))
     if out_poll:
         restore.append((out_fd, _set_nonblocking(out_fd)))
-    in_send, in_receive = anyio.create_memory_object_stream[Envelope](STREAM_BUFFER)
-    out_send, out_receive = anyio.create_memory_object_stream[Envelope](STREAM_BUFFER)
+    reader = PipeReader(stdin, max_message, in_poll)
+    writer = PipeWriter(out_fd, out_poll)
     writer_done = anyio.Event()
     reason: list[str] = []
     try:
         async with anyio.create_task_group() as tg:
-            tg.start_soon(_pump_in_and_close, stdin, in_send, max_message, in_poll)
-            tg.start_soon(_run_and_flag, writer_done, out_fd, out_receive, out_poll)
+            tg.start_soon(_flush_and_flag, writer, writer_done)
             if watch_parent:
-                tg.start_soon(_watch_parent, watch_parent, in_send, reason)
+                tg.start_soon(_watch_parent, watch_parent, reader, reason)
             try:
                 yield Connection(
-                    in_receive, out_send, lambda: reason[0] if reason else "stdin was closed"
+                    reader, writer, lambda: reason[0] if reason else "stdin was closed"
                 )
             finally:
-                await _drain_then_stop(tg, out_send, writer_done, 5.0)
+                await _flush_then_stop(writer, writer_done, 5.0)
+                tg.cancel_scope.cancel()
     finally:
-        in_receive.close()
+        reader.close()
         for fd, flags in restore:
             with contextlib.suppress(OSError):
                 fcntl.fcntl(fd, fcntl.F_SETFL, flags)
@@ -217,9 +127,7 @@ async def stdio_server(
             sys.stdout = saved_stdout
 
 
-async def _watch_parent(
-    interval: float, in_send: MemoryObjectSendStream[Envelope], reason: list[str]
-) -> None:
+async def _watch_parent(interval: float, reader: PipeReader, reason: list[str]) -> None:
     # A process forked after the import has another parent: read it now instead.
     importer, parent = _FIRST_PARENT
     if importer != os.getpid():
@@ -229,7 +137,7 @@ async def _watch_parent(
         if os.getppid() != parent:
             reason.append("the parent process exited")
             logger.info("parent process %d exited; shutting down", parent)
-            in_send.close()
+            reader.end()
             return
 
 
@@ -370,7 +278,11 @@ class _Child:
         framer = LineFramer(CHUNK)
         try:
             while True:
-                chunk = await _read_chunk(self.stderr_fd, True)
+                try:
+                    chunk = os.read(self.stderr_fd, CHUNK)
+                except BlockingIOError:
+                    await anyio.wait_readable(self.stderr_fd)
+                    continue
                 if not chunk:
                     break
                 for line in framer.feed(chunk):
@@ -394,55 +306,41 @@ async def stdio_client(params: StdioParameters) -> AsyncIterator[Connection]:
     session fails pending requests with the exit status instead of waiting for timeouts.
     """
     child = _Child(params)
-    in_send, in_receive = anyio.create_memory_object_stream[Envelope](STREAM_BUFFER)
-    out_send, out_receive = anyio.create_memory_object_stream[Envelope](STREAM_BUFFER)
+
+    async def on_eof() -> None:
+        # Output closed: the exit status, if it follows at once, explains why.
+        with anyio.move_on_after(0.2):
+            await child.exited.wait()
+
+    reader = PipeReader(child.from_child, params.max_message, True, on_eof)
+    writer = PipeWriter(child.to_child, True)
     writer_done = anyio.Event()
 
     def close_reason() -> str:
         return _describe_exit(child.process.poll())
 
+    async def end_after_exit() -> None:
+        # The server exited but its stdout may stay open (a grandchild holds it): give up
+        # shortly after, so pending requests fail at once.
+        await child.exited.wait()
+        await anyio.sleep(0.2)
+        reader.end()
+
     try:
         async with anyio.create_task_group() as tg:
             tg.start_soon(child.wait_exit)
-            tg.start_soon(_client_reader, child, in_send, params.max_message)
-            tg.start_soon(_run_and_flag, writer_done, child.to_child, out_receive, True)
+            tg.start_soon(end_after_exit)
+            tg.start_soon(_flush_and_flag, writer, writer_done)
             if callable(params.stderr):
                 tg.start_soon(child.forward_stderr, params.stderr)
             try:
-                yield Connection(in_receive, out_send, close_reason, {"pid": child.process.pid})
+                yield Connection(reader, writer, close_reason, {"pid": child.process.pid})
             finally:
-                out_send.close()
-                with anyio.move_on_after(params.close_wait):
-                    await writer_done.wait()
+                await _flush_then_stop(writer, writer_done, params.close_wait)
                 with anyio.CancelScope(shield=True):
                     await child.stop()
                 tg.cancel_scope.cancel()
     finally:
-        in_receive.close()
+        reader.close()
         child.close_fd(child.from_child)
         child.close_fd(child.to_child)
-
-
-async def _client_reader(
-    child: _Child, send: MemoryObjectSendStream[Envelope], max_message: int
-) -> None:
-    """Read the server's stdout; if the server exits but its stdout stays open (a grandchild
-    holds it), give up shortly after, so pending requests fail at once."""
-    async with anyio.create_task_group() as tg:
-
-        async def read() -> None:
-            await _pump_in(child.from_child, send, max_message, True)
-            # Output closed: the exit status, if it follows at once, explains why.
-            with anyio.move_on_after(0.2):
-                await child.exited.wait()
-            send.close()
-            tg.cancel_scope.cancel()
-
-        async def on_exit() -> None:
-            await child.exited.wait()
-            await anyio.sleep(0.2)
-            send.close()
-            tg.cancel_scope.cancel()
-
-        tg.start_soon(read)
-        tg.start_soon(on_exit)

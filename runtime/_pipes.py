@@ -1,0 +1,228 @@
+"""Newline-delimited JSON on a pair of file descriptors, read and written on demand.
+
+``PipeReader`` is a ``MessageSource`` and ``PipeWriter`` a ``MessageSink`` (``transport.py``):
+the session reads the pipe itself when it wants the next message and writes a message straight
+to the pipe when it sends one. A relay task with a memory stream on each side costs an
+event-loop pass per message each way, about half of a sequential round trip; here a ``ping`` is
+answered within the pass that read it. Back-pressure comes for free: the session stops asking
+when it has enough work in flight, so the pipe fills and the peer's writes block.
+
+Pipes are read with ``os.read`` in chunks of at most 64 KiB on non-blocking descriptors, waking
+on readiness: larger reads made every read allocate and free a large block on this platform.
+Descriptors that cannot signal readiness (regular files, some ttys) are read in a worker thread
+and written with blocking writes.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections import deque
+from collections.abc import Awaitable, Callable
+
+import anyio
+
+from ._jsonrpc import LineFramer, Malformed, decode, encode
+from .transport import Envelope
+
+__all__ = ["CHUNK", "PipeReader", "PipeWriter"]
+
+logger = logging.getLogger("mcpbind.runtime.stdio")
+
+#: Read size: at most 64 KiB (see the module docstring).
+CHUNK = 64 * 1024
+#: Bytes a writer holds for a peer that is not reading before ``send`` waits (back-pressure).
+WRITE_BACKLOG = 1024 * 1024
+
+
+def _envelope(frame: bytes | Malformed) -> Envelope:
+    return Envelope(frame if isinstance(frame, Malformed) else decode(frame))
+
+
+class PipeReader:
+    """The messages arriving on ``fd``, one ``Envelope`` per line, read when asked for.
+
+    ``end()`` ends the input early (the parent died, the server exited but a grandchild keeps
+    its pipe open): what was already read is still delivered, then ``EndOfStream``.
+    ``on_eof`` is awaited once, before the first ``EndOfStream`` (the stdio client uses it to
+    give the exit status a moment to arrive, so errors can say why the server went away).
+    """
+
+    __slots__ = ("_ended", "_fd", "_framer", "_frames", "_on_eof", "_pollable", "_waiting")
+
+    def __init__(
+        self,
+        fd: int,
+        max_message: int,
+        pollable: bool,
+        on_eof: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
+        self._fd = fd
+        self._pollable = pollable
+        self._framer = LineFramer(max_message)
+        self._frames: deque[Envelope] = deque()
+        self._ended = False
+        self._waiting = False
+        self._on_eof = on_eof
+
+    def receive_nowait(self) -> Envelope:
+        """The next message if one is buffered or readable without waiting."""
+        if self._frames:
+            return self._frames.popleft()
+        if self._ended:
+            raise anyio.EndOfStream
+        if not self._pollable:
+            raise anyio.WouldBlock
+        try:
+            chunk = os.read(self._fd, CHUNK)
+        except BlockingIOError:
+            raise anyio.WouldBlock from None
+        except OSError as exc:
+            logger.debug("read failed: %s", exc)
+            chunk = b""
+        self._absorb(chunk)
+        if self._frames:
+            return self._frames.popleft()
+        if self._ended:
+            raise anyio.EndOfStream
+        raise anyio.WouldBlock
+
+    async def receive(self) -> Envelope:
+        """The next message, waiting for the pipe as long as it takes."""
+        while True:
+            try:
+                return self.receive_nowait()
+            except anyio.WouldBlock:
+                pass
+            except anyio.EndOfStream:
+                if self._on_eof is not None:
+                    on_eof, self._on_eof = self._on_eof, None
+                    await on_eof()
+                raise
+            if not self._pollable:
+                try:
+                    chunk = await anyio.to_thread.run_sync(
+                        os.read, self._fd, CHUNK, abandon_on_cancel=True
+                    )
+                except OSError as exc:
+                    logger.debug("read failed: %s", exc)
+                    chunk = b""
+                if not self._ended:
+                    self._absorb(chunk)
+                continue
+            self._waiting = True
+            try:
+                await anyio.wait_readable(self._fd)
+            except anyio.ClosedResourceError:
+                self._ended = True  # ``end()`` woke us
+            finally:
+                self._waiting = False
+
+    def _absorb(self, chunk: bytes) -> None:
+        if chunk:
+            self._frames.extend(_envelope(frame) for frame in self._framer.feed(chunk))
+            return
+        self._ended = True
+        tail = self._framer.tail()
+        if tail is not None:
+            self._frames.append(_envelope(tail))
+
+    def end(self) -> None:
+        """Stop reading: deliver what is buffered, then end of stream."""
+        self._ended = True
+        if self._waiting:
+            anyio.notify_closing(self._fd)
+
+    def close(self) -> None:
+        """The session is done with the input (``MessageSource.close``)."""
+        self.end()
+        self._frames.clear()
+
+
+class PipeWriter:
+    """Writes each message to ``fd`` as it is sent; a backlog only when the pipe is full.
+
+    ``flush()`` is the task that drains the backlog: run it for as long as the writer is in use;
+    it returns once the writer is closed and the backlog written (or the peer stopped reading).
+    """
+
+    __slots__ = ("_backlog", "_broken", "_closed", "_drained", "_fd", "_pollable", "_wake")
+
+    def __init__(self, fd: int, pollable: bool) -> None:
+        self._fd = fd
+        self._pollable = pollable
+        self._backlog = bytearray()
+        self._closed = False
+        self._broken: OSError | None = None
+        self._wake = anyio.Event()
+        self._drained = anyio.Event()
+
+    def send_nowait(self, item: Envelope) -> None:
+        """Write the message now, or queue it behind the backlog (``WouldBlock`` if that is full)."""
+        if self._broken is not None:
+            raise anyio.BrokenResourceError from self._broken
+        if self._closed:
+            raise anyio.ClosedResourceError
+        data = encode(item.message) + b"\n"
+        backlog = self._backlog
+        if backlog:
+            if len(backlog) >= WRITE_BACKLOG:
+                raise anyio.WouldBlock
+            backlog += data
+            return
+        written = self._write(data)
+        if written < len(data):
+            backlog += memoryview(data)[written:]
+            self._wake.set()
+
+    async def send(self, item: Envelope) -> None:
+        """``send_nowait``, first waiting for the backlog to shrink if it is full."""
+        while True:
+            try:
+                self.send_nowait(item)
+                return
+            except anyio.WouldBlock:
+                if self._drained.is_set():
+                    self._drained = anyio.Event()
+                await self._drained.wait()
+
+    def _write(self, data: bytes | bytearray | memoryview) -> int:
+        """Write what the pipe takes without blocking (all of it, if it cannot signal readiness)."""
+        try:
+            if self._pollable:
+                return os.write(self._fd, data)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(self._fd, view) :]
+            return len(data)
+        except BlockingIOError:
+            return 0
+        except OSError as exc:
+            logger.debug("peer stopped reading: %s", exc)
+            self._broken = exc
+            self._backlog.clear()
+            self._wake.set()
+            self._drained.set()
+            raise anyio.BrokenResourceError from exc
+
+    async def flush(self) -> None:
+        """Drain the backlog whenever there is one, until closed and empty (or broken)."""
+        while True:
+            if not self._backlog:
+                self._drained.set()
+                if self._closed or self._broken is not None:
+                    return
+                self._wake = anyio.Event()
+                await self._wake.wait()
+                continue
+            await anyio.wait_writable(self._fd)
+            try:
+                written = self._write(self._backlog)
+            except anyio.BrokenResourceError:
+                return
+            del self._backlog[:written]
+
+    def close(self) -> None:
+        """No more messages; ``flush()`` returns once the backlog is written."""
+        self._closed = True
+        self._wake.set()
