@@ -32,6 +32,7 @@ from pydantic import BaseModel, ValidationError
 
 from . import _jsonrpc as rpc
 from ._bindings import Bindings, dump, validator
+from ._tasks import HandlerTasks
 from .errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -304,7 +305,7 @@ class Session:
         self.peer = PeerState()
         self._next_id = 0
         self._pending: dict[RequestId, _Pending] = {}
-        self._in_flight: dict[RequestId, anyio.CancelScope] = {}
+        self._handlers: HandlerTasks | None = None
         self._limit = max(1, self.options.max_concurrent_handlers)
         self._active = 0
         self._waiters: deque[anyio.Event] = deque()
@@ -330,6 +331,11 @@ class Session:
         """True once the connection has ended."""
         return self._closed_error is not None
 
+    @property
+    def handling(self) -> int:
+        """Incoming requests being handled or waiting for a handler slot."""
+        return len(self._handlers) if self._handlers is not None else 0
+
     async def run(self) -> None:
         """Serve the connection until it ends, then fail what is pending and stop all handlers.
 
@@ -339,6 +345,7 @@ class Session:
         try:
             async with anyio.create_task_group() as tg:
                 self._tg = tg
+                self._handlers = HandlerTasks(tg, self._room_set)
                 tg.start_soon(self._watch_deadlines)
                 self._started.set()
                 if self.options.keepalive_interval:
@@ -353,7 +360,7 @@ class Session:
                     self._input_closed = ConnectionClosedError(reason)
                     self._fail_pending(reason)
                     with anyio.move_on_after(self.options.drain_timeout):
-                        while self._in_flight:
+                        while self._handlers:
                             self._room = anyio.Event()
                             await self._room.wait()
                 finally:
@@ -363,6 +370,7 @@ class Session:
                         or "the connection was closed"
                     )
                     self._shut(reason)
+                    await self._handlers.wait_all()
                     tg.cancel_scope.cancel()
         finally:
             self._finished.set()
@@ -394,8 +402,11 @@ class Session:
         if self._closed_error is None:
             self._closed_error = ConnectionClosedError(reason)
         self._fail_pending(reason)
-        for scope in self._in_flight.values():
-            scope.cancel()
+        if self._handlers is not None:
+            self._handlers.cancel_all()
+
+    def _room_set(self) -> None:
+        self._room.set()
 
     async def _keepalive(self, interval: float) -> None:
         spec = self.bindings.methods.get("ping")
@@ -596,6 +607,8 @@ class Session:
 
     async def _read_loop(self) -> None:
         incoming = self.connection.incoming
+        handlers = self._handlers
+        assert handlers is not None
         max_pending = max(1, self.options.max_pending_requests)
         streak = 0
         try:
@@ -609,10 +622,7 @@ class Session:
                     await self._on_batch(message, envelope)
                 else:
                     await self._on_message(message, envelope)
-                while (
-                    len(self._in_flight) + self._notifying >= max_pending
-                    and self._closed_error is None
-                ):
+                while len(handlers) + self._notifying >= max_pending and self._closed_error is None:
                     self._room = anyio.Event()
                     await self._room.wait()
                 streak += 1
@@ -661,7 +671,9 @@ class Session:
                 request_id, INVALID_PARAMS, "Invalid params", "params must be a JSON object"
             )
             return
-        if request_id in self._in_flight:
+        handlers = self._handlers
+        assert handlers is not None
+        if request_id in handlers:
             await self._answer_error(
                 request_id, INVALID_REQUEST, "Invalid Request", "this request id is already in use"
             )
@@ -681,11 +693,8 @@ class Session:
             with contextlib.suppress(ConnectionClosedError):
                 await self.send_raw(response, request_id)
             return
-        assert self._tg is not None
-        scope = anyio.CancelScope()
-        self._in_flight[request_id] = scope
-        self._tg.start_soon(
-            self._handle, route, request_id, method, params, envelope.context, scope
+        handlers.start(
+            request_id, self._handle, route, request_id, method, params, envelope.context
         )
 
     async def _handle(
@@ -695,25 +704,14 @@ class Session:
         method: str,
         params: dict[str, Any] | None,
         transport_context: Any,
-        scope: anyio.CancelScope,
     ) -> None:
+        await self._acquire_slot()
         try:
-            with scope:
-                await self._acquire_slot()
-                try:
-                    response = await self._respond(
-                        route, request_id, method, params, transport_context
-                    )
-                finally:
-                    self._release_slot()
-                await self.send_raw(response, request_id)
-        except ConnectionClosedError:
-            pass
+            response = await self._respond(route, request_id, method, params, transport_context)
         finally:
-            del self._in_flight[request_id]
-            if scope.cancelled_caught and self._closed_error is None:
-                logger.debug("request %r (%s) was cancelled; no response sent", request_id, method)
-            self._room.set()
+            self._release_slot()
+        with contextlib.suppress(ConnectionClosedError):
+            await self.send_raw(response, request_id)
 
     async def _acquire_slot(self) -> None:
         """Take a handler slot; unlike ``anyio.Semaphore`` this does not yield when one is free."""
@@ -822,10 +820,12 @@ class Session:
 
     def _on_cancelled(self, params: dict[str, Any] | None) -> None:
         request_id = params.get("requestId") if params else None
-        scope = self._in_flight.get(request_id) if rpc.is_request_id(request_id) else None
-        if scope is not None:
+        if (
+            rpc.is_request_id(request_id)
+            and self._handlers is not None
+            and self._handlers.cancel(request_id)
+        ):
             logger.info("peer cancelled request %r: %s", request_id, (params or {}).get("reason"))
-            scope.cancel()
 
     def _on_progress(self, params: dict[str, Any] | None) -> None:
         if not params:

@@ -421,7 +421,7 @@ async def test_reading_pauses_when_too_much_is_pending() -> None:
             )
         await anyio.sleep(0.1)
         session = next(iter(server.sessions))
-        assert len(session._in_flight) == 4
+        assert session.handling == 4
         assert probe.max_running == 2
         probe.release.set()
         ids = {(await peer.receive())["id"] for _ in range(10)}
