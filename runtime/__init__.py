@@ -18,7 +18,7 @@ Serving: ``server.run_stdio()``, ``await server.serve(connection)`` for any tran
 ``Client(server.memory_transport())`` in-process. Handlers get a ``RequestContext``
 (``report_progress``, ``peer``/``peer_as`` for requests back to the client); an ``McpError``
 answers a chosen error. ``SessionOptions`` sets timeouts, keep-alive and concurrency bounds.
-Transports yield a ``Connection`` (two memory object streams of ``Envelope``), see
+Transports yield a ``Connection`` (a source and a sink of ``Envelope``), see
 ``mcpbind.runtime.transport``; lifecycles are pluggable (``ClientLifecycle``,
 ``ServerLifecycle``). Everything method-specific comes from ``mcpbind.generated``; this package
 only moves messages.
@@ -32,6 +32,7 @@ from ._lifecycle import (
     HandshakeServer,
     ServerLifecycle,
 )
+from ._run import run
 from ._server import Server
 from ._session import PeerState, RequestContext, Route, Router, Session, SessionOptions
 from ._stdio import StdioParameters, stdio_client, stdio_server
@@ -82,6 +83,7 @@ __all__ = [
     "SessionOptions",
     "StdioParameters",
     "memory_pair",
+    "run",
     "stdio_client",
     "stdio_server",
 ]

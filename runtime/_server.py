@@ -13,6 +13,7 @@ from mcpbind.generated._support import Direction, MCPModel, MethodSpec, Notifica
 from ._bindings import Bindings
 from ._endpoint import Endpoint
 from ._lifecycle import HandshakeServer, ServerLifecycle
+from ._run import run
 from ._session import Route, Session, SessionOptions
 from ._stdio import stdio_server
 from .errors import ConnectionClosedError, McpError
@@ -137,4 +138,4 @@ class Server(Endpoint):
 
     def run_stdio(self, **stdio_options: Any) -> None:
         """Blocking ``serve_stdio``, for ``if __name__ == "__main__": server.run_stdio()``."""
-        anyio.run(lambda: self.serve_stdio(**stdio_options))
+        run(lambda: self.serve_stdio(**stdio_options))
