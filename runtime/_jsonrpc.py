@@ -166,7 +166,7 @@ class LineFramer:
             end = buffer.find(b"\n", scan)
             if end < 0:
                 break
-            if self._overflow:
+            if self._overflow or end - start > self._max_size:
                 frames.append(Malformed(f"message larger than {self._max_size} bytes"))
                 self._overflow = False
             else:

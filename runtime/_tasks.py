@@ -31,20 +31,25 @@ class HandlerTasks:
     """Running handler tasks by key (the request id).
 
     ``on_done`` is called as each task ends, however it ends. A task that ends by cancellation
-    (``cancel(key)`` or ``cancel_all()``) ends quietly: its job sends no response.
+    (``cancel(key)`` or ``cancel_all()``) ends quietly: its job sends no response. ``native``
+    chooses plain asyncio tasks (default: when running on asyncio) or the task group.
     """
 
     __slots__ = ("_closing", "_native", "_on_done", "_running", "_tg")
 
-    def __init__(self, tg: TaskGroup, on_done: Callable[[], None]) -> None:
+    def __init__(
+        self, tg: TaskGroup, on_done: Callable[[], None], native: bool | None = None
+    ) -> None:
         self._tg = tg
         self._on_done = on_done
         self._running: dict[Hashable, asyncio.Task[None] | anyio.CancelScope] = {}
         self._closing = False
-        try:
-            self._native = sniffio.current_async_library() == "asyncio"
-        except sniffio.AsyncLibraryNotFoundError:
-            self._native = False
+        if native is None:
+            try:
+                native = sniffio.current_async_library() == "asyncio"
+            except sniffio.AsyncLibraryNotFoundError:
+                native = False
+        self._native = native
 
     def __contains__(self, key: Hashable) -> bool:
         return key in self._running
