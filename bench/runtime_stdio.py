@@ -1,85 +1,240 @@
 """Benchmark of the runtime over stdio (not a test): ``python bench/runtime_stdio.py``.
 
-Same client (mcpbind's), same run, two servers: the mcpbind example server and the same tools
-on the official Python SDK (``tests/runtime/sdk_server.py``). Measures sequential round trips
-(``ping`` and ``tools/call`` of ``echo``), throughput with 32 requests in flight, import time
-of ``mcpbind.runtime`` plus one revision against ``import mcp``, the server's CPU time per
-``echo`` (steadier than rates when other work shares the machine), and idle server RSS. Prints
-medians of ``--rounds`` rounds and the ratios.
+Servers, each measured by the same client in the same run:
+
+* ``mcpbind``: the example server (``examples/server.py``) on the mcpbind runtime;
+* ``python-sdk``: the same tools on the official Python SDK (``tests/runtime/sdk_server.py``);
+* ``typescript-sdk``: ``@modelcontextprotocol/server-everything`` on the official TypeScript SDK
+  (installed with npm into ``$MCPBIND_NPM_CACHE``, as the interop tests do; skipped without npm);
+* ``bare-loop``: ``bench/bare_stdio.py``, an orjson read-parse-write loop with no runtime at all.
+
+The client is a minimal blocking driver (``os.write`` a line, ``os.read`` until the answer), so
+the figures are the servers' and not a client's. Measured: sequential round trips of ``ping``
+and of ``tools/call`` of ``echo``; ``echo`` with 32 requests in flight; the server's CPU time per
+``echo`` (steadier than rates when other work shares the machine); the idle server's RSS.
+Then whole stacks (mcpbind's ``Client`` with its server, the SDK's ``ClientSession`` with its
+server) and the import time of ``mcpbind.runtime`` plus one revision against ``import mcp``.
+Prints medians of ``--rounds`` rounds, and mcpbind's ratio to each other server.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import anyio
+import orjson
 from mcpbind.generated.v2025_11_25 import types
 from mcpbind.runtime import Client, StdioParameters, stdio_client
 
 ROOT = Path(__file__).resolve().parents[1]
-SERVERS = {
-    "mcpbind": StdioParameters(sys.executable, ["-m", "examples.server"], cwd=ROOT),
-    "official": StdioParameters(
-        sys.executable, [str(ROOT / "tests" / "runtime" / "sdk_server.py")], cwd=ROOT
-    ),
-}
-ECHO = types.CallToolRequestParams(name="echo", arguments={"text": "hello"})
+IN_FLIGHT = 32
+EVERYTHING = "@modelcontextprotocol/server-everything"
 
 
-async def rate(count: int, call: Callable[[], Awaitable[object]], in_flight: int = 1) -> float:
-    """Round trips per second for ``count`` calls, ``in_flight`` at a time."""
-    per_worker = count // in_flight
+@dataclass
+class Target:
+    """A server to measure: how to start it and the arguments of its echo tool."""
 
-    async def worker() -> None:
-        for _ in range(per_worker):
-            await call()
+    argv: list[str]
+    echo: dict[str, Any]
 
-    start = time.perf_counter()
-    async with anyio.create_task_group() as tg:
-        for _ in range(in_flight):
-            tg.start_soon(worker)
-    return per_worker * in_flight / (time.perf_counter() - start)
+
+def everything_entry() -> Path | str:
+    """The TypeScript SDK's reference server, installed on first use; a reason if it cannot be."""
+    cache = Path(os.environ.get("MCPBIND_NPM_CACHE", Path(tempfile.gettempdir()) / "mcpbind-npm"))
+    entry = cache / "node_modules" / EVERYTHING / "dist" / "index.js"
+    if entry.exists():
+        return entry
+    npm = shutil.which("npm")
+    if npm is None or shutil.which("node") is None:
+        return "npm or node not found"
+    done = subprocess.run(
+        [npm, "install", "--no-audit", "--no-fund", "--prefix", str(cache), EVERYTHING],
+        capture_output=True,
+        text=True,
+    )
+    return entry if done.returncode == 0 and entry.exists() else f"npm failed: {done.stderr[-200:]}"
+
+
+def targets() -> dict[str, Target]:
+    text = {"name": "echo", "arguments": {"text": "hello"}}
+    found = {
+        "mcpbind": Target([sys.executable, "-m", "examples.server"], text),
+        "python-sdk": Target(
+            [sys.executable, str(ROOT / "tests" / "runtime" / "sdk_server.py")], text
+        ),
+    }
+    entry = everything_entry()
+    if isinstance(entry, Path):
+        found["typescript-sdk"] = Target(
+            ["node", str(entry), "stdio"], {"name": "echo", "arguments": {"message": "hello"}}
+        )
+    else:
+        print(f"typescript-sdk left out: {entry}", file=sys.stderr)
+    found["bare-loop"] = Target([sys.executable, str(ROOT / "bench" / "bare_stdio.py")], text)
+    return found
+
+
+class Driver:
+    """One server process and a blocking line-at-a-time JSON-RPC client for it."""
+
+    def __init__(self, argv: list[str]) -> None:
+        self.process = subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=ROOT
+        )
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.write_fd = self.process.stdin.fileno()
+        self.read_fd = self.process.stdout.fileno()
+        self.buffer = b""
+        self.next_id = 0
+
+    def send(self, message: dict[str, Any]) -> None:
+        os.write(self.write_fd, orjson.dumps(message) + b"\n")
+
+    def receive(self) -> dict[str, Any]:
+        while b"\n" not in self.buffer:
+            chunk = os.read(self.read_fd, 65536)
+            if not chunk:
+                raise SystemExit("the server closed its output")
+            self.buffer += chunk
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        message: dict[str, Any] = orjson.loads(line)
+        return message
+
+    def request_bytes(self, method: str, params: dict[str, Any] | None) -> bytes:
+        self.next_id += 1
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": self.next_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        return orjson.dumps(message) + b"\n"
+
+    def call(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        os.write(self.write_fd, self.request_bytes(method, params))
+        while True:  # skip the server's own notifications and requests
+            answer = self.receive()
+            if "method" not in answer:
+                if "error" in answer:
+                    raise SystemExit(f"{method} failed: {answer['error']}")
+                return answer
+
+    def initialize(self) -> None:
+        self.call(
+            "initialize",
+            {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "bench-driver", "version": "0"},
+            },
+        )
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def sequential(self, count: int, method: str, params: dict[str, Any] | None) -> float:
+        start = time.perf_counter()
+        for _ in range(count):
+            self.call(method, params)
+        return count / (time.perf_counter() - start)
+
+    def pipelined(self, count: int, params: dict[str, Any]) -> float:
+        """``count`` echo calls with ``IN_FLIGHT`` always outstanding."""
+        start = time.perf_counter()
+        sent = answered = 0
+        while sent < IN_FLIGHT:
+            os.write(self.write_fd, self.request_bytes("tools/call", params))
+            sent += 1
+        while answered < count:
+            if "method" in self.receive():
+                continue
+            answered += 1
+            if sent < count:
+                os.write(self.write_fd, self.request_bytes("tools/call", params))
+                sent += 1
+        return count / (time.perf_counter() - start)
+
+    def close(self) -> None:
+        self.process.stdin.close()  # type: ignore[union-attr]
+        try:
+            self.process.wait(5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
 
 
 def cpu_seconds(pid: int) -> float:
-    """User plus system CPU time of a process: steadier than wall time on a shared machine."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def rss_kib(pid: int) -> int:
+def rss_mib(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    return 0
+            return int(line.split()[1]) / 1024
+    return 0.0
 
 
-async def measure(params: StdioParameters, count: int) -> dict[str, float]:
-    async with Client(stdio_client(params), options=None) as client:
-        stub = client.stub
-        for _ in range(200):  # warm up both ends
-            await stub.call_tool(ECHO)
-        await anyio.sleep(0.5)
-        pid = client.session.connection.extra["pid"]
-        idle = rss_kib(pid) / 1024
-        ping = await rate(count, client.ping)
+def measure(target: Target, count: int) -> dict[str, float]:
+    driver = Driver(target.argv)
+    try:
+        driver.initialize()
+        driver.sequential(300, "tools/call", target.echo)  # warm up
+        time.sleep(0.5)
+        pid = driver.process.pid
+        idle = rss_mib(pid)
+        ping = driver.sequential(count, "ping", None)
         cpu = cpu_seconds(pid)
-        echo = await rate(count, lambda: stub.call_tool(ECHO))
+        echo = driver.sequential(count, "tools/call", target.echo)
         cpu_per_echo = (cpu_seconds(pid) - cpu) / count * 1e6
         return {
             "ping seq /s": ping,
             "echo seq /s": echo,
-            "echo x32 /s": await rate(count * 2, lambda: stub.call_tool(ECHO), in_flight=32),
+            f"echo x{IN_FLIGHT} /s": driver.pipelined(count * 2, target.echo),
             "server CPU us/echo": cpu_per_echo,
             "idle RSS MiB": idle,
         }
+    finally:
+        driver.close()
+
+
+async def rate(count: int, call: Callable[[], Awaitable[object]]) -> float:
+    start = time.perf_counter()
+    for _ in range(count):
+        await call()
+    return count / (time.perf_counter() - start)
+
+
+async def our_stack(count: int) -> float:
+    """Sequential echo of mcpbind's ``Client`` against mcpbind's server."""
+    params = StdioParameters(sys.executable, ["-m", "examples.server"], cwd=ROOT)
+    echo = types.CallToolRequestParams(name="echo", arguments={"text": "hello"})
+    async with Client(stdio_client(params)) as client:
+        for _ in range(200):
+            await client.stub.call_tool(echo)
+        return await rate(count, lambda: client.stub.call_tool(echo))
+
+
+async def sdk_stack(count: int) -> float:
+    """Sequential echo of the official client against the official server."""
+    from mcp import ClientSession, StdioServerParameters
+    from mcp import stdio_client as sdk_stdio_client
+
+    params = StdioServerParameters(
+        command=sys.executable, args=[str(ROOT / "tests" / "runtime" / "sdk_server.py")]
+    )
+    async with sdk_stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        for _ in range(200):
+            await session.call_tool("echo", {"text": "hello"})
+        return await rate(count, lambda: session.call_tool("echo", {"text": "hello"}))
 
 
 def import_seconds(code: str) -> float:
@@ -90,34 +245,16 @@ def import_seconds(code: str) -> float:
     return float(out.stdout)
 
 
-async def official_stack(count: int) -> float:
-    """Sequential ``echo`` rate of the official client against the official server (reference)."""
-    from mcp import ClientSession, StdioServerParameters
-    from mcp import stdio_client as sdk_stdio_client
-
-    params = SERVERS["official"]
-    sdk_params = StdioServerParameters(
-        command=params.command, args=list(params.args), cwd=str(ROOT)
-    )
-    async with sdk_stdio_client(sdk_params) as (read, write), ClientSession(read, write) as session:
-        await session.initialize()
-        for _ in range(200):
-            await session.call_tool("echo", {"text": "hello"})
-        return await rate(count, lambda: session.call_tool("echo", {"text": "hello"}))
-
-
-def row(metric: str, ours: float, theirs: float) -> str:
-    return f"{metric:<22}{ours:>10.0f}{theirs:>10.0f}{ours / theirs:>8.2f}"
-
-
-async def main(rounds: int, count: int) -> None:
-    results: dict[str, dict[str, list[float]]] = {name: {} for name in SERVERS}
-    reference: list[float] = []
+def main(rounds: int, count: int) -> None:
+    servers = targets()
+    results: dict[str, dict[str, list[float]]] = {name: {} for name in servers}
+    stacks: dict[str, list[float]] = {"mcpbind": [], "python-sdk": []}
     for _ in range(rounds):
-        for name, params in SERVERS.items():
-            for metric, value in (await measure(params, count)).items():
+        for name, target in servers.items():
+            for metric, value in measure(target, count).items():
                 results[name].setdefault(metric, []).append(value)
-        reference.append(await official_stack(count))
+        stacks["mcpbind"].append(anyio.run(our_stack, count))
+        stacks["python-sdk"].append(anyio.run(sdk_stack, count))
     imports = {
         "mcpbind": [
             import_seconds(
@@ -125,28 +262,29 @@ async def main(rounds: int, count: int) -> None:
             )
             for _ in range(rounds + 2)
         ],
-        "official": [import_seconds("import mcp") for _ in range(rounds + 2)],
+        "python-sdk": [import_seconds("import mcp") for _ in range(rounds + 2)],
     }
-    print(
-        f"{'metric':<22}{'mcpbind':>10}{'official':>10}{'ratio':>8}   (median of {rounds} rounds)"
-    )
-    print("same client (mcpbind's), two servers:")
+    others = [name for name in servers if name != "mcpbind"]
+    print(f"same driver, one server each (median of {rounds} rounds)")
+    header = f"{'metric':<20}" + "".join(f"{name:>16}" for name in servers)
+    print(header + "".join(f"{'/' + name:>16}" for name in others))
     for metric in results["mcpbind"]:
-        ours = statistics.median(results["mcpbind"][metric])
-        print(row(metric, ours, statistics.median(results["official"][metric])))
-    print("whole stacks (each client with its own server):")
-    ours = statistics.median(results["mcpbind"]["echo seq /s"])
-    print(row("echo seq /s", ours, statistics.median(reference)))
-    print("start-up:")
-    ours_import = statistics.median(imports["mcpbind"]) * 1000
-    print(row("import ms", ours_import, statistics.median(imports["official"]) * 1000))
+        medians = {name: statistics.median(results[name][metric]) for name in servers}
+        line = f"{metric:<20}" + "".join(f"{medians[name]:>16.0f}" for name in servers)
+        print(line + "".join(f"{medians['mcpbind'] / medians[name]:>16.2f}" for name in others))
+    print("whole stacks (each client with its own server), and start-up")
+    ours, theirs = statistics.median(stacks["mcpbind"]), statistics.median(stacks["python-sdk"])
+    print(f"{'echo seq /s':<20}{ours:>16.0f}{theirs:>16.0f}{ours / theirs:>16.2f}")
+    ours = statistics.median(imports["mcpbind"]) * 1000
+    theirs = statistics.median(imports["python-sdk"]) * 1000
+    print(f"{'import ms':<20}{ours:>16.0f}{theirs:>16.0f}{ours / theirs:>16.2f}")
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument(
-        "--count", type=int, default=2000, help="round trips per sequential measurement"
+        "--count", type=int, default=3000, help="round trips per sequential measurement"
     )
     args = parser.parse_args()
-    anyio.run(main, args.rounds, args.count)
+    main(args.rounds, args.count)
