@@ -4,7 +4,10 @@ These are emit decisions, not facts about the protocol, so they live here and no
 formats that pydantic would coerce (``uri`` gains a trailing slash, ``byte`` is decoded) are dropped
 so the value stays the string that was sent; ``number`` admits integers as integers, so ``50`` is
 not re-serialised as ``50.0``; unions whose members all carry a distinct constant ``method`` or
-``type`` get a discriminator, so a bad message yields one precise error instead of one per member.
+``type`` get a discriminator, so a bad message yields one precise error instead of one per member;
+``_meta`` is never required: where a revision requires it (the per-request protocol fields of the
+stateless era), the runtime's lifecycle writes it into every request and the receiving lifecycle
+checks it before params are validated, so callers build params without it.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from ..ir.refs import DEFS_PREFIX, const_of, ref_name
 
 COERCING_FORMATS = frozenset({"uri", "uri-reference", "uri-template", "byte", "binary"})
 DISCRIMINATOR_PROPERTIES = ("method", "type")
+META = "_meta"
 
 
 def _number_as_int_or_float(node: JSONSchema) -> None:
@@ -24,6 +28,16 @@ def _number_as_int_or_float(node: JSONSchema) -> None:
         node["type"] = ["integer", "number"]
     elif isinstance(kind, list) and "number" in kind and "integer" not in kind:
         node["type"] = [t for t in kind if t != "number"] + ["integer", "number"]
+
+
+def _meta_not_required(node: JSONSchema) -> None:
+    required = node.get("required")
+    if isinstance(required, list) and META in required:
+        rest = [name for name in required if name != META]
+        if rest:
+            node["required"] = rest
+        else:
+            del node["required"]
 
 
 class _Preparer:
@@ -56,6 +70,7 @@ class _Preparer:
             else:
                 out[key] = self.visit(value)
         _number_as_int_or_float(out)
+        _meta_not_required(out)
         discriminator = self.discriminator(out)
         if discriminator is not None:
             out["discriminator"] = {"propertyName": discriminator}
