@@ -20,8 +20,9 @@ Serving: ``server.run_stdio()``, ``await server.serve(connection)`` for any tran
 answers a chosen error. ``SessionOptions`` sets timeouts, keep-alive and concurrency bounds.
 Transports yield a ``Connection`` (a source and a sink of ``Envelope``), see
 ``mcpbind.runtime.transport``; lifecycles are pluggable (``ClientLifecycle``,
-``ServerLifecycle``). Everything method-specific comes from ``mcpbind.generated``; this package
-only moves messages.
+``ServerLifecycle``): ``HandshakeClient``/``HandshakeServer`` for 2024-11-05 .. 2025-11-25,
+``StatelessClient``/``StatelessServer`` for 2026-07-28 (a ``Server`` serves both by default).
+Everything method-specific comes from ``mcpbind.generated``; this package only moves messages.
 """
 
 from ._client import Client
@@ -35,6 +36,12 @@ from ._lifecycle import (
 from ._run import run
 from ._server import Server
 from ._session import PeerState, RequestContext, Route, Router, Session, SessionOptions
+from ._stateless import (
+    STATELESS_REVISIONS,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    StatelessClient,
+    StatelessServer,
+)
 from ._stdio import StdioParameters, stdio_client, stdio_server
 from .errors import (
     INTERNAL_ERROR,
@@ -59,6 +66,8 @@ __all__ = [
     "INVALID_REQUEST",
     "METHOD_NOT_FOUND",
     "PARSE_ERROR",
+    "STATELESS_REVISIONS",
+    "UNSUPPORTED_PROTOCOL_VERSION",
     "CapabilityError",
     "Client",
     "ClientLifecycle",
@@ -81,6 +90,8 @@ __all__ = [
     "ServerLifecycle",
     "Session",
     "SessionOptions",
+    "StatelessClient",
+    "StatelessServer",
     "StdioParameters",
     "memory_pair",
     "run",

@@ -8,6 +8,7 @@ from types import TracebackType
 from typing import Any, TypeVar
 
 import anyio
+from mcpbind import generated
 from mcpbind.generated._support import (
     Direction,
     MCPModel,
@@ -20,8 +21,9 @@ from ._bindings import Bindings, dump
 from ._endpoint import Endpoint
 from ._lifecycle import ClientLifecycle, HandshakeClient
 from ._session import Route, Session, SessionOptions
+from ._stateless import StatelessClient
 from ._stdio import StdioParameters, stdio_client
-from .errors import ConnectionClosedError, InvalidResultError, McpError
+from .errors import CapabilityError, ConnectionClosedError, InvalidResultError, McpError
 from .transport import Connection, Envelope
 
 __all__ = ["Client"]
@@ -39,7 +41,9 @@ class Client(Endpoint):
     HTTP transport) or just ``StdioParameters``, short for ``stdio_client(StdioParameters(...))``.
 
     Entering opens the transport and runs the lifecycle (by default ``initialize`` offering
-    ``protocol_version``, the newest handshake revision unless chosen). Then ``client.stub`` is
+    ``protocol_version``, the newest handshake revision unless chosen; a stateless-era
+    ``protocol_version`` such as ``"2026-07-28"`` probes with ``server/discover`` instead, and
+    falls back to the handshake with a legacy server). Then ``client.stub`` is
     the negotiated revision's generated ``ClientStub``; ``stub_as(v2025_11_25.client.ClientStub)``
     gives the same, typed for mypy, after checking the revision. The client itself is a
     ``RequestSender``, so ``ClientStub(client)`` of any revision works too. Handlers for what the
@@ -60,7 +64,15 @@ class Client(Endpoint):
     ) -> None:
         super().__init__(Direction.CLIENT_TO_SERVER, capabilities)
         self.info: dict[str, Any] = {"name": name, "version": version}
-        self.lifecycle: ClientLifecycle = lifecycle or HandshakeClient(protocol_version, revisions)
+        if lifecycle is None:
+            if protocol_version is not None and generated.ERAS.get(protocol_version) == "stateless":
+                legacy = [r for r in revisions or () if generated.ERAS.get(r) == "handshake"]
+                lifecycle = StatelessClient(
+                    protocol_version, legacy=HandshakeClient(None, legacy or None)
+                )
+            else:
+                lifecycle = HandshakeClient(protocol_version, revisions)
+        self.lifecycle: ClientLifecycle = lifecycle
         self.options = options or SessionOptions()
         self._transport = (
             stdio_client(transport) if isinstance(transport, StdioParameters) else transport
@@ -176,7 +188,10 @@ class Client(Endpoint):
     async def ping(self, timeout: float | None = None) -> None:
         """Send ``ping`` and wait for the answer."""
         options: RequestOptions = {"timeout": timeout} if timeout is not None else {}
-        await self.session.send_request(self.session.bindings.methods[_PING], None, options)
+        spec = self.session.bindings.methods.get(_PING)
+        if spec is None:
+            raise CapabilityError(f"revision {self.revision} has no ping")
+        await self.session.send_request(spec, None, options)
 
     async def pages(
         self,
@@ -236,3 +251,13 @@ class Client(Endpoint):
     ) -> dict[str, Any] | None:
         result: dict[str, Any] | None = self.lifecycle.prepare_request(self, session, spec, params)
         return result
+
+    async def finish_request(
+        self,
+        session: Session,
+        spec: MethodSpec[Any, Any],
+        body: dict[str, Any] | None,
+        raw: Any,
+        options: RequestOptions | None,
+    ) -> Any:
+        return await self.lifecycle.finish_request(self, session, spec, body, raw, options)

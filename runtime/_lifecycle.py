@@ -2,12 +2,9 @@
 
 The session knows nothing of ``initialize``; a ``Client`` or ``Server`` delegates the opening
 exchange, the gating of early requests and the per-request additions to one of these. The
-handshake era (2024-11-05 .. 2025-11-25) is implemented here. The stateless era (2026-07-28:
-no ``initialize``, ``server/discover``, version/capabilities/client info in every request's
-``_meta``) fits the same two protocols: its client strategy's ``open`` may call
-``server/discover`` and its ``prepare_request`` adds the ``_meta`` keys; its server strategy's
-``gate`` picks the bindings per request from that ``_meta`` and answers
-``UnsupportedProtocolVersionError`` itself.
+handshake era (2024-11-05 .. 2025-11-25) is implemented here; the stateless era (2026-07-28: no
+``initialize``, ``server/discover``, version, capabilities and client info in every request's
+``_meta``) fits the same two protocols, in ``_stateless.py``.
 """
 
 from __future__ import annotations
@@ -16,7 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from mcpbind import generated
-from mcpbind.generated._support import Direction, MethodSpec
+from mcpbind.generated._support import Direction, MethodSpec, RequestOptions
 
 from ._bindings import Bindings, dump, validator
 from ._endpoint import has_capability
@@ -62,6 +59,18 @@ class ClientLifecycle(Protocol):
         params: dict[str, Any] | None,
     ) -> dict[str, Any] | None:
         """Refuse a request the server cannot take, or add what the era puts in every request."""
+        ...
+
+    async def finish_request(
+        self,
+        client: Client,
+        session: Session,
+        spec: MethodSpec[Any, Any],
+        body: dict[str, Any] | None,
+        raw: Any,
+        options: RequestOptions | None,
+    ) -> Any:
+        """The final raw result, given the first (the stateless era may ask for input first)."""
         ...
 
 
@@ -172,6 +181,17 @@ class HandshakeClient:
             raise CapabilityError(f"{spec.method!r} sent before initialization completed")
         check_sendable(session, spec, Direction.CLIENT_TO_SERVER)
         return params
+
+    async def finish_request(
+        self,
+        client: Client,
+        session: Session,
+        spec: MethodSpec[Any, Any],
+        body: dict[str, Any] | None,
+        raw: Any,
+        options: RequestOptions | None,
+    ) -> Any:
+        return raw
 
 
 class HandshakeServer:

@@ -8,13 +8,21 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
 import anyio
-from mcpbind.generated._support import Direction, MCPModel, MethodSpec, NotificationSpec
+from mcpbind import generated
+from mcpbind.generated._support import (
+    Direction,
+    MCPModel,
+    MethodSpec,
+    NotificationSpec,
+    RequestOptions,
+)
 
 from ._bindings import Bindings
 from ._endpoint import Endpoint
 from ._lifecycle import HandshakeServer, ServerLifecycle
 from ._run import run
 from ._session import Route, Session, SessionOptions
+from ._stateless import StatelessServer
 from ._stdio import stdio_server
 from .errors import ConnectionClosedError, McpError
 from .transport import Connection, Envelope, memory_pair
@@ -29,7 +37,9 @@ class Server(Endpoint):
 
     It advertises the capabilities its handlers imply (a ``tools/call`` handler means
     ``tools``), plus ``capabilities`` given here (e.g. ``{"tools": {"listChanged": True}}``).
-    ``revisions`` limits the revisions it negotiates (default: every handshake-era one).
+    ``revisions`` limits the revisions it speaks (default: all generated ones, both eras: a
+    session that opens with ``initialize`` gets the handshake, stateless-era requests are served
+    as they come).
     One ``Server`` may serve many sessions at once; each has its own ``Session``.
     """
 
@@ -50,9 +60,20 @@ class Server(Endpoint):
         if title is not None:
             self.info["title"] = title
         self.instructions = instructions
-        handshake = HandshakeServer(revisions)
-        self.lifecycle: ServerLifecycle = lifecycle or handshake
-        self.revisions = handshake.supported
+        chosen = tuple(revisions) if revisions else generated.REVISIONS
+        handshake_era = [r for r in chosen if generated.ERAS.get(r) != "stateless"]
+        stateless_era = [r for r in chosen if generated.ERAS.get(r) == "stateless"]
+        handshake = HandshakeServer(handshake_era) if handshake_era else None
+        if lifecycle is None:
+            lifecycle = (
+                StatelessServer(stateless_era, legacy=handshake) if stateless_era else handshake
+            )
+        assert lifecycle is not None
+        self.lifecycle: ServerLifecycle = lifecycle
+        self.revisions: tuple[str, ...] = (
+            *(handshake.supported if handshake else ()),
+            *stateless_era,
+        )
         self.options = options or SessionOptions()
         self.sessions: set[Session] = set()
 
@@ -76,6 +97,16 @@ class Server(Endpoint):
         self, session: Session, spec: MethodSpec[Any, Any], params: dict[str, Any] | None
     ) -> dict[str, Any] | None:
         return self.lifecycle.prepare_request(self, session, spec, params)
+
+    async def finish_request(
+        self,
+        session: Session,
+        spec: MethodSpec[Any, Any],
+        body: dict[str, Any] | None,
+        raw: Any,
+        options: RequestOptions | None,
+    ) -> Any:
+        return raw
 
     # -- notifying ------------------------------------------------------------------------
 

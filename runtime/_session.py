@@ -95,6 +95,7 @@ class PeerState:
     """
 
     revision: str | None = None
+    era: str | None = None
     info: Any = None
     capabilities: dict[str, Any] = field(default_factory=dict)
     instructions: str | None = None
@@ -111,13 +112,18 @@ class Route:
     ``immediate`` short-cuts the handler: the session answers with it from the reading task,
     which keeps ``ping`` answerable however busy the handlers are. ``inline`` runs the handler
     in the reading task, so nothing read after the request is handled before it (for
-    ``initialize``, which must take effect before the requests that follow it).
+    ``initialize``, which must take effect before the requests that follow it). ``stamp`` holds
+    members a result gets when its handler left them out (the stateless era's ``resultType``);
+    ``check`` is the spec of the revision being served when the handler was written for another:
+    its results must be valid under both.
     """
 
     spec: MethodSpec[Any, Any] | None
     handler: Handler | None = None
     immediate: dict[str, Any] | None = None
     inline: bool = False
+    stamp: dict[str, Any] | None = None
+    check: MethodSpec[Any, Any] | None = None
 
     def parse_params(self, raw: dict[str, Any] | None) -> Any:
         """Validate params with the generated class; a missing optional params object becomes
@@ -134,10 +140,17 @@ class Route:
     def dump_result(self, result: Any) -> Any:
         """A handler's return value as JSON data, validated if it was not already a model."""
         if isinstance(result, BaseModel):
-            return dump(result)
-        if self.spec is not None:
-            return dump(validator(self.spec.result_type)(result if result is not None else {}))
-        return result
+            data = dump(result)
+        elif self.spec is not None:
+            data = dump(validator(self.spec.result_type)(result if result is not None else {}))
+        else:
+            data = result
+        if self.stamp is not None and type(data) is dict:
+            for key, value in self.stamp.items():
+                data.setdefault(key, value)
+        if self.check is not None:
+            validator(self.check.result_type)(data)
+        return data
 
 
 class Router(Protocol):
@@ -159,6 +172,18 @@ class Router(Protocol):
         self, session: Session, spec: MethodSpec[Any, Any], params: dict[str, Any] | None
     ) -> dict[str, Any] | None:
         """Refuse (raise) a request the peer cannot take, or adjust its params before sending."""
+        ...
+
+    async def finish_request(
+        self,
+        session: Session,
+        spec: MethodSpec[Any, Any],
+        body: dict[str, Any] | None,
+        raw: Any,
+        options: RequestOptions | None,
+    ) -> Any:
+        """The final raw result of a request we sent, given its first one (which may, in the
+        stateless era, ask for input and need a retry)."""
         ...
 
 
@@ -466,6 +491,7 @@ class Session:
             raise self._closed_error
         body = self.router.prepare_request(self, spec, dump(params))
         raw = await self.request_raw(spec, body, options, related_id)
+        raw = await self.router.finish_request(self, spec, body, raw, options)
         try:
             return validator(spec.result_type)(raw)  # type: ignore[no-any-return]
         except ValidationError as exc:

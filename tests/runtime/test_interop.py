@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import mcp
 import mcp.types as sdk_types
 import pytest
 from mcp import ClientSession, StdioServerParameters
@@ -131,14 +130,3 @@ async def test_the_sdk_client_against_our_server() -> None:
         assert "slow finished 4 steps" not in logs
         after = await session.call_tool("echo", {"text": "after"})
         assert after.content[0].text == "after"
-
-
-async def test_the_sdk_dual_era_client_falls_back_to_initialize_with_our_server() -> None:
-    # mcp.Client probes server/discover first (2026-07-28 era) and must fall back on our error.
-    params = StdioServerParameters(
-        command=EXAMPLE_SERVER[0], args=EXAMPLE_SERVER[1:], cwd=str(REPO_ROOT)
-    )
-    async with mcp.Client(sdk_stdio_client(params)) as client:
-        assert client.protocol_version == "2025-11-25"
-        result = await client.call_tool("echo", {"text": "auto mode"})
-        assert result.content[0].text == "auto mode"

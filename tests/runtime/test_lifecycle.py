@@ -14,9 +14,13 @@ from mcpbind.runtime import (
     CapabilityError,
     Client,
     ConnectionClosedError,
+    HandshakeClient,
+    HandshakeServer,
     ProtocolVersionError,
     RequestContext,
     Server,
+    StatelessClient,
+    StatelessServer,
     memory_pair,
 )
 from runtime_helpers import RawPeer, given, raw_client_of
@@ -291,6 +295,11 @@ class NoHandshakeClient:
     ) -> Any:
         return {**(params or {}), "_meta": {"io.example/sent-by": "lifecycle"}}
 
+    async def finish_request(
+        self, client: Client, session: Any, spec: Any, body: Any, raw: Any, options: Any
+    ) -> Any:
+        return raw
+
 
 async def test_a_lifecycle_is_pluggable_on_both_sides() -> None:
     server = Server("plain", lifecycle=NoHandshakeServer(), revisions=["2025-06-18"])
@@ -394,13 +403,23 @@ async def test_a_rejected_initialize_can_be_retried() -> None:
         assert good["result"]["serverInfo"]["name"] == "mcpbind-example"
 
 
-def test_the_handshake_lifecycle_refuses_revisions_it_cannot_negotiate() -> None:
+def test_each_lifecycle_refuses_revisions_of_the_other_era() -> None:
     with pytest.raises(ProtocolVersionError, match="stateless"):
-        Client(example_server.memory_transport(), protocol_version="2026-07-28")
+        HandshakeClient("2026-07-28")
+    with pytest.raises(ProtocolVersionError, match="stateless"):
+        HandshakeServer(["2025-11-25", "2026-07-28"])
+    with pytest.raises(ProtocolVersionError, match="not a stateless-era revision"):
+        StatelessClient("2025-11-25")
+    with pytest.raises(ProtocolVersionError, match="not a stateless-era revision"):
+        StatelessServer(["2025-11-25"])
     with pytest.raises(ProtocolVersionError, match="no bindings"):
         Server("x", revisions=["1999-01-01"])
-    with pytest.raises(ProtocolVersionError, match="stateless"):
-        Server("x", revisions=["2025-11-25", "2026-07-28"])
+    both = Server("x", revisions=["2025-11-25", "2026-07-28"])
+    assert isinstance(both.lifecycle, StatelessServer)
+    assert both.lifecycle.legacy is not None and both.lifecycle.legacy.supported == ("2025-11-25",)
+    assert isinstance(Server("y", revisions=["2025-06-18"]).lifecycle, HandshakeServer)
+    client = Client(example_server.memory_transport(), protocol_version="2026-07-28")
+    assert isinstance(client.lifecycle, StatelessClient) and client.lifecycle.legacy is not None
 
 
 async def test_broadcast_reaches_every_operating_session() -> None:
