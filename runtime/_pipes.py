@@ -9,18 +9,23 @@ when it has enough work in flight, so the pipe fills and the peer's writes block
 
 Pipes are read with ``os.read`` in chunks of at most 64 KiB on non-blocking descriptors, waking
 on readiness: larger reads made every read allocate and free a large block on this platform.
+On asyncio the reader keeps its readiness callback registered while it keeps asking for
+messages, instead of registering and removing it for every wait as ``anyio.wait_readable``
+does (two ``epoll_ctl`` calls and a poll handle per message).
 Descriptors that cannot signal readiness (regular files, some ttys) are read in a worker thread
 and written with blocking writes.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 from collections import deque
 from collections.abc import Awaitable, Callable
 
 import anyio
+import sniffio
 
 from ._jsonrpc import LineFramer, Malformed, decode, encode
 from .transport import Envelope
@@ -33,6 +38,13 @@ logger = logging.getLogger("mcpbind.runtime.stdio")
 CHUNK = 64 * 1024
 #: Bytes a writer holds for a peer that is not reading before ``send`` waits (back-pressure).
 WRITE_BACKLOG = 1024 * 1024
+
+
+def _on_asyncio() -> bool:
+    try:
+        return sniffio.current_async_library() == "asyncio"
+    except sniffio.AsyncLibraryNotFoundError:
+        return False
 
 
 def _envelope(frame: bytes | Malformed) -> Envelope:
@@ -48,7 +60,17 @@ class PipeReader:
     give the exit status a moment to arrive, so errors can say why the server went away).
     """
 
-    __slots__ = ("_ended", "_fd", "_framer", "_frames", "_on_eof", "_pollable", "_waiting")
+    __slots__ = (
+        "_ended",
+        "_fd",
+        "_framer",
+        "_frames",
+        "_loop",
+        "_on_eof",
+        "_pollable",
+        "_waiter",
+        "_waiting",
+    )
 
     def __init__(
         self,
@@ -64,6 +86,8 @@ class PipeReader:
         self._ended = False
         self._waiting = False
         self._on_eof = on_eof
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._waiter: asyncio.Future[None] | None = None
 
     def receive_nowait(self) -> Envelope:
         """The next message if one is buffered or readable without waiting."""
@@ -110,6 +134,9 @@ class PipeReader:
                 if not self._ended:
                     self._absorb(chunk)
                 continue
+            if _on_asyncio():
+                await self._wait_registered()
+                continue
             self._waiting = True
             try:
                 await anyio.wait_readable(self._fd)
@@ -117,6 +144,33 @@ class PipeReader:
                 self._ended = True  # ``end()`` woke us
             finally:
                 self._waiting = False
+
+    async def _wait_registered(self) -> None:
+        """Wait for readiness through a callback that stays registered between waits."""
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop:
+            loop.add_reader(self._fd, self._on_readable)
+            self._loop = loop
+        waiter = self._waiter = loop.create_future()
+        try:
+            await waiter
+        finally:
+            self._waiter = None
+
+    def _on_readable(self) -> None:
+        waiter = self._waiter
+        if waiter is not None:
+            if not waiter.done():
+                waiter.set_result(None)
+        else:
+            # Nobody is asking (the session holds back): stop polling until somebody does,
+            # or a level-triggered poll would call us on every pass of the loop.
+            self._unregister()
+
+    def _unregister(self) -> None:
+        loop, self._loop = self._loop, None
+        if loop is not None and not loop.is_closed():
+            loop.remove_reader(self._fd)
 
     def _absorb(self, chunk: bytes) -> None:
         if chunk:
@@ -130,12 +184,15 @@ class PipeReader:
     def end(self) -> None:
         """Stop reading: deliver what is buffered, then end of stream."""
         self._ended = True
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
         if self._waiting:
             anyio.notify_closing(self._fd)
 
     def close(self) -> None:
         """The session is done with the input (``MessageSource.close``)."""
         self.end()
+        self._unregister()
         self._frames.clear()
 
 
