@@ -27,6 +27,7 @@ from ._lifecycle import HandshakeClient, HandshakeServer, check_sendable
 from ._session import RequestContext, Route, Session
 from .errors import (
     INVALID_PARAMS,
+    METHOD_NOT_FOUND,
     CapabilityError,
     InvalidResultError,
     McpError,
@@ -138,8 +139,15 @@ class StatelessServer:
                 session.peer.era = _LEGACY
             return self.legacy.gate(server, session, method, params)
         if method == _INITIALIZE:
-            requested = params.get("protocolVersion") if params else None
-            return self._unsupported(requested)
+            # Not a method of this era (-32601), but the message names the versions served:
+            # it may be all a legacy client can show its user (versioning.md).
+            supported = self.all_supported
+            return McpError(
+                METHOD_NOT_FOUND,
+                f"Method not found: initialize; this server speaks {', '.join(supported)} "
+                "with per-request _meta, no handshake",
+                {"method": _INITIALIZE, "supported": supported},
+            )
         if type(meta) is not dict or version is None:
             return McpError(
                 INVALID_PARAMS,

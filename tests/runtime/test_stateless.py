@@ -92,8 +92,9 @@ async def test_a_stateless_only_server_refuses_initialize_naming_its_versions() 
         reply = await peer.request(
             {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params}
         )
-        assert reply["error"]["code"] == -32022
-        assert reply["error"]["data"] == {"supported": ["2026-07-28"], "requested": "2025-11-25"}
+        assert reply["error"]["code"] == -32601
+        assert "2026-07-28" in reply["error"]["message"]
+        assert reply["error"]["data"] == {"method": "initialize", "supported": ["2026-07-28"]}
 
 
 async def test_server_discover_reports_versions_capabilities_and_identity() -> None:
