@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import (
+    TYPE_CHECKING,
     Any,
     ClassVar,
     Generic,
@@ -58,8 +59,14 @@ class MCPModel(BaseModel):
         serialize_by_alias=True,
         defer_build=True,
     )
-    __const_fields__: ClassVar[frozenset[str]] = frozenset()
-    __aliases__: ClassVar[dict[str, str]] = {}
+    if TYPE_CHECKING:
+        # Declared for type checkers only: pydantic evaluates every annotation of a model's
+        # bases again for each subclass, and these (strings, under the future import) cost a
+        # compile each time, for every generated class.
+        __const_fields__: ClassVar[frozenset[str]]
+        __aliases__: ClassVar[dict[str, str]]
+    __const_fields__ = frozenset()
+    __aliases__ = {}
 
     def __init__(self, /, **data: Any) -> None:
         for name, alias in self.__aliases__.items():

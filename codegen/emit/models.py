@@ -12,6 +12,7 @@ from datamodel_code_generator.parser import LiteralType
 
 from ..errors import CodegenError
 from ..ir import RevisionIR
+from .ordering import settle_definitions
 from .schema_prep import prepare_document
 
 MODEL_BASE_CLASS = "mcpbind.generated._support.MCPModel"
@@ -51,7 +52,7 @@ def emit_models(ir: RevisionIR) -> str:
             raise CodegenError(f"revision {ir.revision}: model generation failed: {exc}") from exc
     if not isinstance(source, str):
         raise CodegenError(f"revision {ir.revision}: datamodel-code-generator returned no module")
-    return _strip_dcg_banner(source)
+    return settle_definitions(_strip_dcg_banner(source))
 
 
 def _strip_dcg_banner(source: str) -> str:

@@ -3,7 +3,6 @@
 # Input sha256: 61cea2392d4f284092d09bc84b9ac488c0d5618ac2b38a56942fc5b99fd960ce
 # Do not edit: regenerate with `mcpbind generate 2024-11-05`.
 
-from __future__ import annotations
 from mcpbind.generated._support import MCPModel
 from typing import Annotated, Any, Dict, Literal
 from typing_extensions import TypeAliasType

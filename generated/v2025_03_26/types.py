@@ -3,7 +3,6 @@
 # Input sha256: e720669548c8100a4282c49e580efd6ddf7f28899ea786fc8db251dbdb356131
 # Do not edit: regenerate with `mcpbind generate 2025-03-26`.
 
-from __future__ import annotations
 from mcpbind.generated._support import MCPModel
 from typing import Annotated, Any, Dict, Literal
 from typing_extensions import TypeAliasType

@@ -3,7 +3,6 @@
 # Input sha256: af845e7e5b9d27107d1690f0936022546177a1403e63ffb11470135b296a2e01
 # Do not edit: regenerate with `mcpbind generate 2025-06-18`.
 
-from __future__ import annotations
 from mcpbind.generated._support import MCPModel
 from typing import Annotated, Any, Dict, Literal
 from pydantic import ConfigDict, Field

@@ -3,7 +3,6 @@
 # Input sha256: 268a5f82ba70fd7e4b6dc4aa1e64f116f74b4d0edcb69dc046829c79dd4e97e7
 # Do not edit: regenerate with `mcpbind generate 2025-11-25`.
 
-from __future__ import annotations
 from mcpbind.generated._support import MCPModel
 from typing import Annotated, Any, Dict, Literal
 from pydantic import ConfigDict, Field

@@ -3,7 +3,6 @@
 # Input sha256: ef70b61f99b6d2e5e3b46863822eab08dff6a45bedc7a08914e0e5b133f40203
 # Do not edit: regenerate with `mcpbind generate 2026-07-28`.
 
-from __future__ import annotations
 from mcpbind.generated._support import MCPModel
 from typing import Annotated, Any, Dict, Literal, Optional, Union
 from pydantic import ConfigDict, Field
@@ -1613,7 +1612,7 @@ class SubscriptionsListenResult(MCPModel):
     close carries no response. The result body is otherwise empty.
     """
 
-    meta: Annotated[SubscriptionsListenResultMetaObject, Field(alias="_meta")]
+    meta: Annotated[SubscriptionsListenResultMetaObject | None, Field(alias="_meta")] = None
     resultType: str
     """
     Indicates the type of the result, which allows the client to determine
@@ -2560,43 +2559,35 @@ class ElicitRequest(MCPModel):
     params: ElicitRequestParams
 
 
-class CallToolRequest(MCPModel):
-    """
-    Used by the client to invoke a tool provided by the server.
-    """
-
-    id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["tools/call"] = "tools/call"
-    params: CallToolRequestParams
+JSONArray = TypeAliasType("JSONArray", list["JSONValue"])
 
 
-class CallToolRequestParams(MCPModel):
-    """
-    Parameters for a `tools/call` request.
-    """
-
-    meta: Annotated[RequestMetaObject, Field(alias="_meta")]
-    arguments: dict[str, Any] | None = None
-    """
-    Arguments to use for the tool call.
-    """
-    inputResponses: InputResponses | None = None
-    name: str
-    """
-    The name of the tool.
-    """
-    requestState: str | None = None
+JSONObject = TypeAliasType("JSONObject", dict[str, "JSONValue"])
 
 
-class CallToolResultResponse(MCPModel):
+class ClientCapabilitiesElicitation(MCPModel):
     """
-    A successful response from the server for a {@link CallToolRequesttools/call} request.
+    Present if the client supports elicitation from the server.
     """
 
-    id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    result: InputRequiredResult | CallToolResult
+    form: JSONObject | None = None
+    url: JSONObject | None = None
+
+
+class ClientCapabilitiesSampling(MCPModel):
+    """
+    Present if the client supports sampling from an LLM.
+    """
+
+    context: JSONObject | None = None
+    """
+    Whether the client supports context inclusion via `includeContext` parameter.
+    If not declared, servers SHOULD only use `includeContext: "none"` (or omit it).
+    """
+    tools: JSONObject | None = None
+    """
+    Whether the client supports tool use via `tools` and `toolChoice` parameters.
+    """
 
 
 class ClientCapabilities(MCPModel):
@@ -2629,88 +2620,6 @@ class ClientCapabilities(MCPModel):
     """
     Present if the client supports sampling from an LLM.
     """
-
-
-class ClientCapabilitiesElicitation(MCPModel):
-    """
-    Present if the client supports elicitation from the server.
-    """
-
-    form: JSONObject | None = None
-    url: JSONObject | None = None
-
-
-class ClientCapabilitiesSampling(MCPModel):
-    """
-    Present if the client supports sampling from an LLM.
-    """
-
-    context: JSONObject | None = None
-    """
-    Whether the client supports context inclusion via `includeContext` parameter.
-    If not declared, servers SHOULD only use `includeContext: "none"` (or omit it).
-    """
-    tools: JSONObject | None = None
-    """
-    Whether the client supports tool use via `tools` and `toolChoice` parameters.
-    """
-
-
-ClientRequest = TypeAliasType(
-    "ClientRequest",
-    Annotated[
-        Union[
-            "DiscoverRequest",
-            "ListResourcesRequest",
-            "ListResourceTemplatesRequest",
-            "ReadResourceRequest",
-            "SubscriptionsListenRequest",
-            "ListPromptsRequest",
-            "GetPromptRequest",
-            "ListToolsRequest",
-            CallToolRequest,
-            "CompleteRequest",
-        ],
-        Field(discriminator="method"),
-    ],
-)
-
-
-class CompleteRequest(MCPModel):
-    """
-    A request from the client to the server, to ask for completion options.
-    """
-
-    id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["completion/complete"] = "completion/complete"
-    params: CompleteRequestParams
-
-
-class CompleteRequestParams(MCPModel):
-    """
-    Parameters for a `completion/complete` request.
-    """
-
-    meta: Annotated[RequestMetaObject, Field(alias="_meta")]
-    argument: CompleteRequestParamsArgument
-    """
-    The argument's information
-    """
-    context: CompleteRequestParamsContext | None = None
-    """
-    Additional, optional context for completions
-    """
-    ref: Annotated[PromptReference | ResourceTemplateReference, Field(discriminator="type")]
-
-
-class CreateMessageRequest(MCPModel):
-    """
-    A request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it.
-    """
-
-    method: Literal["sampling/createMessage"] = "sampling/createMessage"
-    params: CreateMessageRequestParams
 
 
 class CreateMessageRequestParams(MCPModel):
@@ -2761,6 +2670,382 @@ class CreateMessageRequestParams(MCPModel):
     """
 
 
+class CreateMessageRequest(MCPModel):
+    """
+    A request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it.
+    """
+
+    method: Literal["sampling/createMessage"] = "sampling/createMessage"
+    params: CreateMessageRequestParams
+
+
+InputRequest = TypeAliasType(
+    "InputRequest",
+    Annotated[
+        CreateMessageRequest | ListRootsRequest | ElicitRequest, Field(discriminator="method")
+    ],
+)
+
+
+InputRequests = TypeAliasType("InputRequests", dict[str, InputRequest])
+"""
+A map of server-initiated requests that the client must fulfill.
+Keys are server-assigned identifiers; values are the request objects.
+"""
+
+
+class InputRequiredResult(MCPModel):
+    """
+    An InputRequiredResult sent by the server to indicate that additional input is needed
+    before the request can be completed.
+
+    At least one of `inputRequests` or `requestState` MUST be present.
+    """
+
+    meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
+    inputRequests: InputRequests | None = None
+    requestState: str | None = None
+    resultType: str
+    """
+    Indicates the type of the result, which allows the client to determine
+    how to parse the result object.
+
+    Servers implementing this protocol version MUST include this field.
+    For backward compatibility, when a client receives a result from a
+    server implementing an earlier protocol version (which does not include
+    `resultType`), the client MUST treat the absent field as `"complete"`.
+    """
+
+
+class CallToolResultResponse(MCPModel):
+    """
+    A successful response from the server for a {@link CallToolRequesttools/call} request.
+    """
+
+    id: RequestId
+    jsonrpc: Literal["2.0"] = "2.0"
+    result: InputRequiredResult | CallToolResult
+
+
+class GetPromptResultResponse(MCPModel):
+    """
+    A successful response from the server for a {@link GetPromptRequestprompts/get} request.
+    """
+
+    id: RequestId
+    jsonrpc: Literal["2.0"] = "2.0"
+    result: InputRequiredResult | GetPromptResult
+
+
+JSONValue = TypeAliasType(
+    "JSONValue", Optional[Union[JSONObject, "list[JSONValue]", str, int, bool, float]]
+)
+
+
+class MissingRequiredClientCapabilityErrorErrorData(MCPModel):
+    requiredCapabilities: ClientCapabilities
+    """
+    The capabilities the server requires from the client to process this request.
+    """
+
+
+class MissingRequiredClientCapabilityErrorError(Error):
+    code: Literal[-32021] = -32021
+    """
+    The error type that occurred.
+    """
+    data: MissingRequiredClientCapabilityErrorErrorData
+
+
+class MissingRequiredClientCapabilityError(MCPModel):
+    """
+    Returned when processing a request requires a capability the client did not
+    declare in `clientCapabilities`. For HTTP, the response status code MUST be
+    `400 Bad Request`.
+    """
+
+    error: MissingRequiredClientCapabilityErrorError
+    id: RequestId | None = None
+    jsonrpc: Literal["2.0"] = "2.0"
+
+
+class ReadResourceResultResponse(MCPModel):
+    """
+    A successful response from the server for a {@link ReadResourceRequestresources/read} request.
+    """
+
+    id: RequestId
+    jsonrpc: Literal["2.0"] = "2.0"
+    result: InputRequiredResult | ReadResourceResult
+
+
+class RequestMetaObject(MCPModel):
+    """
+    Extends {@link MetaObject} with additional request-specific fields. All key naming rules from `MetaObject` apply.
+    """
+
+    io_modelcontextprotocol_clientCapabilities: Annotated[
+        ClientCapabilities, Field(alias="io.modelcontextprotocol/clientCapabilities")
+    ]
+    """
+    The client's capabilities for this specific request. Required.
+
+    Capabilities are declared per-request rather than once at initialization;
+    an empty object means the client supports no optional capabilities.
+    Servers MUST NOT infer capabilities from prior requests.
+    """
+    io_modelcontextprotocol_clientInfo: Annotated[
+        Implementation | None, Field(alias="io.modelcontextprotocol/clientInfo")
+    ] = None
+    """
+    Identifies the client software making the request. Clients SHOULD
+    include this field on every request unless specifically configured not
+    to do so.
+
+    The {@link Implementation} schema requires `name` and `version`; other
+    fields are optional.
+
+    The value is self-reported by the client and is not verified by the
+    protocol. It is intended for display, logging, and debugging. Servers
+    SHOULD NOT use it to change their behavior, and SHOULD NOT rely on it for
+    security decisions.
+    """
+    io_modelcontextprotocol_logLevel: Annotated[
+        LoggingLevel | None, Field(alias="io.modelcontextprotocol/logLevel")
+    ] = None
+    """
+    The desired log level for this request. Optional.
+
+    If absent, the server MUST NOT send any {@link LoggingMessageNotificationnotifications/message}
+    notifications for this request. The client opts in to log messages by
+    explicitly setting a level. Replaces the former `logging/setLevel` RPC.
+    """
+    io_modelcontextprotocol_protocolVersion: Annotated[
+        str, Field(alias="io.modelcontextprotocol/protocolVersion")
+    ]
+    """
+    The MCP Protocol Version being used for this request. Required.
+
+    For the HTTP transport, this value MUST match the `MCP-Protocol-Version`
+    header; otherwise the server MUST return a `400 Bad Request`. If the
+    server does not support the requested version, it MUST return an
+    {@link UnsupportedProtocolVersionError}.
+    """
+    progressToken: ProgressToken | None = None
+    """
+    If specified, the caller is requesting out-of-band progress notifications for this request (as represented by {@link ProgressNotificationnotifications/progress}). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
+    """
+
+
+class CallToolRequestParams(MCPModel):
+    """
+    Parameters for a `tools/call` request.
+    """
+
+    meta: Annotated[RequestMetaObject | None, Field(alias="_meta")] = None
+    arguments: dict[str, Any] | None = None
+    """
+    Arguments to use for the tool call.
+    """
+    inputResponses: InputResponses | None = None
+    name: str
+    """
+    The name of the tool.
+    """
+    requestState: str | None = None
+
+
+class CallToolRequest(MCPModel):
+    """
+    Used by the client to invoke a tool provided by the server.
+    """
+
+    id: RequestId
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["tools/call"] = "tools/call"
+    params: CallToolRequestParams
+
+
+ClientRequest = TypeAliasType(
+    "ClientRequest",
+    Annotated[
+        Union[
+            "DiscoverRequest",
+            "ListResourcesRequest",
+            "ListResourceTemplatesRequest",
+            "ReadResourceRequest",
+            "SubscriptionsListenRequest",
+            "ListPromptsRequest",
+            "GetPromptRequest",
+            "ListToolsRequest",
+            CallToolRequest,
+            "CompleteRequest",
+        ],
+        Field(discriminator="method"),
+    ],
+)
+
+
+class CompleteRequestParams(MCPModel):
+    """
+    Parameters for a `completion/complete` request.
+    """
+
+    meta: Annotated[RequestMetaObject | None, Field(alias="_meta")] = None
+    argument: CompleteRequestParamsArgument
+    """
+    The argument's information
+    """
+    context: CompleteRequestParamsContext | None = None
+    """
+    Additional, optional context for completions
+    """
+    ref: Annotated[PromptReference | ResourceTemplateReference, Field(discriminator="type")]
+
+
+class CompleteRequest(MCPModel):
+    """
+    A request from the client to the server, to ask for completion options.
+    """
+
+    id: RequestId
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["completion/complete"] = "completion/complete"
+    params: CompleteRequestParams
+
+
+class GetPromptRequestParams(MCPModel):
+    """
+    Parameters for a `prompts/get` request.
+    """
+
+    meta: Annotated[RequestMetaObject | None, Field(alias="_meta")] = None
+    arguments: dict[str, str] | None = None
+    """
+    Arguments to use for templating the prompt.
+    """
+    inputResponses: InputResponses | None = None
+    name: str
+    """
+    The name of the prompt or prompt template.
+    """
+    requestState: str | None = None
+
+
+class GetPromptRequest(MCPModel):
+    """
+    Used by the client to get a prompt provided by the server.
+    """
+
+    id: RequestId
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["prompts/get"] = "prompts/get"
+    params: GetPromptRequestParams
+
+
+class InputResponseRequestParams(MCPModel):
+    meta: Annotated[RequestMetaObject | None, Field(alias="_meta")] = None
+    inputResponses: InputResponses | None = None
+    requestState: str | None = None
+
+
+class PaginatedRequestParams(MCPModel):
+    """
+    Common params for paginated requests.
+    """
+
+    meta: Annotated[RequestMetaObject | None, Field(alias="_meta")] = None
+    cursor: str | None = None
+    """
+    An opaque token representing the current pagination position.
+    If provided, the server should return results starting after this cursor.
+    """
+
+
+class ListPromptsRequest(MCPModel):
+    """
+    Sent from the client to request a list of prompts and prompt templates the server has.
+    """
+
+    id: RequestId
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["prompts/list"] = "prompts/list"
+    params: PaginatedRequestParams
+
+
+class ListResourceTemplatesRequest(MCPModel):
+    """
+    Sent from the client to request a list of resource templates the server has.
+    """
+
+    id: RequestId
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["resources/templates/list"] = "resources/templates/list"
+    params: PaginatedRequestParams
+
+
+class ListResourcesRequest(MCPModel):
+    """
+    Sent from the client to request a list of resources the server has.
+    """
+
+    id: RequestId
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["resources/list"] = "resources/list"
+    params: PaginatedRequestParams
+
+
+class ListToolsRequest(MCPModel):
+    """
+    Sent from the client to request a list of tools the server has.
+    """
+
+    id: RequestId
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["tools/list"] = "tools/list"
+    params: PaginatedRequestParams
+
+
+class PaginatedRequest(MCPModel):
+    id: RequestId
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: str
+    params: PaginatedRequestParams
+
+
+class ReadResourceRequestParams(MCPModel):
+    """
+    Parameters for a `resources/read` request.
+    """
+
+    meta: Annotated[RequestMetaObject | None, Field(alias="_meta")] = None
+    inputResponses: InputResponses | None = None
+    requestState: str | None = None
+    uri: str
+    """
+    The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
+    """
+
+
+class ReadResourceRequest(MCPModel):
+    """
+    Sent from the client to the server, to read a specific resource URI.
+    """
+
+    id: RequestId
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["resources/read"] = "resources/read"
+    params: ReadResourceRequestParams
+
+
+class RequestParams(MCPModel):
+    """
+    Common params for any request.
+    """
+
+    meta: Annotated[RequestMetaObject | None, Field(alias="_meta")] = None
+
+
 class DiscoverRequest(MCPModel):
     """
     A request from the client asking the server to advertise its supported
@@ -2773,6 +3058,58 @@ class DiscoverRequest(MCPModel):
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["server/discover"] = "server/discover"
     params: RequestParams
+
+
+class ResourceRequestParams(MCPModel):
+    """
+    Common params for resource-related requests.
+    """
+
+    meta: Annotated[RequestMetaObject | None, Field(alias="_meta")] = None
+    uri: str
+    """
+    The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
+    """
+
+
+class ServerCapabilities(MCPModel):
+    """
+    Capabilities that a server may support. Known capabilities are defined here, in this schema, but this is not a closed set: any server can define its own, additional capabilities.
+    """
+
+    completions: JSONObject | None = None
+    """
+    Present if the server supports argument autocompletion suggestions.
+    """
+    experimental: dict[str, JSONObject] | None = None
+    """
+    Experimental, non-standard capabilities that the server supports.
+    """
+    extensions: dict[str, JSONObject] | None = None
+    """
+    Optional MCP extensions that the server supports. Keys are extension identifiers
+    (e.g., "io.modelcontextprotocol/tasks"), and values are per-extension settings
+    objects. An empty object indicates support with no settings.
+
+    Keys MUST follow the {@link MetaObject`_meta` key naming rules}, with a
+    mandatory prefix.
+    """
+    logging: JSONObject | None = None
+    """
+    Present if the server supports sending log messages to the client.
+    """
+    prompts: ServerCapabilitiesPrompts | None = None
+    """
+    Present if the server offers any prompt templates.
+    """
+    resources: ServerCapabilitiesResources | None = None
+    """
+    Present if the server offers any resources to read.
+    """
+    tools: ServerCapabilitiesTools | None = None
+    """
+    Present if the server offers any tools to call.
+    """
 
 
 class DiscoverResult(MCPModel):
@@ -2845,344 +3182,6 @@ class DiscoverResultResponse(MCPModel):
     result: DiscoverResult
 
 
-class GetPromptRequest(MCPModel):
-    """
-    Used by the client to get a prompt provided by the server.
-    """
-
-    id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["prompts/get"] = "prompts/get"
-    params: GetPromptRequestParams
-
-
-class GetPromptRequestParams(MCPModel):
-    """
-    Parameters for a `prompts/get` request.
-    """
-
-    meta: Annotated[RequestMetaObject, Field(alias="_meta")]
-    arguments: dict[str, str] | None = None
-    """
-    Arguments to use for templating the prompt.
-    """
-    inputResponses: InputResponses | None = None
-    name: str
-    """
-    The name of the prompt or prompt template.
-    """
-    requestState: str | None = None
-
-
-class GetPromptResultResponse(MCPModel):
-    """
-    A successful response from the server for a {@link GetPromptRequestprompts/get} request.
-    """
-
-    id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    result: InputRequiredResult | GetPromptResult
-
-
-InputRequest = TypeAliasType(
-    "InputRequest",
-    Annotated[
-        CreateMessageRequest | ListRootsRequest | ElicitRequest, Field(discriminator="method")
-    ],
-)
-
-
-InputRequests = TypeAliasType("InputRequests", dict[str, InputRequest])
-"""
-A map of server-initiated requests that the client must fulfill.
-Keys are server-assigned identifiers; values are the request objects.
-"""
-
-
-class InputRequiredResult(MCPModel):
-    """
-    An InputRequiredResult sent by the server to indicate that additional input is needed
-    before the request can be completed.
-
-    At least one of `inputRequests` or `requestState` MUST be present.
-    """
-
-    meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
-    inputRequests: InputRequests | None = None
-    requestState: str | None = None
-    resultType: str
-    """
-    Indicates the type of the result, which allows the client to determine
-    how to parse the result object.
-
-    Servers implementing this protocol version MUST include this field.
-    For backward compatibility, when a client receives a result from a
-    server implementing an earlier protocol version (which does not include
-    `resultType`), the client MUST treat the absent field as `"complete"`.
-    """
-
-
-class InputResponseRequestParams(MCPModel):
-    meta: Annotated[RequestMetaObject, Field(alias="_meta")]
-    inputResponses: InputResponses | None = None
-    requestState: str | None = None
-
-
-JSONArray = TypeAliasType("JSONArray", list["JSONValue"])
-
-
-JSONObject = TypeAliasType("JSONObject", dict[str, "JSONValue"])
-
-
-JSONValue = TypeAliasType(
-    "JSONValue", Optional[Union[JSONObject, "list[JSONValue]", str, int, bool, float]]
-)
-
-
-class ListPromptsRequest(MCPModel):
-    """
-    Sent from the client to request a list of prompts and prompt templates the server has.
-    """
-
-    id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["prompts/list"] = "prompts/list"
-    params: PaginatedRequestParams
-
-
-class ListResourceTemplatesRequest(MCPModel):
-    """
-    Sent from the client to request a list of resource templates the server has.
-    """
-
-    id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["resources/templates/list"] = "resources/templates/list"
-    params: PaginatedRequestParams
-
-
-class ListResourcesRequest(MCPModel):
-    """
-    Sent from the client to request a list of resources the server has.
-    """
-
-    id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["resources/list"] = "resources/list"
-    params: PaginatedRequestParams
-
-
-class ListToolsRequest(MCPModel):
-    """
-    Sent from the client to request a list of tools the server has.
-    """
-
-    id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["tools/list"] = "tools/list"
-    params: PaginatedRequestParams
-
-
-class MissingRequiredClientCapabilityError(MCPModel):
-    """
-    Returned when processing a request requires a capability the client did not
-    declare in `clientCapabilities`. For HTTP, the response status code MUST be
-    `400 Bad Request`.
-    """
-
-    error: MissingRequiredClientCapabilityErrorError
-    id: RequestId | None = None
-    jsonrpc: Literal["2.0"] = "2.0"
-
-
-class MissingRequiredClientCapabilityErrorError(Error):
-    code: Literal[-32021] = -32021
-    """
-    The error type that occurred.
-    """
-    data: MissingRequiredClientCapabilityErrorErrorData
-
-
-class MissingRequiredClientCapabilityErrorErrorData(MCPModel):
-    requiredCapabilities: ClientCapabilities
-    """
-    The capabilities the server requires from the client to process this request.
-    """
-
-
-class PaginatedRequest(MCPModel):
-    id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: str
-    params: PaginatedRequestParams
-
-
-class PaginatedRequestParams(MCPModel):
-    """
-    Common params for paginated requests.
-    """
-
-    meta: Annotated[RequestMetaObject, Field(alias="_meta")]
-    cursor: str | None = None
-    """
-    An opaque token representing the current pagination position.
-    If provided, the server should return results starting after this cursor.
-    """
-
-
-class ReadResourceRequest(MCPModel):
-    """
-    Sent from the client to the server, to read a specific resource URI.
-    """
-
-    id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["resources/read"] = "resources/read"
-    params: ReadResourceRequestParams
-
-
-class ReadResourceRequestParams(MCPModel):
-    """
-    Parameters for a `resources/read` request.
-    """
-
-    meta: Annotated[RequestMetaObject, Field(alias="_meta")]
-    inputResponses: InputResponses | None = None
-    requestState: str | None = None
-    uri: str
-    """
-    The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
-    """
-
-
-class ReadResourceResultResponse(MCPModel):
-    """
-    A successful response from the server for a {@link ReadResourceRequestresources/read} request.
-    """
-
-    id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    result: InputRequiredResult | ReadResourceResult
-
-
-class RequestMetaObject(MCPModel):
-    """
-    Extends {@link MetaObject} with additional request-specific fields. All key naming rules from `MetaObject` apply.
-    """
-
-    io_modelcontextprotocol_clientCapabilities: Annotated[
-        ClientCapabilities, Field(alias="io.modelcontextprotocol/clientCapabilities")
-    ]
-    """
-    The client's capabilities for this specific request. Required.
-
-    Capabilities are declared per-request rather than once at initialization;
-    an empty object means the client supports no optional capabilities.
-    Servers MUST NOT infer capabilities from prior requests.
-    """
-    io_modelcontextprotocol_clientInfo: Annotated[
-        Implementation | None, Field(alias="io.modelcontextprotocol/clientInfo")
-    ] = None
-    """
-    Identifies the client software making the request. Clients SHOULD
-    include this field on every request unless specifically configured not
-    to do so.
-
-    The {@link Implementation} schema requires `name` and `version`; other
-    fields are optional.
-
-    The value is self-reported by the client and is not verified by the
-    protocol. It is intended for display, logging, and debugging. Servers
-    SHOULD NOT use it to change their behavior, and SHOULD NOT rely on it for
-    security decisions.
-    """
-    io_modelcontextprotocol_logLevel: Annotated[
-        LoggingLevel | None, Field(alias="io.modelcontextprotocol/logLevel")
-    ] = None
-    """
-    The desired log level for this request. Optional.
-
-    If absent, the server MUST NOT send any {@link LoggingMessageNotificationnotifications/message}
-    notifications for this request. The client opts in to log messages by
-    explicitly setting a level. Replaces the former `logging/setLevel` RPC.
-    """
-    io_modelcontextprotocol_protocolVersion: Annotated[
-        str, Field(alias="io.modelcontextprotocol/protocolVersion")
-    ]
-    """
-    The MCP Protocol Version being used for this request. Required.
-
-    For the HTTP transport, this value MUST match the `MCP-Protocol-Version`
-    header; otherwise the server MUST return a `400 Bad Request`. If the
-    server does not support the requested version, it MUST return an
-    {@link UnsupportedProtocolVersionError}.
-    """
-    progressToken: ProgressToken | None = None
-    """
-    If specified, the caller is requesting out-of-band progress notifications for this request (as represented by {@link ProgressNotificationnotifications/progress}). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-    """
-
-
-class RequestParams(MCPModel):
-    """
-    Common params for any request.
-    """
-
-    meta: Annotated[RequestMetaObject, Field(alias="_meta")]
-
-
-class ResourceRequestParams(MCPModel):
-    """
-    Common params for resource-related requests.
-    """
-
-    meta: Annotated[RequestMetaObject, Field(alias="_meta")]
-    uri: str
-    """
-    The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
-    """
-
-
-class ServerCapabilities(MCPModel):
-    """
-    Capabilities that a server may support. Known capabilities are defined here, in this schema, but this is not a closed set: any server can define its own, additional capabilities.
-    """
-
-    completions: JSONObject | None = None
-    """
-    Present if the server supports argument autocompletion suggestions.
-    """
-    experimental: dict[str, JSONObject] | None = None
-    """
-    Experimental, non-standard capabilities that the server supports.
-    """
-    extensions: dict[str, JSONObject] | None = None
-    """
-    Optional MCP extensions that the server supports. Keys are extension identifiers
-    (e.g., "io.modelcontextprotocol/tasks"), and values are per-extension settings
-    objects. An empty object indicates support with no settings.
-
-    Keys MUST follow the {@link MetaObject`_meta` key naming rules}, with a
-    mandatory prefix.
-    """
-    logging: JSONObject | None = None
-    """
-    Present if the server supports sending log messages to the client.
-    """
-    prompts: ServerCapabilitiesPrompts | None = None
-    """
-    Present if the server offers any prompt templates.
-    """
-    resources: ServerCapabilitiesResources | None = None
-    """
-    Present if the server offers any resources to read.
-    """
-    tools: ServerCapabilitiesTools | None = None
-    """
-    Present if the server offers any tools to call.
-    """
-
-
 ServerResult = TypeAliasType(
     "ServerResult",
     Result
@@ -3200,6 +3199,20 @@ ServerResult = TypeAliasType(
 )
 
 
+class SubscriptionsListenRequestParams(MCPModel):
+    """
+    Parameters for a {@link SubscriptionsListenRequestsubscriptions/listen} request.
+    """
+
+    meta: Annotated[RequestMetaObject | None, Field(alias="_meta")] = None
+    notifications: SubscriptionFilter
+    """
+    The notifications the client opts in to on this stream. The server
+    **MUST NOT** send notification types the client has not explicitly
+    requested.
+    """
+
+
 class SubscriptionsListenRequest(MCPModel):
     """
     Sent from the client to open a long-lived channel for receiving notifications
@@ -3211,46 +3224,3 @@ class SubscriptionsListenRequest(MCPModel):
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["subscriptions/listen"] = "subscriptions/listen"
     params: SubscriptionsListenRequestParams
-
-
-class SubscriptionsListenRequestParams(MCPModel):
-    """
-    Parameters for a {@link SubscriptionsListenRequestsubscriptions/listen} request.
-    """
-
-    meta: Annotated[RequestMetaObject, Field(alias="_meta")]
-    notifications: SubscriptionFilter
-    """
-    The notifications the client opts in to on this stream. The server
-    **MUST NOT** send notification types the client has not explicitly
-    requested.
-    """
-
-
-CallToolRequest.model_rebuild()
-CallToolRequestParams.model_rebuild()
-CallToolResultResponse.model_rebuild()
-ClientCapabilities.model_rebuild()
-ClientCapabilitiesElicitation.model_rebuild()
-ClientCapabilitiesSampling.model_rebuild()
-CompleteRequest.model_rebuild()
-CompleteRequestParams.model_rebuild()
-CreateMessageRequest.model_rebuild()
-CreateMessageRequestParams.model_rebuild()
-DiscoverRequest.model_rebuild()
-DiscoverResult.model_rebuild()
-GetPromptRequest.model_rebuild()
-GetPromptRequestParams.model_rebuild()
-GetPromptResultResponse.model_rebuild()
-InputResponseRequestParams.model_rebuild()
-ListPromptsRequest.model_rebuild()
-ListResourceTemplatesRequest.model_rebuild()
-ListResourcesRequest.model_rebuild()
-ListToolsRequest.model_rebuild()
-MissingRequiredClientCapabilityError.model_rebuild()
-MissingRequiredClientCapabilityErrorError.model_rebuild()
-PaginatedRequest.model_rebuild()
-PaginatedRequestParams.model_rebuild()
-ReadResourceRequest.model_rebuild()
-ReadResourceRequestParams.model_rebuild()
-SubscriptionsListenRequest.model_rebuild()

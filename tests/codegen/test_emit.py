@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import sys
+from types import ModuleType
+
+import pytest
 from mcpbind.codegen.emit.names import constant, snake
+from mcpbind.codegen.emit.ordering import settle_definitions
 from mcpbind.codegen.emit.schema_prep import prepare_document
+from mcpbind.codegen.errors import CodegenError
 from mcpbind.codegen.format import format_python, revision_header
 from mcpbind.codegen.ir import RevisionIR
 from mcpbind.codegen.load import load_revision
@@ -68,3 +74,92 @@ def test_output_is_deterministic_and_headed() -> None:
             "61cea2392d4f284092d09bc84b9ac488c0d5618ac2b38a56942fc5b99fd960ce"
             in text.split("\n\n")[0]
         )
+
+
+FORWARD = '''from __future__ import annotations
+from typing import Annotated
+from pydantic import Field
+from mcpbind.generated._support import MCPModel
+
+
+class Request(MCPModel):
+    params: Params
+    """The params."""
+
+
+class Params(MCPModel):
+    meta: Annotated[Meta | None, Field(alias="_meta")] = None
+
+
+Alias = TypeAliasType("Alias", Request | Params)
+"""An alias's docstring."""
+
+
+class Meta(MCPModel):
+    pass
+
+
+Request.model_rebuild()
+Params.model_rebuild()
+'''
+
+
+def test_definitions_are_put_in_dependency_order_without_rebuilds() -> None:
+    out = settle_definitions(FORWARD)
+    order = [line.split("(")[0].split(" =")[0] for line in out.splitlines() if line[:1].isalpha()]
+    assert order == [
+        "from typing import Annotated",
+        "from pydantic import Field",
+        "from mcpbind.generated._support import MCPModel",
+        "class Meta",
+        "class Params",
+        "class Request",
+        "Alias",
+    ]
+    assert "__future__" not in out and "model_rebuild" not in out
+    assert '"""An alias\'s docstring."""' in out.split("Alias = ")[1]
+    assert '"""The params."""' in out.split("class Request")[1]
+
+
+CYCLE = """from typing import Annotated
+from pydantic import Field
+from mcpbind.generated._support import MCPModel
+
+
+class Node(MCPModel):
+    parent: Annotated[Tree | None, Field(alias="$parent")] = None
+
+
+class Tree(MCPModel):
+    root: Node
+    children: list[Tree] = []
+"""
+
+
+def test_a_genuine_cycle_is_quoted_inside_annotated() -> None:
+    out = settle_definitions(CYCLE)
+    assert 'parent: Annotated["Tree | None", Field(alias="$parent")] = None' in out
+    assert 'children: "list[Tree]" = []' in out
+    # pydantic resolves the quoted names from the class's module on first use.
+    module = ModuleType("settled_cycle")
+    sys.modules[module.__name__] = module
+    try:
+        # dont_inherit: this test module's own future import must not apply to the code.
+        exec(compile(out, "<settled_cycle>", "exec", dont_inherit=True), module.__dict__)
+        tree = module.Tree.model_validate({"root": {"$parent": {"root": {}}}, "children": []})
+    finally:
+        del sys.modules[module.__name__]
+    assert tree.root.parent.root.parent is None
+    assert module.Node.__aliases__ == {"parent": "$parent"}
+
+
+def test_definitions_that_need_each_other_to_run_are_an_error() -> None:
+    with pytest.raises(CodegenError, match="need each other"):
+        settle_definitions("class A(B):\n    pass\n\n\nclass B(A):\n    pass\n")
+
+
+def test_a_name_the_class_body_already_binds_is_quoted() -> None:
+    source = "class Shadow(MCPModel):\n    str: str = 'a'\n    name: str | None = None\n"
+    out = settle_definitions(source)
+    assert "    str: str = 'a'\n" in out
+    assert '    name: "str | None" = None\n' in out

@@ -7,13 +7,15 @@ TypeAdapter is built, so each table entry is built here rather than just importe
 from __future__ import annotations
 
 import importlib
+import subprocess
+import sys
 from typing import Any
 
 import mcpbind.generated
 import pytest
 from generated_helpers import REVISIONS, ir_of
 from mcpbind.generated._support import MethodSpec, NotificationSpec
-from pydantic import TypeAdapter
+from pydantic import BaseModel, TypeAdapter
 
 MODULES = ("types", "methods", "client", "server")
 
@@ -62,3 +64,45 @@ def test_notification_specs_build_adapters(revision: str) -> None:
         _adapt(spec.notification_type)
         if spec.params_type is not None:
             _adapt(spec.params_type)
+
+
+_IMPORT_PROBE = """
+import sys
+from mcpbind.generated import load
+from pydantic import BaseModel
+types = load(sys.argv[1]).types
+models = [
+    value
+    for value in vars(types).values()
+    if isinstance(value, type) and issubclass(value, BaseModel) and value.__module__ == types.__name__
+]
+print(len(models))
+print(",".join(m.__name__ for m in models if not m.__pydantic_fields_complete__))
+print(",".join(m.__name__ for m in models if m.__pydantic_complete__))
+"""
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+def test_import_resolves_every_field_and_builds_no_model(revision: str) -> None:
+    """Every annotation resolves when its class is created (so the base class sees each field's
+    alias and constant), and importing builds no validator: building waits for first use."""
+    out = subprocess.run(
+        [sys.executable, "-c", _IMPORT_PROBE, revision],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split("\n")
+    assert int(out[0]) > 50
+    assert out[1] == "", f"fields left unresolved at import: {out[1]}"
+    assert out[2] == "", f"models built at import: {out[2]}"
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+def test_base_class_tables_match_the_built_fields(revision: str) -> None:
+    types = mcpbind.generated.load(revision).types
+    for value in vars(types).values():
+        if not (isinstance(value, type) and issubclass(value, BaseModel)):
+            continue
+        fields = value.model_fields
+        aliases = {n: f.alias for n, f in fields.items() if f.alias is not None and f.alias != n}
+        assert value.__aliases__ == aliases, value.__name__
