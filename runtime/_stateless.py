@@ -15,12 +15,13 @@ hands a session that opens with ``initialize`` to a ``HandshakeServer``; the cli
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, get_args
 
 from mcpbind import generated
 from mcpbind.generated._support import Direction, MethodSpec, RequestOptions
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from ._bindings import Bindings, dump, validator
 from ._lifecycle import HandshakeClient, HandshakeServer, check_sendable
@@ -70,6 +71,23 @@ _INPUT_REQUIRED = "input_required"
 _COMPLETE = "complete"
 _LEGACY = "handshake"
 _RESULT_STAMP: Final = {"resultType": _COMPLETE}
+#: What a handler written for a handshake revision cannot know it must say, with the value the
+#: spec gives an absent one: ``ttlMs`` 0 is "immediately stale" (caching.md), and ``private``
+#: the cautious scope. Stamped only where the served result has the member.
+_NEUTRAL: Final = {"resultType": _COMPLETE, "ttlMs": 0, "cacheScope": "private"}
+
+
+@functools.cache
+def _cross_era_stamp(spec: MethodSpec[Any, Any]) -> dict[str, Any]:
+    """The neutral members ``spec``'s result classes declare (any member of a union)."""
+    members = get_args(spec.result_type) or (spec.result_type,)
+    declared = {
+        name
+        for member in members
+        if isinstance(member, type) and issubclass(member, BaseModel)
+        for name in member.model_fields
+    }
+    return {key: value for key, value in _NEUTRAL.items() if key in declared or key == "resultType"}
 
 
 def _stateless_only(revisions: Sequence[str] | None) -> tuple[str, ...]:
@@ -175,11 +193,13 @@ class StatelessServer:
             return Route(spec, discover)
         route = server.find_route(bindings, method)
         if isinstance(route, Route):
-            # Handlers written for a handshake revision serve here too; their results lack
-            # ``resultType``, and must be valid under this revision once they have it.
+            # Handlers written for a handshake revision serve here too: their results get the
+            # members they cannot know of, and must then be valid under this revision.
             route.stamp = _RESULT_STAMP
-            if route.spec is not None and route.spec.revision != version:
-                route.check = bindings.methods.get(method)
+            served = bindings.methods.get(method)
+            if route.spec is not None and route.spec.revision != version and served is not None:
+                route.stamp = _cross_era_stamp(served)
+                route.check = served
         return route
 
     def _discover(self, server: Server, bindings: Bindings) -> Any:

@@ -112,12 +112,33 @@ async def test_server_discover_reports_versions_capabilities_and_identity() -> N
         assert types.DiscoverResult.model_validate(result).ttlMs == 0
 
 
-async def test_a_handshake_era_handler_whose_result_is_invalid_now_is_an_internal_error() -> None:
+async def test_a_handshake_era_handler_serves_with_neutral_cache_fields() -> None:
     server = echo_server()
 
     @server.handler(v2025_11_25.methods.TOOLS_LIST)
     async def list_tools(params: Any, context: RequestContext) -> Any:
-        return v2025_11_25.types.ListToolsResult(tools=[])  # 2026-07-28 also needs ttlMs...
+        return v2025_11_25.types.ListToolsResult(tools=[])
+
+    async with raw_client_of(server, initialize=None) as peer:
+        request = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": META}}
+        reply = await peer.request(request)
+        # ttlMs 0 is what the spec assumes when it is absent: immediately stale.
+        assert reply["result"] == {
+            "tools": [],
+            "resultType": "complete",
+            "ttlMs": 0,
+            "cacheScope": "private",
+        }
+        call_reply = await peer.request(call(2))
+        assert "ttlMs" not in call_reply["result"]
+
+
+async def test_a_handshake_era_result_invalid_under_the_served_revision_is_an_error() -> None:
+    server = echo_server()
+
+    @server.handler(v2025_11_25.methods.TOOLS_LIST)
+    async def list_tools(params: Any, context: RequestContext) -> Any:
+        return v2025_11_25.types.ListToolsResult.model_construct()  # no tools: invalid anywhere
 
     async with raw_client_of(server, initialize=None) as peer:
         request = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": META}}
