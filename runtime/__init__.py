@@ -25,39 +25,88 @@ Transports yield a ``Connection`` (a source and a sink of ``Envelope``), see
 Everything method-specific comes from ``mcpbind.generated``; this package only moves messages.
 """
 
-from ._client import Client
-from ._lifecycle import (
-    HANDSHAKE_REVISIONS,
-    ClientLifecycle,
-    HandshakeClient,
-    HandshakeServer,
-    ServerLifecycle,
-)
-from ._run import run
-from ._server import Server
-from ._session import PeerState, RequestContext, Route, Router, Session, SessionOptions
-from ._stateless import (
-    STATELESS_REVISIONS,
-    UNSUPPORTED_PROTOCOL_VERSION,
-    StatelessClient,
-    StatelessServer,
-)
-from ._stdio import StdioParameters, stdio_client, stdio_server
-from .errors import (
-    INTERNAL_ERROR,
-    INVALID_PARAMS,
-    INVALID_REQUEST,
-    METHOD_NOT_FOUND,
-    PARSE_ERROR,
-    CapabilityError,
-    ConnectionClosedError,
-    InvalidResultError,
-    McpError,
-    ProtocolVersionError,
-    RequestTimeoutError,
-    RuntimeFailure,
-)
-from .transport import Connection, Envelope, Malformed, memory_pair
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._client import Client
+    from ._lifecycle import (
+        HANDSHAKE_REVISIONS,
+        ClientLifecycle,
+        HandshakeClient,
+        HandshakeServer,
+        ServerLifecycle,
+    )
+    from ._run import run
+    from ._server import Server
+    from ._session import PeerState, RequestContext, Route, Router, Session, SessionOptions
+    from ._stateless import (
+        STATELESS_REVISIONS,
+        UNSUPPORTED_PROTOCOL_VERSION,
+        StatelessClient,
+        StatelessServer,
+    )
+    from ._stdio import StdioParameters, stdio_client, stdio_server
+    from .errors import (
+        INTERNAL_ERROR,
+        INVALID_PARAMS,
+        INVALID_REQUEST,
+        METHOD_NOT_FOUND,
+        PARSE_ERROR,
+        CapabilityError,
+        ConnectionClosedError,
+        InvalidResultError,
+        McpError,
+        ProtocolVersionError,
+        RequestTimeoutError,
+        RuntimeFailure,
+    )
+    from .transport import Connection, Envelope, Malformed, memory_pair
+
+# Where each public name lives. The submodules are imported on first use (PEP 562): importing
+# the package costs nothing, and a program imports only what it touches (a server never needs
+# the client, code that only names an error class needs no event loop library).
+_SOURCES: dict[str, str] = {
+    "Client": "._client",
+    "HANDSHAKE_REVISIONS": "._lifecycle",
+    "ClientLifecycle": "._lifecycle",
+    "HandshakeClient": "._lifecycle",
+    "HandshakeServer": "._lifecycle",
+    "ServerLifecycle": "._lifecycle",
+    "run": "._run",
+    "Server": "._server",
+    "PeerState": "._session",
+    "RequestContext": "._session",
+    "Route": "._session",
+    "Router": "._session",
+    "Session": "._session",
+    "SessionOptions": "._session",
+    "STATELESS_REVISIONS": "._stateless",
+    "UNSUPPORTED_PROTOCOL_VERSION": "._stateless",
+    "StatelessClient": "._stateless",
+    "StatelessServer": "._stateless",
+    "StdioParameters": "._stdio",
+    "stdio_client": "._stdio",
+    "stdio_server": "._stdio",
+    "INTERNAL_ERROR": ".errors",
+    "INVALID_PARAMS": ".errors",
+    "INVALID_REQUEST": ".errors",
+    "METHOD_NOT_FOUND": ".errors",
+    "PARSE_ERROR": ".errors",
+    "CapabilityError": ".errors",
+    "ConnectionClosedError": ".errors",
+    "InvalidResultError": ".errors",
+    "McpError": ".errors",
+    "ProtocolVersionError": ".errors",
+    "RequestTimeoutError": ".errors",
+    "RuntimeFailure": ".errors",
+    "Connection": ".transport",
+    "Envelope": ".transport",
+    "Malformed": ".transport",
+    "memory_pair": ".transport",
+}
 
 __all__ = [
     "HANDSHAKE_REVISIONS",
@@ -98,3 +147,17 @@ __all__ = [
     "stdio_client",
     "stdio_server",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import the submodule that defines ``name`` and keep the value here for next time."""
+    source = _SOURCES.get(name)
+    if source is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(source, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

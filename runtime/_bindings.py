@@ -44,34 +44,60 @@ def dump(value: Any) -> Any:
 
 
 class Bindings:
-    """A revision's tables oriented for one side: what it receives, what it may send."""
+    """A revision's tables oriented for one side: what it receives, what it may send.
+
+    Built from a revision's module, or by ``Bindings.load`` from its name alone: then the module
+    is imported the first time its tables are read. A server's sessions start on the latest
+    revision and a handshake moves most of them to another one, so a revision no peer speaks is
+    never imported (import time and memory of a whole revision's models).
+    """
 
     def __init__(self, module: ModuleType, local: Direction) -> None:
-        self.module = module
-        self.revision: str = module.REVISION
-        self.era: str = module.ERA
+        self.__dict__["module"] = module
+        self._orient(module.REVISION, module.ERA, local)
+
+    def _orient(self, revision: str, era: str, local: Direction) -> None:
+        self.revision = revision
+        self.era = era
         self.local = local
         self.remote = (
             Direction.SERVER_TO_CLIENT
             if local is Direction.CLIENT_TO_SERVER
             else Direction.CLIENT_TO_SERVER
         )
-        self.methods: Mapping[str, MethodSpec[Any, Any]] = module.METHODS
-        self.notifications: Mapping[str, NotificationSpec[Any]] = module.NOTIFICATIONS
-        # What the peer sends us travels in the remote direction.
-        self.incoming_requests = {
-            name: spec for name, spec in self.methods.items() if self.remote in spec.directions
-        }
-        self.incoming_notifications = {
+
+    @classmethod
+    def load(cls, revision: str, local: Direction) -> Bindings:
+        """``revision``'s bindings; ``LookupError`` if it was not generated."""
+        return _load(revision, local)
+
+    @functools.cached_property
+    def module(self) -> ModuleType:
+        """The revision's generated package (imported on first use)."""
+        return generated.load(self.revision)
+
+    @functools.cached_property
+    def methods(self) -> Mapping[str, MethodSpec[Any, Any]]:
+        methods: Mapping[str, MethodSpec[Any, Any]] = self.module.METHODS
+        return methods
+
+    @functools.cached_property
+    def notifications(self) -> Mapping[str, NotificationSpec[Any]]:
+        notifications: Mapping[str, NotificationSpec[Any]] = self.module.NOTIFICATIONS
+        return notifications
+
+    # What the peer sends us travels in the remote direction.
+    @functools.cached_property
+    def incoming_requests(self) -> dict[str, MethodSpec[Any, Any]]:
+        return {name: spec for name, spec in self.methods.items() if self.remote in spec.directions}
+
+    @functools.cached_property
+    def incoming_notifications(self) -> dict[str, NotificationSpec[Any]]:
+        return {
             name: spec
             for name, spec in self.notifications.items()
             if self.remote in spec.directions
         }
-
-    @classmethod
-    def load(cls, revision: str, local: Direction) -> Bindings:
-        """Import ``revision``'s bindings; ``LookupError`` if it was not generated."""
-        return _load(revision, local)
 
     def stub(self, sender: Any) -> Any:
         """The generated stub this side calls: ``ClientStub`` for a client, ``ServerStub`` for a server."""
@@ -86,4 +112,8 @@ class Bindings:
 
 @functools.cache
 def _load(revision: str, local: Direction) -> Bindings:
-    return Bindings(generated.load(revision), local)
+    if revision not in generated.ERAS:
+        generated.load(revision)  # raises the LookupError that lists the revisions there are
+    bindings = Bindings.__new__(Bindings)
+    bindings._orient(revision, generated.ERAS[revision], local)
+    return bindings
