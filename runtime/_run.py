@@ -7,7 +7,6 @@ stdio by about a third. Without it, plain asyncio.
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -20,5 +19,7 @@ T = TypeVar("T")
 
 def run(main: Callable[..., Awaitable[T]], *args: Any) -> T:
     """``anyio.run(main, *args)`` on uvloop when it is installed, else on asyncio."""
+    import importlib.util  # here, not at the top: only programs that run a loop need it
+
     options = {"use_uvloop": True} if importlib.util.find_spec("uvloop") is not None else {}
     return anyio.run(main, *args, backend="asyncio", backend_options=options)

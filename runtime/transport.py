@@ -31,7 +31,6 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import anyio
-from anyio.streams.memory import MemoryObjectReceiveStream
 
 from ._jsonrpc import Malformed
 
@@ -46,6 +45,7 @@ __all__ = [
     "take",
 ]
 
+_MEMORY_STREAMS = "anyio.streams.memory"
 #: Default buffer of the streams a transport creates: enough to keep both ends busy, small
 #: enough that a flood applies back-pressure instead of growing memory.
 STREAM_BUFFER = 256
@@ -129,48 +129,13 @@ async def take(stream: MessageSource) -> Envelope:
     try:
         return stream.receive_nowait()
     except anyio.WouldBlock:
-        if _WAIT_DIRECTLY and isinstance(stream, MemoryObjectReceiveStream):
-            return await _wait_for_item(stream)
+        if type(stream).__module__ == _MEMORY_STREAMS:
+            # Imported here: a stdio server never uses memory streams, nor pays for importing them.
+            from ._memory import receive_directly
+
+            envelope: Envelope = await receive_directly(stream)  # type: ignore[arg-type]
+            return envelope
         return await stream.receive()
-
-
-# ``MemoryObjectReceiveStream.receive`` also passes a checkpoint before it queues itself as a
-# waiter: one more event-loop pass per message on an idle stream, which measured 20-35% of a
-# sequential stdio round trip. ``_wait_for_item`` queues itself directly, through the stream's
-# internals as anyio 4 lays them out (checked here, once); with any other layout ``take``
-# simply uses ``receive``.
-try:
-    from anyio.streams.memory import _MemoryObjectItemReceiver, _MemoryObjectStreamState
-
-    _WAIT_DIRECTLY = "waiting_receivers" in getattr(
-        _MemoryObjectStreamState, "__dataclass_fields__", {}
-    ) and {"_state", "_closed", "_waiters"} <= set(
-        getattr(MemoryObjectReceiveStream, "__dataclass_fields__", {})
-    )
-except ImportError:  # pragma: no cover - another anyio layout
-    _WAIT_DIRECTLY = False
-
-
-async def _wait_for_item(stream: MemoryObjectReceiveStream[Envelope]) -> Envelope:
-    """``receive`` minus its leading checkpoint; same registration, same wake-up."""
-    waiters = stream._waiters
-    if waiters is None:
-        waiters = stream._waiters = set()
-    event = anyio.Event()
-    receiver = _MemoryObjectItemReceiver[Envelope]()
-    waiters.add(event)
-    stream._state.waiting_receivers[event] = receiver
-    try:
-        await event.wait()
-    finally:
-        stream._state.waiting_receivers.pop(event, None)
-        waiters.discard(event)
-    try:
-        return receiver.item
-    except AttributeError:
-        if stream._closed:
-            raise anyio.ClosedResourceError from None
-        raise anyio.EndOfStream from None
 
 
 @asynccontextmanager

@@ -5,7 +5,7 @@ from __future__ import annotations
 import anyio
 import pytest
 from mcpbind.runtime import Envelope, memory_pair
-from mcpbind.runtime import transport as transport_module
+from mcpbind.runtime import _memory as memory_module
 from mcpbind.runtime.transport import put, take
 
 pytestmark = pytest.mark.anyio
@@ -13,9 +13,9 @@ pytestmark = pytest.mark.anyio
 
 @pytest.fixture(params=[True, False], ids=["direct-wait", "anyio-receive"])
 def wait_mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> bool:
-    if request.param and not transport_module._WAIT_DIRECTLY:
+    if request.param and not memory_module._WAIT_DIRECTLY:
         pytest.fail("this anyio's memory streams are laid out differently: take() falls back")
-    monkeypatch.setattr(transport_module, "_WAIT_DIRECTLY", request.param)
+    monkeypatch.setattr(memory_module, "_WAIT_DIRECTLY", request.param)
     return bool(request.param)
 
 
