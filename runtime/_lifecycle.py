@@ -10,7 +10,7 @@ handshake era (2024-11-05 .. 2025-11-25) is implemented here; the stateless era 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from mcpbind import generated
 from mcpbind.generated._support import Direction, MethodSpec, RequestOptions
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from ._server import Server
 
 __all__ = [
+    "ASSUME_INITIALIZED",
     "HANDSHAKE_REVISIONS",
     "ClientLifecycle",
     "HandshakeClient",
@@ -35,6 +36,11 @@ __all__ = [
 HANDSHAKE_REVISIONS: tuple[str, ...] = tuple(
     r for r in generated.REVISIONS if generated.ERAS[r] == "handshake"
 )
+
+#: The ``Connection.extra`` key by which a transport asks ``Server.serve`` to start the session
+#: as already initialised at the revision it names: for sessions that never see ``initialize``
+#: (stateless Streamable HTTP, where each POST is a session of its own).
+ASSUME_INITIALIZED: Final = "mcpbind.assume_initialized"
 
 _INITIALIZE = "initialize"
 _INITIALIZED = "notifications/initialized"
@@ -238,6 +244,18 @@ class HandshakeServer:
         if server.instructions is not None:
             result["instructions"] = server.instructions
         return validator(bindings.methods[_INITIALIZE].result_type)(result)
+
+    def assume_initialized(self, session: Session, revision: str) -> None:
+        """Start ``session`` operating as if ``initialize`` at ``revision`` had been answered
+        and acknowledged, with empty client capabilities and no client info; a revision not
+        served becomes the newest one, as ``initialize`` would negotiate."""
+        version = revision if revision in self.supported else self.supported[-1]
+        session.bindings = Bindings.load(version, Direction.SERVER_TO_CLIENT)
+        peer = session.peer
+        peer.revision = version
+        peer.info = None
+        peer.capabilities = {}
+        peer.phase = "operating"
 
     def on_notification(
         self, server: Server, session: Session, method: str, params: dict[str, Any] | None

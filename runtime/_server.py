@@ -19,7 +19,7 @@ from mcpbind.generated._support import (
 
 from ._bindings import Bindings
 from ._endpoint import Endpoint
-from ._lifecycle import HandshakeServer, ServerLifecycle
+from ._lifecycle import ASSUME_INITIALIZED, HandshakeServer, ServerLifecycle
 from ._run import run
 from ._session import Route, Session, SessionOptions
 from ._stateless import StatelessServer
@@ -130,13 +130,31 @@ class Server(Endpoint):
     # -- serving --------------------------------------------------------------------------
 
     def new_session(self, connection: Connection) -> Session:
-        """A session of this server on ``connection``, not yet running."""
-        return Session(
+        """A session of this server on ``connection``, not yet running; already initialised
+        if the transport asks so (``ASSUME_INITIALIZED`` in ``connection.extra``)."""
+        session = Session(
             connection,
             Bindings.load(self.revisions[-1], Direction.SERVER_TO_CLIENT),
             self,
             self.options,
         )
+        revision = connection.extra.get(ASSUME_INITIALIZED)
+        if revision is not None:
+            self.assume_initialized(session, revision)
+        return session
+
+    def assume_initialized(self, session: Session, revision: str) -> None:
+        """Start ``session`` as if the client had initialised it at ``revision`` with empty
+        capabilities: for transports whose sessions never see ``initialize``. Only the built-in
+        lifecycles know how; with another, the session starts new (and logs why)."""
+        lifecycle = self.lifecycle
+        if isinstance(lifecycle, HandshakeServer | StatelessServer):
+            lifecycle.assume_initialized(session, revision)
+        else:
+            logger.warning(
+                "%s cannot start a session as initialised; it starts new",
+                type(lifecycle).__name__,
+            )
 
     async def serve(self, connection: Connection) -> None:
         """Serve one connection until it ends."""

@@ -144,6 +144,14 @@ class StatelessServer:
             {"supported": self.all_supported, "requested": requested},
         )
 
+    def assume_initialized(self, session: Session, revision: str) -> None:
+        """Start ``session`` as if initialised at ``revision``: a handshake-era one goes to
+        ``legacy``; a stateless-era one needs nothing (its requests say everything), nor does
+        any revision without ``legacy`` (requests without ``_meta`` are refused anyway)."""
+        if self.legacy is not None and generated.ERAS.get(revision) != "stateless":
+            session.peer.era = _LEGACY
+            self.legacy.assume_initialized(session, revision)
+
     def gate(
         self, server: Server, session: Session, method: str, params: dict[str, Any] | None
     ) -> Route | McpError | None:
