@@ -46,6 +46,7 @@ class HostGuard:
     allowed_origins: Iterable[str] | None = None
     _hosts: set[str] = field(init=False, repr=False)
     _origins: set[str] = field(init=False, repr=False)
+    _seen_hosts: dict[str, bool] = field(init=False, repr=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         self._hosts = {h.strip().lower() for h in self.allowed_hosts}
@@ -60,8 +61,15 @@ class HostGuard:
             return True
         if not host:
             return False
-        name, port = _split_host(host)
-        return name in self._hosts or (port is not None and f"{name}:{port}" in self._hosts)
+        # Every request asks, nearly always with the same few values: remember the answers.
+        known = self._seen_hosts.get(host)
+        if known is None:
+            name, port = _split_host(host)
+            known = name in self._hosts or (port is not None and f"{name}:{port}" in self._hosts)
+            if len(self._seen_hosts) >= 256:
+                self._seen_hosts.clear()
+            self._seen_hosts[host] = known
+        return known
 
     def origin_ok(self, origin: str | None) -> bool:
         """Whether an ``Origin`` header is allowed; absent means not a browser, so allowed."""

@@ -114,3 +114,11 @@ def sse_messages(body: str) -> list[Any]:
         if data and data[0].strip():
             out.append(json.loads("\n".join(data)))
     return out
+
+
+def answers(response: httpx.Response) -> list[Any]:
+    """The JSON-RPC messages of a POST's answer, whether it came as JSON or as SSE."""
+    if response.headers.get("content-type", "").startswith("text/event-stream"):
+        return sse_messages(response.text)
+    body = response.json()
+    return body if isinstance(body, list) else [body]

@@ -9,7 +9,7 @@ import logging
 import anyio
 import httpx
 import pytest
-from httpkit import build_server, raw_initialize, session_headers, sse_messages
+from httpkit import answers, build_server, raw_initialize, session_headers
 from mcpbind.runtime import Session
 from mcpbind.runtime.http import StreamableHTTPServer, serving
 
@@ -56,7 +56,7 @@ async def use_session(http: httpx.AsyncClient, url: str, n: int) -> None:
         "params": {"name": "echo", "arguments": {"text": str(n)}},
     }
     response = await http.post(url, json=call, headers=session_headers(session_id))
-    assert sse_messages(response.text)[-1]["result"]["content"][0]["text"] == str(n)
+    assert answers(response)[-1]["result"]["content"][0]["text"] == str(n)
 
 
 async def cycle(app: StreamableHTTPServer, url: str) -> None:

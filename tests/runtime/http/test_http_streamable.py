@@ -135,7 +135,8 @@ async def test_stateless_mode() -> None:
             )
             assert one_shot.status_code == 200
             assert "mcp-session-id" not in one_shot.headers
-            assert len(sse_messages(one_shot.text)[0]["result"]["tools"]) == 3
+            assert one_shot.headers["content-type"] == "application/json"
+            assert len(one_shot.json()["result"]["tools"]) == 3
 
 
 async def test_stateless_app_needs_no_lifespan() -> None:
