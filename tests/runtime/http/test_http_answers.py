@@ -164,3 +164,35 @@ async def test_assume_initialized_on_a_connection() -> None:
 def far_with(connection: Any, revision: str) -> Any:
     connection.extra[ASSUME_INITIALIZED] = revision
     return connection
+
+
+async def test_route_lock_hands_over_in_order_and_survives_cancelled_waiters() -> None:
+    from mcpbind.runtime.http.server import _Lock
+
+    lock = _Lock()
+    order: list[int] = []
+
+    async def take(n: int) -> None:
+        async with lock:
+            order.append(n)
+            await anyio.sleep(0.01)
+
+    async with anyio.create_task_group() as tg:
+        await lock.__aenter__()
+        tg.start_soon(take, 1)
+        await anyio.sleep(0.01)
+        tg.start_soon(take, 2)
+        cancelled = anyio.CancelScope()
+
+        async def cancellable() -> None:
+            with cancelled:
+                await take(3)
+
+        tg.start_soon(cancellable)
+        tg.start_soon(take, 4)
+        await anyio.sleep(0.01)
+        cancelled.cancel()
+        await lock.__aexit__(None, None, None)
+    assert order == [1, 2, 4]
+    async with lock:  # free again
+        pass
