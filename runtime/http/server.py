@@ -578,7 +578,12 @@ class _HttpSession:
         return encode_event(event_id=event_id, retry_ms=self.owner.retry_ms)
 
     async def close_sse_stream(self, stream: _Stream) -> None:
-        """End the POST's response but not its stream (``HttpRequestContext.close_sse_stream``)."""
+        """End the POST's response but not its stream (``HttpRequestContext.close_sse_stream``).
+
+        An undecided POST becomes SSE for it; one answered as JSON (by option, or because the
+        client accepts nothing else) has no stream to close, so this does nothing there."""
+        if stream.mode == _JSON:
+            return
         async with self.lock:
             await self.commit_sse(stream)
             if stream.consumer is not None:

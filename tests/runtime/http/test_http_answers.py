@@ -85,6 +85,11 @@ async def test_json_and_sse_options_still_force_one_way() -> None:
         )
         assert progressed.headers["content-type"] == "application/json"
         assert progressed.json()["result"]["content"][0]["text"] == "2 steps"
+        # Closing the SSE stream of a JSON answer does nothing: the answer still comes.
+        dropped = await post(
+            http, f"{json_base}/mcp", sid, call(3, "progress", progress=True, steps=2, drop=1)
+        )
+        assert dropped.json()["result"]["content"][0]["text"] == "2 steps"
 
 
 async def test_a_client_that_accepts_only_sse_gets_sse() -> None:
