@@ -24,7 +24,9 @@ has ended, since only then can a keep-alive connection carry the next one. It op
 in flight. Then the whole stack: mcpbind's own ``Client`` against each MCP server.
 
 Prints medians of ``--rounds`` rounds (servers alternate within each round) and mcpbind's
-ratio to each other server from the same run.
+ratio to each other server from the same run. Use several rounds: Node's JIT needs the first
+to warm up (the TypeScript SDK is about twice as fast from the second round on), and the
+machine may be shared.
 """
 
 from __future__ import annotations
