@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ._client import Client
     from ._lifecycle import (
+        ASSUME_INITIALIZED,
         HANDSHAKE_REVISIONS,
         ClientLifecycle,
         HandshakeClient,
@@ -70,6 +71,7 @@ if TYPE_CHECKING:
 # the client, code that only names an error class needs no event loop library).
 _SOURCES: dict[str, str] = {
     "Client": "._client",
+    "ASSUME_INITIALIZED": "._lifecycle",
     "HANDSHAKE_REVISIONS": "._lifecycle",
     "ClientLifecycle": "._lifecycle",
     "HandshakeClient": "._lifecycle",
@@ -109,6 +111,7 @@ _SOURCES: dict[str, str] = {
 }
 
 __all__ = [
+    "ASSUME_INITIALIZED",
     "HANDSHAKE_REVISIONS",
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
