@@ -89,6 +89,11 @@ class ServerLifecycle(Protocol):
         """Answer a request itself (a Route), refuse it (an error), or let the handlers have it (None)."""
         ...
 
+    def assume_initialized(self, session: Session, revision: str) -> None:
+        """Start ``session`` operating as if initialised at ``revision`` with empty client
+        capabilities (``ASSUME_INITIALIZED``: a transport whose sessions never see ``initialize``)."""
+        ...
+
     def on_notification(
         self, server: Server, session: Session, method: str, params: dict[str, Any] | None
     ) -> None:
@@ -106,18 +111,23 @@ class ServerLifecycle(Protocol):
         ...
 
 
-def _handshake_only(revisions: Sequence[str] | None) -> tuple[str, ...]:
-    """Revisions a handshake lifecycle can negotiate, oldest first; refuses any other."""
-    chosen = tuple(sorted(revisions)) if revisions else HANDSHAKE_REVISIONS
+def era_revisions(era: str, revisions: Sequence[str] | None) -> tuple[str, ...]:
+    """The revisions a lifecycle of ``era`` speaks, oldest first (default: every generated one
+    of that era); refuses a revision without bindings or of another era."""
+    chosen = (
+        tuple(sorted(revisions))
+        if revisions
+        else tuple(r for r in generated.REVISIONS if generated.ERAS[r] == era)
+    )
     if not chosen:
-        raise ProtocolVersionError("no revision to negotiate")
+        raise ProtocolVersionError(f"no {era}-era revision to speak")
     for revision in chosen:
-        if revision not in generated.REVISIONS:
+        if revision not in generated.ERAS:
             raise ProtocolVersionError(f"no bindings for revision {revision!r}")
-        if generated.ERAS[revision] != "handshake":
+        if generated.ERAS[revision] != era:
             raise ProtocolVersionError(
-                f"revision {revision!r} has no initialize handshake ({generated.ERAS[revision]} era); "
-                "it needs a lifecycle of its own"
+                f"revision {revision!r} is not a {era}-era revision ({generated.ERAS[revision]} "
+                "era); it needs that era's lifecycle"
             )
     return chosen
 
@@ -142,9 +152,9 @@ class HandshakeClient:
     def __init__(
         self, protocol_version: str | None = None, supported: Sequence[str] | None = None
     ) -> None:
-        self.supported = _handshake_only(supported)
+        self.supported = era_revisions("handshake", supported)
         self.protocol_version = protocol_version or self.supported[-1]
-        _handshake_only([self.protocol_version])
+        era_revisions("handshake", [self.protocol_version])
 
     async def open(self, client: Client, session: Session) -> None:
         offered = Bindings.load(self.protocol_version, Direction.CLIENT_TO_SERVER)
@@ -205,7 +215,7 @@ class HandshakeServer:
     everything but ``ping`` before it, and answers ``ping`` from the reading task."""
 
     def __init__(self, supported: Sequence[str] | None = None) -> None:
-        self.supported = _handshake_only(supported)
+        self.supported = era_revisions("handshake", supported)
 
     def gate(
         self, server: Server, session: Session, method: str, params: dict[str, Any] | None

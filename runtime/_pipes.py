@@ -25,9 +25,9 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 
 import anyio
-import sniffio
 
 from ._jsonrpc import LineFramer, Malformed, decode, encode
+from ._run import on_asyncio
 from .transport import Envelope
 
 __all__ = ["CHUNK", "PipeReader", "PipeWriter"]
@@ -38,13 +38,6 @@ logger = logging.getLogger("mcpbind.runtime.stdio")
 CHUNK = 64 * 1024
 #: Bytes a writer holds for a peer that is not reading before ``send`` waits (back-pressure).
 WRITE_BACKLOG = 1024 * 1024
-
-
-def _on_asyncio() -> bool:
-    try:
-        return sniffio.current_async_library() == "asyncio"
-    except sniffio.AsyncLibraryNotFoundError:
-        return False
 
 
 def _envelope(frame: bytes | Malformed) -> Envelope:
@@ -66,6 +59,7 @@ class PipeReader:
         "_framer",
         "_frames",
         "_loop",
+        "_native",
         "_on_eof",
         "_pollable",
         "_waiter",
@@ -88,6 +82,7 @@ class PipeReader:
         self._on_eof = on_eof
         self._loop: asyncio.AbstractEventLoop | None = None
         self._waiter: asyncio.Future[None] | None = None
+        self._native: bool | None = None  # asyncio under us? Asked once, at the first wait.
 
     def receive_nowait(self) -> Envelope:
         """The next message if one is buffered or readable without waiting."""
@@ -134,7 +129,9 @@ class PipeReader:
                 if not self._ended:
                     self._absorb(chunk)
                 continue
-            if _on_asyncio():
+            if self._native is None:
+                self._native = on_asyncio()
+            if self._native:
                 await self._wait_registered()
                 continue
             self._waiting = True

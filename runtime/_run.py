@@ -1,4 +1,4 @@
-"""Running an async main function on the fastest event loop at hand.
+"""Running an async main function on the fastest event loop at hand, and telling which runs.
 
 uvloop, where it is installed (it is a dependency on CPython outside Windows), makes each
 event-loop pass cheaper; on this machine it raised sequential ``tools/call`` round trips over
@@ -11,8 +11,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import anyio
+import sniffio
 
-__all__ = ["run"]
+__all__ = ["on_asyncio", "run"]
 
 T = TypeVar("T")
 
@@ -23,3 +24,11 @@ def run(main: Callable[..., Awaitable[T]], *args: Any) -> T:
 
     options = {"use_uvloop": True} if importlib.util.find_spec("uvloop") is not None else {}
     return anyio.run(main, *args, backend="asyncio", backend_options=options)
+
+
+def on_asyncio() -> bool:
+    """True inside an asyncio (or uvloop) loop, where the runtime may use asyncio directly."""
+    try:
+        return sniffio.current_async_library() == "asyncio"
+    except sniffio.AsyncLibraryNotFoundError:
+        return False

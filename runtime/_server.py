@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
@@ -28,8 +27,6 @@ from .errors import ConnectionClosedError, McpError
 from .transport import Connection, Envelope, memory_pair
 
 __all__ = ["Server"]
-
-logger = logging.getLogger("mcpbind.runtime")
 
 
 class Server(Endpoint):
@@ -145,16 +142,8 @@ class Server(Endpoint):
 
     def assume_initialized(self, session: Session, revision: str) -> None:
         """Start ``session`` as if the client had initialised it at ``revision`` with empty
-        capabilities: for transports whose sessions never see ``initialize``. Only the built-in
-        lifecycles know how; with another, the session starts new (and logs why)."""
-        lifecycle = self.lifecycle
-        if isinstance(lifecycle, HandshakeServer | StatelessServer):
-            lifecycle.assume_initialized(session, revision)
-        else:
-            logger.warning(
-                "%s cannot start a session as initialised; it starts new",
-                type(lifecycle).__name__,
-            )
+        capabilities: for transports whose sessions never see ``initialize``."""
+        self.lifecycle.assume_initialized(session, revision)
 
     async def serve(self, connection: Connection) -> None:
         """Serve one connection until it ends."""

@@ -24,7 +24,7 @@ from mcpbind.generated._support import Direction, MethodSpec, RequestOptions
 from pydantic import BaseModel, ValidationError
 
 from ._bindings import Bindings, dump, validator
-from ._lifecycle import HandshakeClient, HandshakeServer, check_sendable
+from ._lifecycle import HandshakeClient, HandshakeServer, check_sendable, era_revisions
 from ._session import RequestContext, Route, Session
 from .errors import (
     INVALID_PARAMS,
@@ -90,16 +90,6 @@ def _cross_era_stamp(spec: MethodSpec[Any, Any]) -> dict[str, Any]:
     return {key: value for key, value in _NEUTRAL.items() if key in declared or key == "resultType"}
 
 
-def _stateless_only(revisions: Sequence[str] | None) -> tuple[str, ...]:
-    chosen = tuple(sorted(revisions)) if revisions else STATELESS_REVISIONS
-    if not chosen:
-        raise ProtocolVersionError("no stateless-era revision to speak")
-    for revision in chosen:
-        if generated.ERAS.get(revision) != "stateless":
-            raise ProtocolVersionError(f"revision {revision!r} is not a stateless-era revision")
-    return chosen
-
-
 def _implementation(bindings: Bindings, data: Any) -> Any:
     """The peer's self-description as the revision's ``Implementation``, like the handshake's;
     None if absent or malformed (it is for display only, never a reason to refuse)."""
@@ -127,7 +117,7 @@ class StatelessServer:
         *,
         discover_ttl_ms: int = 0,
     ) -> None:
-        self.supported = _stateless_only(supported)
+        self.supported = era_revisions("stateless", supported)
         self.legacy = legacy
         self.discover_ttl_ms = discover_ttl_ms
 
@@ -266,9 +256,9 @@ class StatelessClient:
         probe_timeout: float = 10.0,
         max_input_rounds: int = 8,
     ) -> None:
-        self.supported = _stateless_only(supported)
+        self.supported = era_revisions("stateless", supported)
         self.protocol_version = protocol_version or self.supported[-1]
-        _stateless_only([self.protocol_version])
+        era_revisions("stateless", [self.protocol_version])
         self.legacy = legacy
         self.probe_timeout = probe_timeout
         self.max_input_rounds = max_input_rounds

@@ -17,8 +17,9 @@ from collections.abc import Callable, Coroutine, Hashable
 from typing import Any
 
 import anyio
-import sniffio
 from anyio.abc import TaskGroup
+
+from ._run import on_asyncio
 
 __all__ = ["HandlerTasks"]
 
@@ -44,12 +45,7 @@ class HandlerTasks:
         self._on_done = on_done
         self._running: dict[Hashable, asyncio.Task[None] | anyio.CancelScope] = {}
         self._closing = False
-        if native is None:
-            try:
-                native = sniffio.current_async_library() == "asyncio"
-            except sniffio.AsyncLibraryNotFoundError:
-                native = False
-        self._native = native
+        self._native = on_asyncio() if native is None else native
 
     def __contains__(self, key: Hashable) -> bool:
         return key in self._running

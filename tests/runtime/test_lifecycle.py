@@ -272,6 +272,9 @@ class NoHandshakeServer:
         session.peer.phase = "operating"
         return None
 
+    def assume_initialized(self, session: Any, revision: str) -> None:
+        session.peer.phase = "operating"
+
     def on_notification(
         self, server: Server, session: Any, method: str, params: dict[str, Any] | None
     ) -> None:
