@@ -46,9 +46,9 @@ if TYPE_CHECKING:
     from ._stateless import (
         STATELESS_REVISIONS,
         UNSUPPORTED_PROTOCOL_VERSION,
-        StatelessClient,
         StatelessServer,
     )
+    from ._stateless_client import StatelessClient
     from ._stdio import StdioParameters, stdio_client, stdio_server
     from .errors import (
         INTERNAL_ERROR,
@@ -87,7 +87,7 @@ _SOURCES: dict[str, str] = {
     "SessionOptions": "._session",
     "STATELESS_REVISIONS": "._stateless",
     "UNSUPPORTED_PROTOCOL_VERSION": "._stateless",
-    "StatelessClient": "._stateless",
+    "StatelessClient": "._stateless_client",
     "StatelessServer": "._stateless",
     "StdioParameters": "._stdio",
     "stdio_client": "._stdio",

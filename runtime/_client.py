@@ -21,7 +21,7 @@ from ._bindings import Bindings, dump
 from ._endpoint import Endpoint
 from ._lifecycle import ClientLifecycle, HandshakeClient
 from ._session import Route, Session, SessionOptions
-from ._stateless import StatelessClient
+from ._stateless_client import StatelessClient
 from ._stdio import StdioParameters, stdio_client
 from .errors import CapabilityError, ConnectionClosedError, InvalidResultError, McpError
 from .transport import Connection, Envelope

@@ -20,24 +20,20 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final, get_args
 
 from mcpbind import generated
-from mcpbind.generated._support import Direction, MethodSpec, RequestOptions
+from mcpbind.generated._support import Direction, MethodSpec
 from pydantic import BaseModel, ValidationError
 
-from ._bindings import Bindings, dump, validator
-from ._lifecycle import HandshakeClient, HandshakeServer, check_sendable, era_revisions
+from ._bindings import Bindings, validator
+from ._lifecycle import HandshakeServer, era_revisions
 from ._session import RequestContext, Route, Session
 from .errors import (
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
     CapabilityError,
-    InvalidResultError,
     McpError,
-    ProtocolVersionError,
-    RequestTimeoutError,
 )
 
 if TYPE_CHECKING:
-    from ._client import Client
     from ._server import Server
 
 __all__ = [
@@ -47,7 +43,6 @@ __all__ = [
     "SERVER_INFO",
     "STATELESS_REVISIONS",
     "UNSUPPORTED_PROTOCOL_VERSION",
-    "StatelessClient",
     "StatelessServer",
 ]
 
@@ -232,175 +227,3 @@ class StatelessServer:
             f"{spec.method!r} not sent: in the stateless era a server sends no requests; "
             "return an InputRequiredResult asking the client for it instead"
         )
-
-
-class StatelessClient:
-    """Speaks a stateless-era revision; with ``legacy``, falls back to the handshake.
-
-    ``open`` probes with ``server/discover`` (``transports/stdio.md``, "Backward
-    Compatibility"): a ``DiscoverResult`` or a modern error means a modern server (an
-    ``UnsupportedProtocolVersionError`` is retried once with a version from its list); any
-    other error, or no answer within ``probe_timeout`` seconds, means a legacy server, served
-    by ``legacy`` if given, else refused with ``ProtocolVersionError``. Every request then gets
-    the per-request ``_meta`` fields, and an ``InputRequiredResult`` is answered with the
-    client's own handlers (sampling, elicitation, roots) and retried, at most
-    ``max_input_rounds`` times.
-    """
-
-    def __init__(
-        self,
-        protocol_version: str | None = None,
-        supported: Sequence[str] | None = None,
-        legacy: HandshakeClient | None = None,
-        *,
-        probe_timeout: float = 10.0,
-        max_input_rounds: int = 8,
-    ) -> None:
-        self.supported = era_revisions("stateless", supported)
-        self.protocol_version = protocol_version or self.supported[-1]
-        era_revisions("stateless", [self.protocol_version])
-        self.legacy = legacy
-        self.probe_timeout = probe_timeout
-        self.max_input_rounds = max_input_rounds
-
-    def meta(self, client: Client, bindings: Bindings) -> dict[str, Any]:
-        """The per-request ``_meta`` fields this client sends under ``bindings``."""
-        return {
-            PROTOCOL_VERSION: bindings.revision,
-            CLIENT_CAPABILITIES: client.capabilities_for(bindings),
-            CLIENT_INFO: client.info,
-        }
-
-    async def open(self, client: Client, session: Session) -> None:
-        version = self.protocol_version
-        for attempt in range(2):
-            bindings = Bindings.load(version, Direction.CLIENT_TO_SERVER)
-            session.bindings = bindings
-            spec = bindings.methods[_DISCOVER]
-            options: RequestOptions = {"timeout": self.probe_timeout}
-            try:
-                raw = await session.request_raw(
-                    spec, {"_meta": self.meta(client, bindings)}, options
-                )
-            except McpError as exc:
-                if exc.code == UNSUPPORTED_PROTOCOL_VERSION and attempt == 0:
-                    data = exc.data if isinstance(exc.data, dict) else {}
-                    version = self._choose(data.get("supported"), exc)
-                    continue
-                if exc.code in _MODERN_ERRORS:
-                    raise ProtocolVersionError(
-                        f"the server refused server/discover: {exc}"
-                    ) from exc
-                await self._fall_back(client, session, f"it answered server/discover with {exc}")
-                return
-            except RequestTimeoutError:
-                await self._fall_back(client, session, "it did not answer server/discover")
-                return
-            result = validator(spec.result_type)(raw)
-            if version not in result.supportedVersions:
-                version = self._choose(result.supportedVersions, None)
-                bindings = Bindings.load(version, Direction.CLIENT_TO_SERVER)
-                session.bindings = bindings
-            peer = session.peer
-            peer.era = "stateless"
-            peer.revision = version
-            peer.capabilities = dump(result.capabilities)
-            server_meta = dump(result.meta) if result.meta is not None else {}
-            peer.info = _implementation(bindings, server_meta.get(SERVER_INFO))
-            peer.instructions = result.instructions
-            peer.phase = "operating"
-            return
-        raise ProtocolVersionError("the server refused every protocol version offered")
-
-    def _choose(self, offered: Any, error: McpError | None) -> str:
-        """The newest stateless revision both sides have."""
-        common = sorted(set(self.supported) & set(offered or ()))
-        if not common:
-            why = f" ({error})" if error is not None else ""
-            raise ProtocolVersionError(
-                f"the server supports {offered!r}, none of which this client speaks "
-                f"statelessly ({', '.join(self.supported)}){why}"
-            )
-        return common[-1]
-
-    async def _fall_back(self, client: Client, session: Session, why: str) -> None:
-        if self.legacy is None:
-            session.close(f"the server is not a stateless-era server: {why}")
-            raise ProtocolVersionError(
-                f"the server is not a stateless-era server ({why}) and this client has no "
-                "handshake fallback; disconnected"
-            )
-        session.peer.era = _LEGACY
-        await self.legacy.open(client, session)
-
-    def prepare_request(
-        self,
-        client: Client,
-        session: Session,
-        spec: MethodSpec[Any, Any],
-        params: dict[str, Any] | None,
-    ) -> dict[str, Any] | None:
-        if session.peer.era == _LEGACY and self.legacy is not None:
-            return self.legacy.prepare_request(client, session, spec, params)
-        if session.peer.phase != "operating":
-            raise CapabilityError(f"{spec.method!r} sent before server/discover completed")
-        check_sendable(session, spec, Direction.CLIENT_TO_SERVER)
-        body = dict(params) if params else {}
-        meta = dict(body.get("_meta") or {})
-        for key, value in self.meta(client, session.bindings).items():
-            meta.setdefault(key, value)
-        body["_meta"] = meta
-        return body
-
-    async def finish_request(
-        self,
-        client: Client,
-        session: Session,
-        spec: MethodSpec[Any, Any],
-        body: dict[str, Any] | None,
-        raw: Any,
-        options: RequestOptions | None,
-    ) -> Any:
-        rounds = 0
-        while type(raw) is dict and raw.get("resultType") == _INPUT_REQUIRED:
-            rounds += 1
-            if rounds > self.max_input_rounds:
-                raise InvalidResultError(
-                    f"{spec.method} still required input after {self.max_input_rounds} rounds"
-                )
-            retry = dict(body) if body else {}
-            requests = raw.get("inputRequests")
-            if requests:
-                if type(requests) is not dict:
-                    raise InvalidResultError(f"{spec.method}: inputRequests is not an object")
-                retry["inputResponses"] = {
-                    key: await self._answer(client, session, spec, key, request)
-                    for key, request in requests.items()
-                }
-            else:
-                retry.pop("inputResponses", None)
-            if "requestState" in raw:
-                retry["requestState"] = raw["requestState"]
-            else:
-                retry.pop("requestState", None)
-            raw = await session.request_raw(spec, retry, options)
-        return raw
-
-    async def _answer(
-        self, client: Client, session: Session, spec: MethodSpec[Any, Any], key: str, request: Any
-    ) -> Any:
-        """One input request, answered by the client's handler for its method."""
-        if type(request) is not dict or type(request.get("method")) is not str:
-            raise InvalidResultError(f"{spec.method}: input request {key!r} is malformed")
-        method: str = request["method"]
-        params = request.get("params")
-        route = client.find_route(session.bindings, method)
-        if isinstance(route, McpError) or route.handler is None:
-            raise CapabilityError(
-                f"{spec.method}: the server asked for {method!r} ({key!r}), "
-                "which this client has no handler for"
-            )
-        parsed = route.parse_params(params if type(params) is dict else None)
-        meta = params.get("_meta") if type(params) is dict else None
-        context = RequestContext(session, key, method, meta if type(meta) is dict else None, None)
-        return route.dump_result(await route.handler(parsed, context))
