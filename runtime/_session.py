@@ -15,8 +15,7 @@ import logging
 import math
 from collections import deque
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import Any, Final, Protocol, TypeVar
+from typing import Any, Final, TypeVar
 
 import anyio
 from anyio.abc import TaskGroup
@@ -28,10 +27,12 @@ from mcpbind.generated._support import (
     ProgressCallback,
     RequestOptions,
 )
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from . import _jsonrpc as rpc
 from ._bindings import Bindings, dump, validator
+from ._context import RequestContext
+from ._routing import PeerState, Route, Router, SessionOptions
 from ._tasks import HandlerTasks
 from .errors import (
     INTERNAL_ERROR,
@@ -63,130 +64,6 @@ FAIRNESS: Final = 64
 UNCANCELLABLE: Final = frozenset({"initialize"})
 
 
-@dataclass
-class SessionOptions:
-    """Tunables of a session; the defaults suit an interactive client or a local server.
-
-    ``request_timeout`` is the default per-request timeout (``None``: wait forever), restarted
-    by each progress notification; ``max_request_timeout`` caps a request's total time however
-    much progress it reports. ``max_concurrent_handlers`` bounds incoming requests being
-    handled at once; once ``max_pending_requests`` requests (and notifications with handlers)
-    are running or waiting for a slot, the session stops reading until one finishes
-    (back-pressure, so memory stays bounded).
-    ``keepalive_interval`` enables pings; one unanswered within ``keepalive_timeout`` ends the
-    session. ``drain_timeout`` is how long running handlers may finish after the input ends.
-    """
-
-    request_timeout: float | None = 60.0
-    max_request_timeout: float | None = 600.0
-    max_concurrent_handlers: int = 64
-    max_pending_requests: int = 4096
-    keepalive_interval: float | None = None
-    keepalive_timeout: float = 10.0
-    drain_timeout: float = 2.0
-
-
-@dataclass
-class PeerState:
-    """What the lifecycle learned about the other side, and how far the lifecycle got.
-
-    ``capabilities`` is the peer's capability object as plain JSON data, which is what the
-    dotted capability paths of the generated specs are checked against.
-    """
-
-    revision: str | None = None
-    era: str | None = None
-    info: Any = None
-    capabilities: dict[str, Any] = field(default_factory=dict)
-    instructions: str | None = None
-    phase: str = "new"
-
-
-Handler = Callable[[Any, "RequestContext"], Awaitable[Any]]
-
-
-@dataclass(slots=True)
-class Route:
-    """How to answer one incoming request: the handler and the spec that types it.
-
-    ``immediate`` short-cuts the handler: the session answers with it from the reading task,
-    which keeps ``ping`` answerable however busy the handlers are. ``inline`` runs the handler
-    in the reading task, so nothing read after the request is handled before it (for
-    ``initialize``, which must take effect before the requests that follow it). ``stamp`` holds
-    members a result gets when its handler left them out (the stateless era's ``resultType``);
-    ``check`` is the spec of the revision being served when the handler was written for another:
-    its results must be valid under both.
-    """
-
-    spec: MethodSpec[Any, Any] | None
-    handler: Handler | None = None
-    immediate: dict[str, Any] | None = None
-    inline: bool = False
-    stamp: dict[str, Any] | None = None
-    check: MethodSpec[Any, Any] | None = None
-
-    def parse_params(self, raw: dict[str, Any] | None) -> Any:
-        """Validate params with the generated class; a missing optional params object becomes
-        the class's empty instance, so handlers never see None."""
-        spec = self.spec
-        if spec is None or spec.params_type is None:
-            return raw
-        if raw is None:
-            if spec.params_required:
-                raise McpError(INVALID_PARAMS, f"{spec.method} requires params")
-            raw = {}
-        return validator(spec.params_type)(raw)
-
-    def dump_result(self, result: Any) -> Any:
-        """A handler's return value as JSON data, validated if it was not already a model."""
-        if isinstance(result, BaseModel):
-            data = dump(result)
-        elif self.spec is not None:
-            data = dump(validator(self.spec.result_type)(result if result is not None else {}))
-        else:
-            data = result
-        if self.stamp is not None and type(data) is dict:
-            for key, value in self.stamp.items():
-                data.setdefault(key, value)
-        if self.check is not None:
-            validator(self.check.result_type)(data)
-        return data
-
-
-class Router(Protocol):
-    """What a session asks its owner (client or server, with its lifecycle)."""
-
-    def route_request(
-        self, session: Session, method: str, params: dict[str, Any] | None
-    ) -> Route | McpError:
-        """The route of an incoming request, or the error to answer it with."""
-        ...
-
-    def route_notification(
-        self, session: Session, method: str, params: dict[str, Any] | None, envelope: Envelope
-    ) -> Callable[[], Awaitable[None]] | None:
-        """Act on an incoming notification; return work to run in its own task, if any."""
-        ...
-
-    def prepare_request(
-        self, session: Session, spec: MethodSpec[Any, Any], params: dict[str, Any] | None
-    ) -> dict[str, Any] | None:
-        """Refuse (raise) a request the peer cannot take, or adjust its params before sending."""
-        ...
-
-    async def finish_request(
-        self,
-        session: Session,
-        spec: MethodSpec[Any, Any],
-        body: dict[str, Any] | None,
-        raw: Any,
-        options: RequestOptions | None,
-    ) -> Any:
-        """The final raw result of a request we sent, given its first one (which may, in the
-        stateless era, ask for input and need a retry)."""
-        ...
-
-
 class _Pending:
     """A request we sent and its answer-to-be; progress updates queue here for the caller."""
 
@@ -210,99 +87,6 @@ class _Pending:
         self.result: Any = None
         self.has_result = False
         self.error: BaseException | None = None
-
-
-class RequestContext:
-    """What a handler gets besides its params: who asked, and how to talk back.
-
-    ``peer`` is the generated stub for calling the other side (``ServerStub`` in a server, so a
-    tool can ``await context.peer.create_message(...)``); messages sent through it are tagged as
-    belonging to this request. ``transport_context`` is the transport's per-message slot.
-    """
-
-    __slots__ = ("_peer", "meta", "method", "request_id", "session", "transport_context")
-
-    def __init__(
-        self,
-        session: Session,
-        request_id: RequestId,
-        method: str,
-        meta: dict[str, Any] | None,
-        transport_context: Any,
-    ) -> None:
-        self.session = session
-        self.request_id = request_id
-        self.method = method
-        self.meta = meta
-        self.transport_context = transport_context
-        self._peer: Any = None
-
-    @property
-    def progress_token(self) -> int | str | None:
-        """The token the caller asked progress for, if it did."""
-        token = self.meta.get("progressToken") if self.meta else None
-        return token if rpc.is_request_id(token) else None
-
-    @property
-    def peer(self) -> Any:
-        """The negotiated revision's stub for the other side, bound to this request."""
-        if self._peer is None:
-            self._peer = self.session.bindings.stub(_RelatedSender(self.session, self.request_id))
-        return self._peer
-
-    def peer_as(self, cls: type[StubT]) -> StubT:
-        """``peer``, typed: ``cls`` must be the negotiated revision's stub for the other side.
-
-        ``context.peer_as(v2025_11_25.client.ServerStub).create_message(...)`` is checked by mypy.
-        """
-        peer = self.peer
-        if type(peer) is not cls:
-            raise TypeError(
-                f"{cls.__module__}.{cls.__qualname__} is not the peer stub of revision "
-                f"{self.session.bindings.revision}"
-            )
-        return peer
-
-    async def report_progress(
-        self, progress: float, total: float | None = None, message: str | None = None
-    ) -> None:
-        """Send ``notifications/progress`` if the caller asked for it; a no-op otherwise."""
-        token = self.progress_token
-        if token is None:
-            return
-        params: dict[str, Any] = {"progressToken": token, "progress": progress}
-        if total is not None:
-            params["total"] = total
-        if message is not None:
-            params["message"] = message
-        await self.session.send_raw(
-            {"jsonrpc": "2.0", "method": PROGRESS, "params": params}, self.request_id
-        )
-
-    async def send_notification(self, spec: NotificationSpec[Any], params: MCPModel | None) -> None:
-        """Send a notification tagged as belonging to this request (e.g. a log message)."""
-        await self.session.send_notification(spec, params, related_id=self.request_id)
-
-
-class _RelatedSender:
-    """A ``RequestSender`` that tags what it sends with the request being handled."""
-
-    __slots__ = ("_request_id", "_session")
-
-    def __init__(self, session: Session, request_id: RequestId) -> None:
-        self._session = session
-        self._request_id = request_id
-
-    async def send_request(
-        self,
-        spec: MethodSpec[Any, ResultT],
-        params: MCPModel | None,
-        options: RequestOptions | None = None,
-    ) -> ResultT:
-        return await self._session.send_request(spec, params, options, related_id=self._request_id)
-
-    async def send_notification(self, spec: NotificationSpec[Any], params: MCPModel | None) -> None:
-        await self._session.send_notification(spec, params, related_id=self._request_id)
 
 
 _UNSET: Final[Any] = object()

@@ -1,0 +1,113 @@
+"""What a request handler gets besides its params: the ``RequestContext``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Final, TypeVar
+
+from mcpbind.generated._support import MCPModel, MethodSpec, NotificationSpec, RequestOptions
+
+from . import _jsonrpc as rpc
+
+if TYPE_CHECKING:
+    from ._session import Session
+
+__all__ = ["RequestContext"]
+
+ResultT = TypeVar("ResultT")
+StubT = TypeVar("StubT")
+RequestId = int | str
+
+PROGRESS: Final = "notifications/progress"
+
+
+class RequestContext:
+    """What a handler gets besides its params: who asked, and how to talk back.
+
+    ``peer`` is the generated stub for calling the other side (``ServerStub`` in a server, so a
+    tool can ``await context.peer.create_message(...)``); messages sent through it are tagged as
+    belonging to this request. ``transport_context`` is the transport's per-message slot.
+    """
+
+    __slots__ = ("_peer", "meta", "method", "request_id", "session", "transport_context")
+
+    def __init__(
+        self,
+        session: Session,
+        request_id: RequestId,
+        method: str,
+        meta: dict[str, Any] | None,
+        transport_context: Any,
+    ) -> None:
+        self.session = session
+        self.request_id = request_id
+        self.method = method
+        self.meta = meta
+        self.transport_context = transport_context
+        self._peer: Any = None
+
+    @property
+    def progress_token(self) -> int | str | None:
+        """The token the caller asked progress for, if it did."""
+        token = self.meta.get("progressToken") if self.meta else None
+        return token if rpc.is_request_id(token) else None
+
+    @property
+    def peer(self) -> Any:
+        """The negotiated revision's stub for the other side, bound to this request."""
+        if self._peer is None:
+            self._peer = self.session.bindings.stub(_RelatedSender(self.session, self.request_id))
+        return self._peer
+
+    def peer_as(self, cls: type[StubT]) -> StubT:
+        """``peer``, typed: ``cls`` must be the negotiated revision's stub for the other side.
+
+        ``context.peer_as(v2025_11_25.client.ServerStub).create_message(...)`` is checked by mypy.
+        """
+        peer = self.peer
+        if type(peer) is not cls:
+            raise TypeError(
+                f"{cls.__module__}.{cls.__qualname__} is not the peer stub of revision "
+                f"{self.session.bindings.revision}"
+            )
+        return peer
+
+    async def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Send ``notifications/progress`` if the caller asked for it; a no-op otherwise."""
+        token = self.progress_token
+        if token is None:
+            return
+        params: dict[str, Any] = {"progressToken": token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        await self.session.send_raw(
+            {"jsonrpc": "2.0", "method": PROGRESS, "params": params}, self.request_id
+        )
+
+    async def send_notification(self, spec: NotificationSpec[Any], params: MCPModel | None) -> None:
+        """Send a notification tagged as belonging to this request (e.g. a log message)."""
+        await self.session.send_notification(spec, params, related_id=self.request_id)
+
+
+class _RelatedSender:
+    """A ``RequestSender`` that tags what it sends with the request being handled."""
+
+    __slots__ = ("_request_id", "_session")
+
+    def __init__(self, session: Session, request_id: RequestId) -> None:
+        self._session = session
+        self._request_id = request_id
+
+    async def send_request(
+        self,
+        spec: MethodSpec[Any, ResultT],
+        params: MCPModel | None,
+        options: RequestOptions | None = None,
+    ) -> ResultT:
+        return await self._session.send_request(spec, params, options, related_id=self._request_id)
+
+    async def send_notification(self, spec: NotificationSpec[Any], params: MCPModel | None) -> None:
+        await self._session.send_notification(spec, params, related_id=self._request_id)
