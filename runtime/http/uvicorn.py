@@ -2,23 +2,149 @@
 
 ``serving`` binds first (port 0 picks a free port) and yields the base URL only once uvicorn
 is accepting, so callers never race the server's start-up or guess a port.
+
+It also bounds what idle peers can hold. uvicorn alone does not: its ``timeout_keep_alive``
+timer is armed only after a response, so a connection that never finishes its request head
+is never closed; ``limit_concurrency`` is checked only once a head is complete (and then
+answers 503 to everyone, stalled peers keep their sockets); ``h11_max_incomplete_event_size``
+bounds a head's bytes, not its time; ``backlog`` is the kernel's accept queue. So 1,100
+half-sent request lines exhaust ``ulimit -n 1024``. ``_HeadGuard`` adds the two missing
+pieces to uvicorn's own protocol class: a request head must arrive within ``header_timeout``
+seconds of the connection (or of the previous response), and at ``max_connections`` a new
+connection evicts the oldest one that is only waiting for a head (or idling between
+requests); if every connection is busy, the newcomer gets 503 and is closed.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import resource
 import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, Final
 
 import anyio
 import uvicorn
 from starlette.types import ASGIApp
+from uvicorn.config import HTTP_PROTOCOLS
+from uvicorn.importer import import_from_string
 
-__all__ = ["serve_forever", "serving"]
+__all__ = ["DEFAULT_HEADER_TIMEOUT", "DEFAULT_MAX_CONNECTIONS", "serve_forever", "serving"]
 
 logger = logging.getLogger("mcpbind.runtime.http")
+
+#: Open connections at most: half of the usual ``ulimit -n 1024``, leaving room for the
+#: process's other files (lowered further when the soft limit is lower).
+DEFAULT_MAX_CONNECTIONS: Final = 512
+#: Seconds a peer has to send a complete request head.
+DEFAULT_HEADER_TIMEOUT: Final = 15.0
+#: File descriptors kept free for everything that is not a connection.
+_SPARE_FDS: Final = 32
+_BUSY_BODY: Final = (
+    b'{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"too many connections"}}'
+)
+_BUSY: Final = (
+    b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n"
+    b"retry-after: 1\r\nconnection: close\r\ncontent-length: %d\r\n\r\n%s"
+) % (len(_BUSY_BODY), _BUSY_BODY)
+
+
+class _Limits:
+    """What the guarded protocols of one server share: the limits and who is evictable."""
+
+    def __init__(self, max_connections: int, header_timeout: float) -> None:
+        self.max_connections = max_connections
+        self.header_timeout = header_timeout
+        #: Connections waiting for a request head or idle between requests, oldest first.
+        self.idle: dict[_HeadGuard, None] = {}
+        self.open = 0
+
+
+class _HeadGuard(asyncio.Protocol):
+    """Mixed in front of uvicorn's HTTP protocol class (``_guarded``): a head timeout and a
+    connection cap. It relies on two things both uvicorn implementations have: ``cycle``
+    (replaced when a request head is complete) and ``on_response_complete``."""
+
+    limits: _Limits
+    transport: asyncio.Transport
+    cycle: Any
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        limits = self.limits
+        limits.open += 1
+        self._head_cycle: Any = None
+        self._head_timer: asyncio.TimerHandle | None = None
+        self._counted = True
+        if limits.open > limits.max_connections:
+            victim = next(iter(limits.idle), None)
+            if victim is None:
+                logger.warning("connection limit (%d) reached; refused", limits.max_connections)
+                assert isinstance(transport, asyncio.WriteTransport)
+                transport.write(_BUSY)
+                transport.close()
+                return
+            victim._drop("evicted: the connection limit was reached while it was idle")
+        self._await_head()
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        cycle = self.cycle
+        if cycle is not self._head_cycle:
+            self._head_cycle = cycle
+            self._head_done()
+        elif self._head_timer is None and (cycle is None or cycle.response_complete):
+            self._await_head()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()  # type: ignore[misc]
+        if not self.transport.is_closing():
+            self.limits.idle[self] = None  # uvicorn's keep-alive timer closes it later
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._head_done()
+        if self._counted:
+            self._counted = False
+            self.limits.open -= 1
+        super().connection_lost(exc)
+
+    def _await_head(self) -> None:
+        self.limits.idle[self] = None
+        if self._head_timer is None:
+            loop = asyncio.get_running_loop()
+            self._head_timer = loop.call_later(
+                self.limits.header_timeout, self._drop, "no complete request head in time"
+            )
+
+    def _head_done(self) -> None:
+        self.limits.idle.pop(self, None)
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
+
+    def _drop(self, why: str) -> None:
+        self._head_done()
+        logger.debug("closing an HTTP connection: %s", why)
+        if not self.transport.is_closing():
+            self.transport.close()
+
+
+def _guarded(http: Any, limits: _Limits) -> type[asyncio.Protocol]:
+    """uvicorn's protocol class for ``http`` ("auto", "h11", "httptools" or a class), guarded."""
+    base = import_from_string(HTTP_PROTOCOLS.get(http, http)) if isinstance(http, str) else http
+    return type(f"Guarded{base.__name__}", (_HeadGuard, base), {"limits": limits})
+
+
+def _fd_budget(wanted: int) -> int:
+    """``wanted``, lowered under the process's soft ``ulimit -n`` if that is lower."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY or soft > wanted + _SPARE_FDS:
+        return wanted
+    lowered = max(1, soft - _SPARE_FDS)
+    logger.warning("max_connections lowered from %d to %d (ulimit -n %d)", wanted, lowered, soft)
+    return lowered
 
 
 @asynccontextmanager
@@ -28,9 +154,17 @@ async def serving(
     port: int = 0,
     *,
     startup_timeout: float = 10.0,
+    max_connections: int = DEFAULT_MAX_CONNECTIONS,
+    header_timeout: float = DEFAULT_HEADER_TIMEOUT,
     **options: Any,
 ) -> AsyncIterator[str]:
-    """Serve ``app`` on uvicorn (lifespan on) while the block runs; yields ``http://host:port``."""
+    """Serve ``app`` on uvicorn (lifespan on) while the block runs; yields ``http://host:port``.
+
+    At most ``max_connections`` connections are open at once (kept under ``ulimit -n``); a
+    peer has ``header_timeout`` seconds to send each request head. ``options`` go to
+    ``uvicorn.Config`` (``http="h11"`` etc. is honoured and guarded the same way).
+    """
+    limits = _Limits(_fd_budget(max_connections), header_timeout)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # IPPROTO_TCP explicitly: asyncio only sets TCP_NODELAY on accepted sockets whose proto
     # says TCP, and without it every small POST waits out a 40 ms delayed ACK.
@@ -46,7 +180,9 @@ async def serving(
         "access_log": False,
         "timeout_graceful_shutdown": 2,
     }
-    config = uvicorn.Config(app, **{**settings, **options})
+    settings.update(options)
+    settings["http"] = _guarded(settings.get("http", "auto"), limits)
+    config = uvicorn.Config(app, **settings)
     server = uvicorn.Server(config)
     url_host = f"[{host}]" if family == socket.AF_INET6 else host
     try:

@@ -1,0 +1,121 @@
+"""``serving()`` bounds what idle peers can hold: a request-head timeout and a connection cap.
+
+Peers here are raw sockets that send half a request line and stall (a slowloris), next to a
+normal client that must still be served; the stalled ones must all end up closed.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+import anyio
+import httpx
+import pytest
+from anyio.abc import SocketStream
+from mcpbind.runtime.http import serving
+from starlette.types import Receive, Scope, Send
+
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(90)]
+
+PROTOCOLS = ["httptools", "h11"]
+
+
+class App:
+    """``/slow`` answers when ``release`` is set; anything else answers at once."""
+
+    def __init__(self) -> None:
+        self.release = anyio.Event()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await receive()
+            await send({"type": "lifespan.startup.complete"})
+            await receive()
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+        if scope["path"] == "/slow":
+            await self.release.wait()
+        headers = [(b"content-length", b"2")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+
+async def connect(base: str) -> SocketStream:
+    parts = urlsplit(base)
+    assert parts.hostname is not None and parts.port is not None
+    return await anyio.connect_tcp(parts.hostname, parts.port)
+
+
+async def closed_by_server(stream: SocketStream) -> bytes:
+    """Everything the server sent before closing (it must close)."""
+    received = b""
+    while True:
+        try:
+            received += await stream.receive()
+        except (anyio.EndOfStream, anyio.BrokenResourceError, ConnectionResetError):
+            return received
+
+
+@pytest.mark.parametrize("http", PROTOCOLS)
+async def test_stalled_heads_do_not_deny_service_and_are_closed(http: str) -> None:
+    async with serving(App(), http=http, max_connections=50, header_timeout=1.5) as base:
+        stalled = []
+        for _ in range(300):
+            stream = await connect(base)
+            await stream.send(b"POST /mcp HTT")
+            stalled.append(stream)
+        async with httpx.AsyncClient(timeout=10) as http_client:
+            response = await http_client.get(f"{base}/")
+            assert response.status_code == 200 and response.text == "ok"
+        with anyio.fail_after(30):
+            leftovers = [await closed_by_server(stream) for stream in stalled]
+        assert all(not data or data.startswith(b"HTTP/1.1 503") for data in leftovers)
+        for stream in stalled:
+            await stream.aclose()
+        async with httpx.AsyncClient(timeout=10) as http_client:
+            assert (await http_client.get(f"{base}/")).status_code == 200
+
+
+@pytest.mark.parametrize("http", PROTOCOLS)
+async def test_a_silent_or_half_sent_head_is_closed_after_the_timeout(http: str) -> None:
+    async with serving(App(), http=http, header_timeout=0.5) as base:
+        silent = await connect(base)
+        keep_alive = await connect(base)
+        await keep_alive.send(b"GET / HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n")
+        first = b""
+        while not first.endswith(b"ok"):
+            first += await keep_alive.receive()
+        assert first.startswith(b"HTTP/1.1 200")
+        await keep_alive.send(b"GET / HTTP/1.1\r\nhost: 127.")  # the next head never ends
+        with anyio.fail_after(20):
+            assert await closed_by_server(silent) == b""
+            assert await closed_by_server(keep_alive) == b""
+
+
+async def test_when_every_connection_is_busy_a_newcomer_gets_503() -> None:
+    app = App()
+    async with (
+        serving(app, max_connections=3, header_timeout=5) as base,
+        httpx.AsyncClient(timeout=10, limits=httpx.Limits(max_connections=10)) as client,
+        anyio.create_task_group() as tg,
+    ):
+        answers: list[int] = []
+
+        async def slow() -> None:
+            answers.append((await client.get(f"{base}/slow")).status_code)
+
+        for _ in range(3):
+            tg.start_soon(slow)
+        with anyio.fail_after(10):
+            while True:  # until the three are in the app (an idle one would be evicted)
+                newcomer = await connect(base)
+                await newcomer.send(b"GET / HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
+                refused = await closed_by_server(newcomer)
+                await newcomer.aclose()
+                if refused.startswith(b"HTTP/1.1 503"):
+                    break
+                await anyio.sleep(0.05)
+        assert b"retry-after: 1" in refused
+        assert b'"code":-32000' in refused
+        app.release.set()
+    assert answers == [200, 200, 200]
