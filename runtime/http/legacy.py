@@ -14,23 +14,24 @@ import logging
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, Final
 from urllib.parse import urljoin, urlsplit
 
 import anyio
 import httpx
 from anyio.abc import TaskGroup, TaskStatus
 from httpx_sse import EventSource
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response, StreamingResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .. import _jsonrpc as rpc
-from ..errors import PARSE_ERROR
+from ..errors import INVALID_REQUEST, PARSE_ERROR
 from ..transport import STREAM_BUFFER, Connection, Envelope
-from ._common import JSON, SSE, encode_event
+from ._common import JSON, SSE, accepts, encode_event
+from ._legacy_queues import Budget, Inbox, Outbox, Reservation
 from .security import LOOPBACK_HOSTS, HostGuard
-from .server import HttpRequestContext
+from .server import CONNECTION_ERROR, HttpRequestContext
 
 __all__ = ["LegacySSEChannel", "LegacySSEServer", "combined_app", "sse_client"]
 
@@ -40,14 +41,39 @@ SessionRunner = Callable[[Connection], Awaitable[None]]
 
 
 class _LegacySession:
-    """One SSE connection's session: its inbound stream and the task running it."""
+    """One SSE connection's session: its byte-bounded queues and the task running it."""
 
-    def __init__(self, session_id: str) -> None:
+    def __init__(self, session_id: str, server: LegacySSEServer) -> None:
         self.id = session_id
-        self.in_send, in_receive = anyio.create_memory_object_stream[Envelope](STREAM_BUFFER)
-        self.out_send, self.out_receive = anyio.create_memory_object_stream[Envelope](STREAM_BUFFER)
-        self.connection = Connection(in_receive, self.out_send)
+        self.budget = Budget(server.max_queued_bytes)
+        self.inbox = Inbox(server.max_queued_messages)
+        self.outbox = Outbox(server.max_outgoing_bytes)
+        self.connection = Connection(self.inbox, self.outbox)
         self.scope = anyio.CancelScope()
+
+
+def _shown(value: str) -> str:
+    """A peer-supplied string fit for a log line: quoted, control characters escaped, short."""
+    return repr(value[:80] + ("..." if len(value) > 80 else ""))
+
+
+def _refusal(status: int, code: int, message: str, **headers: str) -> Response:
+    """An HTTP error whose body is a JSON-RPC error, as the Streamable HTTP endpoint answers."""
+    body = rpc.encode(rpc.error_response(None, code, message))
+    return Response(body, status, headers or None, media_type=JSON)
+
+
+def _session_id(query_string: bytes) -> str | None:
+    """The ``session_id`` query parameter if it has the form this server issues, else None."""
+    for pair in query_string.split(b"&"):
+        name, _, value = pair.partition(b"=")
+        if name == b"session_id":
+            text = value.decode("latin-1")
+            return text if len(text) == 32 and all(c in _HEX for c in text) else None
+    return None
+
+
+_HEX: Final = frozenset("0123456789abcdef")
 
 
 class LegacySSEServer:
@@ -56,6 +82,14 @@ class LegacySSEServer:
     Like ``StreamableHTTPServer`` it runs ``serve`` once per session in a task group opened by
     ``run()`` (the ASGI lifespan does it when the app is served directly), checks Host and
     Origin, and refuses bodies over ``max_body_bytes``.
+
+    A POST is answered 202 only when its message fits: each session may have
+    ``max_queued_bytes`` of POSTed bodies (being read or waiting for the session) and
+    ``max_queued_messages`` messages (a batch counts each) waiting; all sessions together
+    ``max_total_queued_bytes``. Beyond that the POST gets 429 with ``Retry-After``. Messages
+    for the SSE stream wait up to ``max_outgoing_bytes`` for a slow reader, then the session
+    itself waits. So whatever one client sends, the server holds at most those bytes (parsed,
+    a message takes a few times its JSON size).
     """
 
     def __init__(
@@ -68,6 +102,11 @@ class LegacySSEServer:
         allowed_origins: Iterable[str] | None = None,
         max_body_bytes: int = 4 * 1024 * 1024,
         max_sessions: int = 10_000,
+        max_queued_bytes: int = 8 * 1024 * 1024,
+        max_queued_messages: int = 256,
+        max_total_queued_bytes: int = 32 * 1024 * 1024,
+        max_outgoing_bytes: int = 8 * 1024 * 1024,
+        retry_after: int = 1,
     ) -> None:
         self.serve = serve
         self.sse_path = sse_path
@@ -75,6 +114,11 @@ class LegacySSEServer:
         self.guard = HostGuard(allowed_hosts, allowed_origins)
         self.max_body_bytes = max_body_bytes
         self.max_sessions = max_sessions
+        self.max_queued_bytes = max_queued_bytes
+        self.max_queued_messages = max_queued_messages
+        self.max_outgoing_bytes = max_outgoing_bytes
+        self.retry_after = retry_after
+        self.queued = Budget(max_total_queued_bytes)
         self.sessions: dict[str, _LegacySession] = {}
         self._tg: TaskGroup | None = None
 
@@ -88,7 +132,7 @@ class LegacySSEServer:
             finally:
                 self._tg = None
                 for session in list(self.sessions.values()):
-                    session.in_send.close()
+                    session.inbox.end()
                 tg.cancel_scope.deadline = anyio.current_time() + 2.0
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -98,31 +142,48 @@ class LegacySSEServer:
         if scope["type"] != "http":
             return
         request = Request(scope, receive)
-        if not self.guard.host_ok(request.headers.get("host")) or not self.guard.origin_ok(
-            request.headers.get("origin")
-        ):
-            await Response("Forbidden", 403)(scope, receive, send)
-            return
-        path = scope["path"]
-        if path.rstrip("/") == self.sse_path.rstrip("/") and request.method == "GET":
-            await self._sse(request, scope, receive, send)
-        elif path.rstrip("/") == self.message_path.rstrip("/") and request.method == "POST":
-            await (await self._message(request))(scope, receive, send)
-        elif path.rstrip("/") in (self.sse_path.rstrip("/"), self.message_path.rstrip("/")):
-            await Response("Method Not Allowed", 405)(scope, receive, send)
+        if not self.guard.host_ok(request.headers.get("host")):
+            response = _refusal(403, CONNECTION_ERROR, "Forbidden: Host not allowed")
+        elif not self.guard.origin_ok(request.headers.get("origin")):
+            response = _refusal(403, CONNECTION_ERROR, "Forbidden: Origin not allowed")
         else:
-            await Response("Not Found", 404)(scope, receive, send)
+            path = scope["path"].rstrip("/")
+            if path == self.sse_path.rstrip("/") and request.method == "GET":
+                await self._sse(request, scope, receive, send)
+                return
+            if path == self.message_path.rstrip("/") and request.method == "POST":
+                response = await self._message(request)
+            elif path in (self.sse_path.rstrip("/"), self.message_path.rstrip("/")):
+                allow = "GET" if path == self.sse_path.rstrip("/") else "POST"
+                response = _refusal(405, CONNECTION_ERROR, "Method not allowed", allow=allow)
+            else:
+                response = _refusal(404, CONNECTION_ERROR, "Not Found")
+        await response(scope, receive, send)
 
     async def _sse(self, request: Request, scope: Scope, receive: Receive, send: Send) -> None:
+        accept = request.headers.get("accept")
         if self._tg is None:
-            await Response("the server's task group is not running (enable lifespan)", 500)(
-                scope, receive, send
+            refusal = _refusal(
+                500, CONNECTION_ERROR, "the server's task group is not running (enable lifespan)"
             )
+            await refusal(scope, receive, send)
+            return
+        if accept is not None and not accepts(accept, SSE):
+            refusal = _refusal(
+                406, CONNECTION_ERROR, "Not Acceptable: Accept must include text/event-stream"
+            )
+            await refusal(scope, receive, send)
             return
         if len(self.sessions) >= self.max_sessions:
-            await Response("too many sessions", 503)(scope, receive, send)
+            refusal = _refusal(
+                503,
+                CONNECTION_ERROR,
+                "Service Unavailable: too many sessions",
+                **{"retry-after": "5"},
+            )
+            await refusal(scope, receive, send)
             return
-        session = _LegacySession(secrets.token_hex(16))
+        session = _LegacySession(secrets.token_hex(16), self)
         self.sessions[session.id] = session
         self._tg.start_soon(self._run_session, session)
         endpoint = f"{scope.get('root_path', '')}{self.message_path}?session_id={session.id}"
@@ -130,9 +191,8 @@ class LegacySSEServer:
         async def events() -> AsyncIterator[bytes]:
             try:
                 yield encode_event(event="endpoint", data=endpoint)
-                async with session.out_receive:
-                    async for envelope in session.out_receive:
-                        yield encode_event(envelope.message, event="message")
+                while (chunk := await session.outbox.take()) is not None:
+                    yield chunk
             finally:
                 self._end(session)
 
@@ -149,39 +209,93 @@ class LegacySSEServer:
             logger.exception("legacy SSE session %s failed", session.id)
         finally:
             self._end(session)
-            session.out_send.close()
+            session.inbox.close()
+            session.outbox.close()
 
     def _end(self, session: _LegacySession) -> None:
         """The SSE connection is gone: the session ends with it."""
         if self.sessions.get(session.id) is session:
             del self.sessions[session.id]
-        session.in_send.close()
+        session.inbox.end()
         session.scope.deadline = min(session.scope.deadline, anyio.current_time() + 2.0)
 
+    def _busy(self, why: str) -> Response:
+        return _refusal(
+            429,
+            CONNECTION_ERROR,
+            f"Too Many Requests: {why}; retry later",
+            **{"retry-after": str(self.retry_after)},
+        )
+
     async def _message(self, request: Request) -> Response:
-        session = self.sessions.get(request.query_params.get("session_id", ""))
-        if session is None:
-            return Response("Could not find session", 404)
-        declared = request.headers.get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.max_body_bytes:
-            return Response("Payload Too Large", 413)
-        body = bytearray()
-        async for chunk in request.stream():
-            body += chunk
-            if len(body) > self.max_body_bytes:
-                return Response("Payload Too Large", 413)
-        message = rpc.decode(bytes(body))
-        if isinstance(message, rpc.Malformed):
-            return Response(
-                rpc.encode(rpc.error_response(None, PARSE_ERROR, message.reason)),
-                400,
-                media_type=JSON,
+        """Check the POST's headers, then hold its bytes while reading, parsing and queueing."""
+        raw_id = request.scope.get("query_string", b"")
+        session_id = _session_id(raw_id)
+        if session_id is None:
+            logger.info(
+                "legacy POST with a malformed session_id: %s", _shown(raw_id.decode("latin-1"))
             )
+            return _refusal(400, CONNECTION_ERROR, "Bad Request: missing or malformed session_id")
+        content_type = request.headers.get("content-type", "")
+        if content_type.split(";", 1)[0].strip().lower() != JSON:
+            return _refusal(
+                415,
+                CONNECTION_ERROR,
+                "Unsupported Media Type: Content-Type must be application/json",
+            )
+        session = self.sessions.get(session_id)
+        if session is None:
+            return _refusal(404, CONNECTION_ERROR, "Could not find session")
+        declared = request.headers.get("content-length")
+        if declared is not None and not (declared.isascii() and declared.isdigit()):
+            return _refusal(400, CONNECTION_ERROR, "Bad Request: malformed Content-Length")
+        if declared is not None and (len(declared) > 18 or int(declared) > self.max_body_bytes):
+            return _refusal(
+                413,
+                CONNECTION_ERROR,
+                f"Payload Too Large: the limit is {self.max_body_bytes} bytes",
+            )
+        held = Reservation((session.budget, self.queued))
         try:
-            await session.in_send.send(Envelope(message, HttpRequestContext(request, session.id)))
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            return Response("Could not find session", 404)
-        return Response("Accepted", 202)
+            return await self._take(request, session, held, int(declared or 0))
+        finally:
+            if not held.handed:
+                held.release()
+
+    async def _take(
+        self, request: Request, session: _LegacySession, held: Reservation, declared: int
+    ) -> Response:
+        if not held.grow(declared):
+            return self._busy("this session has too many bytes queued")
+        body = bytearray()
+        try:
+            async for chunk in request.stream():
+                body += chunk
+                if len(body) > self.max_body_bytes:
+                    return _refusal(
+                        413,
+                        CONNECTION_ERROR,
+                        f"Payload Too Large: the limit is {self.max_body_bytes} bytes",
+                    )
+                if len(body) > held.size and not held.grow(len(body) - held.size):
+                    return self._busy("this session has too many bytes queued")
+        except ClientDisconnect:
+            return _refusal(400, CONNECTION_ERROR, "Bad Request: the body was cut short")
+        message = rpc.decode(bytes(body))
+        del body
+        if isinstance(message, rpc.Malformed):
+            return _refusal(400, PARSE_ERROR, f"Parse error: {message.reason}")
+        if message == []:
+            return _refusal(400, INVALID_REQUEST, "Invalid Request: empty batch")
+        count = len(message) if type(message) is list else 1
+        envelope = Envelope(message, HttpRequestContext(request, session.id))
+        try:
+            queued = session.inbox.offer(envelope, held, count)
+        except anyio.ClosedResourceError:
+            return _refusal(404, CONNECTION_ERROR, "Could not find session")
+        if not queued:
+            return self._busy("this session has too many messages queued")
+        return Response(status_code=202)
 
 
 async def _lifespan(run: Callable[[], Any], receive: Receive, send: Send) -> None:

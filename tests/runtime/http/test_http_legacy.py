@@ -61,10 +61,16 @@ async def test_legacy_round_trips_and_session_ends_with_the_stream() -> None:
 async def test_legacy_rejects_unknown_sessions_and_bad_bodies() -> None:
     app = LegacySSEServer(build_server().serve, max_body_bytes=1000)
     async with serving(app) as base, httpx.AsyncClient() as http:
-        unknown = await http.post(
+        malformed = await http.post(
             f"{base}/messages/?session_id=nope", json={"jsonrpc": "2.0", "method": "x"}
         )
+        assert malformed.status_code == 400
+        assert malformed.json()["error"]["code"] == -32000
+        unknown = await http.post(
+            f"{base}/messages/?session_id={'0' * 32}", json={"jsonrpc": "2.0", "method": "x"}
+        )
         assert unknown.status_code == 404
+        assert unknown.json()["error"]["message"] == "Could not find session"
         async with http.stream("GET", f"{base}/sse") as stream:
             lines = stream.aiter_lines()
             assert await lines.__anext__() == "event: endpoint"
@@ -74,8 +80,19 @@ async def test_legacy_rejects_unknown_sessions_and_bad_bodies() -> None:
                 f"{base}{endpoint}", content=b"{nope", headers={"content-type": "application/json"}
             )
             assert bad.status_code == 400
-            big = await http.post(f"{base}{endpoint}", content=b"[" + b"1," * 1000 + b"1]")
+            big = await http.post(
+                f"{base}{endpoint}",
+                content=b"[" + b"1," * 1000 + b"1]",
+                headers={"content-type": "application/json"},
+            )
             assert big.status_code == 413
+            plain = await http.post(
+                f"{base}{endpoint}",
+                content=b'{"jsonrpc":"2.0","method":"x"}',
+                headers={"content-type": "text/plain"},
+            )
+            assert plain.status_code == 415
+            assert plain.json()["error"]["code"] == -32000
         evil = await http.get(f"{base}/sse", headers={"host": "evil.example"})
         assert evil.status_code == 403
 
@@ -126,7 +143,7 @@ async def test_legacy_session_ends_when_the_server_drops_the_stream() -> None:
     async with serving(app) as base, Client(streamable_http_client(f"{base}/sse")) as client:
         await client.stub.list_tools()
         (session,) = app.sessions.values()
-        session.out_send.close()
+        session.outbox.close()
         with anyio.fail_after(5), pytest.raises((ConnectionClosedError, McpError)):
             while True:
                 await client.stub.list_tools()
