@@ -4,22 +4,25 @@ On HTTP+SSE a POST is answered 202 once its message is queued, so the queue is w
 goes when a session falls behind (or its SSE stream is not read): counted in messages, 60
 POSTs of 3 MB once took a server from 48 MB to 1.3 GB. Here both directions are counted in
 bytes: ``Budget`` is a byte allowance (one per session, one shared by the whole server),
-``Inbox`` takes a POST's message only if every budget has room (else the POST gets 429) and
-gives the bytes back when the session reads it, and ``Outbox`` makes the session wait while
-too many encoded events are waiting for a slow SSE reader.
+``Inbox`` takes a POST's message only if every budget has room (else the POST gets 429),
+``Answers`` gives the bytes back once every request in it is answered (or cancelled; a body
+of notifications and responses as soon as the session reads it), so handlers at work count
+too, and ``Outbox`` makes the session wait while too many encoded events are waiting for a
+slow SSE reader.
 """
 
 from __future__ import annotations
 
 from collections import deque
 from collections.abc import Sequence
+from typing import Any
 
 import anyio
 
 from ..transport import Envelope
 from ._common import encode_event
 
-__all__ = ["Budget", "Inbox", "Outbox"]
+__all__ = ["Answers", "Budget", "Inbox", "Outbox", "Reservation"]
 
 
 class Budget:
@@ -44,13 +47,14 @@ class Budget:
 class Reservation:
     """Bytes held in several budgets at once (a session's and the server's) for one body."""
 
-    __slots__ = ("budgets", "handed", "size")
+    __slots__ = ("budgets", "handed", "size", "unanswered")
 
     def __init__(self, budgets: Sequence[Budget]) -> None:
         self.budgets = tuple(budgets)
         self.size = 0
-        #: Queued: the inbox releases it when the session reads the message.
+        #: Queued: ``Answers`` releases it, not the POST.
         self.handed = False
+        self.unanswered = 0
 
     def grow(self, size: int) -> bool:
         """Hold ``size`` more bytes in every budget, or none (and answer False)."""
@@ -70,6 +74,53 @@ class Reservation:
         self.size = 0
 
 
+class Answers:
+    """Which requests of a session are unanswered, and the reservations their bodies hold."""
+
+    def __init__(self) -> None:
+        self._waiting: dict[Any, deque[Reservation]] = {}
+
+    def read(self, message: Any, held: Reservation) -> None:
+        """The session read ``message`` (a batch or one message): wait for its requests."""
+        for item in message if type(message) is list else (message,):
+            if type(item) is not dict:
+                continue
+            method = item.get("method")
+            if method is None:
+                continue
+            request_id = item.get("id")
+            if request_id is not None and type(request_id) in (int, str):
+                held.unanswered += 1
+                self._waiting.setdefault(request_id, deque()).append(held)
+            elif method == "notifications/cancelled":
+                params = item.get("params")
+                if type(params) is dict:
+                    self.answered(params.get("requestId"))
+        if held.unanswered == 0:
+            held.release()
+
+    def answered(self, request_id: Any) -> None:
+        """A response (or a cancellation) for ``request_id`` went out."""
+        if type(request_id) not in (int, str):
+            return
+        waiting = self._waiting.get(request_id)
+        if not waiting:
+            return
+        held = waiting.popleft()
+        if not waiting:
+            del self._waiting[request_id]
+        held.unanswered -= 1
+        if held.unanswered == 0:
+            held.release()
+
+    def clear(self) -> None:
+        """The session ended: nothing will be answered, every byte is free."""
+        for waiting in self._waiting.values():
+            for held in waiting:
+                held.release()
+        self._waiting.clear()
+
+
 class Inbox:
     """The session's ``incoming``: messages POSTed and not yet read, each with its bytes held.
 
@@ -77,8 +128,9 @@ class Inbox:
     message is queued with its reservation, or refused when ``max_messages`` are waiting.
     """
 
-    def __init__(self, max_messages: int) -> None:
+    def __init__(self, max_messages: int, answers: Answers) -> None:
         self.max_messages = max_messages
+        self.answers = answers
         self.count = 0
         self._items: deque[tuple[Envelope, Reservation, int]] = deque()
         self._arrived = anyio.Event()
@@ -105,7 +157,7 @@ class Inbox:
     def receive_nowait(self) -> Envelope:
         if self._items:
             envelope, held, count = self._items.popleft()
-            held.release()
+            self.answers.read(envelope.message, held)
             self.count -= count
             return envelope
         if self._ended:
@@ -127,6 +179,7 @@ class Inbox:
             _, held, _ = self._items.popleft()
             held.release()
         self.count = 0
+        self.answers.clear()
         self._arrived.set()
 
 
@@ -137,8 +190,9 @@ class Outbox:
     client that does not read its stream stalls its own session, not the server's memory.
     """
 
-    def __init__(self, max_bytes: int) -> None:
+    def __init__(self, max_bytes: int, answers: Answers) -> None:
         self.max_bytes = max_bytes
+        self.answers = answers
         self.bytes = 0
         self._chunks: deque[bytes] = deque()
         self._arrived = anyio.Event()
@@ -151,7 +205,10 @@ class Outbox:
             raise anyio.ClosedResourceError
         if self._chunks and self.bytes >= self.max_bytes:
             raise anyio.WouldBlock
-        chunk = encode_event(item.message, event="message")
+        message = item.message
+        chunk = encode_event(message, event="message")
+        if type(message) is dict and "method" not in message:
+            self.answers.answered(message.get("id"))
         self._chunks.append(chunk)
         self.bytes += len(chunk)
         self._arrived.set()

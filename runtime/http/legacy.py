@@ -15,7 +15,7 @@ import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager
 from typing import Any, Final
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import unquote, urljoin, urlsplit
 
 import anyio
 import httpx
@@ -29,7 +29,7 @@ from .. import _jsonrpc as rpc
 from ..errors import INVALID_REQUEST, PARSE_ERROR
 from ..transport import STREAM_BUFFER, Connection, Envelope
 from ._common import JSON, SSE, accepts, encode_event
-from ._legacy_queues import Budget, Inbox, Outbox, Reservation
+from ._legacy_queues import Answers, Budget, Inbox, Outbox, Reservation
 from .security import LOOPBACK_HOSTS, HostGuard
 from .server import CONNECTION_ERROR, HttpRequestContext
 
@@ -46,8 +46,9 @@ class _LegacySession:
     def __init__(self, session_id: str, server: LegacySSEServer) -> None:
         self.id = session_id
         self.budget = Budget(server.max_queued_bytes)
-        self.inbox = Inbox(server.max_queued_messages)
-        self.outbox = Outbox(server.max_outgoing_bytes)
+        answers = Answers()
+        self.inbox = Inbox(server.max_queued_messages, answers)
+        self.outbox = Outbox(server.max_outgoing_bytes, answers)
         self.connection = Connection(self.inbox, self.outbox)
         self.scope = anyio.CancelScope()
 
@@ -83,13 +84,14 @@ class LegacySSEServer:
     ``run()`` (the ASGI lifespan does it when the app is served directly), checks Host and
     Origin, and refuses bodies over ``max_body_bytes``.
 
-    A POST is answered 202 only when its message fits: each session may have
-    ``max_queued_bytes`` of POSTed bodies (being read or waiting for the session) and
-    ``max_queued_messages`` messages (a batch counts each) waiting; all sessions together
-    ``max_total_queued_bytes``. Beyond that the POST gets 429 with ``Retry-After``. Messages
-    for the SSE stream wait up to ``max_outgoing_bytes`` for a slow reader, then the session
-    itself waits. So whatever one client sends, the server holds at most those bytes (parsed,
-    a message takes a few times its JSON size).
+    A POST is answered 202 only when its message fits: each session may hold
+    ``max_queued_bytes`` of POSTed bodies (from their first byte until every request in them
+    is answered or cancelled) and ``max_queued_messages`` messages (a batch counts each)
+    waiting to be read; all sessions together ``max_total_queued_bytes``. Beyond that the POST
+    gets 429 with ``Retry-After``. Messages for the SSE stream wait up to ``max_outgoing_bytes``
+    for a slow reader, then the session itself waits. So whatever one client sends, the server
+    holds at most those bytes of its requests (parsed, a message takes a few times its JSON
+    size) and of answers to them.
     """
 
     def __init__(
@@ -233,7 +235,8 @@ class LegacySSEServer:
         session_id = _session_id(raw_id)
         if session_id is None:
             logger.info(
-                "legacy POST with a malformed session_id: %s", _shown(raw_id.decode("latin-1"))
+                "legacy POST with a malformed session_id: %s",
+                _shown(unquote(raw_id.decode("latin-1"))),
             )
             return _refusal(400, CONNECTION_ERROR, "Bad Request: missing or malformed session_id")
         content_type = request.headers.get("content-type", "")
