@@ -28,6 +28,9 @@ _MAX_SEQ_DIGITS: Final = 19
 #: Streams whose events are all gone are remembered (a few bytes each) this many at most, so
 #: that resuming from them is answered "no longer available" rather than "unknown".
 _TOMBSTONES: Final = 1024
+#: What an event costs beyond its encoded message (its entry, key and record), counted
+#: against ``max_bytes`` so that many tiny events are bounded too.
+_EVENT_OVERHEAD: Final = 200
 
 
 class EventStore(Protocol):
@@ -97,7 +100,8 @@ class InMemoryEventStore:
     that ends a request's stream) is never dropped for age or count, as the client may not
     have received it yet. Over everything, the store holds at most ``max_bytes`` of encoded
     messages and ``max_events`` events: beyond either, the oldest events go first, whatever
-    they are (a response dropped this way is logged). One store serves one session, so a
+    they are (a response dropped this way is logged); each event counts its encoded size plus
+    200 bytes of bookkeeping. One store serves one session, so a
     server's memory for resumption is at most ``max_sessions`` times these caps.
 
     Resuming from an id whose later events are partly gone answers ``None`` (the server
@@ -139,7 +143,7 @@ class InMemoryEventStore:
         stream.last += 1
         seq = stream.last
         event_id = f"{stream_id}/{seq}"
-        size = len(encode(message)) if message is not None else 0
+        size = _EVENT_OVERHEAD + (len(encode(message)) if message is not None else 0)
         now = self.clock()
         self._events[event_id] = _Event(stream, seq, message, size, now, _is_response(message))
         stream.seqs.append(seq)

@@ -10,7 +10,8 @@ answers 503 to everyone, stalled peers keep their sockets); ``h11_max_incomplete
 bounds a head's bytes, not its time; ``backlog`` is the kernel's accept queue. So 1,100
 half-sent request lines exhaust ``ulimit -n 1024``. ``_HeadGuard`` adds the two missing
 pieces to uvicorn's own protocol class: a request head must arrive within ``header_timeout``
-seconds of the connection (or of the previous response), and at ``max_connections`` a new
+seconds of the connection (or of the previous response) and within ``max_head_bytes``, and
+at ``max_connections`` a new
 connection evicts the oldest one that is only waiting for a head (or idling between
 requests); if every connection is busy, the newcomer gets 503 and is closed.
 """
@@ -31,7 +32,13 @@ from starlette.types import ASGIApp
 from uvicorn.config import HTTP_PROTOCOLS
 from uvicorn.importer import import_from_string
 
-__all__ = ["DEFAULT_HEADER_TIMEOUT", "DEFAULT_MAX_CONNECTIONS", "serve_forever", "serving"]
+__all__ = [
+    "DEFAULT_HEADER_TIMEOUT",
+    "DEFAULT_MAX_CONNECTIONS",
+    "DEFAULT_MAX_HEAD_BYTES",
+    "serve_forever",
+    "serving",
+]
 
 logger = logging.getLogger("mcpbind.runtime.http")
 
@@ -40,6 +47,8 @@ logger = logging.getLogger("mcpbind.runtime.http")
 DEFAULT_MAX_CONNECTIONS: Final = 512
 #: Seconds a peer has to send a complete request head.
 DEFAULT_HEADER_TIMEOUT: Final = 15.0
+#: Bytes a request head may take (uvicorn's h11 allows 16 KiB; httptools sets no limit).
+DEFAULT_MAX_HEAD_BYTES: Final = 64 * 1024
 #: File descriptors kept free for everything that is not a connection.
 _SPARE_FDS: Final = 32
 _BUSY_BODY: Final = (
@@ -49,14 +58,19 @@ _BUSY: Final = (
     b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n"
     b"retry-after: 1\r\nconnection: close\r\ncontent-length: %d\r\n\r\n%s"
 ) % (len(_BUSY_BODY), _BUSY_BODY)
+_TOO_LARGE: Final = (
+    b"HTTP/1.1 431 Request Header Fields Too Large\r\nconnection: close\r\n"
+    b"content-length: 0\r\n\r\n"
+)
 
 
 class _Limits:
     """What the guarded protocols of one server share: the limits and who is evictable."""
 
-    def __init__(self, max_connections: int, header_timeout: float) -> None:
+    def __init__(self, max_connections: int, header_timeout: float, max_head_bytes: int) -> None:
         self.max_connections = max_connections
         self.header_timeout = header_timeout
+        self.max_head_bytes = max_head_bytes
         #: Connections waiting for a request head or idle between requests, oldest first.
         self.idle: dict[_HeadGuard, None] = {}
         self.open = 0
@@ -77,6 +91,7 @@ class _HeadGuard(asyncio.Protocol):
         limits.open += 1
         self._head_cycle: Any = None
         self._head_timer: asyncio.TimerHandle | None = None
+        self._head_bytes = 0
         self._counted = True
         if limits.open > limits.max_connections:
             victim = next(iter(limits.idle), None)
@@ -90,6 +105,12 @@ class _HeadGuard(asyncio.Protocol):
         self._await_head()
 
     def data_received(self, data: bytes) -> None:
+        if self._head_timer is not None:
+            self._head_bytes += len(data)
+            if self._head_bytes > self.limits.max_head_bytes:
+                self.transport.write(_TOO_LARGE)
+                self._drop("a request head over the size limit")
+                return
         super().data_received(data)
         cycle = self.cycle
         if cycle is not self._head_cycle:
@@ -123,6 +144,7 @@ class _HeadGuard(asyncio.Protocol):
         if self._head_timer is not None:
             self._head_timer.cancel()
             self._head_timer = None
+        self._head_bytes = 0
 
     def _drop(self, why: str) -> None:
         self._head_done()
@@ -156,15 +178,17 @@ async def serving(
     startup_timeout: float = 10.0,
     max_connections: int = DEFAULT_MAX_CONNECTIONS,
     header_timeout: float = DEFAULT_HEADER_TIMEOUT,
+    max_head_bytes: int = DEFAULT_MAX_HEAD_BYTES,
     **options: Any,
 ) -> AsyncIterator[str]:
     """Serve ``app`` on uvicorn (lifespan on) while the block runs; yields ``http://host:port``.
 
     At most ``max_connections`` connections are open at once (kept under ``ulimit -n``); a
-    peer has ``header_timeout`` seconds to send each request head. ``options`` go to
+    peer has ``header_timeout`` seconds to send each request head, of ``max_head_bytes`` at
+    most (431 beyond). ``options`` go to
     ``uvicorn.Config`` (``http="h11"`` etc. is honoured and guarded the same way).
     """
-    limits = _Limits(_fd_budget(max_connections), header_timeout)
+    limits = _Limits(_fd_budget(max_connections), header_timeout, max_head_bytes)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # IPPROTO_TCP explicitly: asyncio only sets TCP_NODELAY on accepted sockets whose proto
     # says TCP, and without it every small POST waits out a 40 ms delayed ACK.

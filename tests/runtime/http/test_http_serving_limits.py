@@ -119,3 +119,21 @@ async def test_when_every_connection_is_busy_a_newcomer_gets_503() -> None:
         assert b'"code":-32000' in refused
         app.release.set()
     assert answers == [200, 200, 200]
+
+
+@pytest.mark.parametrize("http", PROTOCOLS)
+async def test_an_endless_head_is_refused_with_431(http: str) -> None:
+    async with serving(App(), http=http, max_head_bytes=8192) as base:
+        stream = await connect(base)
+        await stream.send(b"GET / HTTP/1.1\r\nhost: 127.0.0.1\r\n")
+        answer = b""
+        with anyio.fail_after(20):
+            for n in range(2000):
+                try:
+                    await stream.send(b"x-junk-%d: %s\r\n" % (n, b"y" * 64))
+                except (anyio.BrokenResourceError, ConnectionResetError):
+                    break
+            answer = await closed_by_server(stream)
+        assert answer.startswith((b"HTTP/1.1 431", b"HTTP/1.1 400")) or answer == b""
+        async with httpx.AsyncClient(timeout=10) as client:
+            assert (await client.get(f"{base}/")).status_code == 200
