@@ -11,7 +11,7 @@ import httpx
 import pytest
 from httpkit import answers, build_server, raw_initialize, session_headers
 from mcpbind.runtime import Session
-from mcpbind.runtime.http import StreamableHTTPServer, serving
+from mcpbind.runtime.http import InMemoryEventStore, StreamableHTTPServer, serving
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 
@@ -130,3 +130,63 @@ async def test_client_disconnect_does_not_crash_or_leak(caplog: pytest.LogCaptur
                 await anyio.sleep(0.02)
         await all_sessions_freed()
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+
+
+def live_stores() -> list[InMemoryEventStore]:
+    gc.collect()
+    return [obj for obj in gc.get_objects() if isinstance(obj, InMemoryEventStore)]
+
+
+async def cut_and_resume(http: httpx.AsyncClient, url: str, slots: anyio.Semaphore) -> None:
+    """A session whose progress streams are cut and resumed, then ended with DELETE."""
+    async with slots:
+        session_id = await raw_initialize(http, url)
+        headers = session_headers(session_id)
+        for request_id in range(1, 4):
+            call = {
+                "jsonrpc": "2.0",
+                "id": request_id,
+                "method": "tools/call",
+                "params": {
+                    "name": "progress",
+                    "arguments": {"steps": 50, "delay": 0},
+                    "_meta": {"progressToken": request_id},
+                },
+            }
+            last_id = ""
+            async with http.stream("POST", url, json=call, headers=headers) as response:
+                async for line in response.aiter_lines():
+                    if line.startswith("id: "):
+                        last_id = line[4:]
+                    if line.startswith("data: {") and '"progress":10,' in line:
+                        break
+            resume = {**headers, "accept": "text/event-stream", "last-event-id": last_id}
+            async with http.stream("GET", url, headers=resume) as response:
+                assert response.status_code == 200
+                body = (await response.aread()).decode()
+            assert f'"id":{request_id},"result"' in body and '"progress":50,' in body
+        assert (await http.delete(url, headers=headers)).status_code == 200
+
+
+async def test_resumed_sessions_leave_no_event_store_behind() -> None:
+    """Event stores live and die with their sessions; while alive each stays under its caps."""
+    stores: list[InMemoryEventStore] = []
+
+    def factory() -> InMemoryEventStore:
+        stores.append(InMemoryEventStore(max_bytes=64 * 1024))
+        return stores[-1]
+
+    app = StreamableHTTPServer(build_server().serve, event_store_factory=factory)
+    async with serving(app) as base, httpx.AsyncClient(timeout=30) as http:
+        slots = anyio.Semaphore(16)
+        async with anyio.create_task_group() as tg:
+            for _ in range(60):
+                tg.start_soon(cut_and_resume, http, f"{base}/mcp", slots)
+        assert len(stores) == 60
+        assert all(store.bytes <= store.max_bytes for store in stores)
+        with anyio.fail_after(10):
+            while app.sessions or session_tasks():
+                await anyio.sleep(0.05)
+    stores.clear()
+    await all_sessions_freed()
+    assert live_stores() == []
