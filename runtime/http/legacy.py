@@ -269,7 +269,7 @@ class LegacySSEServer:
         self, request: Request, session: _LegacySession, held: Reservation, declared: int
     ) -> Response:
         if not held.grow(declared):
-            return self._busy("this session has too many bytes queued")
+            return self._busy("too many bytes queued for this session or this server")
         body = bytearray()
         try:
             async for chunk in request.stream():
@@ -281,7 +281,7 @@ class LegacySSEServer:
                         f"Payload Too Large: the limit is {self.max_body_bytes} bytes",
                     )
                 if len(body) > held.size and not held.grow(len(body) - held.size):
-                    return self._busy("this session has too many bytes queued")
+                    return self._busy("too many bytes queued for this session or this server")
         except ClientDisconnect:
             return _refusal(400, CONNECTION_ERROR, "Bad Request: the body was cut short")
         message = rpc.decode(bytes(body))
