@@ -18,6 +18,7 @@ from mcpbind.generated._support import (
 
 from ._bindings import Bindings
 from ._endpoint import Endpoint
+from ._input import RequestStateKeeper
 from ._lifecycle import ASSUME_INITIALIZED, HandshakeServer, ServerLifecycle
 from ._run import run
 from ._session import Route, Session, SessionOptions
@@ -38,6 +39,10 @@ class Server(Endpoint):
     session that opens with ``initialize`` gets the handshake, stateless-era requests are served
     as they come).
     One ``Server`` may serve many sessions at once; each has its own ``Session``.
+
+    Handlers ask the client (``await context.peer.create_message(...)``) the same way in both
+    eras: in the stateless era the call becomes a multi round-trip request whose state
+    ``request_state`` seals (give every worker the same ``RequestStateKeeper(key)``).
     """
 
     def __init__(
@@ -51,6 +56,7 @@ class Server(Endpoint):
         capabilities: Mapping[str, Any] | None = None,
         options: SessionOptions | None = None,
         lifecycle: ServerLifecycle | None = None,
+        request_state: RequestStateKeeper | None = None,
     ) -> None:
         super().__init__(Direction.SERVER_TO_CLIENT, capabilities)
         self.info: dict[str, Any] = {"name": name, "version": version}
@@ -73,6 +79,7 @@ class Server(Endpoint):
         )
         self.options = options or SessionOptions()
         self.sessions: set[Session] = set()
+        self.request_state = request_state or RequestStateKeeper()
 
     # -- Router ---------------------------------------------------------------------------
 

@@ -24,6 +24,7 @@ from mcpbind.generated._support import Direction, MethodSpec
 from pydantic import BaseModel, ValidationError
 
 from ._bindings import Bindings, validator
+from ._input import input_result_type, with_input_rounds
 from ._lifecycle import HandshakeServer, era_revisions
 from ._session import RequestContext, Route, Session
 from .errors import (
@@ -193,6 +194,9 @@ class StatelessServer:
             if route.spec is not None and route.spec.revision != version and served is not None:
                 route.stamp = _cross_era_stamp(served)
                 route.check = served
+            if served is not None and input_result_type(served) is not None:
+                # Its handler may ask the client (context.peer): in rounds, by InputRequiredResult.
+                with_input_rounds(route, served, bindings, params, server.request_state)
         return route
 
     def _discover(self, server: Server, bindings: Bindings) -> Any:
@@ -224,6 +228,7 @@ class StatelessServer:
         if session.peer.era == _LEGACY and self.legacy is not None:
             return self.legacy.prepare_request(server, session, spec, params)
         raise CapabilityError(
-            f"{spec.method!r} not sent: in the stateless era a server sends no requests; "
-            "return an InputRequiredResult asking the client for it instead"
+            f"{spec.method!r} not sent: in the stateless era a server sends no requests; only "
+            "a handler whose result may be an InputRequiredResult (tools/call, prompts/get, "
+            "resources/read) can ask the client, through its context.peer"
         )

@@ -183,19 +183,21 @@ async def test_our_client_goes_stateless_in_memory_and_adds_the_fields() -> None
 
 
 async def test_a_stateless_server_sends_no_requests() -> None:
+    # tools/list may not answer InputRequiredResult, so its handler cannot ask the client at all
+    # (tools/call, prompts/get and resources/read can: tests/runtime/test_input_required.py).
     server = Server("no-requests", revisions=["2026-07-28"])
     refused: list[str] = []
 
-    @server.handler(v2026_07_28.methods.TOOLS_CALL)
-    async def call_tool(params: Any, context: RequestContext) -> Any:
+    @server.handler(v2026_07_28.methods.TOOLS_LIST)
+    async def list_tools(params: Any, context: RequestContext) -> Any:
         try:
             await context.peer.list_roots(types.ListRootsRequestParams())
         except CapabilityError as exc:
             refused.append(str(exc))
-        return types.CallToolResult(content=[], resultType="complete")
+        return types.ListToolsResult(tools=[], resultType="complete", ttlMs=0, cacheScope="private")
 
     async with Client(server.memory_transport(), protocol_version="2026-07-28") as client:
-        await client.stub.call_tool(types.CallToolRequestParams(name="any"))
+        await client.list_all(v2026_07_28.methods.TOOLS_LIST)
     assert refused and "InputRequiredResult" in refused[0]
 
 
