@@ -69,7 +69,7 @@ _PREFIX: Final = "mcpbind1."
 _VERSION: Final = 1
 
 
-class InputRequired(BaseException):  # noqa: N818 - a control-flow signal, not an error
+class InputRequired(BaseException):
     """Raised by a peer call in the stateless era: the client must answer ``request`` first."""
 
     def __init__(self, key: str, request: dict[str, Any], digest: str) -> None:
@@ -346,9 +346,12 @@ def with_input_rounds(
         rounds = InputRounds(keeper, served, bindings, params_raw)
         rounds.begin(context)
         context.rounds = rounds
-        if "requestState" in params_raw and isinstance(params, BaseModel):
-            if "requestState" in type(params).model_fields:
-                params = params.model_copy(update={"requestState": rounds.handler_state})
+        if (
+            "requestState" in params_raw
+            and isinstance(params, BaseModel)
+            and "requestState" in type(params).model_fields
+        ):
+            params = params.model_copy(update={"requestState": rounds.handler_state})
         try:
             result = await handler(params, context)
         except InputRequired as need:
@@ -366,9 +369,12 @@ def with_input_rounds(
                 {"requiredCapabilities": capability_tree([exc.capability], model)},
             ) from exc
         data = _as_data(result)
-        if type(data) is dict and data.get("resultType") == INPUT_REQUIRED:
-            if rounds.answers or data.get("requestState") is not None:
-                return rounds.input_required(context, [], data)
+        if (
+            type(data) is dict
+            and data.get("resultType") == INPUT_REQUIRED
+            and (rounds.answers or data.get("requestState") is not None)
+        ):
+            return rounds.input_required(context, [], data)
         return result
 
     route.handler = run
