@@ -16,8 +16,11 @@ Typical use::
 
 Serving: ``server.run_stdio()``, ``await server.serve(connection)`` for any transport, or
 ``Client(server.memory_transport())`` in-process. Handlers get a ``RequestContext``
-(``report_progress``, ``peer``/``peer_as`` for requests back to the client); an ``McpError``
-answers a chosen error. ``SessionOptions`` sets timeouts, keep-alive and concurrency bounds.
+(``report_progress``, ``peer``/``peer_as`` for requests back to the client, which in the
+stateless era become multi round-trip requests sealed by a ``RequestStateKeeper``); an
+``McpError`` answers a chosen error. ``server.broadcast``/``notify_*`` reach both eras
+(``subscriptions/listen`` streams in the stateless one) without letting a stuck peer stall them.
+``SessionOptions`` sets timeouts, keep-alive and concurrency bounds.
 Transports yield a ``Connection`` (a source and a sink of ``Envelope``), see
 ``mcpbind.runtime.transport``; lifecycles are pluggable (``ClientLifecycle``,
 ``ServerLifecycle``): ``HandshakeClient``/``HandshakeServer`` for 2024-11-05 .. 2025-11-25,
@@ -32,6 +35,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ._client import Client
+    from ._fanout import Delivery
+    from ._input import RequestStateKeeper
     from ._lifecycle import (
         ASSUME_INITIALIZED,
         HANDSHAKE_REVISIONS,
@@ -71,6 +76,8 @@ if TYPE_CHECKING:
 # the client, code that only names an error class needs no event loop library).
 _SOURCES: dict[str, str] = {
     "Client": "._client",
+    "Delivery": "._fanout",
+    "RequestStateKeeper": "._input",
     "ASSUME_INITIALIZED": "._lifecycle",
     "HANDSHAKE_REVISIONS": "._lifecycle",
     "ClientLifecycle": "._lifecycle",
@@ -125,6 +132,7 @@ __all__ = [
     "ClientLifecycle",
     "Connection",
     "ConnectionClosedError",
+    "Delivery",
     "Envelope",
     "HandshakeClient",
     "HandshakeServer",
@@ -134,6 +142,7 @@ __all__ = [
     "PeerState",
     "ProtocolVersionError",
     "RequestContext",
+    "RequestStateKeeper",
     "RequestTimeoutError",
     "Route",
     "Router",

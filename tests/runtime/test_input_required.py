@@ -7,6 +7,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+import anyio
 import mcp
 import pytest
 from mcp import StdioServerParameters
@@ -378,3 +379,46 @@ async def test_the_sdk_client_answers_the_example_servers_input_requests() -> No
             texts.append(result.content[0].text)
     assert texts == ["the LLM said: Rome", "hello, Grace", "file:///sdk"]
     assert asked == ["sampling", "elicitation", "roots"]
+
+
+async def test_calls_made_at_once_are_asked_in_one_round() -> None:
+    server = Server("together")
+
+    @server.handler(v2026_07_28.methods.PROMPTS_GET)
+    async def get_prompt(params: new.GetPromptRequestParams, context: RequestContext) -> Any:
+        answers: dict[str, Any] = {}
+
+        async def ask_roots() -> None:
+            answers["roots"] = await context.peer.list_roots()
+
+        async def ask_user() -> None:
+            schema = new.ElicitRequestFormParamsRequestedSchema(type="object", properties={})
+            answers["user"] = await context.peer.elicit(
+                new.ElicitRequestFormParams(message="ok?", requestedSchema=schema)
+            )
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(ask_roots)
+            tg.start_soon(ask_user)
+        text = f"{answers['roots'].roots[0].uri} {answers['user'].action}"
+        return new.GetPromptResult(
+            messages=[new.PromptMessage(role="user", content=new.TextContent(text=text))],
+            resultType="complete",
+        )
+
+    def get(request_id: int, **extra: Any) -> dict[str, Any]:
+        params = {"name": "p", "_meta": meta(), **extra}
+        return {"jsonrpc": "2.0", "id": request_id, "method": "prompts/get", "params": params}
+
+    async with raw_client_of(server, initialize=None) as peer:
+        first = (await peer.request(get(1)))["result"]
+        assert first["resultType"] == "input_required"
+        assert sorted(first["inputRequests"]) == ["elicitation/create#2", "roots/list#1"]
+        responses = {
+            "roots/list#1": {"roots": [{"uri": "file:///both"}]},
+            "elicitation/create#2": {"action": "decline"},
+        }
+        done = await peer.request(
+            get(2, inputResponses=responses, requestState=first["requestState"])
+        )
+        assert done["result"]["messages"][0]["content"]["text"] == "file:///both decline"
