@@ -19,7 +19,7 @@ import anyio
 
 from ._endpoint import has_capability
 from ._routing import Route
-from .errors import McpError
+from .errors import INVALID_REQUEST, McpError
 
 if TYPE_CHECKING:
     from ._context import RequestContext
@@ -87,8 +87,9 @@ class Subscriptions:
     """A server's open listen streams and handshake-era resource subscriptions."""
 
     def __init__(self) -> None:
-        self._listeners: set[_Listener] = set()
+        self._listeners: dict[tuple[Session, int | str], _Listener] = {}
         self._resources: dict[Session, set[str]] = {}
+        self._open: dict[Session, int] = {}
         self.closing = False
 
     @property
@@ -101,7 +102,32 @@ class Subscriptions:
     async def listen(
         self, capabilities: Mapping[str, Any], requested: Mapping[str, Any], context: RequestContext
     ) -> dict[str, Any]:
-        """Serve one ``subscriptions/listen`` request until it is cancelled or the server ends it."""
+        """Serve one ``subscriptions/listen`` request until it is cancelled, the client goes
+        away or the server ends it.
+
+        Each open stream holds one of its session's handler slots, so a session may keep at
+        most half of them (``SessionOptions.max_concurrent_handlers``) listening; the other
+        half stays free for its requests.
+        """
+        session = context.session
+        limit = max(1, session.options.max_concurrent_handlers // 2)
+        if self._open.get(session, 0) >= limit:
+            raise McpError(
+                INVALID_REQUEST,
+                f"Invalid Request: {limit} subscriptions/listen streams are open on this "
+                "connection already; cancel one first",
+            )
+        self._open[session] = self._open.get(session, 0) + 1
+        try:
+            return await self._listen(capabilities, requested, context)
+        finally:
+            left = self._open.pop(session) - 1
+            if left:
+                self._open[session] = left
+
+    async def _listen(
+        self, capabilities: Mapping[str, Any], requested: Mapping[str, Any], context: RequestContext
+    ) -> dict[str, Any]:
         stream = context.request_id
         accepted = honoured(capabilities, requested)
         ack = {"_meta": {SUBSCRIPTION_ID: stream}, "notifications": accepted}
@@ -114,12 +140,18 @@ class Subscriptions:
         if uris:
             methods.add(RESOURCE_UPDATED)
         listener = _Listener(context.session, stream, methods, uris)
-        self._listeners.add(listener)
+        key = (context.session, stream)
+        self._listeners[key] = listener
         try:
             if not self.closing:
-                await listener.ended.wait()
+                async with anyio.create_task_group() as tg:
+                    # The client is gone: nothing to wait for (nor to drain at its end).
+                    tg.start_soon(_chain, context.session.input_ended, listener.ended)
+                    await listener.ended.wait()
+                    tg.cancel_scope.cancel()
         finally:
-            self._listeners.discard(listener)
+            if self._listeners.get(key) is listener:
+                del self._listeners[key]
             listener.done.set()
         return {"resultType": "complete", "_meta": {SUBSCRIPTION_ID: stream}}
 
@@ -127,7 +159,7 @@ class Subscriptions:
         """End every listen stream gracefully (each gets its ``complete`` response), and any
         opened from now on; returns once their handlers have answered."""
         self.closing = True
-        listeners = list(self._listeners)
+        listeners = list(self._listeners.values())
         for listener in listeners:
             listener.ended.set()
         for listener in listeners:
@@ -162,6 +194,12 @@ class Subscriptions:
         route.handler = tracked
         return route
 
+    def cancelled(self, session: Session, request_id: Any) -> None:
+        """The client cancelled a request: if it is a listen stream, it gets nothing more from
+        now on (its handler task only ends at its next turn)."""
+        if isinstance(request_id, (int, str)):
+            self._listeners.pop((session, request_id), None)
+
     def forget(self, session: Session) -> None:
         """Drop what a session that ended had subscribed to."""
         self._resources.pop(session, None)
@@ -188,7 +226,7 @@ class Subscriptions:
             if method == RESOURCE_UPDATED and uri not in self._resources.get(session, ()):
                 continue
             out.append((session, message, None))
-        for listener in self._listeners:
+        for listener in self._listeners.values():
             if method not in listener.methods:
                 continue
             if method == RESOURCE_UPDATED and uri not in listener.uris:
@@ -203,6 +241,11 @@ class Subscriptions:
                 )
             )
         return out
+
+
+async def _chain(first: anyio.Event, then: anyio.Event) -> None:
+    await first.wait()
+    then.set()
 
 
 async def _nothing(params: Any, context: RequestContext) -> dict[str, Any]:

@@ -33,7 +33,7 @@ from ._listen import (
     Subscriptions,
 )
 from ._run import run
-from ._session import Route, Session, SessionOptions
+from ._session import CANCELLED, Route, Session, SessionOptions
 from ._stateless import StatelessServer
 from ._stdio import stdio_server
 from .errors import McpError
@@ -122,6 +122,8 @@ class Server(Endpoint):
         self, session: Session, method: str, params: dict[str, Any] | None, envelope: Envelope
     ) -> Callable[[], Awaitable[None]] | None:
         self.lifecycle.on_notification(self, session, method, params)
+        if method == CANCELLED and params:
+            self.subscriptions.cancelled(session, params.get("requestId"))
         return self.find_notification(session, method, params, envelope)
 
     def prepare_request(

@@ -16,7 +16,7 @@ import pytest
 from anyio.abc import Process
 from listen_server import make_server
 from mcpbind.generated import v2026_07_28
-from mcpbind.runtime import Envelope, Server, memory_pair
+from mcpbind.runtime import Envelope, Server, SessionOptions, memory_pair
 from mcpbind.runtime._stateless import CLIENT_CAPABILITIES, PROTOCOL_VERSION
 from runtime_helpers import RawPeer, raw_client_of
 
@@ -246,3 +246,30 @@ async def test_listen_over_stdio_until_cancelled_then_sigterm_completes_it() -> 
         }
         with anyio.fail_after(10):
             assert await peer.process.wait() == 0
+
+
+async def test_end_of_input_ends_the_streams_with_their_response_over_stdio() -> None:
+    # Without this the stream would hold the server for its drain time, then vanish unanswered.
+    async with stdio_listen_server() as peer:
+        await peer.send(listen(1, toolsListChanged=True))
+        assert (await peer.receive())["method"] == ACK
+        assert peer.process.stdin is not None
+        await peer.process.stdin.aclose()
+        closing = await peer.receive()
+        assert closing["id"] == 1 and closing["result"]["resultType"] == "complete"
+        with anyio.fail_after(10):
+            assert await peer.process.wait() == 0
+
+
+async def test_a_session_keeps_half_its_handler_slots_for_requests() -> None:
+    server = make_server()
+    server.options = SessionOptions(max_concurrent_handlers=4)
+    async with raw_client_of(server, initialize=None) as peer:
+        for stream in (1, 2):
+            await peer.send(listen(stream, toolsListChanged=True))
+            assert (await peer.receive())["method"] == ACK
+        refused = await peer.request(listen(3, toolsListChanged=True))
+        assert refused["error"]["code"] == -32600
+        assert "2 subscriptions/listen streams" in refused["error"]["message"]
+        reply = await peer.request(change(4, "tools"))  # requests still have their slots
+        assert reply["result"]["content"][0]["text"] == "sent 2"
