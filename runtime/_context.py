@@ -76,6 +76,16 @@ class RequestContext:
                 )
         return self._peer
 
+    def asking(self, key: str) -> Any:
+        """``peer``, for calls whose input request should be called ``key`` in the stateless era
+        (``await context.asking("user_name").elicit(...)``); by default a request is named
+        after its method and rank (``elicitation/create#1``). The same stub in the handshake era.
+        """
+        rounds = self.rounds
+        if rounds is None:
+            return self.peer
+        return rounds.bindings.stub(rounds.sender(self, key))
+
     def peer_as(self, cls: type[StubT]) -> StubT:
         """``peer``, typed: ``cls`` must be the negotiated revision's stub for the other side.
 

@@ -181,9 +181,12 @@ class InputRounds:
     it asks next. Built per attempt by ``with_input_rounds``; ``context.peer`` asks through it."""
 
     __slots__ = (
+        "_asked",
         "_binding",
         "_count",
+        "_kept",
         "_raw",
+        "_used",
         "answers",
         "bindings",
         "capabilities",
@@ -211,10 +214,13 @@ class InputRounds:
         self.handler_state: Any = None
         self._binding: dict[str, Any] | None = None
         self._count = 0
+        self._asked: dict[str, Any] = {}
+        self._kept: set[str] = set()
+        self._used: set[str] = set()
 
-    def sender(self, context: RequestContext) -> InputSender:
-        """What ``context.peer`` sends through during this attempt."""
-        return InputSender(context, self)
+    def sender(self, context: RequestContext, key: str | None = None) -> InputSender:
+        """What ``context.peer`` sends through during this attempt (``key``: see ``ask``)."""
+        return InputSender(context, self, key)
 
     def binding(self, context: RequestContext) -> dict[str, Any]:
         """What a state is bound to: method, revision, params digest and principal."""
@@ -244,15 +250,30 @@ class InputRounds:
         if type(answers) is not dict or type(asked) is not dict:
             raise _bad_state("has an unknown format")
         self.answers = answers
+        self._kept.update(answers)
         self.handler_state = state.get("h")
-        responses = self._raw.get("inputResponses")
-        if type(responses) is dict:
-            for key, digest in asked.items():
-                if key in responses:
-                    self.answers[key] = [digest, responses[key]]
+        self._asked = asked
 
-    def ask(self, spec: MethodSpec[Any, Any], params: MCPModel | dict[str, Any] | None) -> Any:
-        """The client's answer to this call if a retry carries it; else raise ``InputRequired``."""
+    def _response(self, key: str) -> list[Any] | None:
+        """The answer under ``key``: from this retry's ``inputResponses`` (bound to what the
+        state says was asked under it, if anything), else from an earlier round."""
+        responses = self._raw.get("inputResponses")
+        if type(responses) is dict and key in responses:
+            return [self._asked.get(key), responses[key]]
+        return self.answers.get(key)
+
+    def ask(
+        self,
+        spec: MethodSpec[Any, Any],
+        params: MCPModel | dict[str, Any] | None,
+        key: str | None = None,
+    ) -> Any:
+        """The client's answer to this call if a retry carries it; else raise ``InputRequired``.
+
+        ``key`` names the input request (default: ``method#rank``, its rank among the calls).
+        An answer counts if it was given for the same request: one the client sends unasked
+        (or seeds a first attempt with) counts for whatever the handler asks under its key.
+        """
         method = spec.method
         if method not in self.bindings.methods or Direction.SERVER_TO_CLIENT not in spec.directions:
             raise CapabilityError(
@@ -266,14 +287,20 @@ class InputRounds:
                 needed,
             )
         self._count += 1
-        key = f"{method}#{self._count}"
+        if key is None:
+            key = f"{method}#{self._count}"
+        if key in self._used:
+            raise ValueError(f"input request key {key!r} used twice in one request")
+        self._used.add(key)
         request: dict[str, Any] = {"method": method}
         body = dump(params)
         if body is not None:
             request["params"] = body
         digest = _digest(request)
-        answer = self.answers.get(key)
-        if answer is not None and answer[0] == digest:
+        answer = self._response(key)
+        if answer is not None and answer[0] in (None, digest):
+            self.answers[key] = [digest, answer[1]]
+            self._kept.add(key)
             try:
                 return validator(spec.result_type)(answer[1])
             except ValidationError as exc:
@@ -296,8 +323,9 @@ class InputRounds:
             requests[need.key] = need.request
             asked[need.key] = need.digest
         own_state = data.pop("requestState", None)
-        if self.answers or asked or own_state is not None:
-            payload = {"v": _VERSION, **self.binding(context), "a": self.answers, "q": asked}
+        answers = {key: value for key, value in self.answers.items() if key in self._kept}
+        if answers or asked or own_state is not None:
+            payload = {"v": _VERSION, **self.binding(context), "a": answers, "q": asked}
             if own_state is not None:
                 payload["h"] = own_state
             data["requestState"] = self.keeper.seal(payload)
@@ -310,11 +338,12 @@ class InputSender(RelatedSender):
     """The ``RequestSender`` of ``context.peer`` in the stateless era: requests become input
     requests of the round; notifications still go out, tagged with the request."""
 
-    __slots__ = ("_rounds",)
+    __slots__ = ("_key", "_rounds")
 
-    def __init__(self, context: RequestContext, rounds: InputRounds) -> None:
+    def __init__(self, context: RequestContext, rounds: InputRounds, key: str | None) -> None:
         super().__init__(context.session, context.request_id)
         self._rounds = rounds
+        self._key = key
 
     async def send_request(
         self,
@@ -322,7 +351,7 @@ class InputSender(RelatedSender):
         params: MCPModel | None,
         options: RequestOptions | None = None,
     ) -> ResultT:
-        return self._rounds.ask(spec, params)  # type: ignore[no-any-return]
+        return self._rounds.ask(spec, params, self._key)  # type: ignore[no-any-return]
 
 
 def _as_data(result: Any) -> Any:

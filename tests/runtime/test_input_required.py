@@ -125,9 +125,12 @@ async def test_a_missing_input_response_is_asked_for_again() -> None:
         again = (await peer.request(retry))["result"]
         assert again["resultType"] == "input_required"
         assert list(again["inputRequests"]) == [ELICIT]
-        # Answers sent without the state that asked for them are not taken either.
-        unasked = (await peer.request(call(3, inputResponses={ELICIT: ELICITED})))["result"]
-        assert list(unasked["inputRequests"]) == [ELICIT]
+        # An answer the client seeds its first attempt with counts (the state carries it on).
+        seeded = (await peer.request(call(3, inputResponses={ELICIT: ELICITED})))["result"]
+        assert list(seeded["inputRequests"]) == [SAMPLE]
+        retry = call(4, inputResponses={SAMPLE: SAMPLED}, requestState=seeded["requestState"])
+        done = (await peer.request(retry))["result"]
+        assert done["content"][0]["text"] == "Ada: Hello Ada"
 
 
 def tamper(token: str) -> str:
@@ -422,3 +425,24 @@ async def test_calls_made_at_once_are_asked_in_one_round() -> None:
             get(2, inputResponses=responses, requestState=first["requestState"])
         )
         assert done["result"]["messages"][0]["content"]["text"] == "file:///both decline"
+
+
+async def test_an_input_request_can_be_given_a_name() -> None:
+    server = Server("named")
+
+    @server.handler(v2025_11_25.methods.TOOLS_CALL)
+    async def call_tool(params: old.CallToolRequestParams, context: RequestContext) -> Any:
+        roots = await context.asking("project_roots").list_roots()
+        if params.name == "twice":
+            await context.asking("project_roots").list_roots()
+        return old.CallToolResult(content=[old.TextContent(text=roots.roots[0].uri)])
+
+    async with raw_client_of(server, initialize=None) as peer:
+        first = (await peer.request(call(1)))["result"]
+        assert first["inputRequests"] == {"project_roots": {"method": "roots/list"}}
+        answer = {"project_roots": {"roots": [{"uri": "file:///p"}]}}
+        retry = call(2, inputResponses=answer, requestState=first["requestState"])
+        assert (await peer.request(retry))["result"]["content"][0]["text"] == "file:///p"
+        # One name for two requests is a bug in the handler: an internal error, not a mix-up.
+        twice = await peer.request(call(3, name="twice", inputResponses=answer))
+        assert twice["error"]["code"] == -32603
