@@ -5,9 +5,13 @@ A handler asks the client with ``await context.peer.create_message(...)`` (or ``
 stateless era a server sends no requests, so the call raises ``InputRequired`` instead (a
 ``BaseException``: a handler's ``except Exception`` must not swallow it); the route answers the
 original request with an ``InputRequiredResult`` asking for it under a deterministic key
-(``sampling/createMessage#1``: the method and the call's rank in the handler), and the client's
-retry runs the handler again from the top. This time the same call, at the same rank and with
-the same params, finds the client's answer and returns it as the typed result.
+(``sampling/createMessage#1``: the method and the call's rank in the handler; or a name of the
+handler's, ``context.asking("user_name")``), and the client's retry runs the handler again from
+the top. This time the same call, under the same key and with the same params, finds the
+client's answer and returns it as the typed result. Calls made at once (in a task group) are
+asked for in one round. An answer the client sends without being asked (seeding a first
+attempt) counts for whatever the handler asks under its key: the client could give that answer
+anyway, so it grants nothing.
 
 Answers of earlier rounds ride in ``requestState``, which the client echoes but must not be
 trusted with (the spec's security rules): it is sealed with HMAC-SHA256 under the server's key,
@@ -236,7 +240,7 @@ class InputRounds:
         return self._binding
 
     def begin(self, context: RequestContext) -> None:
-        """Verify the echoed state, if any, and take in the answers it and the retry carry."""
+        """Verify the echoed state, if any, and take in the earlier answers it carries."""
         token = self._raw.get("requestState")
         if token is None:
             return
