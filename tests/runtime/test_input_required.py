@@ -446,3 +446,34 @@ async def test_an_input_request_can_be_given_a_name() -> None:
         # One name for two requests is a bug in the handler: an internal error, not a mix-up.
         twice = await peer.request(call(3, name="twice", inputResponses=answer))
         assert twice["error"]["code"] == -32603
+
+
+async def test_a_state_is_bound_to_its_caller_and_survives_a_key_rotation() -> None:
+    old_key, new_key = b"old-key-0123456789abcdef", b"new-key-0123456789abcdef"
+
+    def caller(context: RequestContext) -> str | None:
+        user = (context.meta or {}).get("example.com/user")
+        return user if isinstance(user, str) else None
+
+    before = two_step_server(RequestStateKeeper(old_key, principal=caller))
+    after = two_step_server(RequestStateKeeper(new_key, previous_keys=[old_key], principal=caller))
+    as_ada = meta() | {"example.com/user": "ada"}
+    async with (
+        raw_client_of(before, initialize=None) as first,
+        raw_client_of(after, initialize=None) as second,
+    ):
+        asked = await first.request(call(1))
+        state = asked["result"]["requestState"]
+        mine = call(2, inputResponses={ELICIT: ELICITED}, requestState=state)
+        mine["params"]["_meta"] = as_ada
+        stolen = await second.request(mine)
+        assert stolen["error"]["code"] == -32602
+        assert "caller" in stolen["error"]["message"]
+
+        asked = await first.request({**call(3), "params": {**call(3)["params"], "_meta": as_ada}})
+        retry = call(
+            4, inputResponses={ELICIT: ELICITED}, requestState=asked["result"]["requestState"]
+        )
+        retry["params"]["_meta"] = as_ada
+        rotated = await second.request(retry)
+        assert list(rotated["result"]["inputRequests"]) == [SAMPLE]
