@@ -391,8 +391,10 @@ def with_input_rounds(
             return rounds.input_required(context, [need], None)
         except BaseExceptionGroup as group:
             needs, rest = group.split(InputRequired)
-            if needs is None or rest is not None:
+            if needs is None:
                 raise
+            if rest is not None:
+                raise rest from None  # the handler's own failures, without our signals
             return rounds.input_required(context, _leaves(needs), None)
         except ClientCapabilityMissing as exc:
             model = getattr(bindings.module.types, "ClientCapabilities", None)

@@ -477,3 +477,21 @@ async def test_a_state_is_bound_to_its_caller_and_survives_a_key_rotation() -> N
         retry["params"]["_meta"] = as_ada
         rotated = await second.request(retry)
         assert list(rotated["result"]["inputRequests"]) == [SAMPLE]
+
+
+async def test_a_failure_beside_a_pending_question_is_an_internal_error_not_a_hang() -> None:
+    server = Server("mixed")
+
+    @server.handler(v2026_07_28.methods.TOOLS_CALL)
+    async def call_tool(params: new.CallToolRequestParams, context: RequestContext) -> Any:
+        async def fail() -> None:
+            raise ValueError("broken")
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(context.peer.list_roots)
+            tg.start_soon(fail)
+        raise AssertionError("not reached")
+
+    async with raw_client_of(server, initialize=None) as peer:
+        reply = await peer.request(call(1))
+        assert reply["error"]["code"] == -32603
