@@ -2,7 +2,8 @@
 
 It offers tools and resources with ``listChanged`` and ``resources.subscribe`` (no prompt list
 changes). Tool ``change`` raises a change notification: ``arguments.what`` is ``tools``,
-``resources``, ``prompts`` or a resource URI (``resources/updated`` for it).
+``resources``, ``prompts`` or a resource URI (``resources/updated`` for it); ``close`` ends
+every listen stream gracefully, as a shutdown would.
 """
 
 from __future__ import annotations
@@ -25,6 +26,11 @@ def make_server() -> Server:
         },
     )
 
+    @server.handler(methods.TOOLS_LIST)
+    async def list_tools(params: types.PaginatedRequestParams, context: RequestContext) -> Any:
+        schema = types.ToolInputSchema(type="object", properties={"what": {"type": "string"}})
+        return types.ListToolsResult(tools=[types.Tool(name="change", inputSchema=schema)])
+
     @server.handler(methods.TOOLS_CALL)
     async def call_tool(params: types.CallToolRequestParams, context: RequestContext) -> Any:
         what = str((params.arguments or {}).get("what", "tools"))
@@ -34,6 +40,9 @@ def make_server() -> Server:
             sent = await server.notify_resources_changed()
         elif what == "prompts":
             sent = await server.notify_prompts_changed()
+        elif what == "close":
+            await server.close_subscriptions()
+            sent = 0
         else:
             sent = await server.notify_resource_updated(what)
         return types.CallToolResult(content=[types.TextContent(text=f"sent {sent}")])

@@ -12,9 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import mcp
 import pytest
 from anyio.abc import Process
 from listen_server import make_server
+from mcp import StdioServerParameters
+from mcp import stdio_client as sdk_stdio_client
+from mcp.shared.subscriptions import ResourceUpdated, ToolsListChanged
 from mcpbind.generated import v2026_07_28
 from mcpbind.runtime import Envelope, Server, SessionOptions, memory_pair
 from mcpbind.runtime._stateless import CLIENT_CAPABILITIES, PROTOCOL_VERSION
@@ -273,3 +277,23 @@ async def test_a_session_keeps_half_its_handler_slots_for_requests() -> None:
         assert "2 subscriptions/listen streams" in refused["error"]["message"]
         reply = await peer.request(change(4, "tools"))  # requests still have their slots
         assert reply["result"]["content"][0]["text"] == "sent 2"
+
+
+async def test_the_sdk_client_listens_to_our_server_over_stdio() -> None:
+    params = StdioServerParameters(command=sys.executable, args=[LISTEN_SERVER])
+    async with mcp.Client(sdk_stdio_client(params)) as client:
+        assert client.protocol_version == "2026-07-28"
+        async with client.listen(
+            tools_list_changed=True, prompts_list_changed=True, resource_subscriptions=["memo://a"]
+        ) as sub:
+            # No prompt list changes on this server: the acknowledgement leaves them out.
+            assert sub.honored.tools_list_changed is True
+            assert sub.honored.prompts_list_changed is None
+            assert sub.honored.resource_subscriptions == ["memo://a"]
+            await client.call_tool("change", {"what": "tools"})
+            await client.call_tool("change", {"what": "memo://a"})
+            events = [await sub.__anext__(), await sub.__anext__()]
+            assert events == [ToolsListChanged(), ResourceUpdated(uri="memo://a")]
+            # A graceful end (what shutdown does) ends the SDK's loop, not as a lost stream.
+            await client.call_tool("change", {"what": "close"})
+            assert [event async for event in sub] == []
