@@ -55,6 +55,8 @@ async def deliver(targets: Iterable[Target], timeout: float, what: str = "") -> 
             outcome.closed += 1
             continue
         try:
+            # What ``Session.send_raw`` tries first too; done here, a full recipient says so
+            # instead of making the loop wait for it.
             session.connection.outgoing.send_nowait(Envelope(message, related_id=related_id))
         except anyio.WouldBlock:
             full.append(target)
