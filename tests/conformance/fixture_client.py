@@ -95,7 +95,8 @@ async def run(scenario: str, url: str, version: str, context: dict[str, Any]) ->
             return
 
         async def call(name: str, arguments: dict[str, Any] | None = None) -> Any:
-            return await stub.call_tool(types.CallToolRequestParams(name=name, arguments=arguments))
+            given = {"arguments": arguments} if arguments is not None else {}
+            return await stub.call_tool(types.CallToolRequestParams(name=name, **given))
 
         tools = await client.list_all(methods.TOOLS_LIST)
         names = {tool.name for tool in tools}
