@@ -201,7 +201,7 @@ class Client(Endpoint):
     async def send_request(
         self,
         spec: MethodSpec[Any, ResultT],
-        params: MCPModel | None,
+        params: MCPModel | dict[str, Any] | None,
         options: RequestOptions | None = None,
     ) -> ResultT:
         """Send a request (usually through a stub); see ``Session.send_request``.
@@ -286,7 +286,7 @@ class Client(Endpoint):
         if self._subscriptions and params is not None:
             meta = params.get("_meta")
             key = meta.get(SUBSCRIPTION_ID) if type(meta) is dict else None
-            subscription = self._subscriptions.get(key) if key is not None else None  # type: ignore[arg-type]
+            subscription = self._subscriptions.get(key) if key is not None else None
             if subscription is not None:
                 if method == ACKNOWLEDGED:
                     subscription.acknowledge(params)

@@ -232,7 +232,7 @@ async def test_input_required_without_a_handler_is_a_clear_error() -> None:
 
 async def test_the_client_falls_back_to_initialize_with_a_legacy_server() -> None:
     params = StdioParameters(sys.executable, [ERAS_SERVER, "2025-06-18"], stderr="devnull")
-    async with Client(params, protocol_version="2026-07-28") as client:
+    async with Client(params, protocol_version="2026-07-28", fallback=True) as client:
         assert client.revision == "2025-06-18"
         assert client.session.peer.era == "handshake"
         echo = await client.stub.call_tool(
