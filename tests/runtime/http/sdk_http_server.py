@@ -1,7 +1,7 @@
 """A server on the official Python SDK 2.3.0 over Streamable HTTP, run as a real process.
 
 ``python sdk_http_server.py [--legacy-only]`` prints its MCP endpoint URL on stdout, then serves
-until killed. The SDK's ``streamable_http_app`` is dual-era: a POST whose
+until killed (``--stdio``: the same server over stdio). The SDK's ``streamable_http_app`` is dual-era: a POST whose
 ``MCP-Protocol-Version`` names 2026-07-28 is served statelessly, anything else by the handshake.
 ``--legacy-only`` refuses the stateless era the way a handshake-only server does (an ASGI
 filter answering 400 without a JSON-RPC body to any request that carries that header), for the
@@ -101,4 +101,9 @@ async def main(legacy: bool) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--legacy-only", action="store_true")
-    anyio.run(main, parser.parse_args().legacy_only)
+    parser.add_argument("--stdio", action="store_true", help="serve over stdio instead")
+    args = parser.parse_args()
+    if args.stdio:
+        server.run()
+    else:
+        anyio.run(main, args.legacy_only)
