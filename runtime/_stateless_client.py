@@ -6,6 +6,7 @@ See ``_stateless.py`` for the era's rules and the server side.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +30,7 @@ from ._stateless import (
     _implementation,
 )
 from .errors import (
+    HTTP_STATUS,
     CapabilityError,
     InvalidResultError,
     McpError,
@@ -41,10 +43,25 @@ if TYPE_CHECKING:
 
 __all__ = ["HEADER_MISMATCH", "StatelessClient"]
 
+logger = logging.getLogger("mcpbind.runtime")
+
 #: ``HeaderMismatchError``: the HTTP headers do not match the body (streamable-http.md).
 HEADER_MISMATCH = -32020
 _TOOLS_LIST = "tools/list"
 _TOOLS_CALL = "tools/call"
+
+
+def _legacy_sign(error: McpError) -> bool:
+    """Whether a non-modern error to the probe shows a legacy server, rather than a failure.
+
+    Any error the server sent does (``stdio.md``). One an HTTP transport made up (its data
+    has ``HTTP_STATUS``) does only if the server refused the POST with 400, 404 or 405
+    (``streamable-http.md``, "Backward Compatibility"): not another status (401 asks for
+    credentials), nor an exchange that failed without one (the server may be down).
+    """
+    if not isinstance(error.data, dict) or HTTP_STATUS not in error.data:
+        return True
+    return error.data[HTTP_STATUS] in (400, 404, 405)
 
 
 class StatelessClient:
@@ -122,6 +139,8 @@ class StatelessClient:
                     raise ProtocolVersionError(
                         f"the server refused server/discover: {exc}"
                     ) from exc
+                if not _legacy_sign(exc):
+                    raise
                 await self._fall_back(client, session, f"it answered server/discover with {exc}")
                 return
             except RequestTimeoutError:
@@ -177,6 +196,12 @@ class StatelessClient:
             )
         session.peer.era = _LEGACY
         await self.legacy.open(client, session)
+        logger.info(
+            "the server is not a stateless-era server (%s): fell back to the handshake, "
+            "revision %s",
+            why,
+            session.bindings.revision,
+        )
 
     async def recover(
         self, client: Client, session: Session, spec: MethodSpec[Any, Any], error: McpError

@@ -40,6 +40,7 @@ from httpx_sse import EventSource, ServerSentEvent
 
 from .. import _jsonrpc as rpc
 from .._request_headers import REQUEST_HEADERS, HeaderHook, standard_headers
+from ..errors import HTTP_STATUS
 from ..transport import STREAM_BUFFER, Connection, Envelope
 from ._common import JSON, LAST_EVENT_ID, PROTOCOL_VERSION, SESSION_ID, SSE
 from .legacy import LegacySSEChannel
@@ -50,6 +51,7 @@ logger = logging.getLogger("mcpbind.runtime.http")
 
 #: The code of errors this transport makes up for a request the server never answered.
 TRANSPORT_ERROR = -32000
+
 #: Connections kept open to the server: every request in flight holds one (its POST), plus the
 #: GET stream; httpx's default of 20 kept alive means reconnecting per request beyond that.
 POOL_SIZE = 128
@@ -154,12 +156,19 @@ class _StreamableClient:
         data = error.get("data")
         await self._feed(rpc.error_response(request_id, error["code"], error["message"], data))
 
-    async def _fail(self, request_id: int | str | None, reason: str) -> None:
-        """Answer a request the server will never answer, so its caller does not hang."""
+    async def _fail(
+        self, request_id: int | str | None, reason: str, status: int | None = None
+    ) -> None:
+        """Answer a request the server will never answer, so its caller does not hang.
+
+        ``status``: the HTTP status that refused it, kept in the error's data (``HTTP_STATUS``)
+        so a caller can tell a refusal from a failed exchange.
+        """
         if request_id is None:
             logger.warning("%s", reason)
             return
-        await self._feed(rpc.error_response(request_id, TRANSPORT_ERROR, reason))
+        data = {HTTP_STATUS: status}
+        await self._feed(rpc.error_response(request_id, TRANSPORT_ERROR, reason, data))
 
     def _end(self, reason: str) -> None:
         """The server ended the session: fail everything by ending the connection."""
@@ -297,7 +306,7 @@ class _StreamableClient:
                 await self._answer_error(request_id, error)
             else:
                 detail = error["message"] if error else body[:200].decode(errors="replace")
-                await self._fail(request_id, f"HTTP {status}: {detail}")
+                await self._fail(request_id, f"HTTP {status}: {detail}", status)
             return
         content_type = response.headers.get("content-type", "").split(";", 1)[0].strip().lower()
         if content_type == SSE:

@@ -8,6 +8,8 @@ headers the transport really sent.
 from __future__ import annotations
 
 import json
+import logging
+import socket
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -221,7 +223,35 @@ async def test_with_fallback_a_handshake_only_sdk_server_is_served_at_2025_11_25
     assert posted(sent)[:3] == ["server/discover", "initialize", "notifications/initialized"]
 
 
-async def test_with_fallback_our_handshake_only_server_is_served_at_2025_11_25() -> None:
+@pytest.mark.parametrize("status", [401, 500])
+async def test_a_probe_refused_with_another_status_is_no_reason_to_fall_back(status: int) -> None:
+    """Only 400, 404 and 405 without a modern error body mean "legacy server"."""
+    sent: Sent = []
+
+    async def answer(message: dict[str, Any]) -> Reply:
+        return status, "text/plain", b"no"
+
+    async with raw_server(answer) as server:
+        with pytest.raises(McpError) as refused:
+            async with client_of(server.url, sent, fallback=True):
+                raise AssertionError("connected")
+    assert refused.value.code == -32000 and refused.value.data == {"httpStatus": status}
+    assert posted(sent) == ["server/discover"]
+
+
+async def test_an_unreachable_server_is_a_transport_error_not_a_version_error() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with pytest.raises(McpError) as failed:
+        async with client_of(f"http://127.0.0.1:{port}/mcp", [], fallback=True):
+            raise AssertionError("connected")
+    assert failed.value.code == -32000 and failed.value.data == {"httpStatus": None}
+
+
+async def test_with_fallback_our_handshake_only_server_is_served_at_2025_11_25(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     server = Server("handshake-only", revisions=["2025-11-25"])
 
     @server.handler(v2025_11_25.methods.TOOLS_CALL)
@@ -231,12 +261,14 @@ async def test_with_fallback_our_handshake_only_server_is_served_at_2025_11_25()
 
     sent: Sent = []
     async with serving(StreamableHTTPServer(server.serve)) as base:
-        async with client_of(f"{base}/mcp", sent, fallback=True) as client:
-            assert client.revision == "2025-11-25"
-            result = await client.stub.call_tool(
-                v2025_11_25.types.CallToolRequestParams(name="echo", arguments={"text": "x"})
-            )
-            assert result.content[0].text == "x"
+        with caplog.at_level(logging.INFO, "mcpbind.runtime"):
+            async with client_of(f"{base}/mcp", sent, fallback=True) as client:
+                assert client.revision == "2025-11-25"
+                assert "fell back to the handshake, revision 2025-11-25" in caplog.text
+                result = await client.stub.call_tool(
+                    v2025_11_25.types.CallToolRequestParams(name="echo", arguments={"text": "x"})
+                )
+                assert result.content[0].text == "x"
         with pytest.raises(ProtocolVersionError):
             async with client_of(f"{base}/mcp", []):
                 raise AssertionError("connected")
