@@ -12,8 +12,9 @@ responses are sent in order and awaited, so the server sees ``notifications/init
 before anything that follows it and a cancellation after the request it cancels.
 
 The transport follows the backwards-compatibility rule of transports.md: if POSTing
-``initialize`` gets 400, 404 or 405 without a modern JSON-RPC error in the body, it switches to
-the 2024-11-05 HTTP+SSE transport at the same URL (``fallback_to_sse=False`` turns that off).
+``initialize`` gets 400, 404 or 405 without a modern JSON-RPC error in the body (a modern-only
+server's refusal is surfaced instead: it names the versions it serves), it switches to the
+2024-11-05 HTTP+SSE transport at the same URL (``fallback_to_sse=False`` turns that off).
 
 A stateless-era request (2026-07-28: its ``params._meta`` names the protocol version) gets the
 request metadata headers (``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name``, and the
@@ -40,7 +41,8 @@ from httpx_sse import EventSource, ServerSentEvent
 
 from .. import _jsonrpc as rpc
 from .._request_headers import REQUEST_HEADERS, HeaderHook, standard_headers
-from ..errors import HTTP_STATUS
+from .._stateless import _MODERN_ERRORS
+from ..errors import HTTP_STATUS, METHOD_NOT_FOUND
 from ..transport import STREAM_BUFFER, Connection, Envelope
 from ._common import JSON, LAST_EVENT_ID, PROTOCOL_VERSION, SESSION_ID, SSE
 from .legacy import LegacySSEChannel
@@ -51,7 +53,9 @@ logger = logging.getLogger("mcpbind.runtime.http")
 
 #: The code of errors this transport makes up for a request the server never answered.
 TRANSPORT_ERROR = -32000
-
+#: Codes that show a modern server answered ``initialize`` (an unknown method to it): no reason
+#: to look for a legacy HTTP+SSE server (streamable-http.md, "Backward Compatibility").
+_MODERN_REFUSALS = _MODERN_ERRORS | {METHOD_NOT_FOUND}
 #: Connections kept open to the server: every request in flight holds one (its POST), plus the
 #: GET stream; httpx's default of 20 kept alive means reconnecting per request beyond that.
 POOL_SIZE = 128
@@ -67,10 +71,6 @@ class HttpTransportError(Exception):
     """The HTTP exchange failed in a way no JSON-RPC response describes."""
 
 
-#: Codes only a modern (stateless-era) server answers with: a 4xx carrying one is no legacy server.
-MODERN_ERRORS = frozenset({-32020, -32021, -32022})
-
-
 def _error_body(body: bytes) -> dict[str, Any] | None:
     """The ``error`` member of ``body`` if it is a JSON-RPC error response, else None."""
     parsed = rpc.decode(body)
@@ -78,11 +78,6 @@ def _error_body(body: bytes) -> dict[str, Any] | None:
     if type(error) is dict and type(error.get("code")) is int and type(error.get("message")) is str:
         return error
     return None
-
-
-def _is_modern(message: Any) -> bool:
-    """True for a stateless-era request: its ``_meta`` carries the protocol version."""
-    return type(message) is dict and bool(standard_headers(message))
 
 
 def _request_id(message: Any) -> int | str | None:
@@ -285,7 +280,7 @@ class _StreamableClient:
         if request_id is not None and request_id == self._initialize_id:
             if self.fallback_to_sse and status in (400, 404, 405):
                 error = _error_body(await response.aread())
-                if error is None or error["code"] not in MODERN_ERRORS:
+                if error is None or error["code"] not in _MODERN_REFUSALS:
                     await self._switch_to_legacy(message, request_id, status)
                     return
                 await self._answer_error(request_id, error)

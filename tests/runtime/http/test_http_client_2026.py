@@ -422,3 +422,22 @@ async def test_cancelling_a_stateless_request_closes_its_stream_without_a_notifi
         with anyio.fail_after(10):
             await server.disconnected.wait()
     assert posted(sent) == ["server/discover", "tools/call"]
+
+
+async def test_a_modern_only_server_refusing_initialize_is_surfaced_not_taken_for_sse() -> None:
+    """A handshake client meeting a modern-only server gets its refusal (which names the
+    versions it serves), rather than a search for a legacy HTTP+SSE endpoint."""
+    sent: Sent = []
+
+    async def answer(message: dict[str, Any]) -> Reply:
+        data = {"supported": [VERSION]}
+        refusal = rpc_error(-32601, f"initialize unknown; this server speaks {VERSION}", data)
+        return 404, "application/json", refusal
+
+    async with raw_server(answer) as server:
+        transport = streamable_http_client(server.url, http_client=recording(sent))
+        with pytest.raises(McpError) as refused:
+            async with Client(transport):
+                raise AssertionError("connected")
+    assert refused.value.code == -32601 and refused.value.data == {"supported": [VERSION]}
+    assert [verb for verb, _, _ in sent] == ["POST"], "no GET looking for an HTTP+SSE endpoint"
