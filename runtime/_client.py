@@ -271,6 +271,69 @@ class Client(Endpoint):
             items.extend(getattr(page, spec.page_items))
         return items
 
+    # -- subscriptions/listen -------------------------------------------------------------
+
+    @asynccontextmanager
+    async def listen(
+        self,
+        *,
+        tools_list_changed: bool = False,
+        prompts_list_changed: bool = False,
+        resources_list_changed: bool = False,
+        resource_subscriptions: Sequence[str] = (),
+        ack_timeout: float = 30.0,
+    ) -> AsyncIterator[Subscription]:
+        """Open a ``subscriptions/listen`` subscription; iterate it for its notifications.
+
+        ``async with client.listen(tools_list_changed=True) as notifications: async for n in
+        notifications: ...``. Entering returns once the server acknowledged (its agreed filter
+        in ``acknowledged``, what it left out in ``refused``), or raises the error it answered
+        instead; leaving cancels the subscription (HTTP: its stream is closed; stdio:
+        ``notifications/cancelled``). Subscriptions are opened one at a time (until
+        acknowledged), which is how each learns the id of its own request.
+        """
+        session = self.session
+        spec = session.bindings.methods.get(LISTEN)
+        watch, tg = self._watch, self._tg
+        if spec is None or watch is None or tg is None:
+            raise CapabilityError(f"revision {self.revision} has no subscriptions/listen")
+        wanted: dict[str, Any] = {
+            "toolsListChanged": tools_list_changed,
+            "promptsListChanged": prompts_list_changed,
+            "resourcesListChanged": resources_list_changed,
+            "resourceSubscriptions": list(resource_subscriptions),
+        }
+        requested = {key: value for key, value in wanted.items() if value}
+        subscription = Subscription(requested)
+        scope = anyio.CancelScope()
+
+        async def run() -> None:
+            with scope:
+                try:
+                    await self.send_request(spec, {"notifications": requested}, {"timeout": None})
+                except Exception as exc:
+                    subscription.end(exc)
+                    return
+                subscription.end(None)
+
+        try:
+            async with self._listen_lock:
+                watch.expecting = subscription
+                try:
+                    tg.start_soon(run)
+                    with anyio.fail_after(ack_timeout):
+                        await subscription.ready.wait()
+                finally:
+                    watch.expecting = None
+            if not subscription.acknowledged_at_all and subscription.error is not None:
+                raise subscription.error
+            yield subscription
+        finally:
+            scope.cancel()
+            if subscription.request_id is not None:
+                self._subscriptions.pop(subscription.request_id, None)
+            subscription.close()
+
     # -- Router ---------------------------------------------------------------------------
 
     def route_request(
@@ -302,70 +365,6 @@ class Client(Endpoint):
             return validator(spec.params_type)(params)
         except ValidationError:
             return params
-
-    # -- subscriptions/listen -------------------------------------------------------------
-
-    @asynccontextmanager
-    async def listen(
-        self,
-        *,
-        tools_list_changed: bool = False,
-        prompts_list_changed: bool = False,
-        resources_list_changed: bool = False,
-        resource_subscriptions: Sequence[str] = (),
-        ack_timeout: float = 30.0,
-    ) -> AsyncIterator[Subscription]:
-        """Open a ``subscriptions/listen`` subscription; iterate it for its notifications.
-
-        ``async with client.listen(tools_list_changed=True) as notifications: async for n in
-        notifications: ...``. Entering returns once the server acknowledged (its agreed filter
-        in ``acknowledged``, what it left out in ``refused``); leaving cancels the subscription
-        (HTTP: its stream is closed; stdio: ``notifications/cancelled``).
-        """
-        session = self.session
-        spec = session.bindings.methods.get(LISTEN)
-        if spec is None or self._watch is None or self._tg is None:
-            raise CapabilityError(f"revision {self.revision} has no subscriptions/listen")
-        wanted: dict[str, Any] = {
-            "toolsListChanged": tools_list_changed,
-            "promptsListChanged": prompts_list_changed,
-            "resourcesListChanged": resources_list_changed,
-            "resourceSubscriptions": list(resource_subscriptions),
-        }
-        requested = {key: value for key, value in wanted.items() if value}
-        subscription = Subscription(requested)
-        watch = self._watch
-
-        async def run(scope: anyio.CancelScope) -> None:
-            with scope:
-                try:
-                    await self.send_request(spec, {"notifications": requested}, {"timeout": None})
-                except Exception as exc:
-                    subscription.end(exc)
-                    return
-                subscription.end(None)
-
-        scope = anyio.CancelScope()
-        async with self._listen_lock:
-            watch.expecting = subscription
-            self._tg.start_soon(run, scope)
-            try:
-                with anyio.fail_after(ack_timeout):
-                    await subscription.sent.wait()
-            finally:
-                watch.expecting = None
-        key = subscription.request_id
-        try:
-            with anyio.fail_after(ack_timeout):
-                await subscription.ready.wait()
-            if not subscription.acknowledged and subscription.error is not None:
-                raise subscription.error
-            yield subscription
-        finally:
-            scope.cancel()
-            if key is not None:
-                self._subscriptions.pop(key, None)
-            subscription.close()
 
     def prepare_request(
         self, session: Session, spec: MethodSpec[Any, Any], params: dict[str, Any] | None

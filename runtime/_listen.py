@@ -5,7 +5,7 @@ Every notification of a subscription carries the listen request's JSON-RPC id in
 ``_meta["io.modelcontextprotocol/subscriptionId"]``, the acknowledgement first. The session
 picks request ids itself, so ``OutgoingWatch`` (a pass-through around the connection's sink)
 tells the id of the listen request it sees go out while a subscription is being opened; the
-client opens one at a time, so that request is the one being opened.
+client opens one at a time (until acknowledged), so that request is the one being opened.
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ class Subscription:
     request_id: int | str | None = None
     acknowledged: dict[str, Any] = field(default_factory=dict)
     refused: list[str] = field(default_factory=list)
-    sent: anyio.Event = field(default_factory=anyio.Event)
+    acknowledged_at_all: bool = False
     ready: anyio.Event = field(default_factory=anyio.Event)
     error: BaseException | None = None
     _send: MemoryObjectSendStream[ListenNotification] | None = None
@@ -84,6 +84,7 @@ class Subscription:
             elif wanted and not got:
                 refused.append(key)
         self.refused = refused
+        self.acknowledged_at_all = True
         if refused:
             logger.info("the server did not acknowledge %s of the subscription", refused)
         self.ready.set()
@@ -106,7 +107,6 @@ class Subscription:
         """The listen request finished: ``error`` None for a graceful end."""
         if self.error is None:
             self.error = error
-        self.sent.set()
         self.ready.set()
         if self._send is not None:
             self._send.close()
@@ -133,8 +133,8 @@ class Subscription:
 
 class OutgoingWatch:
     """The connection's sink, passed through; notes the id of an outgoing listen request for
-    the subscription being opened (``expecting``) and registers it under that id before the
-    request leaves, so its acknowledgement cannot arrive unrouted."""
+    the subscription being opened (``expecting``, until acknowledged) and registers it under
+    that id before the request leaves, so its acknowledgement cannot arrive unrouted."""
 
     def __init__(self, sink: MessageSink, registry: dict[int | str, Subscription]) -> None:
         self.sink = sink
@@ -145,12 +145,13 @@ class OutgoingWatch:
         expecting = self.expecting
         message = item.message
         if expecting is not None and type(message) is dict and message.get("method") == LISTEN:
+            if expecting.request_id is not None:
+                # Sent again (a retry after -32022): the new id replaces the old one.
+                self.registry.pop(expecting.request_id, None)
             request_id = message.get("id")
             expecting.request_id = request_id
             if request_id is not None:
                 self.registry[request_id] = expecting
-            self.expecting = None
-            expecting.sent.set()
 
     def send_nowait(self, item: Envelope) -> None:
         self.sink.send_nowait(item)
