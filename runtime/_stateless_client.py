@@ -70,8 +70,9 @@ class StatelessClient:
     ``open`` probes with ``server/discover`` (``transports/stdio.md``, "Backward
     Compatibility"): a ``DiscoverResult`` or a modern error means a modern server (an
     ``UnsupportedProtocolVersionError`` is retried once with a version from its list); any
-    other error, or no answer within ``probe_timeout`` seconds, means a legacy server, served
-    by ``legacy`` if given, else refused with ``ProtocolVersionError``. Every request then gets
+    other error the server sent, an HTTP refusal with 400, 404 or 405 (``_legacy_sign``), or
+    no answer within ``probe_timeout`` seconds means a legacy server, served by ``legacy`` if
+    given, else refused with ``ProtocolVersionError``. Every request then gets
     the per-request ``_meta`` fields, and an ``InputRequiredResult`` is answered with the
     client's own handlers (sampling, elicitation, roots) and retried, at most
     ``max_input_rounds`` times. A result without ``resultType`` is complete.
@@ -111,9 +112,10 @@ class StatelessClient:
 
     async def open(self, client: Client, session: Session) -> None:
         hook = session.connection.extra.get(REQUEST_HEADERS)
+        self.tool_headers = ToolHeaders()
+        self.on_http = isinstance(hook, HeaderHook)
         if isinstance(hook, HeaderHook):
             hook.provider = self.tool_headers.headers_for
-            self.on_http = True
         version = self.protocol_version
         for attempt in range(2):
             bindings = Bindings.load(version, Direction.CLIENT_TO_SERVER)
