@@ -65,9 +65,8 @@ class HeaderHook:
 
 def _plain(value: str) -> bool:
     """True if ``value`` can go into a header as is (``Value Encoding``)."""
-    if any(not 0x20 <= ord(c) <= 0x7E for c in value):
-        return False
-    if value != value.strip(" \t"):
+    # ASCII and printable: 0x20..0x7E, so no control character (tab included) gets through.
+    if not (value.isascii() and value.isprintable()) or value != value.strip(" "):
         return False
     return not (value.startswith("=?base64?") and value.endswith("?="))
 
@@ -200,7 +199,8 @@ class ToolHeaders:
         params = message.get("params")
         if message.get("method") != _TOOLS_CALL or type(params) is not dict:
             return {}
-        annotated = self.tools.get(params.get("name"))  # type: ignore[arg-type]
+        name = params.get("name")
+        annotated = self.tools.get(name) if type(name) is str else None
         arguments = params.get("arguments")
         if not annotated or type(arguments) is not dict:
             return {}
