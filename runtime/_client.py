@@ -60,6 +60,8 @@ class Client(Endpoint):
     gives the same, typed for mypy, after checking the revision. The client itself is a
     ``RequestSender``, so ``ClientStub(client)`` of any revision works too. Handlers for what the
     server asks (sampling, roots, elicitation) are registered before entering, like a server's.
+    In the stateless era ``client.listen(...)`` opens a ``subscriptions/listen`` subscription
+    and yields its notifications.
     """
 
     def __init__(
