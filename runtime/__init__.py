@@ -45,6 +45,7 @@ if TYPE_CHECKING:
         HandshakeServer,
         ServerLifecycle,
     )
+    from ._listen_client import ListenNotification, Subscription
     from ._run import run
     from ._server import Server
     from ._session import PeerState, RequestContext, Route, Router, Session, SessionOptions
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
     from ._stateless_client import StatelessClient
     from ._stdio import StdioParameters, stdio_client, stdio_server
     from .errors import (
+        HTTP_STATUS,
         INTERNAL_ERROR,
         INVALID_PARAMS,
         INVALID_REQUEST,
@@ -84,6 +86,8 @@ _SOURCES: dict[str, str] = {
     "HandshakeClient": "._lifecycle",
     "HandshakeServer": "._lifecycle",
     "ServerLifecycle": "._lifecycle",
+    "ListenNotification": "._listen_client",
+    "Subscription": "._listen_client",
     "run": "._run",
     "Server": "._server",
     "PeerState": "._session",
@@ -99,6 +103,7 @@ _SOURCES: dict[str, str] = {
     "StdioParameters": "._stdio",
     "stdio_client": "._stdio",
     "stdio_server": "._stdio",
+    "HTTP_STATUS": ".errors",
     "INTERNAL_ERROR": ".errors",
     "INVALID_PARAMS": ".errors",
     "INVALID_REQUEST": ".errors",
@@ -120,6 +125,7 @@ _SOURCES: dict[str, str] = {
 __all__ = [
     "ASSUME_INITIALIZED",
     "HANDSHAKE_REVISIONS",
+    "HTTP_STATUS",
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
     "INVALID_REQUEST",
@@ -137,6 +143,7 @@ __all__ = [
     "HandshakeClient",
     "HandshakeServer",
     "InvalidResultError",
+    "ListenNotification",
     "Malformed",
     "McpError",
     "PeerState",
@@ -154,6 +161,7 @@ __all__ = [
     "StatelessClient",
     "StatelessServer",
     "StdioParameters",
+    "Subscription",
     "memory_pair",
     "run",
     "stdio_client",
