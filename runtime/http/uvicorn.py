@@ -105,19 +105,22 @@ class _HeadGuard(asyncio.Protocol):
         self._await_head()
 
     def data_received(self, data: bytes) -> None:
-        if self._head_timer is not None:
-            self._head_bytes += len(data)
-            if self._head_bytes > self.limits.max_head_bytes:
-                self.transport.write(_TOO_LARGE)
-                self._drop("a request head over the size limit")
-                return
         super().data_received(data)
         cycle = self.cycle
-        if cycle is not self._head_cycle:
+        if cycle is not self._head_cycle:  # a head is complete (this chunk may hold body too)
             self._head_cycle = cycle
             self._head_done()
-        elif self._head_timer is None and (cycle is None or cycle.response_complete):
+            return
+        if self._head_timer is None:
+            # A response may complete before its request's body has all come (a 413 or 429
+            # answered early): until then the bytes are that body's, not the next head's.
+            if cycle is not None and not (cycle.response_complete and not cycle.more_body):
+                return
             self._await_head()
+        self._head_bytes += len(data)
+        if self._head_bytes > self.limits.max_head_bytes and not self.transport.is_closing():
+            self.transport.write(_TOO_LARGE)
+            self._drop("a request head over the size limit")
 
     def on_response_complete(self) -> None:
         super().on_response_complete()  # type: ignore[misc]

@@ -137,3 +137,28 @@ async def test_an_endless_head_is_refused_with_431(http: str) -> None:
         assert answer.startswith((b"HTTP/1.1 431", b"HTTP/1.1 400")) or answer == b""
         async with httpx.AsyncClient(timeout=10) as client:
             assert (await client.get(f"{base}/")).status_code == 200
+
+
+@pytest.mark.parametrize("together", [False, True])
+@pytest.mark.parametrize("http", PROTOCOLS)
+async def test_a_body_answered_before_it_is_read_is_not_taken_for_a_head(
+    http: str, together: bool
+) -> None:
+    """The app answers without reading the body (as a 405, 413 or 429 does); the body, sent
+    after the head or in the same chunk, is not counted as a head, and the next request on
+    the connection is served."""
+    async with serving(App(), http=http, max_head_bytes=8192, header_timeout=5) as base:
+        stream = await connect(base)
+        body = b"z" * 200_000
+        head = b"POST / HTTP/1.1\r\nhost: x\r\ncontent-length: %d\r\n\r\n" % len(body)
+        await stream.send(head + body if together else head)
+        answer = b""
+        while not answer.endswith(b"ok"):
+            answer += await stream.receive()
+        assert answer.startswith(b"HTTP/1.1 200")
+        if not together:
+            await stream.send(body)
+        await stream.send(b"GET / HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
+        with anyio.fail_after(10):
+            second = await closed_by_server(stream)
+        assert second.startswith(b"HTTP/1.1 200"), second[:100]
