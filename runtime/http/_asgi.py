@@ -5,28 +5,43 @@ No request or response objects on the hot path: a POST decodes only the headers 
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
 from starlette.types import Receive, Scope, Send
 
 from .. import _jsonrpc as rpc
+from ..errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR
 from ._common import JSON, LAST_EVENT_ID, PROTOCOL_VERSION, SESSION_ID, SSE
 
 __all__ = [
     "CONNECTION_ERROR",
+    "ERROR_STATUS",
     "READ_HEADERS",
     "Disconnected",
     "TooLarge",
     "error",
+    "escape",
     "header_list",
     "read_body",
     "read_headers",
     "respond",
     "sse_headers",
+    "status_for",
 ]
 
 #: The JSON-RPC code for a transport-level refusal that has no better code (the SDKs agree).
 CONNECTION_ERROR: Final = -32000
+
+#: HTTP statuses of JSON-RPC errors answered at once to a stateless-era request; others are 200.
+ERROR_STATUS: Final = {
+    PARSE_ERROR: 400,
+    INVALID_REQUEST: 400,
+    INVALID_PARAMS: 400,
+    -32020: 400,  # HeaderMismatch
+    -32021: 400,  # MissingRequiredClientCapability
+    -32022: 400,  # UnsupportedProtocolVersion
+    METHOD_NOT_FOUND: 404,
+}
 
 #: The request headers the transport reads (handlers reach all of them through ``request``).
 READ_HEADERS: Final = {
@@ -82,11 +97,30 @@ async def error(
     code: int,
     message: str,
     request_id: int | str | None = None,
+    data: Any = None,
     **headers: str,
 ) -> None:
     """An HTTP error whose body is a JSON-RPC error (without id unless one is known)."""
-    body = rpc.encode(rpc.error_response(request_id, code, message))
+    body = rpc.encode(rpc.error_response(request_id, code, message, data))
     await respond(send, status, body, JSON, headers or None)
+
+
+def status_for(response: Any) -> int:
+    """The HTTP status of a JSON answer in the stateless era: an error's code decides it
+    (streamable-http.md: 400 for refusals of the request, 404 for an unknown method)."""
+    error_body = response.get("error") if type(response) is dict else None
+    code = error_body.get("code") if type(error_body) is dict else None
+    return ERROR_STATUS.get(code, 200) if type(code) is int else 200
+
+
+def escape(value: object, limit: int = 200) -> str:
+    """A peer-supplied string fit for a log line: no control characters, bounded."""
+    text = value if type(value) is str else repr(value)
+    if len(text) > limit:
+        text = text[:limit] + "..."
+    if text.isascii() and text.isprintable():
+        return text
+    return text.encode("unicode_escape").decode("ascii")
 
 
 class TooLarge(Exception):

@@ -72,7 +72,11 @@ class HttpSession:
     """
 
     def __init__(
-        self, owner: StreamableHTTPServer, session_id: str | None, assume: str | None = None
+        self,
+        owner: StreamableHTTPServer,
+        session_id: str | None,
+        assume: str | None = None,
+        resumable: bool = True,
     ) -> None:
         self.owner = owner
         self.id = session_id
@@ -82,7 +86,7 @@ class HttpSession:
             asyncio.get_running_loop().time if self.native else anyio.current_time
         )
         self.store: EventStore | None = (
-            owner.event_store_factory() if owner.event_store_factory else None
+            owner.event_store_factory() if owner.event_store_factory and resumable else None
         )
         self.inbox = Inbox(self.native)
         extra: dict[str, Any] = {ASSUME_INITIALIZED: assume} if assume is not None else {}
@@ -260,7 +264,7 @@ class HttpSession:
     async def commit_sse(self, stream: Stream) -> None:
         """Make an undecided stream SSE (call under the lock): it gets an id, a priming event
         if the client expects one, and the responses it already holds become events."""
-        if stream.mode == SSE_MODE:
+        if stream.mode == SSE_MODE and stream.id is not None:
             return
         stream.mode = SSE_MODE
         self._next_stream += 1

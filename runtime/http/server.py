@@ -33,31 +33,22 @@ exactly as long as that request, which is what horizontally scaled deployments w
 from __future__ import annotations
 
 import logging
-import math
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, Final
 
 import anyio
 from anyio.abc import TaskGroup
 from starlette.types import Receive, Scope, Send
 
-from .. import _jsonrpc as rpc
-from ..errors import INVALID_REQUEST, PARSE_ERROR
+from .._stateless import STATELESS_REVISIONS, UNSUPPORTED_PROTOCOL_VERSION
+from ..errors import INVALID_REQUEST
 from ..transport import Connection
-from ._asgi import (
-    CONNECTION_ERROR,
-    Disconnected,
-    TooLarge,
-    error,
-    read_body,
-    read_headers,
-    respond,
-)
+from ._asgi import CONNECTION_ERROR, error, escape, read_headers, respond
+from ._binding import HEADER_MISMATCH, Refusal, check_request, meta_version
 from ._common import (
     DEFAULT_PROTOCOL_VERSION,
-    JSON,
     LAST_EVENT_ID,
     PROTOCOL_VERSION,
     SESSION_ID,
@@ -66,9 +57,12 @@ from ._common import (
     accepts,
     encode_event,
 )
+from ._exchange import LISTEN, accepted, exchange, per_request
 from ._http_session import HttpRequestContext, HttpSession
-from ._sse_writer import WATCH_AFTER, write_sse
-from ._streams import JSON_MODE, SSE_MODE, RequestId, Stream
+from ._intake import malformed_header, mcp_headers, parse_post
+from ._sse_writer import write_sse
+from ._streams import RequestId, Stream
+from ._tool_headers import ToolHeaderCache
 from .event_store import EventStore, InMemoryEventStore
 from .security import LOOPBACK_HOSTS, HostGuard
 
@@ -78,6 +72,8 @@ logger = logging.getLogger("mcpbind.runtime.http")
 
 #: Runs one MCP session over a connection until its ``incoming`` ends (``Server.serve``).
 SessionRunner = Callable[[Connection], Awaitable[None]]
+#: The first revision without JSON-RPC batches.
+BATCHES_REMOVED: Final = "2025-06-18"
 
 
 class StreamableHTTPServer:
@@ -94,6 +90,14 @@ class StreamableHTTPServer:
     request in flight and no open stream for that long. ``max_sessions`` bounds live sessions
     (503 beyond). ``retry_ms`` is the ``retry`` advice of priming events. ``sse_keepalive``
     is the silence after which an SSE stream gets a comment line (``None``: never).
+
+    Both protocol eras are served at once: a POST carrying (or opening, with ``initialize``)
+    a handshake-era session goes to that session; one whose ``MCP-Protocol-Version`` is a
+    stateless-era revision, or whose body carries the per-request ``_meta`` version, is
+    checked against the 2026-07-28 HTTP binding and served on a session of its own.
+    ``stateless=True`` serves handshake-era requests that way too (no sessions at all).
+    ``tool_headers_ttl`` is how long the tools' ``x-mcp-header`` annotations, which say what
+    ``Mcp-Param-*`` headers a ``tools/call`` must carry, are reused (``ToolHeaderCache``).
     """
 
     def __init__(
@@ -114,6 +118,7 @@ class StreamableHTTPServer:
         supported_versions: Sequence[str] = SUPPORTED_VERSIONS,
         shutdown_grace: float = 2.0,
         sse_keepalive: float | None = 15.0,
+        tool_headers_ttl: float = 30.0,
     ) -> None:
         self.serve = serve
         self.path = path
@@ -132,7 +137,7 @@ class StreamableHTTPServer:
         self.sse_keepalive = sse_keepalive
         self.sessions: dict[str, HttpSession] = {}
         self._tg: TaskGroup | None = None
-        self._accept_cache: dict[str, tuple[bool, bool]] = {}
+        self.tool_headers = ToolHeaderCache(serve, tool_headers_ttl)
 
     # -- lifetime -----------------------------------------------------------------------
 
@@ -192,6 +197,10 @@ class StreamableHTTPServer:
             await respond(send, 404, b"Not Found", "text/plain; charset=utf-8")
             return
         headers = read_headers(scope)
+        bad = malformed_header(headers)
+        if bad is not None:
+            await error(send, 400, CONNECTION_ERROR, f"Bad Request: malformed {bad} header")
+            return
         if not self.guard.host_ok(headers.get("host")):
             await error(send, 403, CONNECTION_ERROR, "Forbidden: Host not allowed")
             return
@@ -224,16 +233,31 @@ class StreamableHTTPServer:
             return
         await send({"type": "lifespan.shutdown.complete"})
 
-    async def _check_version(self, send: Send, headers: dict[str, str]) -> bool:
-        """Refuse (and say so) a ``MCP-Protocol-Version`` this endpoint does not serve."""
-        version = headers.get(PROTOCOL_VERSION)
-        if version is not None and version.strip() not in self.supported_versions:
-            supported = ", ".join(self.supported_versions)
+    def _unsupported(self, version: str) -> dict[str, Any]:
+        """``data`` of -32022: what is served, newest first, and what was asked."""
+        return {"supported": sorted(self.supported_versions, reverse=True), "requested": version}
+
+    async def _check_version(
+        self,
+        send: Send,
+        version: str | None,
+        request_id: RequestId | None = None,
+        stateless_only: bool = False,
+    ) -> bool:
+        """Refuse (400, ``UnsupportedProtocolVersion``) a version this endpoint does not serve
+        (with ``stateless_only``: any but a stateless-era one, for a request with ``_meta``)."""
+        if version is not None and (
+            version not in self.supported_versions
+            or (stateless_only and version not in STATELESS_REVISIONS)
+        ):
+            supported = ", ".join(sorted(self.supported_versions, reverse=True))
             await error(
                 send,
                 400,
-                CONNECTION_ERROR,
-                f"Unsupported MCP-Protocol-Version {version!r}; supported: {supported}",
+                UNSUPPORTED_PROTOCOL_VERSION,
+                f"Unsupported protocol version {version!r}; supported: {supported}",
+                request_id,
+                self._unsupported(version),
             )
             return False
         return True
@@ -251,74 +275,40 @@ class StreamableHTTPServer:
 
     # -- POST ---------------------------------------------------------------------------
 
-    async def _parse_post(
-        self, receive: Receive, send: Send, headers: dict[str, str]
-    ) -> tuple[list[Any], bool] | None:
-        """The POSTed messages and whether it was a batch, or None once refused."""
-        if not any(self._accepted(headers.get("accept"))):
+    async def _post(
+        self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str]
+    ) -> None:
+        if not any(accepted(headers.get("accept"))):
             await error(
                 send,
                 406,
                 CONNECTION_ERROR,
                 "Not Acceptable: Accept must include application/json and text/event-stream",
             )
-            return None
-        content_type = headers.get("content-type", "")
-        if content_type != JSON and content_type.split(";", 1)[0].strip().lower() != JSON:
-            await error(
-                send,
-                415,
-                CONNECTION_ERROR,
-                "Unsupported Media Type: Content-Type must be application/json",
-            )
-            return None
-        try:
-            body = await read_body(receive, headers, self.max_body_bytes)
-        except TooLarge:
-            await error(
-                send,
-                413,
-                CONNECTION_ERROR,
-                f"Payload Too Large: the limit is {self.max_body_bytes} bytes",
-            )
-            return None
-        except Disconnected:
-            return None
-        parsed = rpc.decode(body)
-        if isinstance(parsed, rpc.Malformed):
-            await error(send, 400, PARSE_ERROR, f"Parse error: {parsed.reason}")
-            return None
-        batch = type(parsed) is list
-        messages: list[Any] = parsed if batch else [parsed]
-        if not messages:
-            await error(send, 400, INVALID_REQUEST, "Invalid Request: empty batch")
-            return None
-        for message in messages:
-            kind = rpc.classify(message)
-            if isinstance(kind, rpc.Invalid):
-                await error(
-                    send, 400, kind.code, f"Invalid Request: {kind.reason}", kind.request_id
-                )
-                return None
-        return messages, batch
-
-    async def _post(
-        self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str]
-    ) -> None:
-        parsed = await self._parse_post(receive, send, headers)
+            return
+        parsed = await parse_post(receive, send, headers, self.max_body_bytes)
         if parsed is None:
             return
         messages, batch = parsed
+        version = headers.get(PROTOCOL_VERSION)
+        version = version.strip() if version is not None else None
+        if version in STATELESS_REVISIONS or (not batch and meta_version(messages[0]) is not None):
+            await self._post_modern(scope, receive, send, headers, messages, batch, version)
+            return
         initialize = any(m.get("method") == "initialize" and "id" in m for m in messages)
         if initialize and len(messages) > 1:
             await error(
                 send, 400, INVALID_REQUEST, "Invalid Request: initialize must not be batched"
             )
             return
-        if not initialize and not await self._check_version(send, headers):
+        first_id = messages[0].get("id") if not batch else None
+        if not initialize and not await self._check_version(send, version, first_id):
             return
         if self.stateless:
-            await self._post_stateless(scope, receive, send, headers, messages, batch, initialize)
+            if batch and not await self._batch_allowed(send, version):
+                return
+            assume = None if initialize else version or DEFAULT_PROTOCOL_VERSION
+            await per_request(self, scope, receive, send, headers, messages, batch, assume)
             return
         if initialize and not headers.get(SESSION_ID):
             session = await self._new_session(send)
@@ -326,12 +316,93 @@ class StreamableHTTPServer:
             session = await self._session_for(send, headers)
         if session is None:
             return
+        if batch and not await self._batch_allowed(send, version or session.protocol_version):
+            return
         session.busy += 1  # not reaped while busy; touched when done
         try:
-            await self._exchange(session, scope, receive, send, headers, messages, batch)
+            await exchange(self, session, scope, receive, send, headers, messages, batch)
         finally:
             session.busy -= 1
             session.touch()
+
+    async def _batch_allowed(self, send: Send, revision: str | None) -> bool:
+        """JSON-RPC batches went away in 2025-06-18: refuse one sent at that revision or later."""
+        if revision is not None and revision >= BATCHES_REMOVED:
+            await error(
+                send,
+                400,
+                INVALID_REQUEST,
+                f"Invalid Request: JSON-RPC batches are not part of MCP {revision}",
+            )
+            return False
+        return True
+
+    async def _post_modern(
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        headers: dict[str, str],
+        messages: list[Any],
+        batch: bool,
+        version: str | None,
+    ) -> None:
+        """A stateless-era POST: one request, its headers checked against its body
+        (``_binding``), served on a session of its own. ``Mcp-Session-Id`` is ignored."""
+        if batch:
+            await error(
+                send, 400, INVALID_REQUEST, "Invalid Request: JSON-RPC batches are not part of MCP"
+            )
+            return
+        message = messages[0]
+        if "method" not in message:
+            await error(
+                send, 400, INVALID_REQUEST, "Invalid Request: a client does not send responses"
+            )
+            return
+        if "id" not in message:
+            await respond(send, 202)  # no client notifications in this era: nothing to act on
+            return
+        request_id = message["id"]
+        method = message["method"]
+        mcp, bad = mcp_headers(scope)
+        refusal = (
+            Refusal(HEADER_MISMATCH, f"Header mismatch: malformed {bad} header")
+            if bad is not None
+            else check_request(mcp, message, version)
+        )
+        if refusal is None and (
+            version not in self.supported_versions or version not in STATELESS_REVISIONS
+        ):
+            await self._check_version(send, version, request_id, stateless_only=True)
+            return
+        if refusal is None and method == "tools/call":
+            params = message.get("params") or {}
+            name = params.get("name")
+            if type(name) is str and version is not None:
+                tool_headers = await self.tool_headers.headers_for(version, name)
+                refusal = check_request(mcp, message, version, tool_headers)
+        if refusal is not None:
+            logger.info(
+                "refused %s (id %s): %s",
+                escape(method),
+                escape(request_id),
+                escape(refusal.message),
+            )
+            await error(send, 400, refusal.code, refusal.message, request_id)
+            return
+        if method == LISTEN and not accepted(headers.get("accept"))[1]:
+            await error(
+                send,
+                406,
+                CONNECTION_ERROR,
+                "Not Acceptable: subscriptions/listen answers with text/event-stream",
+                request_id,
+            )
+            return
+        await per_request(
+            self, scope, receive, send, headers, messages, False, version, modern=True
+        )
 
     async def _new_session(self, send: Send) -> HttpSession | None:
         if self._tg is None:
@@ -358,138 +429,27 @@ class StreamableHTTPServer:
         self._tg.start_soon(session.run)
         return session
 
-    def _accepted(self, accept: str | None) -> tuple[bool, bool]:
-        """Whether ``Accept`` admits (JSON, SSE); cached, as a client hardly varies it."""
-        key = accept or ""
-        found = self._accept_cache.get(key)
-        if found is None:
-            found = (accepts(accept, JSON), accepts(accept, SSE))
-            if len(self._accept_cache) >= 64:
-                self._accept_cache.clear()
-            self._accept_cache[key] = found
-        return found
-
-    def _initial_mode(self, accept: str | None) -> str | None:
-        """JSON, SSE, or undecided (``None``) for a POST, from the options and ``Accept``."""
-        json_ok, sse_ok = self._accepted(accept)
-        if not sse_ok:
-            return JSON_MODE
-        if not json_ok:
-            return SSE_MODE
-        if self.json_response is None:
-            return None
-        return JSON_MODE if self.json_response else SSE_MODE
-
-    async def _exchange(
-        self,
-        session: HttpSession,
-        scope: Scope,
-        receive: Receive,
-        send: Send,
-        headers: dict[str, str],
-        messages: list[Any],
-        batch: bool,
-    ) -> None:
-        """Deliver POSTed messages; answer 202, or with the JSON or SSE carrying the responses."""
-        request_ids: list[RequestId] = [m["id"] for m in messages if "method" in m and "id" in m]
-        extra = {SESSION_ID: session.id} if session.id is not None else {}
-        if not request_ids:
-            try:
-                await session.deliver(messages, HttpRequestContext(scope, session.id))
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-                await error(send, 404, CONNECTION_ERROR, "Session not found")
-                return
-            await respond(send, 202, headers=extra)
-            return
-        if len(set(request_ids)) != len(request_ids):
-            await error(send, 400, INVALID_REQUEST, "Invalid Request: a batch repeats a request id")
-            return
-        clash = next((rid for rid in request_ids if rid in session.by_request), None)
-        if clash is not None:
-            await error(
-                send,
-                400,
-                INVALID_REQUEST,
-                "Invalid Request: this request id is already in use",
-                clash,
-            )
-            return
-        version = headers.get(PROTOCOL_VERSION)
-        if version is None and messages[0].get("method") == "initialize":
-            params = messages[0].get("params")
-            version = params.get("protocolVersion") if type(params) is dict else None
-        stream = session.open_stream(
-            request_ids, self._initial_mode(headers.get("accept")), version
-        )
-        token = session.token()
-        stream.attach(token)
-        if stream.mode == SSE_MODE:
-            async with session.lock:
-                await session.commit_sse(stream)
-
-        async def close_sse_stream() -> None:
-            await session.close_sse_stream(stream)
-
-        try:
-            await session.deliver(messages, HttpRequestContext(scope, session.id, close_sse_stream))
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            stream.detach(token)
-            await error(send, 404, CONNECTION_ERROR, "Session not found")
-            return
-        if stream.mode != SSE_MODE:
-            clock = session.clock
-            deadline = clock() + self.sse_after if stream.mode is None else math.inf
-            while not stream.done and stream.mode != SSE_MODE:
-                if stream.mode is None and clock() >= deadline:
-                    async with session.lock:
-                        await session.commit_sse(stream)
-                    break
-                await stream.signal.wait(deadline - clock())
-            if stream.mode != SSE_MODE:
-                stream.detach(token)
-                responses = list(stream.queue)
-                stream.queue.clear()
-                if not responses:
-                    await respond(send, 202, headers=extra)
-                    return
-                body = rpc.encode(responses if batch else responses[0])
-                await respond(send, 200, body, JSON, extra)
-                return
-        await write_sse(
-            session, stream, token, receive, send, extra, WATCH_AFTER, self.sse_keepalive
-        )
-
-    async def _post_stateless(
-        self,
-        scope: Scope,
-        receive: Receive,
-        send: Send,
-        headers: dict[str, str],
-        messages: list[Any],
-        batch: bool,
-        initialize: bool,
-    ) -> None:
-        """A session just for this POST, started as initialised unless the POST is ``initialize``."""
-        version = (headers.get(PROTOCOL_VERSION) or DEFAULT_PROTOCOL_VERSION).strip()
-        session = HttpSession(self, None, assume=None if initialize else version)
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(session.run)
-            try:
-                await self._exchange(session, scope, receive, send, headers, messages, batch)
-            finally:
-                session.terminate("the request is complete")
-
     # -- GET and DELETE -----------------------------------------------------------------
+
+    def _sessionless(self, headers: dict[str, str]) -> bool:
+        """Whether a GET or DELETE cannot be about a session: a stateless server, a
+        stateless-era version, or no session named (streamable-http.md answers 405)."""
+        version = (headers.get(PROTOCOL_VERSION) or "").strip()
+        return (
+            self.stateless
+            or version in STATELESS_REVISIONS
+            or (not headers.get(SESSION_ID) and not version)
+        )
 
     async def _get(
         self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str]
     ) -> None:
-        if self.stateless:
+        if self._sessionless(headers):
             await error(
                 send,
                 405,
                 CONNECTION_ERROR,
-                "Method not allowed: a stateless server has no GET stream",
+                "Method not allowed: no GET stream without a session",
                 allow="POST",
             )
             return
@@ -498,7 +458,9 @@ class StreamableHTTPServer:
                 send, 406, CONNECTION_ERROR, "Not Acceptable: Accept must include text/event-stream"
             )
             return
-        if not await self._check_version(send, headers):
+        if not await self._check_version(
+            send, (headers.get(PROTOCOL_VERSION) or "").strip() or None
+        ):
             return
         session = await self._session_for(send, headers)
         if session is None:
@@ -543,12 +505,12 @@ class StreamableHTTPServer:
         await write_sse(session, standalone, token, receive, send, extra, 0.0, self.sse_keepalive)
 
     async def _delete(self, send: Send, headers: dict[str, str]) -> None:
-        if self.stateless:
+        if self._sessionless(headers):
             await error(
                 send,
                 405,
                 CONNECTION_ERROR,
-                "Method not allowed: a stateless server has no sessions",
+                "Method not allowed: no session to end",
                 allow="POST",
             )
             return
