@@ -319,7 +319,7 @@ def add_modern_handlers(
     ) -> Any:
         wanted = params.notifications.model_dump(exclude_none=True) if params.notifications else {}
         subscription = next(listeners.ids)
-        meta = {SUBSCRIPTION_ID: subscription}
+        meta = {SUBSCRIPTION_ID: context.request_id}  # the listen request's id (subscriptions.md)
 
         async def tell(method: str) -> None:
             spec = CHANGES[method]

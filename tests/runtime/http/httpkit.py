@@ -125,6 +125,7 @@ def answers(response: httpx.Response) -> list[Any]:
 
 
 MODERN = "2026-07-28"
+SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 MODERN_META = {
     "io.modelcontextprotocol/protocolVersion": MODERN,
     "io.modelcontextprotocol/clientCapabilities": {},
@@ -158,8 +159,7 @@ def build_dual_server(cancelled: list[str] | None = None) -> Server:
     from mcpbind.generated.v2026_07_28 import methods as modern
 
     server = build_server()
-    schema = types.ToolInputSchema(type="object")
-    plain = [{"name": n, "inputSchema": schema.model_dump()} for n in ("echo", "ask_name")]
+    plain = [{"name": n, "inputSchema": {"type": "object"}} for n in ("echo", "ask_name")]
 
     @server.handler(modern.TOOLS_LIST)
     async def list_tools(params: Any, context: RequestContext) -> Any:
@@ -198,7 +198,8 @@ def build_dual_server(cancelled: list[str] | None = None) -> Server:
     async def listen(params: Any, context: RequestContext) -> Any:
         ack = modern.NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED
         assert ack.params_type is not None
-        await context.send_notification(ack, ack.params_type.model_validate({"notifications": {}}))
+        acknowledged = {"notifications": {}, "_meta": {SUBSCRIPTION_ID: context.request_id}}
+        await context.send_notification(ack, ack.params_type.model_validate(acknowledged))
         try:
             await anyio.sleep_forever()
         finally:
