@@ -18,16 +18,25 @@ By default a POST whose answer is ready before anything else related to it, with
 request first (or takes longer, or closes the stream) the answer becomes an SSE stream, primed
 for resumption. ``json_response=True`` always answers JSON, ``False`` always SSE.
 
-Streams are resumable: each SSE event is recorded in the session's ``EventStore`` before it is
-written, and ``GET`` with ``Last-Event-ID`` replays the rest of *that* stream, then continues
-live. A client disconnecting never cancels the request (transports.md): the events keep going
-to the store until the response, so nothing is lost.
+Handshake-era streams are resumable: each SSE event is recorded in the session's
+``EventStore`` before it is written, and ``GET`` with ``Last-Event-ID`` replays the rest of
+*that* stream, then continues live. A client disconnecting never cancels such a request
+(transports.md): the events keep going to the store until the response, so nothing is lost.
 
-Stateful sessions outlive single HTTP requests, so they run in a task group opened by
-``run()``; used directly as an ASGI app the server opens it from the ``lifespan`` protocol
-(uvicorn, hypercorn... run it). ``stateless=True`` needs no lifespan: each POST gets a fresh
-session, started as already initialised at the request's ``MCP-Protocol-Version``, that lives
-exactly as long as that request, which is what horizontally scaled deployments want.
+Both protocol eras share the endpoint. A POST of the stateless era (2026-07-28: its
+``MCP-Protocol-Version``, or the ``_meta`` version of its body, says so) has its headers
+checked against its body (``_binding``) and is served on a session of its own that lives
+exactly as long as the request; closing its SSE response cancels it, and its streams are not
+resumable. Handshake-era sessions outlive single HTTP requests, so they run in a task group
+opened by ``run()``; used directly as an ASGI app the server opens it from the ``lifespan``
+protocol (uvicorn, hypercorn... run it). ``stateless=True`` serves handshake-era POSTs on
+sessions of their own too, started as already initialised at the request's
+``MCP-Protocol-Version``, which is what horizontally scaled deployments want.
+
+This module is the endpoint and its dispatch; the pieces live beside it: ``_exchange`` (one
+POST's answer), ``_http_session`` (routing what a session sends), ``_binding`` and
+``_tool_headers`` (the 2026 headers), ``_intake`` (header form, body), ``_sse_writer``,
+``_streams``, ``_signals``, ``_asgi``.
 """
 
 from __future__ import annotations
