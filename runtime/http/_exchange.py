@@ -11,6 +11,7 @@ cancelled: it serves nothing else).
 
 from __future__ import annotations
 
+import asyncio
 import math
 from typing import TYPE_CHECKING, Any
 
@@ -154,11 +155,29 @@ async def per_request(
     assume: str | None,
     modern: bool = False,
 ) -> None:
-    """Serve one POST on a session of its own, started as initialised at ``assume``."""
+    """Serve one POST on a session of its own, started as initialised at ``assume``.
+
+    On asyncio the session runs in a bare task, awaited at the end (a task group per POST
+    was a tenth of its cost); it ends once its input does (``terminate``), and goes with
+    the POST if that is cancelled."""
     session = HttpSession(owner, None, assume=assume, resumable=False)
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(session.run)
+    if not session.native:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(session.run)
+            try:
+                await exchange(
+                    owner, session, scope, receive, send, headers, messages, batch, modern
+                )
+            finally:
+                session.terminate("the request is complete")
+        return
+    task = asyncio.get_running_loop().create_task(session.run())
+    try:
+        await exchange(owner, session, scope, receive, send, headers, messages, batch, modern)
+    finally:
+        session.terminate("the request is complete")
         try:
-            await exchange(owner, session, scope, receive, send, headers, messages, batch, modern)
-        finally:
-            session.terminate("the request is complete")
+            await task
+        except BaseException:
+            task.cancel()
+            raise
