@@ -165,8 +165,10 @@ def check_request(
     meta = params.get("_meta") if type(params) is dict else None
     if version is None:
         return Refusal(HEADER_MISMATCH, "Header mismatch: MCP-Protocol-Version header missing")
-    body_version = meta.get(META_VERSION) if type(meta) is dict else None
-    if body_version is None or type(meta.get(CLIENT_CAPABILITIES)) is not dict:  # type: ignore[union-attr]
+    if type(meta) is not dict:
+        meta = {}
+    body_version = meta.get(META_VERSION)
+    if body_version is None or type(meta.get(CLIENT_CAPABILITIES)) is not dict:
         return Refusal(
             INVALID_PARAMS,
             f"Invalid params: _meta must carry {META_VERSION!r} and {CLIENT_CAPABILITIES!r}",

@@ -31,8 +31,9 @@ DEFAULT_LIMIT: Final = 8192
 #: Headers whose value is one token: no spaces inside.
 _TOKENS: Final = frozenset({SESSION_ID, PROTOCOL_VERSION, LAST_EVENT_ID, "content-length"})
 _MCP: Final = b"mcp-"
-#: The ``mcp-*`` headers the endpoint reads itself (the others are for ``mcp_headers``).
-_READ_ELSEWHERE: Final = frozenset({SESSION_ID.encode(), PROTOCOL_VERSION.encode()})
+#: The ``mcp-*`` header the stateless era ignores (``MCP-Protocol-Version`` is collected too,
+#: so that a repeated one is refused).
+_READ_ELSEWHERE: Final = frozenset({SESSION_ID.encode()})
 
 
 def _well_formed(value: str) -> bool:
