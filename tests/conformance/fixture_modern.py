@@ -110,6 +110,7 @@ MODERN_TOOLS = [
     _tool("test_streaming_elicitation", "Reports progress, then asks the user"),
     _tool("test_logging_tool", "Logs only when the request asks for a log level"),
     _tool("test_trigger_tool_change", "Tells listeners that the tool list changed"),
+    _tool("test_trigger_prompt_change", "Tells listeners that the prompt list changed"),
     _tool(
         "test_header_echo",
         "Mirrors its region and priority into Mcp-Param headers",
@@ -308,6 +309,9 @@ def add_modern_handlers(
         if name == "test_trigger_tool_change":
             await listeners.changed("toolsListChanged", "notifications/tools/list_changed")
             return done("tool list change announced")
+        if name == "test_trigger_prompt_change":
+            await listeners.changed("promptsListChanged", "notifications/prompts/list_changed")
+            return done("prompt list change announced")
         if name == "test_header_echo":
             args = params.arguments or {}
             return done(f"region={args.get('region')}, priority={args.get('priority')}")

@@ -137,6 +137,7 @@ def build_server() -> Server:
         capabilities={
             "resources": {"subscribe": True, "listChanged": True},
             "tools": {"listChanged": True},
+            "prompts": {"listChanged": True},
         },
     )
     levels: weakref.WeakKeyDictionary[Session, str] = weakref.WeakKeyDictionary()
