@@ -28,6 +28,7 @@ __all__ = [
     "META_VERSION",
     "Refusal",
     "ToolHeader",
+    "check_params",
     "check_request",
     "decode_value",
     "header_annotations",
@@ -202,6 +203,14 @@ def check_request(
                 f"Header mismatch: Mcp-Name header value {said[0].strip()!r} does not match "
                 f"body value {named!r}",
             )
+    return check_params(headers, message, tool_headers)
+
+
+def check_params(
+    headers: Mapping[str, list[str]], message: dict[str, Any], tool_headers: Sequence[ToolHeader]
+) -> Refusal | None:
+    """Check the ``Mcp-Param-*`` headers of a ``tools/call`` against its arguments."""
+    params = message.get("params")
     arguments = params.get("arguments") if type(params) is dict else None
     for annotation in tool_headers:
         value = _at(arguments, annotation.path)

@@ -55,7 +55,7 @@ from .._stateless import STATELESS_REVISIONS, UNSUPPORTED_PROTOCOL_VERSION
 from ..errors import INVALID_REQUEST
 from ..transport import Connection
 from ._asgi import CONNECTION_ERROR, error, escape, read_headers, respond
-from ._binding import HEADER_MISMATCH, Refusal, check_request, meta_version
+from ._binding import HEADER_MISMATCH, Refusal, check_params, check_request, meta_version
 from ._common import (
     DEFAULT_PROTOCOL_VERSION,
     LAST_EVENT_ID,
@@ -390,7 +390,7 @@ class StreamableHTTPServer:
             name = params.get("name")
             if type(name) is str and version is not None:
                 tool_headers = await self.tool_headers.headers_for(version, name)
-                refusal = check_request(mcp, message, version, tool_headers)
+                refusal = check_params(mcp, message, tool_headers)
         if refusal is not None:
             logger.info(
                 "refused %s (id %s): %s",
