@@ -386,8 +386,8 @@ class StreamableHTTPServer:
             await self._check_version(send, version, request_id, stateless_only=True)
             return
         if refusal is None and method == "tools/call":
-            params = message.get("params") or {}
-            name = params.get("name")
+            params = message.get("params")
+            name = params.get("name") if type(params) is dict else None
             if type(name) is str and version is not None:
                 tool_headers = await self.tool_headers.headers_for(version, name)
                 refusal = check_params(mcp, message, tool_headers)
