@@ -327,3 +327,16 @@ async def test_peer_supplied_names_are_escaped_in_log_lines(
         line = record.getMessage()
         assert "\n" not in line and "\r" not in line
         assert "tools/call\\nINFO forged line" in line
+
+
+async def test_odd_bodies_are_refused_with_a_400() -> None:
+    app = StreamableHTTPServer(build_dual_server().serve)
+    async with serving(app) as base, httpx.AsyncClient() as http:
+        url = f"{base}/mcp"
+        for params in ([1, 2], None, "x", {"name": 5, "_meta": MODERN_META}):
+            body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+            if params is None:
+                del body["params"]
+            response = await http.post(url, json=body, headers=modern_headers(name="echo"))
+            assert response.status_code == 400, (params, response.text)
+            assert response.json()["error"]["code"] in (-32602, -32600, -32020), response.text
