@@ -340,3 +340,39 @@ async def test_odd_bodies_are_refused_with_a_400() -> None:
             response = await http.post(url, json=body, headers=modern_headers(name="echo"))
             assert response.status_code == 400, (params, response.text)
             assert response.json()["error"]["code"] in (-32602, -32600, -32020), response.text
+
+
+async def test_a_tool_added_later_has_its_headers_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The annotations are learnt from the server's own tools/list, and learnt again when a
+    call names a tool the cached list lacks (at most once a second: here, at once)."""
+    from mcpbind.generated.v2026_07_28 import methods as modern
+    from mcpbind.runtime import RequestContext, Server
+    from mcpbind.runtime.http import _tool_headers
+
+    monkeypatch.setattr(_tool_headers, "REFRESH_GAP", 0.0)
+
+    server = Server("growing")
+    tools: list[dict[str, Any]] = [{"name": "a", "inputSchema": {"type": "object"}}]
+
+    @server.handler(modern.TOOLS_LIST)
+    async def list_tools(params: Any, context: RequestContext) -> Any:
+        return {"tools": tools, "resultType": "complete", "ttlMs": 0, "cacheScope": "public"}
+
+    @server.handler(modern.TOOLS_CALL)
+    async def call_tool(params: Any, context: RequestContext) -> Any:
+        return {"content": [{"type": "text", "text": params.name}], "resultType": "complete"}
+
+    app = StreamableHTTPServer(server.serve)
+    async with serving(app) as base, httpx.AsyncClient() as http:
+        url = f"{base}/mcp"
+        first = await http.post(url, json=modern_call(1, "a"), headers=modern_headers(name="a"))
+        assert first.status_code == 200
+        annotated = {"type": "string", "x-mcp-header": "Zone"}
+        tools.append(
+            {"name": "b", "inputSchema": {"type": "object", "properties": {"zone": annotated}}}
+        )
+        call = modern_call(2, "b", zone="z1")
+        missing = await http.post(url, json=call, headers=modern_headers(name="b"))
+        assert missing.status_code == 400 and missing.json()["error"]["code"] == -32020
+        sent = modern_headers(name="b", **{"mcp-param-zone": "z1"})
+        assert (await http.post(url, json=call, headers=sent)).status_code == 200
