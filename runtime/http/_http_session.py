@@ -104,7 +104,6 @@ class HttpSession:
         self._outgoing_closed = False
         self.busy = 0
         self.last_active = self.clock()
-        self.ended = anyio.Event()
         self._reason: str | None = None
 
     def _close_reason(self) -> str | None:
@@ -144,7 +143,6 @@ class HttpSession:
         self.streams.clear()
         self.by_request.clear()
         self.owner._forget(self)
-        self.ended.set()
 
     def _finish_all(self) -> None:
         for stream in {*self.streams.values(), *self.by_request.values(), self.standalone}:
