@@ -5,8 +5,9 @@
 What the stateless-era scenarios ask (``conformance-scenarios.txt``): tools answering with an
 ``InputRequiredResult`` written by hand exactly as the scenarios show (an HMAC-protected
 ``requestState`` where one is asked for), a prompt doing the same, diagnostic tools of
-``server-stateless``, a tool with ``x-mcp-header`` arguments, caching hints on list results,
-and a ``subscriptions/listen`` that acknowledges, then relays list changes it was asked for.
+``server-stateless``, a tool with ``x-mcp-header`` arguments, caching hints on list results.
+``subscriptions/listen`` is the runtime's own: the trigger tools raise list changes with
+``server.notify_tools_changed()``/``notify_prompts_changed()``, which reach every listener.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import itertools
 import json
 import secrets
 from collections.abc import Awaitable, Callable
@@ -28,7 +28,6 @@ from mcpbind.runtime import INVALID_PARAMS, McpError, RequestContext, Server
 CACHE = {"resultType": "complete", "ttlMs": 60_000, "cacheScope": "public"}
 COMPLETE = {"resultType": "complete"}
 MISSING_CAPABILITY = -32021
-SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 _KEY = secrets.token_bytes(32)
 
 NAME_SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
@@ -134,12 +133,6 @@ HANDSHAKE_ONLY = {
     "test_reconnection",
     "test_tool_with_logging",
 }
-#: The list changes a listener can ask for, by notification method.
-CHANGES = {
-    "notifications/tools/list_changed": methods.NOTIFICATIONS_TOOLS_LIST_CHANGED,
-    "notifications/prompts/list_changed": methods.NOTIFICATIONS_PROMPTS_LIST_CHANGED,
-    "notifications/resources/list_changed": methods.NOTIFICATIONS_RESOURCES_LIST_CHANGED,
-}
 INPUT_PROMPT = {
     "name": "test_input_required_result_prompt",
     "description": "A prompt that asks the user for context first",
@@ -158,19 +151,6 @@ def accepted_content(responses: Any, key: str) -> dict[str, Any] | None:
     return content if type(content) is dict else None
 
 
-class Listeners:
-    """Open ``subscriptions/listen`` requests: what each asked for and how to tell it."""
-
-    def __init__(self) -> None:
-        self.open: dict[int, tuple[dict[str, Any], Callable[[str], Awaitable[None]]]] = {}
-        self.ids = itertools.count(1)
-
-    async def changed(self, what: str, method: str) -> None:
-        for wanted, tell in list(self.open.values()):
-            if wanted.get(what):
-                await tell(method)
-
-
 def add_modern_handlers(
     server: Server,
     tools: list[dict[str, Any]],
@@ -181,7 +161,6 @@ def add_modern_handlers(
     """Register the 2026-07-28 handlers; ``call_common``/``get_common`` serve the tools and
     prompts both eras share (the 2025-11-25 handlers, whose results the runtime stamps with
     neutral caching hints here)."""
-    listeners = Listeners()
     listed = [t for t in tools if t["name"] not in HANDSHAKE_ONLY] + MODERN_TOOLS
 
     @server.handler(methods.TOOLS_LIST)
@@ -307,40 +286,12 @@ def add_modern_handlers(
         if name == "test_logging_tool":
             return done("no log level was asked for, so nothing was logged")
         if name == "test_trigger_tool_change":
-            await listeners.changed("toolsListChanged", "notifications/tools/list_changed")
+            await server.notify_tools_changed()
             return done("tool list change announced")
         if name == "test_trigger_prompt_change":
-            await listeners.changed("promptsListChanged", "notifications/prompts/list_changed")
+            await server.notify_prompts_changed()
             return done("prompt list change announced")
         if name == "test_header_echo":
             args = params.arguments or {}
             return done(f"region={args.get('region')}, priority={args.get('priority')}")
         return {**(await call_common(name, params.arguments or {}, context)), **COMPLETE}
-
-    @server.handler(methods.SUBSCRIPTIONS_LISTEN)
-    async def listen(
-        params: types.SubscriptionsListenRequestParams, context: RequestContext
-    ) -> Any:
-        wanted = params.notifications.model_dump(exclude_none=True) if params.notifications else {}
-        subscription = next(listeners.ids)
-        meta = {SUBSCRIPTION_ID: context.request_id}  # the listen request's id (subscriptions.md)
-
-        async def tell(method: str) -> None:
-            spec = CHANGES[method]
-            assert spec.params_type is not None
-            await context.send_notification(spec, spec.params_type.model_validate({"_meta": meta}))
-
-        listeners.open[subscription] = (wanted, tell)
-        try:
-            await tell_ack(context, wanted, meta)
-            await anyio.sleep_forever()
-        finally:
-            del listeners.open[subscription]
-        return {}
-
-
-async def tell_ack(context: RequestContext, wanted: dict[str, Any], meta: dict[str, Any]) -> None:
-    params = types.SubscriptionsAcknowledgedNotificationParams.model_validate(
-        {"notifications": wanted, "_meta": meta}
-    )
-    await context.send_notification(methods.NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED, params)
