@@ -109,7 +109,13 @@ class Route:
         if isinstance(result, BaseModel):
             data = dump(result)
         elif self.spec is not None:
-            data = dump(validator(self.spec.result_type)(result if result is not None else {}))
+            if result is None:
+                result = {}
+            if self.stamp is not None and type(result) is dict and "resultType" not in result:
+                # A plain dict may leave out what the served revision requires and the runtime
+                # knows (a complete result's ``resultType``): stamped before it is validated.
+                result = {**self.stamp, **result}
+            data = dump(validator(self.spec.result_type)(result))
         else:
             data = result
         if self.stamp is not None and type(data) is dict and data.get("resultType") in _STAMPED:
