@@ -41,7 +41,9 @@ WRITE_BACKLOG = 1024 * 1024
 
 
 def _envelope(frame: bytes | Malformed) -> Envelope:
-    return Envelope(frame if isinstance(frame, Malformed) else decode(frame))
+    if isinstance(frame, Malformed):
+        return Envelope(frame)
+    return Envelope(decode(frame), size=len(frame))
 
 
 class PipeReader:

@@ -1,10 +1,11 @@
 """The session: one JSON-RPC peer connection, method-agnostic.
 
 It correlates responses, enforces timeouts, carries cancellation and progress both ways, runs
-each incoming request in its own task under a concurrency bound, and turns failures into the
-JSON-RPC error codes. Which methods exist, how params are validated and who handles them is
-asked of a ``Router`` (the ``Client`` or ``Server`` together with its lifecycle), so the same
-session serves both sides and both protocol eras.
+each incoming request in its own task under the bounds of ``_admission.py`` (it never stops
+reading for them: excess requests wait in a bounded queue or are refused at once), answers
+batches with one array, and turns failures into the JSON-RPC error codes. Which methods exist,
+how params are validated and who handles them is asked of a ``Router`` (the ``Client`` or
+``Server`` together with its lifecycle), so the same session serves both sides and both eras.
 """
 
 from __future__ import annotations
@@ -30,8 +31,10 @@ from mcpbind.generated._support import (
 from pydantic import ValidationError
 
 from . import _jsonrpc as rpc
+from ._admission import BATCH_REVISIONS, Admission, BatchReply, Incoming, measure, unavailable
 from ._bindings import Bindings, dump, validator
 from ._context import RequestContext
+from ._logsafe import printable
 from ._routing import PeerState, Route, Router, SessionOptions
 from ._tasks import HandlerTasks
 from .errors import (
@@ -115,9 +118,13 @@ class Session:
         self._next_id = 0
         self._pending: dict[RequestId, _Pending] = {}
         self._handlers: HandlerTasks | None = None
-        self._limit = max(1, self.options.max_concurrent_handlers)
-        self._active = 0
-        self._waiters: deque[anyio.Event] = deque()
+        options = self.options
+        self._admission = Admission(
+            options.max_concurrent_handlers,
+            options.spare_handlers,
+            options.max_pending_requests,
+            options.max_pending_bytes,
+        )
         self._room = anyio.Event()
         self._tg: TaskGroup | None = None
         self._closed_error: ConnectionClosedError | None = None
@@ -143,18 +150,20 @@ class Session:
     @property
     def handling(self) -> int:
         """Incoming requests being handled or waiting for a handler slot."""
-        return len(self._handlers) if self._handlers is not None else 0
+        return len(self._admission)
 
     async def run(self) -> None:
         """Serve the connection until it ends, then fail what is pending and stop all handlers.
 
-        At end of input, handlers already running get ``drain_timeout`` seconds to answer (a
-        stdio client may write its requests and close stdin); ``close()`` stops them at once.
+        At end of input, requests still queued are answered with an error at once, handlers
+        already running get ``drain_timeout`` seconds to answer (a stdio client may write its
+        requests and close stdin), and those still running then are answered with an error and
+        cancelled; ``close()`` stops them at once, unanswered.
         """
         try:
             async with anyio.create_task_group() as tg:
                 self._tg = tg
-                self._handlers = HandlerTasks(tg, self._room_set)
+                self._handlers = HandlerTasks(tg, self._on_handler_done)
                 tg.start_soon(self._watch_deadlines)
                 self._started.set()
                 if self.options.keepalive_interval:
@@ -168,10 +177,7 @@ class Session:
                     )
                     self._input_closed = ConnectionClosedError(reason)
                     self._fail_pending(reason)
-                    with anyio.move_on_after(self.options.drain_timeout):
-                        while self._handlers:
-                            self._room = anyio.Event()
-                            await self._room.wait()
+                    await self._drain()
                 finally:
                     reason = (
                         self._failure
@@ -214,8 +220,26 @@ class Session:
         if self._handlers is not None:
             self._handlers.cancel_all()
 
-    def _room_set(self) -> None:
-        self._room.set()
+    async def _drain(self) -> None:
+        """The input ended: answer what is queued, give running handlers a short grace, then
+        answer those still running (they are cancelled right after, unanswered twice never)."""
+        admission = self._admission
+        for entry in admission.queued():
+            admission.withdraw(entry)
+            await self._reply(
+                entry, unavailable(entry.request_id, "closing", "the input ended before it started")
+            )
+        handlers = self._handlers
+        assert handlers is not None
+        with anyio.move_on_after(self.options.drain_timeout):
+            while handlers:
+                self._room = anyio.Event()
+                await self._room.wait()
+        for entry in admission.running():
+            await self._reply(
+                entry,
+                unavailable(entry.request_id, "closing", "the input ended before it finished"),
+            )
 
     async def _keepalive(self, interval: float) -> None:
         spec = self.bindings.methods.get("ping")
@@ -228,7 +252,7 @@ class Session:
             except ConnectionClosedError:
                 return
             except (RequestTimeoutError, McpError) as exc:
-                logger.warning("keep-alive ping failed: %s", exc)
+                logger.warning("keep-alive ping failed: %s", printable(str(exc)))
                 self.close(
                     f"keep-alive ping unanswered within {self.options.keepalive_timeout:g} s"
                 )
@@ -236,8 +260,9 @@ class Session:
 
     # -- sending --------------------------------------------------------------------------
 
-    async def send_raw(self, message: dict[str, Any], related_id: RequestId | None = None) -> None:
-        """Hand one message to the transport; a closed connection raises ``ConnectionClosedError``."""
+    async def send_raw(self, message: Any, related_id: RequestId | None = None) -> None:
+        """Hand one message (or a batch's array of responses) to the transport; a closed
+        connection raises ``ConnectionClosedError``."""
         if self._closed_error is not None:
             raise self._closed_error
         try:
@@ -417,9 +442,8 @@ class Session:
 
     async def _read_loop(self) -> None:
         incoming = self.connection.incoming
-        handlers = self._handlers
-        assert handlers is not None
-        max_pending = max(1, self.options.max_pending_requests)
+        admission = self._admission
+        max_notifying = max(1, self.options.max_pending_requests)
         streak = 0
         try:
             while True:
@@ -431,120 +455,189 @@ class Session:
                 if type(message) is list:
                     await self._on_batch(message, envelope)
                 else:
-                    await self._on_message(message, envelope)
-                while len(handlers) + self._notifying >= max_pending and self._closed_error is None:
+                    await self._on_message(message, envelope, None, envelope.size)
+                # Requests never hold the reading back (they queue or are refused); handlers of
+                # notifications, which cannot be refused, do when too many run.
+                while self._notifying >= max_notifying and self._closed_error is None:
                     self._room = anyio.Event()
                     await self._room.wait()
                 streak += 1
-                if streak >= FAIRNESS:
+                if streak >= FAIRNESS or admission.waiting:
+                    # With requests queued, handlers get a turn after every message read, so
+                    # a peer that pipelines many quick requests has them answered, not refused.
                     streak = 0
                     await checkpoint()
         finally:
             incoming.close()
 
     async def _on_batch(self, batch: list[Any], envelope: Envelope) -> None:
-        """JSON-RPC batches (allowed by 2025-03-26): each member is handled, and answered, alone."""
+        """A JSON-RPC batch: refused whole (one error, id null) unless the negotiated revision
+        has batches (none is negotiated yet: ``initialize`` must not be batched) and it fits
+        the pending bound; else each member is admitted like a single message, and the
+        responses go back as one array once all are in (none for notifications only)."""
+        revision = self.peer.revision
+        if revision not in BATCH_REVISIONS:
+            why = (
+                f"revision {revision} has no JSON-RPC batches"
+                if revision is not None
+                else "no batch before initialization"
+            )
+            await self._answer(rpc.error_response(None, INVALID_REQUEST, "Invalid Request", why))
+            return
         if not batch:
             await self._answer_error(None, INVALID_REQUEST, "an empty batch is not a valid request")
+            return
+        if len(batch) > self.options.max_pending_requests:
+            await self._answer_error(
+                None,
+                INVALID_REQUEST,
+                "Invalid Request",
+                f"a batch of {len(batch)} messages; at most "
+                f"{self.options.max_pending_requests} are taken at once",
+            )
+            return
+        reply = BatchReply()
+        size = envelope.size // len(batch) if envelope.size else 0
         for item in batch:
-            await self._on_message(item, envelope)
+            await self._on_message(item, envelope, reply, size)
+        responses = reply.settle(None)
+        if responses is not None:
+            await self._send_batch(responses)
 
-    async def _on_message(self, message: Any, envelope: Envelope) -> None:
+    async def _on_message(
+        self, message: Any, envelope: Envelope, batch: BatchReply | None, size: int
+    ) -> None:
         if isinstance(message, rpc.Malformed):
             await self._answer_error(None, PARSE_ERROR, "Parse error", message.reason)
             return
         kind = rpc.classify(message)
         if kind == rpc.REQUEST:
-            await self._on_request(message, envelope)
+            await self._on_request(message, envelope, batch, size)
         elif kind == rpc.RESPONSE or kind == rpc.ERROR_RESPONSE:
             self._on_response(message, kind)
         elif kind == rpc.NOTIFICATION:
             self._on_notification(message, envelope)
         elif isinstance(kind, rpc.Invalid):
             if kind.answer:
-                await self._answer_error(kind.request_id, kind.code, "Invalid Request", kind.reason)
+                response = rpc.error_response(
+                    kind.request_id, kind.code, "Invalid Request", kind.reason
+                )
+                await self._answer(response, batch)
             else:
                 logger.warning("dropped an invalid response: %s", kind.reason)
 
     async def _answer_error(
         self, request_id: RequestId | None, code: int, message: str, data: Any = None
     ) -> None:
-        with contextlib.suppress(ConnectionClosedError):
-            await self.send_raw(rpc.error_response(request_id, code, message, data), request_id)
+        await self._answer(rpc.error_response(request_id, code, message, data))
 
-    async def _on_request(self, message: dict[str, Any], envelope: Envelope) -> None:
+    async def _answer(self, response: dict[str, Any], batch: BatchReply | None = None) -> None:
+        """Send a response at once, or add it to the batch being read (sent with the rest)."""
+        if batch is not None:
+            batch.responses.append(response)
+            return
+        with contextlib.suppress(ConnectionClosedError):
+            await self.send_raw(response, response["id"])
+
+    async def _send_batch(self, responses: list[dict[str, Any]]) -> None:
+        with contextlib.suppress(ConnectionClosedError):
+            await self.send_raw(responses)
+
+    async def _on_request(
+        self, message: dict[str, Any], envelope: Envelope, batch: BatchReply | None, size: int
+    ) -> None:
         request_id: RequestId = message["id"]
         method: str = message["method"]
         params = message.get("params")
         if params is not None and type(params) is not dict:
-            await self._answer_error(
-                request_id, INVALID_PARAMS, "Invalid params", "params must be a JSON object"
+            await self._answer(
+                rpc.error_response(
+                    request_id, INVALID_PARAMS, "Invalid params", "params must be a JSON object"
+                ),
+                batch,
             )
             return
-        handlers = self._handlers
-        assert handlers is not None
-        if request_id in handlers:
-            await self._answer_error(
-                request_id, INVALID_REQUEST, "Invalid Request", "this request id is already in use"
+        admission = self._admission
+        if request_id in admission:
+            await self._answer(
+                rpc.error_response(
+                    request_id,
+                    INVALID_REQUEST,
+                    "Invalid Request",
+                    "this request id is already in use",
+                ),
+                batch,
             )
             return
         route = self.router.route_request(self, method, params)
         if isinstance(route, McpError):
-            await self._answer_error(request_id, route.code, route.message, route.data)
+            await self._answer(
+                {"jsonrpc": "2.0", "id": request_id, "error": route.to_error()}, batch
+            )
             return
         if route.immediate is not None:
-            with contextlib.suppress(ConnectionClosedError):
-                await self.send_raw(
-                    {"jsonrpc": "2.0", "id": request_id, "result": route.immediate}, request_id
-                )
+            await self._answer(
+                {"jsonrpc": "2.0", "id": request_id, "result": route.immediate}, batch
+            )
             return
         if route.inline:
             response = await self._respond(route, request_id, method, params, envelope.context)
-            with contextlib.suppress(ConnectionClosedError):
-                await self.send_raw(response, request_id)
+            await self._answer(response, batch)
             return
-        handlers.start(
-            request_id, self._handle, route, request_id, method, params, envelope.context
+        size = size or measure(params)
+        refused = admission.refusal(size)
+        if refused is not None:
+            await self._answer(unavailable(request_id, "busy", refused), batch)
+            return
+        entry = Incoming(request_id, method, params, route, envelope.context, size, batch)
+        if batch is not None:
+            batch.open += 1
+        if admission.add(entry):
+            handlers = self._handlers
+            assert handlers is not None
+            handlers.start(request_id, self._handle, entry)
+
+    async def _handle(self, entry: Incoming) -> None:
+        response = await self._respond(
+            entry.route, entry.request_id, entry.method, entry.params, entry.context
         )
+        await self._reply(entry, response)
 
-    async def _handle(
-        self,
-        route: Route,
-        request_id: RequestId,
-        method: str,
-        params: dict[str, Any] | None,
-        transport_context: Any,
-    ) -> None:
-        await self._acquire_slot()
-        try:
-            response = await self._respond(route, request_id, method, params, transport_context)
-        finally:
-            self._release_slot()
-        with contextlib.suppress(ConnectionClosedError):
-            await self.send_raw(response, request_id)
+    async def _reply(self, entry: Incoming, response: dict[str, Any]) -> None:
+        """Answer an admitted request once (the session's closing may have answered it)."""
+        if entry.answered:
+            return
+        entry.answered = True
+        if entry.batch is None:
+            with contextlib.suppress(ConnectionClosedError):
+                await self.send_raw(response, entry.request_id)
+            return
+        responses = entry.batch.settle(response)
+        if responses is not None:
+            await self._send_batch(responses)
 
-    async def _acquire_slot(self) -> None:
-        """Take a handler slot; unlike ``anyio.Semaphore`` this does not yield when one is free."""
-        while self._active >= self._limit:
-            waiter = anyio.Event()
-            self._waiters.append(waiter)
-            try:
-                await waiter.wait()
-            except BaseException:
-                if waiter in self._waiters:
-                    self._waiters.remove(waiter)
-                elif waiter.is_set():
-                    self._wake_next()
-                raise
-        self._active += 1
+    def _unanswered(self, entry: Incoming) -> None:
+        """An admitted request ends without a response (cancelled): its batch may be complete."""
+        if entry.answered:
+            return
+        entry.answered = True
+        if entry.batch is not None:
+            responses = entry.batch.settle(None)
+            if responses is not None and self._tg is not None:
+                self._tg.start_soon(self._send_batch, responses)
 
-    def _release_slot(self) -> None:
-        self._active -= 1
-        self._wake_next()
-
-    def _wake_next(self) -> None:
-        if self._waiters:
-            self._waiters.popleft().set()
+    def _on_handler_done(self, request_id: Any) -> None:
+        """A handler task ended, however: free its place and start what waited for it."""
+        admission = self._admission
+        entry = admission.get(request_id)
+        if entry is not None:
+            admission.finish(entry)
+            self._unanswered(entry)
+        handlers = self._handlers
+        if handlers is not None and self._input_closed is None and self._closed_error is None:
+            while (ready := admission.next_ready()) is not None:
+                handlers.start(ready.request_id, self._handle, ready)
+        self._room.set()
 
     async def _respond(
         self,
@@ -564,7 +657,11 @@ class Session:
         except McpError as exc:
             return {"jsonrpc": "2.0", "id": request_id, "error": exc.to_error()}
         except Exception:
-            logger.exception("params of %s (request %r) could not be read", method, request_id)
+            logger.exception(
+                "params of %s (request %r) could not be read",
+                printable(method),
+                printable(request_id),
+            )
             return rpc.error_response(request_id, INTERNAL_ERROR, "Internal error")
         meta = raw.get("_meta") if raw else None
         context = RequestContext(
@@ -577,7 +674,9 @@ class Session:
         except McpError as exc:
             return {"jsonrpc": "2.0", "id": request_id, "error": exc.to_error()}
         except Exception:
-            logger.exception("handler of %s (request %r) failed", method, request_id)
+            logger.exception(
+                "handler of %s (request %r) failed", printable(method), printable(request_id)
+            )
             return rpc.error_response(request_id, INTERNAL_ERROR, "Internal error")
 
     def _on_response(self, message: dict[str, Any], kind: int) -> None:
@@ -585,11 +684,11 @@ class Session:
         pending = self._pending.get(request_id) if rpc.is_request_id(request_id) else None
         if pending is None or pending.has_result or pending.error is not None:
             if kind == rpc.ERROR_RESPONSE and request_id is None:
-                logger.warning("the peer reported an error: %s", message.get("error"))
+                logger.warning("the peer reported an error: %s", printable(message.get("error")))
             elif request_id in self._abandoned:
                 logger.debug("ignored the late response to cancelled request %r", request_id)
             else:
-                logger.warning("dropped a response with an unknown id %r", request_id)
+                logger.warning("dropped a response with an unknown id %r", printable(request_id))
             return
         if kind == rpc.RESPONSE:
             pending.result = message["result"]
@@ -608,7 +707,7 @@ class Session:
         method: str = message["method"]
         params = message.get("params")
         if params is not None and type(params) is not dict:
-            logger.warning("dropped notification %s: params is not an object", method)
+            logger.warning("dropped notification %s: params is not an object", printable(method))
             return
         if method == CANCELLED:
             self._on_cancelled(params)
@@ -623,19 +722,30 @@ class Session:
         try:
             await work()
         except Exception:
-            logger.exception("notification handler of %s failed", method)
+            logger.exception("notification handler of %s failed", printable(method))
         finally:
             self._notifying -= 1
             self._room.set()
 
     def _on_cancelled(self, params: dict[str, Any] | None) -> None:
+        """The peer gave up a request: a queued one leaves the queue, a running one is cancelled;
+        neither is answered (cancellation.md)."""
         request_id = params.get("requestId") if params else None
-        if (
-            rpc.is_request_id(request_id)
-            and self._handlers is not None
-            and self._handlers.cancel(request_id)
-        ):
-            logger.info("peer cancelled request %r: %s", request_id, (params or {}).get("reason"))
+        entry = self._admission.get(request_id) if rpc.is_request_id(request_id) else None
+        if entry is None:
+            return
+        if entry.queued:
+            self._admission.withdraw(entry)
+            self._unanswered(entry)
+        elif self._handlers is None or not self._handlers.cancel(request_id):
+            return
+        else:
+            self._admission.release(entry)
+        logger.info(
+            "peer cancelled request %r: %s",
+            printable(request_id),
+            printable((params or {}).get("reason")),
+        )
 
     def _on_progress(self, params: dict[str, Any] | None) -> None:
         if not params:

@@ -36,6 +36,8 @@ logger = logging.getLogger("mcpbind.runtime.stdio")
 _FIRST_PARENT = (os.getpid(), os.getppid())
 #: Default bound on one message; a larger line is answered -32700 and never buffered whole.
 MAX_MESSAGE = 64 * 1024 * 1024
+#: How often a stopping client looks whether the server's process group is empty yet.
+GROUP_POLL = 0.02
 
 
 def _pollable(fd: int) -> bool:
@@ -151,7 +153,10 @@ class StdioParameters:
     ``env`` is added to this process's environment (``inherit_env=False``: used alone).
     ``stderr``: ``"inherit"`` forwards the server's stderr to ours, ``"devnull"`` drops it, a
     callable receives it line by line. Shutdown closes the server's stdin, waits ``close_wait``
-    seconds, sends SIGTERM to its process group, waits ``term_wait``, then sends SIGKILL.
+    seconds, sends SIGTERM to its process group, waits ``term_wait``, then sends SIGKILL. The
+    server runs in a process group of its own, and whatever it started there goes too: when the
+    server exits (or is stopped), what is left of its group gets SIGTERM, then SIGKILL after
+    ``term_wait``, so no grandchild outlives it holding the pipes.
     """
 
     command: str
@@ -224,6 +229,7 @@ class _Child:
         _set_nonblocking(self.to_child)
         _set_nonblocking(self.from_child)
         self.exited = anyio.Event()
+        self._group_lock = anyio.Lock()
 
     async def wait_exit(self) -> None:
         """Reap the process as soon as it exits (pidfd where the kernel has it, else polling)."""
@@ -248,29 +254,46 @@ class _Child:
             with contextlib.suppress(OSError):
                 os.close(fd)
 
-    def signal_group(self, sig: int) -> None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
+    def signal_group(self, sig: int) -> bool:
+        """Send ``sig`` to the server's process group; False if nobody is left in it."""
+        try:
             os.killpg(self.process.pid, sig)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            pass
+        return True
+
+    async def _group_gone(self) -> None:
+        """Wait until the server has exited and nothing is left in its group (polled: the
+        others are not our children, so there is nothing to wait on)."""
+        await self.exited.wait()
+        while self.signal_group(0):
+            await anyio.sleep(GROUP_POLL)
 
     async def stop(self) -> None:
         """Close stdin, then SIGTERM, then SIGKILL, each after its configured wait."""
         self.close_fd(self.to_child)
-        for sig, wait in (
-            (signal.SIGTERM, self.params.close_wait),
-            (signal.SIGKILL, self.params.term_wait),
-        ):
-            with anyio.move_on_after(wait):
-                await self.exited.wait()
-            if self.exited.is_set():
-                return
-            logger.info(
-                "server %d still running; sending %s", self.process.pid, signal.Signals(sig).name
-            )
-            self.signal_group(sig)
-        with anyio.move_on_after(5):
+        with anyio.move_on_after(self.params.close_wait):
             await self.exited.wait()
-        # The leader may be gone while others in its group linger: they go too.
-        self.signal_group(signal.SIGKILL)
+        await self.end_group()
+
+    async def end_group(self) -> None:
+        """End the server's whole process group: SIGTERM to whoever is in it, SIGKILL to
+        whoever is left ``term_wait`` seconds later; then reap the server."""
+        if self.exited.is_set() and not self.signal_group(0):
+            return
+        async with self._group_lock:
+            pid = self.process.pid
+            logger.info("server %d or its children still running; sending SIGTERM", pid)
+            if self.signal_group(signal.SIGTERM):
+                with anyio.move_on_after(self.params.term_wait):
+                    await self._group_gone()
+                if not self.exited.is_set() or self.signal_group(0):
+                    logger.info("server %d or its children still running; sending SIGKILL", pid)
+                    self.signal_group(signal.SIGKILL)
+            with anyio.move_on_after(5):
+                await self.exited.wait()
 
     async def forward_stderr(self, sink: Callable[[str], None]) -> None:
         assert self.stderr_fd is not None
@@ -321,10 +344,11 @@ async def stdio_client(params: StdioParameters) -> AsyncIterator[Connection]:
 
     async def end_after_exit() -> None:
         # The server exited but its stdout may stay open (a grandchild holds it): give up
-        # shortly after, so pending requests fail at once.
+        # shortly after, so pending requests fail at once, and end what it left running.
         await child.exited.wait()
         await anyio.sleep(0.2)
         reader.end()
+        await child.end_group()
 
     try:
         async with anyio.create_task_group() as tg:

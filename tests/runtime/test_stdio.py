@@ -12,7 +12,6 @@ from typing import Any
 import anyio
 import orjson
 import pytest
-from anyio.abc import Process
 from mcpbind import generated
 from mcpbind.generated.v2025_11_25 import types
 from mcpbind.runtime import (
@@ -24,6 +23,7 @@ from mcpbind.runtime import (
     stdio_client,
 )
 from runtime_helpers import EXAMPLE_SERVER, REPO_ROOT
+from stdio_raw import RawServer, raw_example
 
 pytestmark = pytest.mark.anyio
 
@@ -200,50 +200,6 @@ async def test_server_exits_when_its_parent_dies() -> None:
         assert not alive(server_pid)
     finally:
         os.kill(holder_pid, 9)
-
-
-class RawServer:
-    """The example server on raw pipes, for input no well-behaved client would send."""
-
-    def __init__(self, process: Process) -> None:
-        self.process = process
-        self.buffer = b""
-
-    async def send(self, data: bytes) -> None:
-        assert self.process.stdin is not None
-        await self.process.stdin.send(data)
-
-    async def message(self, timeout: float = 10) -> Any:
-        assert self.process.stdout is not None
-        with anyio.fail_after(timeout):
-            while b"\n" not in self.buffer:
-                self.buffer += await self.process.stdout.receive()
-        line, self.buffer = self.buffer.split(b"\n", 1)
-        return orjson.loads(line)
-
-    async def call(self, message: dict[str, Any]) -> Any:
-        await self.send(orjson.dumps(message) + b"\n")
-        return await self.message()
-
-    async def initialize(self) -> None:
-        reply = await self.call(
-            {
-                "jsonrpc": "2.0",
-                "id": 0,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-11-25",
-                    "capabilities": {},
-                    "clientInfo": {"name": "raw", "version": "0"},
-                },
-            }
-        )
-        assert reply["result"]["protocolVersion"] == "2025-11-25"
-        await self.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
-
-
-async def raw_example() -> Process:
-    return await anyio.open_process(EXAMPLE_SERVER, cwd=REPO_ROOT, stderr=subprocess.DEVNULL)
 
 
 async def test_bad_input_to_the_stdio_server() -> None:
