@@ -33,20 +33,24 @@ def _escape_char(char: str) -> str:
     return f"\\U{code:08x}"
 
 
-def escape(text: str, limit: int = LIMIT) -> str:
-    """``text`` on one printable line: non-printable characters and backslashes escaped, and
-    cut after ``limit`` characters (saying how many more there were)."""
+def escape(text: str, limit: int = LIMIT, backslashes: bool = True) -> str:
+    """``text`` on one printable line: non-printable characters (and backslashes, unless
+    ``text`` is a ``repr`` that escaped them already) escaped, and cut after ``limit``
+    characters (saying how many more there were)."""
     suffix = ""
     if len(text) > limit:
         suffix = f"...(+{len(text) - limit} chars)"
         text = text[:limit]
-    if text.isprintable() and "\\" not in text:
+    if text.isprintable() and not (backslashes and "\\" in text):
         return text + suffix
-    return "".join(c if c.isprintable() and c != "\\" else _escape_char(c) for c in text) + suffix
+    special = "\\" if backslashes else ""
+    escaped = (_escape_char(c) if not c.isprintable() or c == special else c for c in text)
+    return "".join(escaped) + suffix
 
 
 class printable:  # used like a function, in log calls
-    """A log argument that formats as ``escape(value)`` (strings) or ``escape(repr(value))``."""
+    """A log argument that formats as ``escape(value)`` for a string, else as its ``repr``
+    (escaped if it is not printable); with ``%r``, as the ``repr`` of any value."""
 
     __slots__ = ("limit", "value")
 
@@ -56,7 +60,9 @@ class printable:  # used like a function, in log calls
 
     def __str__(self) -> str:
         value = self.value
-        return escape(value if type(value) is str else repr(value), self.limit)
+        if type(value) is str:
+            return escape(value, self.limit)
+        return escape(repr(value), self.limit, backslashes=False)
 
     def __repr__(self) -> str:
-        return escape(repr(self.value), self.limit)
+        return escape(repr(self.value), self.limit, backslashes=False)

@@ -38,6 +38,9 @@ _FIRST_PARENT = (os.getpid(), os.getppid())
 MAX_MESSAGE = 64 * 1024 * 1024
 #: How often a stopping client looks whether the server's process group is empty yet.
 GROUP_POLL = 0.02
+#: How long a SIGKILLed group may take to be gone (a process in uninterruptible sleep may take
+#: a while; past this the client stops waiting, but the signal still lands).
+KILL_WAIT = 5.0
 
 
 def _pollable(fd: int) -> bool:
@@ -170,6 +173,27 @@ class StdioParameters:
     max_message: int = MAX_MESSAGE
 
 
+def _group_running(pgid: int) -> bool:
+    """Whether a process of group ``pgid`` runs, not counting zombies (from ``/proc``; where
+    there is none, every process found by ``killpg`` counts)."""
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return True
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as file:
+                # pid (comm) state ppid pgrp ...; comm may hold spaces and parentheses.
+                fields = file.read().rpartition(b")")[2].split()
+        except OSError:
+            continue
+        if len(fields) > 2 and fields[0] != b"Z" and int(fields[2]) == pgid:
+            return True
+    return False
+
+
 def _describe_exit(status: int | None) -> str:
     if status is None:
         return "the server closed its output"
@@ -264,11 +288,16 @@ class _Child:
             pass
         return True
 
+    def group_running(self) -> bool:
+        """Whether anything in the server's group still runs; zombies do not (they wait for a
+        parent, often init, to reap them, and ``killpg(..., 0)`` still finds them)."""
+        return self.signal_group(0) and _group_running(self.process.pid)
+
     async def _group_gone(self) -> None:
-        """Wait until the server has exited and nothing is left in its group (polled: the
-        others are not our children, so there is nothing to wait on)."""
+        """Wait until the server has exited and nothing runs in its group (polled: the others
+        are not our children, so there is nothing to wait on)."""
         await self.exited.wait()
-        while self.signal_group(0):
+        while self.group_running():
             await anyio.sleep(GROUP_POLL)
 
     async def stop(self) -> None:
@@ -281,19 +310,20 @@ class _Child:
     async def end_group(self) -> None:
         """End the server's whole process group: SIGTERM to whoever is in it, SIGKILL to
         whoever is left ``term_wait`` seconds later; then reap the server."""
-        if self.exited.is_set() and not self.signal_group(0):
-            return
         async with self._group_lock:
+            if self.exited.is_set() and not self.group_running():
+                return
             pid = self.process.pid
             logger.info("server %d or its children still running; sending SIGTERM", pid)
             if self.signal_group(signal.SIGTERM):
                 with anyio.move_on_after(self.params.term_wait):
                     await self._group_gone()
-                if not self.exited.is_set() or self.signal_group(0):
+                if not self.exited.is_set() or self.group_running():
                     logger.info("server %d or its children still running; sending SIGKILL", pid)
                     self.signal_group(signal.SIGKILL)
-            with anyio.move_on_after(5):
-                await self.exited.wait()
+            # SIGKILL cannot be refused; this waits for it to land (and for the server's reaping).
+            with anyio.move_on_after(KILL_WAIT):
+                await self._group_gone()
 
     async def forward_stderr(self, sink: Callable[[str], None]) -> None:
         assert self.stderr_fd is not None

@@ -127,7 +127,7 @@ class Probe:
     def __init__(self) -> None:
         self.running = 0
         self.max_running = 0
-        self.started: list[int] = []
+        self.started: list[int | str] = []
         self.release = anyio.Event()
 
 
@@ -138,7 +138,7 @@ def probe_server(probe: Probe, options: SessionOptions) -> Server:
     async def call_tool(
         params: types.CallToolRequestParams, context: RequestContext
     ) -> types.CallToolResult:
-        probe.started.append(int(context.request_id))
+        probe.started.append(context.request_id)
         probe.running += 1
         probe.max_running = max(probe.max_running, probe.running)
         try:

@@ -23,7 +23,7 @@ from mcpbind.runtime import (
     stdio_client,
 )
 from runtime_helpers import EXAMPLE_SERVER, REPO_ROOT
-from stdio_raw import RawServer, raw_example
+from stdio_raw import RawServer, call, raw_example, raw_saturation
 
 pytestmark = pytest.mark.anyio
 
@@ -285,6 +285,32 @@ async def test_stdio_server_exits_on_eof() -> None:
         await process.stdin.aclose()
         with anyio.fail_after(5):
             assert await process.wait() == 0
+
+
+async def test_stdin_closed_with_requests_in_flight_answers_them_and_exits() -> None:
+    bounds = ("max_concurrent_handlers=1", "spare_handlers=0")
+    async with await raw_saturation(*bounds) as process:
+        server = RawServer(process)
+        await server.initialize()
+        await server.send_json(call(1, "hang"))  # runs
+        await server.send_json(call(2, "hang"))  # waits for the only slot
+        assert (await server.call({"jsonrpc": "2.0", "id": "p", "method": "ping"}))["id"] == "p"
+        assert process.stdin is not None
+        start = time.monotonic()
+        await process.stdin.aclose()
+        replies = {}
+        for _ in range(2):
+            reply = await server.message()
+            replies[reply["id"]] = reply["error"]
+        with anyio.fail_after(5):
+            assert await process.wait() == 0
+        took = time.monotonic() - start
+        print(f"stdin closed with 2 requests in flight: exited after {took:.3f} s")
+    assert set(replies) == {1, 2}
+    assert all(error["code"] == -31503 for error in replies.values())
+    assert all(error["data"] == {"reason": "closing"} for error in replies.values())
+    assert "before it finished" in replies[1]["message"]
+    assert "before it started" in replies[2]["message"]
 
 
 def test_nothing_but_messages_on_stdout() -> None:
