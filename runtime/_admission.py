@@ -130,13 +130,13 @@ class Admission:
         "_limit",
         "_max_bytes",
         "_max_count",
-        "_queue",
         "_running",
         "_spare",
         "_waiting",
         "active",
         "bytes",
         "count",
+        "waiting",
     )
 
     def __init__(self, limit: int, spare: int, max_count: int, max_bytes: int) -> None:
@@ -145,7 +145,8 @@ class Admission:
         self._max_count = max(1, max_count)
         self._max_bytes = max(1, max_bytes)
         self._by_id: dict[RequestId, Incoming] = {}
-        self._queue: OrderedDict[RequestId, Incoming] = OrderedDict()
+        #: The queue, first in first; empty (false) unless handlers are saturated.
+        self.waiting: OrderedDict[RequestId, Incoming] = OrderedDict()
         self._running: dict[str, int] = {}
         self._waiting: dict[str, int] = {}
         self.active = 0
@@ -155,61 +156,53 @@ class Admission:
     def __len__(self) -> int:
         return self.count
 
-    @property
-    def waiting(self) -> int:
-        """Requests in the queue."""
-        return len(self._queue)
-
     def __contains__(self, request_id: RequestId) -> bool:
         return request_id in self._by_id
 
     def get(self, request_id: RequestId) -> Incoming | None:
         return self._by_id.get(request_id)
 
-    def refusal(self, size: int) -> str | None:
-        """Why a request of ``size`` bytes cannot be admitted now, or None if it can.
+    def refusal(self, size: int) -> str:
+        """Why a request of ``size`` bytes was not admitted (``admit`` returned None)."""
+        if self.count >= self._max_count:
+            return f"{self.count} requests pending, the most this session takes"
+        return f"{self.bytes} bytes of requests pending; {size} more would exceed {self._max_bytes}"
+
+    def admit(self, entry: Incoming) -> bool | None:
+        """Take ``entry`` if the bounds have room: True if it may start now, False if it waits
+        in the queue, None if it is refused (``refusal`` says why).
 
         A request alone is admitted however large: the transport's bound on a message holds it.
         """
-        if self.count >= self._max_count:
-            return f"{self.count} requests pending, the most this session takes"
-        if self.count and self.bytes + size > self._max_bytes:
-            return (
-                f"{self.bytes} bytes of requests pending; {size} more would exceed "
-                f"{self._max_bytes}"
-            )
-        return None
-
-    def add(self, entry: Incoming) -> bool:
-        """Admit ``entry`` (``refusal`` said there is room): True if it may start now, False
-        if it waits in the queue."""
+        count = self.count
+        if count >= self._max_count or (count and self.bytes + entry.size > self._max_bytes):
+            return None
         self._by_id[entry.request_id] = entry
         self.count += 1
         self.bytes += entry.size
         method = entry.method
+        running = self._running
         if self.active < self._limit or (
             self.active < self._limit + self._spare
-            and not self._running.get(method)
+            and not running.get(method)
             and not self._waiting.get(method)
         ):
-            self._start(entry)
+            self.active += 1
+            running[method] = running.get(method, 0) + 1
             return True
         entry.queued = True
-        self._queue[entry.request_id] = entry
+        self.waiting[entry.request_id] = entry
         self._waiting[method] = self._waiting.get(method, 0) + 1
         return False
 
-    def _start(self, entry: Incoming) -> None:
-        self.active += 1
-        self._running[entry.method] = self._running.get(entry.method, 0) + 1
-
     def next_ready(self) -> Incoming | None:
         """The first queued request, now counted as running, if a handler slot is free."""
-        if self.active >= self._limit or not self._queue:
+        if self.active >= self._limit or not self.waiting:
             return None
-        _, entry = self._queue.popitem(last=False)
+        _, entry = self.waiting.popitem(last=False)
         self._unqueue(entry)
-        self._start(entry)
+        self.active += 1
+        self._running[entry.method] = self._running.get(entry.method, 0) + 1
         return entry
 
     def _unqueue(self, entry: Incoming) -> None:
@@ -233,25 +226,35 @@ class Admission:
         del self._by_id[entry.request_id]
         self.release(entry)
 
-    def finish(self, entry: Incoming) -> None:
-        """A running request's handler ended: its slot and its share of the bounds are free."""
-        self._forget(entry)
+    def finish(self, request_id: RequestId) -> Incoming | None:
+        """The handler of ``request_id`` ended: its slot and its share of the bounds are free.
+        Returns its entry (None if it was not running here)."""
+        entry = self._by_id.pop(request_id, None)
+        if entry is None:
+            return None
+        if entry.counted:  # ``release``, inlined on this hot path
+            entry.counted = False
+            self.count -= 1
+            self.bytes -= entry.size
         self.active -= 1
-        left = self._running[entry.method] - 1
+        running = self._running
+        method = entry.method
+        left = running[method] - 1
         if left:
-            self._running[entry.method] = left
+            running[method] = left
         else:
-            del self._running[entry.method]
+            del running[method]
+        return entry
 
     def withdraw(self, entry: Incoming) -> None:
         """A queued request leaves the queue without running (cancelled, or the input ended)."""
-        del self._queue[entry.request_id]
+        del self.waiting[entry.request_id]
         self._unqueue(entry)
         self._forget(entry)
 
     def queued(self) -> list[Incoming]:
         """The requests waiting, first in first."""
-        return list(self._queue.values())
+        return list(self.waiting.values())
 
     def running(self) -> list[Incoming]:
         """The requests whose handlers run."""

@@ -81,7 +81,8 @@ class Session(Outgoing):
             options.max_pending_requests,
             options.max_pending_bytes,
         )
-        self._room = anyio.Event()
+        # Set when a handler ends, for whoever waits for one to (``_wait_room``).
+        self._room: anyio.Event | None = None
         self._tg: TaskGroup | None = None
         self._notifying = 0
         self._failure: str | None = None
@@ -174,13 +175,20 @@ class Session(Outgoing):
         assert handlers is not None
         with anyio.move_on_after(self.options.drain_timeout):
             while handlers:
-                self._room = anyio.Event()
-                await self._room.wait()
+                await self._wait_room()
         for entry in admission.running():
             await self._reply(
                 entry,
                 unavailable(entry.request_id, "closing", "the input ended before it finished"),
             )
+
+    async def _wait_room(self) -> None:
+        """Wait until a handler (of a request or a notification) ends."""
+        room = self._room = anyio.Event()
+        try:
+            await room.wait()
+        finally:
+            self._room = None
 
     async def _keepalive(self, interval: float) -> None:
         spec = self.bindings.methods.get("ping")
@@ -247,8 +255,7 @@ class Session(Outgoing):
                 # Requests never hold the reading back (they queue or are refused); handlers of
                 # notifications, which cannot be refused, do when too many run.
                 while self._notifying >= max_notifying and self._closed_error is None:
-                    self._room = anyio.Event()
-                    await self._room.wait()
+                    await self._wait_room()
                 streak += 1
                 if streak >= FAIRNESS or admission.waiting:
                     # With requests queued, handlers get a turn after every message read, so
@@ -372,15 +379,17 @@ class Session(Outgoing):
             response = await self._respond(route, request_id, method, params, envelope.context)
             await self._answer(response, batch)
             return
-        size = size or measure(params)
-        refused = admission.refusal(size)
-        if refused is not None:
+        entry = Incoming(
+            request_id, method, params, route, envelope.context, size or measure(params), batch
+        )
+        admitted = admission.admit(entry)
+        if admitted is None:
+            refused = admission.refusal(entry.size)
             await self._answer(unavailable(request_id, "busy", refused), batch)
             return
-        entry = Incoming(request_id, method, params, route, envelope.context, size, batch)
         if batch is not None:
             batch.open += 1
-        if admission.add(entry):
+        if admitted:
             handlers = self._handlers
             assert handlers is not None
             handlers.start(request_id, self._handle, entry)
@@ -389,7 +398,12 @@ class Session(Outgoing):
         response = await self._respond(
             entry.route, entry.request_id, entry.method, entry.params, entry.context
         )
-        await self._reply(entry, response)
+        if entry.batch is not None or entry.answered:
+            await self._reply(entry, response)
+            return
+        entry.answered = True  # ``_reply`` inlined: this is the hot path
+        with contextlib.suppress(ConnectionClosedError):
+            await self.send_raw(response, entry.request_id)
 
     async def _reply(self, entry: Incoming, response: dict[str, Any]) -> None:
         """Answer an admitted request once (the session's closing may have answered it)."""
@@ -417,15 +431,20 @@ class Session(Outgoing):
     def _on_handler_done(self, request_id: Any) -> None:
         """A handler task ended, however: free its place and start what waited for it."""
         admission = self._admission
-        entry = admission.get(request_id)
-        if entry is not None:
-            admission.finish(entry)
+        entry = admission.finish(request_id)
+        if entry is not None and not entry.answered:
             self._unanswered(entry)
         handlers = self._handlers
-        if handlers is not None and self._input_closed is None and self._closed_error is None:
+        if (
+            admission.waiting
+            and handlers is not None
+            and self._input_closed is None
+            and self._closed_error is None
+        ):
             while (ready := admission.next_ready()) is not None:
                 handlers.start(ready.request_id, self._handle, ready)
-        self._room.set()
+        if self._room is not None:
+            self._room.set()
 
     async def _respond(
         self,
@@ -489,7 +508,8 @@ class Session(Outgoing):
             logger.exception("notification handler of %s failed", printable(method))
         finally:
             self._notifying -= 1
-            self._room.set()
+            if self._room is not None:
+                self._room.set()
 
     def _on_cancelled(self, params: dict[str, Any] | None) -> None:
         """The peer gave up a request: a queued one leaves the queue, a running one is cancelled;
