@@ -28,9 +28,10 @@ import anyio
 
 from ._jsonrpc import LineFramer, Malformed, decode, encode
 from ._run import on_asyncio
+from .errors import INVALID_REQUEST
 from .transport import Envelope
 
-__all__ = ["CHUNK", "PipeReader", "PipeWriter"]
+__all__ = ["CHUNK", "MAX_BATCH", "PipeReader", "PipeWriter"]
 
 logger = logging.getLogger("mcpbind.runtime.stdio")
 
@@ -38,12 +39,21 @@ logger = logging.getLogger("mcpbind.runtime.stdio")
 CHUNK = 64 * 1024
 #: Bytes a writer holds for a peer that is not reading before ``send`` waits (back-pressure).
 WRITE_BACKLOG = 1024 * 1024
+#: Default bound on a JSON-RPC batch's line, refused unparsed beyond it (see ``_envelope``).
+MAX_BATCH = 4 * 1024 * 1024
 
 
-def _envelope(frame: bytes | Malformed) -> Envelope:
+def _envelope(frame: bytes | Malformed, max_batch: int) -> Envelope:
     if isinstance(frame, Malformed):
         return Envelope(frame)
-    return Envelope(decode(frame), size=len(frame))
+    size = len(frame)
+    if size > max_batch and frame.lstrip()[:1] == b"[":
+        # Parsed, a batch takes ten times its size or more (a dict per member), and it could
+        # never be admitted whole anyway: refused unread.
+        return Envelope(
+            Malformed(f"a batch of {size} bytes; at most {max_batch} are read", INVALID_REQUEST)
+        )
+    return Envelope(decode(frame), size=size)
 
 
 class PipeReader:
@@ -53,6 +63,7 @@ class PipeReader:
     its pipe open): what was already read is still delivered, then ``EndOfStream``.
     ``on_eof`` is awaited once, before the first ``EndOfStream`` (the stdio client uses it to
     give the exit status a moment to arrive, so errors can say why the server went away).
+    A line over ``max_message`` bytes, or a batch over ``max_batch``, is never parsed.
     """
 
     __slots__ = (
@@ -61,6 +72,7 @@ class PipeReader:
         "_framer",
         "_frames",
         "_loop",
+        "_max_batch",
         "_native",
         "_on_eof",
         "_pollable",
@@ -74,8 +86,10 @@ class PipeReader:
         max_message: int,
         pollable: bool,
         on_eof: Callable[[], Awaitable[None]] | None = None,
+        max_batch: int = MAX_BATCH,
     ) -> None:
         self._fd = fd
+        self._max_batch = max_batch
         self._pollable = pollable
         self._framer = LineFramer(max_message)
         self._frames: deque[Envelope] = deque()
@@ -173,12 +187,13 @@ class PipeReader:
 
     def _absorb(self, chunk: bytes) -> None:
         if chunk:
-            self._frames.extend(_envelope(frame) for frame in self._framer.feed(chunk))
+            max_batch = self._max_batch
+            self._frames.extend(_envelope(frame, max_batch) for frame in self._framer.feed(chunk))
             return
         self._ended = True
         tail = self._framer.tail()
         if tail is not None:
-            self._frames.append(_envelope(tail))
+            self._frames.append(_envelope(tail, self._max_batch))
 
     def end(self) -> None:
         """Stop reading: deliver what is buffered, then end of stream."""

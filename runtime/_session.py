@@ -303,7 +303,8 @@ class Session(Outgoing):
         self, message: Any, envelope: Envelope, batch: BatchReply | None, size: int
     ) -> None:
         if isinstance(message, rpc.Malformed):
-            await self._answer_error(None, PARSE_ERROR, "Parse error", message.reason)
+            title = "Parse error" if message.code == PARSE_ERROR else "Invalid Request"
+            await self._answer_error(None, message.code, title, message.reason)
             return
         kind = rpc.classify(message)
         if kind == rpc.REQUEST:

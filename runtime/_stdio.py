@@ -23,7 +23,7 @@ from typing import Literal
 import anyio
 
 from ._jsonrpc import LineFramer, Malformed
-from ._pipes import CHUNK, PipeReader, PipeWriter
+from ._pipes import CHUNK, MAX_BATCH, PipeReader, PipeWriter
 from .errors import ConnectionClosedError
 from .transport import Connection
 
@@ -80,6 +80,7 @@ async def stdio_server(
     guard_stdout: bool = True,
     watch_parent: float | None = 1.0,
     max_message: int = MAX_MESSAGE,
+    max_batch: int = MAX_BATCH,
 ) -> AsyncIterator[Connection]:
     """The server end: messages on ``stdin``/``stdout`` (file descriptors).
 
@@ -87,7 +88,9 @@ async def stdio_server(
     private duplicate of it, and descriptor 1 and ``sys.stdout`` are pointed at stderr, so a
     stray ``print`` (or a C library) writes to the log instead of corrupting the stream.
     ``watch_parent`` (seconds) ends the connection when the parent process dies, even if the
-    pipe stays open in some other process. End of ``stdin`` ends it too.
+    pipe stays open in some other process. End of ``stdin`` ends it too. A line over
+    ``max_message`` bytes, or a JSON-RPC batch over ``max_batch``, is answered with an error
+    without being parsed (parsed, a line of JSON takes several times its size in memory).
     """
     out_fd = stdout
     saved_stdout = sys.stdout
@@ -103,7 +106,7 @@ async def stdio_server(
         restore.append((stdin, _set_nonblocking(stdin)))
     if out_poll:
         restore.append((out_fd, _set_nonblocking(out_fd)))
-    reader = PipeReader(stdin, max_message, in_poll)
+    reader = PipeReader(stdin, max_message, in_poll, max_batch=max_batch)
     writer = PipeWriter(out_fd, out_poll)
     writer_done = anyio.Event()
     reason: list[str] = []
@@ -171,6 +174,7 @@ class StdioParameters:
     close_wait: float = 2.0
     term_wait: float = 2.0
     max_message: int = MAX_MESSAGE
+    max_batch: int = MAX_BATCH
 
 
 def _group_running(pgid: int) -> bool:
@@ -365,7 +369,7 @@ async def stdio_client(params: StdioParameters) -> AsyncIterator[Connection]:
         with anyio.move_on_after(0.2):
             await child.exited.wait()
 
-    reader = PipeReader(child.from_child, params.max_message, True, on_eof)
+    reader = PipeReader(child.from_child, params.max_message, True, on_eof, params.max_batch)
     writer = PipeWriter(child.to_child, True)
     writer_done = anyio.Event()
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -147,3 +148,32 @@ async def test_a_batch_over_stdio(revision: str, array: bool) -> None:
         assert (await server.call({"jsonrpc": "2.0", "id": "after", "method": "ping"}))[
             "id"
         ] == "after"
+
+
+def peak_rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmHWM")
+
+
+@pytest.mark.parametrize("revision", ["2025-03-26", "2025-06-18"])
+async def test_a_huge_batch_line_is_refused_in_bounded_memory(revision: str) -> None:
+    """Issue 10: 200,000 slow calls in one 24 MB line took the server to 798 MB."""
+    async with await raw_example() as process:
+        server = RawServer(process)
+        await server.initialize(revision)
+        before = peak_rss_kib(process.pid)
+        batch = [call(i, "slow", steps=1, delay=3600) for i in range(200_000)]
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(server.send, orjson.dumps(batch) + b"\n")
+            reply = await server.message(timeout=60)
+        assert refused_whole(reply), reply
+        assert (await server.call({"jsonrpc": "2.0", "id": "after", "method": "ping"}))[
+            "result"
+        ] == {}
+        growth_mib = (peak_rss_kib(process.pid) - before) / 1024
+        print(
+            f"peak RSS growth for a {len(orjson.dumps(batch)) >> 20} MiB batch: {growth_mib:.0f} MiB"
+        )
+        assert growth_mib < 256, f"the server's peak RSS grew by {growth_mib:.0f} MiB"
