@@ -257,5 +257,5 @@ class Admission:
         return list(self.waiting.values())
 
     def running(self) -> list[Incoming]:
-        """The requests whose handlers run."""
-        return [entry for entry in self._by_id.values() if not entry.queued]
+        """The requests whose handlers run, except those cancelled (ending, not to answer)."""
+        return [entry for entry in self._by_id.values() if entry.counted and not entry.queued]
