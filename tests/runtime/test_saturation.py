@@ -181,3 +181,44 @@ async def test_the_byte_budget_holds_in_memory_too() -> None:
         assert is_busy(reply) and "bytes" in reply["error"]["message"]
         probe.release.set()
         assert (await peer.receive())["id"] == 1
+
+
+async def test_responses_to_our_own_requests_are_read_while_handlers_are_saturated() -> None:
+    server = Server(
+        "asks", options=SessionOptions(max_concurrent_handlers=1, max_pending_requests=2)
+    )
+
+    @server.handler(methods.TOOLS_CALL)
+    async def call_tool(
+        params: types.CallToolRequestParams, context: RequestContext
+    ) -> types.CallToolResult:
+        roots = await context.peer.list_roots()  # answered by the peer, read by the session
+        return types.CallToolResult(content=[types.TextContent(text=roots.roots[0].uri)])
+
+    async with raw_client_of(server, None) as peer:
+        initialize = {
+            "jsonrpc": "2.0",
+            "id": "init",
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"roots": {}},
+                "clientInfo": {"name": "raw", "version": "0"},
+            },
+        }
+        assert "result" in await peer.request(initialize)
+        await peer.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        await peer.send(call(1, "ask"))  # takes the only handler slot, then asks us
+        await peer.send(call(2, "ask"))  # waits for the slot: the pending bound is reached
+        asked = await peer.receive()
+        assert asked["method"] == "roots/list"
+        await peer.send(
+            {"jsonrpc": "2.0", "id": asked["id"], "result": {"roots": [{"uri": "file:///a"}]}}
+        )
+        first = await peer.receive()
+        assert first["id"] == 1 and first["result"]["content"][0]["text"] == "file:///a"
+        asked = await peer.receive()  # 2 got the slot and asks in turn
+        await peer.send(
+            {"jsonrpc": "2.0", "id": asked["id"], "result": {"roots": [{"uri": "file:///b"}]}}
+        )
+        assert (await peer.receive())["id"] == 2
