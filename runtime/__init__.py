@@ -16,8 +16,11 @@ Typical use::
 
 Serving: ``server.run_stdio()``, ``await server.serve(connection)`` for any transport, or
 ``Client(server.memory_transport())`` in-process. Handlers get a ``RequestContext``
-(``report_progress``, ``peer``/``peer_as`` for requests back to the client); an ``McpError``
-answers a chosen error. ``SessionOptions`` sets timeouts, keep-alive and concurrency bounds.
+(``report_progress``, ``peer``/``peer_as`` for requests back to the client, which in the
+stateless era become multi round-trip requests sealed by a ``RequestStateKeeper``); an
+``McpError`` answers a chosen error. ``server.broadcast``/``notify_*`` reach both eras
+(``subscriptions/listen`` streams in the stateless one) without letting a stuck peer stall them.
+``SessionOptions`` sets timeouts, keep-alive and concurrency bounds.
 Transports yield a ``Connection`` (a source and a sink of ``Envelope``), see
 ``mcpbind.runtime.transport``; lifecycles are pluggable (``ClientLifecycle``,
 ``ServerLifecycle``): ``HandshakeClient``/``HandshakeServer`` for 2024-11-05 .. 2025-11-25,
@@ -32,6 +35,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ._client import Client
+    from ._fanout import Delivery
+    from ._input import RequestStateKeeper
     from ._lifecycle import (
         ASSUME_INITIALIZED,
         HANDSHAKE_REVISIONS,
@@ -40,6 +45,7 @@ if TYPE_CHECKING:
         HandshakeServer,
         ServerLifecycle,
     )
+    from ._listen_client import ListenNotification, Subscription
     from ._run import run
     from ._server import Server
     from ._session import PeerState, RequestContext, Route, Router, Session, SessionOptions
@@ -51,6 +57,7 @@ if TYPE_CHECKING:
     from ._stateless_client import StatelessClient
     from ._stdio import StdioParameters, stdio_client, stdio_server
     from .errors import (
+        HTTP_STATUS,
         INTERNAL_ERROR,
         INVALID_PARAMS,
         INVALID_REQUEST,
@@ -71,12 +78,16 @@ if TYPE_CHECKING:
 # the client, code that only names an error class needs no event loop library).
 _SOURCES: dict[str, str] = {
     "Client": "._client",
+    "Delivery": "._fanout",
+    "RequestStateKeeper": "._input",
     "ASSUME_INITIALIZED": "._lifecycle",
     "HANDSHAKE_REVISIONS": "._lifecycle",
     "ClientLifecycle": "._lifecycle",
     "HandshakeClient": "._lifecycle",
     "HandshakeServer": "._lifecycle",
     "ServerLifecycle": "._lifecycle",
+    "ListenNotification": "._listen_client",
+    "Subscription": "._listen_client",
     "run": "._run",
     "Server": "._server",
     "PeerState": "._session",
@@ -92,6 +103,7 @@ _SOURCES: dict[str, str] = {
     "StdioParameters": "._stdio",
     "stdio_client": "._stdio",
     "stdio_server": "._stdio",
+    "HTTP_STATUS": ".errors",
     "INTERNAL_ERROR": ".errors",
     "INVALID_PARAMS": ".errors",
     "INVALID_REQUEST": ".errors",
@@ -113,6 +125,7 @@ _SOURCES: dict[str, str] = {
 __all__ = [
     "ASSUME_INITIALIZED",
     "HANDSHAKE_REVISIONS",
+    "HTTP_STATUS",
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
     "INVALID_REQUEST",
@@ -125,15 +138,18 @@ __all__ = [
     "ClientLifecycle",
     "Connection",
     "ConnectionClosedError",
+    "Delivery",
     "Envelope",
     "HandshakeClient",
     "HandshakeServer",
     "InvalidResultError",
+    "ListenNotification",
     "Malformed",
     "McpError",
     "PeerState",
     "ProtocolVersionError",
     "RequestContext",
+    "RequestStateKeeper",
     "RequestTimeoutError",
     "Route",
     "Router",
@@ -145,6 +161,7 @@ __all__ = [
     "StatelessClient",
     "StatelessServer",
     "StdioParameters",
+    "Subscription",
     "memory_pair",
     "run",
     "stdio_client",

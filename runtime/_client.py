@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager, AsyncExitStack
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from types import TracebackType
 from typing import Any, TypeVar
 
 import anyio
+import anyio.abc
 from mcpbind import generated
 from mcpbind.generated._support import (
     Direction,
@@ -16,10 +17,19 @@ from mcpbind.generated._support import (
     NotificationSpec,
     RequestOptions,
 )
+from pydantic import ValidationError
 
-from ._bindings import Bindings, dump
+from ._bindings import Bindings, dump, validator
 from ._endpoint import Endpoint
 from ._lifecycle import ClientLifecycle, HandshakeClient
+from ._listen_client import (
+    ACKNOWLEDGED,
+    LISTEN,
+    SUBSCRIPTION_ID,
+    ListenNotification,
+    OutgoingWatch,
+    Subscription,
+)
 from ._session import Route, Session, SessionOptions
 from ._stateless_client import StatelessClient
 from ._stdio import StdioParameters, stdio_client
@@ -41,13 +51,17 @@ class Client(Endpoint):
     HTTP transport) or just ``StdioParameters``, short for ``stdio_client(StdioParameters(...))``.
 
     Entering opens the transport and runs the lifecycle (by default ``initialize`` offering
-    ``protocol_version``, the newest handshake revision unless chosen; a stateless-era
-    ``protocol_version`` such as ``"2026-07-28"`` probes with ``server/discover`` instead, and
-    falls back to the handshake with a legacy server). Then ``client.stub`` is
+    ``protocol_version``, the newest handshake revision unless chosen). A stateless-era
+    ``protocol_version`` such as ``"2026-07-28"`` probes with ``server/discover`` instead; a
+    server that does not serve it raises ``ProtocolVersionError``, unless ``fallback=True``
+    allows the handshake era (the handshake revisions of ``revisions``, default all) with a
+    legacy server. ``client.revision`` tells which revision is in use. Then ``client.stub`` is
     the negotiated revision's generated ``ClientStub``; ``stub_as(v2025_11_25.client.ClientStub)``
     gives the same, typed for mypy, after checking the revision. The client itself is a
     ``RequestSender``, so ``ClientStub(client)`` of any revision works too. Handlers for what the
     server asks (sampling, roots, elicitation) are registered before entering, like a server's.
+    In the stateless era ``client.listen(...)`` opens a ``subscriptions/listen`` subscription
+    and yields its notifications.
     """
 
     def __init__(
@@ -61,14 +75,18 @@ class Client(Endpoint):
         capabilities: Mapping[str, Any] | None = None,
         options: SessionOptions | None = None,
         lifecycle: ClientLifecycle | None = None,
+        fallback: bool = False,
     ) -> None:
         super().__init__(Direction.CLIENT_TO_SERVER, capabilities)
         self.info: dict[str, Any] = {"name": name, "version": version}
         if lifecycle is None:
             if protocol_version is not None and generated.ERAS.get(protocol_version) == "stateless":
+                modern = [r for r in revisions or () if generated.ERAS.get(r) == "stateless"]
                 legacy = [r for r in revisions or () if generated.ERAS.get(r) == "handshake"]
                 lifecycle = StatelessClient(
-                    protocol_version, legacy=HandshakeClient(None, legacy or None)
+                    protocol_version,
+                    sorted({protocol_version, *modern}),
+                    legacy=HandshakeClient(None, legacy or None) if fallback else None,
                 )
             else:
                 lifecycle = HandshakeClient(protocol_version, revisions)
@@ -81,6 +99,10 @@ class Client(Endpoint):
         self._session: Session | None = None
         self._stub: Any = None
         self._stub_revision: str | None = None
+        self._watch: OutgoingWatch | None = None
+        self._subscriptions: dict[int | str, Subscription] = {}
+        self._listen_lock = anyio.Lock()
+        self._tg: anyio.abc.TaskGroup | None = None
 
     # -- connection -----------------------------------------------------------------------
 
@@ -89,7 +111,13 @@ class Client(Endpoint):
         await stack.__aenter__()
         try:
             connection = await stack.enter_async_context(self._transport)
+            if isinstance(self.lifecycle, StatelessClient):
+                self._watch = OutgoingWatch(connection.outgoing, self._subscriptions)
+                connection = Connection(
+                    connection.incoming, self._watch, connection.close_reason, connection.extra
+                )
             tg = await stack.enter_async_context(anyio.create_task_group())
+            self._tg = tg
             bindings = Bindings.load(self.lifecycle.protocol_version, Direction.CLIENT_TO_SERVER)
             session = Session(connection, bindings, self, self.options)
             self._session = session
@@ -175,11 +203,24 @@ class Client(Endpoint):
     async def send_request(
         self,
         spec: MethodSpec[Any, ResultT],
-        params: MCPModel | None,
+        params: MCPModel | dict[str, Any] | None,
         options: RequestOptions | None = None,
     ) -> ResultT:
-        """Send a request (usually through a stub); see ``Session.send_request``."""
-        return await self.session.send_request(spec, params, options)
+        """Send a request (usually through a stub); see ``Session.send_request``.
+
+        In the stateless era a request refused for its headers (-32020) or its version
+        (-32022) is sent once more after the lifecycle mended the cause (``recover``).
+        """
+        session = self.session
+        try:
+            return await session.send_request(spec, params, options)
+        except McpError as exc:
+            lifecycle = self.lifecycle
+            if not isinstance(lifecycle, StatelessClient) or not await lifecycle.recover(
+                self, session, spec, exc
+            ):
+                raise
+        return await session.send_request(spec, params, options)
 
     async def send_notification(self, spec: NotificationSpec[Any], params: MCPModel | None) -> None:
         """Send a notification (usually through a stub)."""
@@ -207,7 +248,7 @@ class Client(Endpoint):
             body = dict(base)
             if cursor is not None:
                 body["cursor"] = cursor
-            page = await self.session.send_request(spec, body or None, options)
+            page = await self.send_request(spec, body or None, options)
             yield page
             cursor = getattr(page, "nextCursor", None)
             if not cursor:
@@ -232,6 +273,69 @@ class Client(Endpoint):
             items.extend(getattr(page, spec.page_items))
         return items
 
+    # -- subscriptions/listen -------------------------------------------------------------
+
+    @asynccontextmanager
+    async def listen(
+        self,
+        *,
+        tools_list_changed: bool = False,
+        prompts_list_changed: bool = False,
+        resources_list_changed: bool = False,
+        resource_subscriptions: Sequence[str] = (),
+        ack_timeout: float = 30.0,
+    ) -> AsyncIterator[Subscription]:
+        """Open a ``subscriptions/listen`` subscription; iterate it for its notifications.
+
+        ``async with client.listen(tools_list_changed=True) as notifications: async for n in
+        notifications: ...``. Entering returns once the server acknowledged (its agreed filter
+        in ``acknowledged``, what it left out in ``refused``), or raises the error it answered
+        instead; leaving cancels the subscription (HTTP: its stream is closed; stdio:
+        ``notifications/cancelled``). Subscriptions are opened one at a time (until
+        acknowledged), which is how each learns the id of its own request.
+        """
+        session = self.session
+        spec = session.bindings.methods.get(LISTEN)
+        watch, tg = self._watch, self._tg
+        if spec is None or watch is None or tg is None:
+            raise CapabilityError(f"revision {self.revision} has no subscriptions/listen")
+        wanted: dict[str, Any] = {
+            "toolsListChanged": tools_list_changed,
+            "promptsListChanged": prompts_list_changed,
+            "resourcesListChanged": resources_list_changed,
+            "resourceSubscriptions": list(resource_subscriptions),
+        }
+        requested = {key: value for key, value in wanted.items() if value}
+        subscription = Subscription(requested)
+        scope = anyio.CancelScope()
+
+        async def run() -> None:
+            with scope:
+                try:
+                    await self.send_request(spec, {"notifications": requested}, {"timeout": None})
+                except Exception as exc:
+                    subscription.end(exc)
+                    return
+                subscription.end(None)
+
+        try:
+            async with self._listen_lock:
+                watch.expecting = subscription
+                try:
+                    tg.start_soon(run)
+                    with anyio.fail_after(ack_timeout):
+                        await subscription.ready.wait()
+                finally:
+                    watch.expecting = None
+            if not subscription.acknowledged_at_all and subscription.error is not None:
+                raise subscription.error
+            yield subscription
+        finally:
+            scope.cancel()
+            if subscription.request_id is not None:
+                self._subscriptions.pop(subscription.request_id, None)
+            subscription.close()
+
     # -- Router ---------------------------------------------------------------------------
 
     def route_request(
@@ -244,7 +348,25 @@ class Client(Endpoint):
     def route_notification(
         self, session: Session, method: str, params: dict[str, Any] | None, envelope: Envelope
     ) -> Callable[[], Awaitable[None]] | None:
+        if self._subscriptions and params is not None:
+            meta = params.get("_meta")
+            key = meta.get(SUBSCRIPTION_ID) if type(meta) is dict else None
+            subscription = self._subscriptions.get(key) if key is not None else None
+            if subscription is not None:
+                if method == ACKNOWLEDGED:
+                    subscription.acknowledge(params)
+                    return None
+                subscription.deliver(ListenNotification(method, self._typed(method, params)))
         return self.find_notification(session, method, params, envelope)
+
+    def _typed(self, method: str, params: dict[str, Any]) -> Any:
+        spec = self.session.bindings.notifications.get(method)
+        if spec is None or spec.params_type is None:
+            return params
+        try:
+            return validator(spec.params_type)(params)
+        except ValidationError:
+            return params
 
     def prepare_request(
         self, session: Session, spec: MethodSpec[Any, Any], params: dict[str, Any] | None

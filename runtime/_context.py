@@ -9,9 +9,10 @@ from mcpbind.generated._support import MCPModel, MethodSpec, NotificationSpec, R
 from . import _jsonrpc as rpc
 
 if TYPE_CHECKING:
+    from ._input import InputRounds
     from ._session import Session
 
-__all__ = ["RequestContext"]
+__all__ = ["RelatedSender", "RequestContext"]
 
 ResultT = TypeVar("ResultT")
 StubT = TypeVar("StubT")
@@ -25,10 +26,20 @@ class RequestContext:
 
     ``peer`` is the generated stub for calling the other side (``ServerStub`` in a server, so a
     tool can ``await context.peer.create_message(...)``); messages sent through it are tagged as
-    belonging to this request. ``transport_context`` is the transport's per-message slot.
+    belonging to this request. In the stateless era a server's requests travel as input requests
+    of a multi round-trip request instead (``rounds``, see ``_input.py``): the same call works in
+    both eras. ``transport_context`` is the transport's per-message slot.
     """
 
-    __slots__ = ("_peer", "meta", "method", "request_id", "session", "transport_context")
+    __slots__ = (
+        "_peer",
+        "meta",
+        "method",
+        "request_id",
+        "rounds",
+        "session",
+        "transport_context",
+    )
 
     def __init__(
         self,
@@ -43,6 +54,7 @@ class RequestContext:
         self.method = method
         self.meta = meta
         self.transport_context = transport_context
+        self.rounds: InputRounds | None = None
         self._peer: Any = None
 
     @property
@@ -55,8 +67,24 @@ class RequestContext:
     def peer(self) -> Any:
         """The negotiated revision's stub for the other side, bound to this request."""
         if self._peer is None:
-            self._peer = self.session.bindings.stub(_RelatedSender(self.session, self.request_id))
+            rounds = self.rounds
+            if rounds is not None:
+                self._peer = rounds.bindings.stub(rounds.sender(self))
+            else:
+                self._peer = self.session.bindings.stub(
+                    RelatedSender(self.session, self.request_id)
+                )
         return self._peer
+
+    def asking(self, key: str) -> Any:
+        """``peer``, for calls whose input request should be called ``key`` in the stateless era
+        (``await context.asking("user_name").elicit(...)``); by default a request is named
+        after its method and rank (``elicitation/create#1``). The same stub in the handshake era.
+        """
+        rounds = self.rounds
+        if rounds is None:
+            return self.peer
+        return rounds.bindings.stub(rounds.sender(self, key))
 
     def peer_as(self, cls: type[StubT]) -> StubT:
         """``peer``, typed: ``cls`` must be the negotiated revision's stub for the other side.
@@ -65,9 +93,10 @@ class RequestContext:
         """
         peer = self.peer
         if type(peer) is not cls:
+            bindings = self.rounds.bindings if self.rounds is not None else self.session.bindings
             raise TypeError(
                 f"{cls.__module__}.{cls.__qualname__} is not the peer stub of revision "
-                f"{self.session.bindings.revision}"
+                f"{bindings.revision}"
             )
         return peer
 
@@ -92,7 +121,7 @@ class RequestContext:
         await self.session.send_notification(spec, params, related_id=self.request_id)
 
 
-class _RelatedSender:
+class RelatedSender:
     """A ``RequestSender`` that tags what it sends with the request being handled."""
 
     __slots__ = ("_request_id", "_session")

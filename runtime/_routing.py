@@ -24,6 +24,10 @@ if TYPE_CHECKING:
 
 __all__ = ["Handler", "PeerState", "Route", "Router", "SessionOptions"]
 
+#: The results a stamp completes: those that say nothing of their kind, or that they are
+#: complete (an ``input_required`` one has other members, and none of the cache fields).
+_STAMPED = frozenset({None, "complete"})
+
 
 @dataclass
 class SessionOptions:
@@ -83,7 +87,8 @@ class Route:
     which keeps ``ping`` answerable however busy the handlers are. ``inline`` runs the handler
     in the reading task, so nothing read after the request is handled before it (for
     ``initialize``, which must take effect before the requests that follow it). ``stamp`` holds
-    members a result gets when its handler left them out (the stateless era's ``resultType``);
+    members a complete result gets when its handler left them out (the stateless era's
+    ``resultType``);
     ``check`` is the spec of the revision being served when the handler was written for another:
     its results must be valid under both.
     """
@@ -115,7 +120,7 @@ class Route:
             data = dump(validator(self.spec.result_type)(result if result is not None else {}))
         else:
             data = result
-        if self.stamp is not None and type(data) is dict:
+        if self.stamp is not None and type(data) is dict and data.get("resultType") in _STAMPED:
             for key, value in self.stamp.items():
                 data.setdefault(key, value)
         if self.check is not None:

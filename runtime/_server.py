@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import signal
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
@@ -16,17 +18,31 @@ from mcpbind.generated._support import (
     RequestOptions,
 )
 
-from ._bindings import Bindings
-from ._endpoint import Endpoint
+from ._bindings import Bindings, dump
+from ._endpoint import Endpoint, has_capability
+from ._fanout import Delivery, deliver
+from ._input import RequestStateKeeper
 from ._lifecycle import ASSUME_INITIALIZED, HandshakeServer, ServerLifecycle
+from ._listen import (
+    PROMPTS_CHANGED,
+    RESOURCE_UPDATED,
+    RESOURCES_CHANGED,
+    SUBSCRIBE,
+    TOOLS_CHANGED,
+    UNSUBSCRIBE,
+    Subscriptions,
+)
 from ._run import run
-from ._session import Route, Session, SessionOptions
+from ._session import CANCELLED, Route, Session, SessionOptions
 from ._stateless import StatelessServer
 from ._stdio import stdio_server
-from .errors import ConnectionClosedError, McpError
+from .errors import McpError
 from .transport import Connection, Envelope, memory_pair
 
 __all__ = ["Server"]
+
+#: Requests whose effect the server itself must know of, to honour them when notifying.
+_TRACKED = frozenset({SUBSCRIBE, UNSUBSCRIBE})
 
 
 class Server(Endpoint):
@@ -38,6 +54,13 @@ class Server(Endpoint):
     session that opens with ``initialize`` gets the handshake, stateless-era requests are served
     as they come).
     One ``Server`` may serve many sessions at once; each has its own ``Session``.
+
+    Handlers ask the client (``await context.peer.create_message(...)``) the same way in both
+    eras: in the stateless era the call becomes a multi round-trip request whose state
+    ``request_state`` seals (give every worker the same ``RequestStateKeeper(key)``).
+    Change notifications (``broadcast``, ``notify_tools_changed``...) reach both eras:
+    handshake-era sessions directly, stateless-era clients on their ``subscriptions/listen``
+    streams; ``send_timeout`` bounds how long one recipient may hold up a notification.
     """
 
     def __init__(
@@ -51,6 +74,8 @@ class Server(Endpoint):
         capabilities: Mapping[str, Any] | None = None,
         options: SessionOptions | None = None,
         lifecycle: ServerLifecycle | None = None,
+        request_state: RequestStateKeeper | None = None,
+        send_timeout: float = 5.0,
     ) -> None:
         super().__init__(Direction.SERVER_TO_CLIENT, capabilities)
         self.info: dict[str, Any] = {"name": name, "version": version}
@@ -73,6 +98,11 @@ class Server(Endpoint):
         )
         self.options = options or SessionOptions()
         self.sessions: set[Session] = set()
+        self.request_state = request_state or RequestStateKeeper()
+        self.subscriptions = Subscriptions()
+        self.send_timeout = send_timeout
+        #: What became of the notifications sent so far (``broadcast`` and the ``notify_*``).
+        self.delivery = Delivery()
 
     # -- Router ---------------------------------------------------------------------------
 
@@ -82,12 +112,18 @@ class Server(Endpoint):
         decided = self.lifecycle.gate(self, session, method, params)
         if decided is not None:
             return decided
-        return self.find_route(session.bindings, method)
+        route = self.find_route(session.bindings, method)
+        if method in _TRACKED and method in session.bindings.incoming_requests:
+            offered = has_capability(self.capabilities_for(session.bindings), "resources.subscribe")
+            return self.subscriptions.track(session, method, route, params, offered)
+        return route
 
     def route_notification(
         self, session: Session, method: str, params: dict[str, Any] | None, envelope: Envelope
     ) -> Callable[[], Awaitable[None]] | None:
         self.lifecycle.on_notification(self, session, method, params)
+        if method == CANCELLED and params:
+            self.subscriptions.cancelled(session, params.get("requestId"))
         return self.find_notification(session, method, params, envelope)
 
     def prepare_request(
@@ -107,22 +143,48 @@ class Server(Endpoint):
 
     # -- notifying ------------------------------------------------------------------------
 
-    async def broadcast(self, spec: NotificationSpec[Any], params: MCPModel | None = None) -> int:
-        """Send a notification (``notifications/tools/list_changed``...) to every operating
-        session whose revision has it; returns how many were sent. Closed sessions are skipped."""
-        sent = 0
-        for session in list(self.sessions):
-            if (
-                session.peer.phase != "operating"
-                or spec.method not in session.bindings.notifications
-            ):
-                continue
-            try:
-                await session.send_notification(spec, params)
-            except ConnectionClosedError:
-                continue
-            sent += 1
-        return sent
+    async def broadcast(
+        self, spec: NotificationSpec[Any], params: MCPModel | dict[str, Any] | None = None
+    ) -> int:
+        """Send a notification to everyone who should get it, in both eras; returns how many did.
+
+        Handshake-era sessions get it if their revision has it (``resources/updated`` only if
+        they subscribed to the URI); stateless-era clients get list changes and resource
+        updates on the ``subscriptions/listen`` streams whose filter asked for them. Sent to
+        all at once: a recipient still full after ``send_timeout`` seconds is skipped for this
+        message (counted in ``delivery.skipped``, and logged), so one peer that stopped reading
+        never holds up the others, nor the caller. Closed sessions are skipped.
+        """
+        return await self._fan_out(spec.method, dump(params))
+
+    async def notify_tools_changed(self) -> int:
+        """``notifications/tools/list_changed`` to every client that wants it (see ``broadcast``)."""
+        return await self._fan_out(TOOLS_CHANGED, None)
+
+    async def notify_prompts_changed(self) -> int:
+        """``notifications/prompts/list_changed`` to every client that wants it."""
+        return await self._fan_out(PROMPTS_CHANGED, None)
+
+    async def notify_resources_changed(self) -> int:
+        """``notifications/resources/list_changed`` to every client that wants it."""
+        return await self._fan_out(RESOURCES_CHANGED, None)
+
+    async def notify_resource_updated(self, uri: str) -> int:
+        """``notifications/resources/updated`` for ``uri`` to every client subscribed to it."""
+        return await self._fan_out(RESOURCE_UPDATED, {"uri": uri})
+
+    async def _fan_out(self, method: str, params: dict[str, Any] | None) -> int:
+        targets = self.subscriptions.targets(list(self.sessions), method, params)
+        if not targets:
+            return 0
+        outcome = await deliver(targets, self.send_timeout, method)
+        self.delivery.add(outcome)
+        return outcome.sent
+
+    async def close_subscriptions(self) -> None:
+        """End every ``subscriptions/listen`` stream gracefully (a ``complete`` response each),
+        and refuse to keep new ones open: for shutting down."""
+        await self.subscriptions.end()
 
     # -- serving --------------------------------------------------------------------------
 
@@ -153,6 +215,7 @@ class Server(Endpoint):
             await session.run()
         finally:
             self.sessions.discard(session)
+            self.subscriptions.forget(session)
 
     async def run(self, transport: AbstractAsyncContextManager[Connection]) -> None:
         """Open ``transport`` and serve its connection until it ends."""
@@ -171,8 +234,27 @@ class Server(Endpoint):
             tg.cancel_scope.cancel()
 
     async def serve_stdio(self, **stdio_options: Any) -> None:
-        """Serve on this process's stdin/stdout until stdin closes or the parent dies."""
-        await self.run(stdio_server(**stdio_options))
+        """Serve on this process's stdin/stdout until stdin closes or the parent dies.
+
+        SIGTERM (how a client stops a server that outlives its stdin) ends the listen streams
+        gracefully, each with its ``complete`` response, before the process stops serving.
+        """
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._end_on_sigterm, tg.cancel_scope)
+            await self.run(stdio_server(**stdio_options))
+            tg.cancel_scope.cancel()
+
+    async def _end_on_sigterm(self, scope: anyio.CancelScope) -> None:
+        with contextlib.ExitStack() as stack:
+            try:
+                signals = stack.enter_context(anyio.open_signal_receiver(signal.SIGTERM))
+            except (NotImplementedError, RuntimeError, ValueError):
+                return  # not the main thread, or no signals here: SIGTERM keeps its default
+            async for _ in signals:
+                with anyio.move_on_after(self.send_timeout):
+                    await self.close_subscriptions()
+                scope.cancel()
+                return
 
     def run_stdio(self, **stdio_options: Any) -> None:
         """Blocking ``serve_stdio``, for ``if __name__ == "__main__": server.run_stdio()``."""

@@ -88,6 +88,8 @@ class Session(Outgoing):
         self._failure: str | None = None
         self._started = anyio.Event()
         self._finished = anyio.Event()
+        #: Set when the peer's input ends, before running handlers get their drain time.
+        self.input_ended = anyio.Event()
 
     # -- running --------------------------------------------------------------------------
 
@@ -119,6 +121,7 @@ class Session(Outgoing):
                     tg.start_soon(self._keepalive, self.options.keepalive_interval)
                 try:
                     await self._read_loop()
+                    self.input_ended.set()
                     reason = (
                         self._failure
                         or self.connection.close_reason()

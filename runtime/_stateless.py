@@ -23,8 +23,10 @@ from mcpbind import generated
 from mcpbind.generated._support import Direction, MethodSpec
 from pydantic import BaseModel, ValidationError
 
-from ._bindings import Bindings, validator
+from ._bindings import Bindings, dump, validator
+from ._input import input_result_type, with_input_rounds
 from ._lifecycle import HandshakeServer, era_revisions
+from ._listen import LISTEN
 from ._session import RequestContext, Route, Session
 from .errors import (
     INVALID_PARAMS,
@@ -185,6 +187,8 @@ class StatelessServer:
 
             return Route(spec, discover)
         route = server.find_route(bindings, method)
+        if method == LISTEN and isinstance(route, McpError) and method in bindings.methods:
+            return self._listen_route(server, bindings)
         if isinstance(route, Route):
             # Handlers written for a handshake revision serve here too: their results get the
             # members they cannot know of, and must then be valid under this revision.
@@ -193,7 +197,20 @@ class StatelessServer:
             if route.spec is not None and route.spec.revision != version and served is not None:
                 route.stamp = _cross_era_stamp(served)
                 route.check = served
+            if served is not None and input_result_type(served) is not None:
+                # Its handler may ask the client (context.peer): in rounds, by InputRequiredResult.
+                with_input_rounds(route, served, bindings, params, server.request_state)
         return route
+
+    def _listen_route(self, server: Server, bindings: Bindings) -> Route:
+        """The built-in ``subscriptions/listen``: a stream of the server's change notifications."""
+        capabilities = server.capabilities_for(bindings)
+
+        async def listen(params: Any, context: RequestContext) -> Any:
+            requested = dump(params.notifications)
+            return await server.subscriptions.listen(capabilities, requested, context)
+
+        return Route(bindings.methods[LISTEN], listen)
 
     def _discover(self, server: Server, bindings: Bindings) -> Any:
         result: dict[str, Any] = {
@@ -224,6 +241,7 @@ class StatelessServer:
         if session.peer.era == _LEGACY and self.legacy is not None:
             return self.legacy.prepare_request(server, session, spec, params)
         raise CapabilityError(
-            f"{spec.method!r} not sent: in the stateless era a server sends no requests; "
-            "return an InputRequiredResult asking the client for it instead"
+            f"{spec.method!r} not sent: in the stateless era a server sends no requests; only "
+            "a handler whose result may be an InputRequiredResult (tools/call, prompts/get, "
+            "resources/read) can ask the client, through its context.peer"
         )

@@ -6,6 +6,7 @@ See ``_stateless.py`` for the era's rules and the server side.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -13,8 +14,10 @@ from mcpbind.generated._support import Direction, MethodSpec, RequestOptions
 
 from ._bindings import Bindings, dump, validator
 from ._lifecycle import HandshakeClient, check_sendable, era_revisions
+from ._request_headers import REQUEST_HEADERS, HeaderHook, ToolHeaders
 from ._session import RequestContext, Session
 from ._stateless import (
+    _COMPLETE,
     _DISCOVER,
     _INPUT_REQUIRED,
     _LEGACY,
@@ -27,6 +30,7 @@ from ._stateless import (
     _implementation,
 )
 from .errors import (
+    HTTP_STATUS,
     CapabilityError,
     InvalidResultError,
     McpError,
@@ -37,7 +41,27 @@ from .errors import (
 if TYPE_CHECKING:
     from ._client import Client
 
-__all__ = ["StatelessClient"]
+__all__ = ["HEADER_MISMATCH", "StatelessClient"]
+
+logger = logging.getLogger("mcpbind.runtime")
+
+#: ``HeaderMismatchError``: the HTTP headers do not match the body (streamable-http.md).
+HEADER_MISMATCH = -32020
+_TOOLS_LIST = "tools/list"
+_TOOLS_CALL = "tools/call"
+
+
+def _legacy_sign(error: McpError) -> bool:
+    """Whether a non-modern error to the probe shows a legacy server, rather than a failure.
+
+    Any error the server sent does (``stdio.md``). One an HTTP transport made up (its data
+    has ``HTTP_STATUS``) does only if the server refused the POST with 400, 404 or 405
+    (``streamable-http.md``, "Backward Compatibility"): not another status (401 asks for
+    credentials), nor an exchange that failed without one (the server may be down).
+    """
+    if not isinstance(error.data, dict) or HTTP_STATUS not in error.data:
+        return True
+    return error.data[HTTP_STATUS] in (400, 404, 405)
 
 
 class StatelessClient:
@@ -46,11 +70,18 @@ class StatelessClient:
     ``open`` probes with ``server/discover`` (``transports/stdio.md``, "Backward
     Compatibility"): a ``DiscoverResult`` or a modern error means a modern server (an
     ``UnsupportedProtocolVersionError`` is retried once with a version from its list); any
-    other error, or no answer within ``probe_timeout`` seconds, means a legacy server, served
-    by ``legacy`` if given, else refused with ``ProtocolVersionError``. Every request then gets
+    other error the server sent, an HTTP refusal with 400, 404 or 405 (``_legacy_sign``), or
+    no answer within ``probe_timeout`` seconds means a legacy server, served by ``legacy`` if
+    given, else refused with ``ProtocolVersionError``. Every request then gets
     the per-request ``_meta`` fields, and an ``InputRequiredResult`` is answered with the
     client's own handlers (sampling, elicitation, roots) and retried, at most
-    ``max_input_rounds`` times.
+    ``max_input_rounds`` times. A result without ``resultType`` is complete.
+
+    Over Streamable HTTP (the transport offers a ``HeaderHook``) the client also keeps the
+    ``x-mcp-header`` annotations of the tools ``tools/list`` returned (``ToolHeaders``), leaves
+    out the tools whose annotations are invalid, and gives the transport each ``tools/call``'s
+    ``Mcp-Param-*`` headers; ``recover`` retries a call the server refused for its headers
+    (after refreshing ``tools/list``) or for its version (with one from the server's list).
     """
 
     def __init__(
@@ -68,6 +99,8 @@ class StatelessClient:
         self.legacy = legacy
         self.probe_timeout = probe_timeout
         self.max_input_rounds = max_input_rounds
+        self.tool_headers = ToolHeaders()
+        self.on_http = False
 
     def meta(self, client: Client, bindings: Bindings) -> dict[str, Any]:
         """The per-request ``_meta`` fields this client sends under ``bindings``."""
@@ -78,6 +111,11 @@ class StatelessClient:
         }
 
     async def open(self, client: Client, session: Session) -> None:
+        hook = session.connection.extra.get(REQUEST_HEADERS)
+        self.tool_headers = ToolHeaders()
+        self.on_http = isinstance(hook, HeaderHook)
+        if isinstance(hook, HeaderHook):
+            hook.provider = self.tool_headers.headers_for
         version = self.protocol_version
         for attempt in range(2):
             bindings = Bindings.load(version, Direction.CLIENT_TO_SERVER)
@@ -91,19 +129,32 @@ class StatelessClient:
             except McpError as exc:
                 if exc.code == UNSUPPORTED_PROTOCOL_VERSION and attempt == 0:
                     data = exc.data if isinstance(exc.data, dict) else {}
-                    version = self._choose(data.get("supported"), exc)
+                    offered = data.get("supported")
+                    if self._handshake_only(offered):
+                        await self._fall_back(
+                            client, session, f"it serves only handshake revisions ({offered})"
+                        )
+                        return
+                    version = self._choose(offered, exc)
                     continue
                 if exc.code in _MODERN_ERRORS:
                     raise ProtocolVersionError(
                         f"the server refused server/discover: {exc}"
                     ) from exc
+                if not _legacy_sign(exc):
+                    raise
                 await self._fall_back(client, session, f"it answered server/discover with {exc}")
                 return
             except RequestTimeoutError:
                 await self._fall_back(client, session, "it did not answer server/discover")
                 return
-            result = validator(spec.result_type)(raw)
+            result = validator(spec.result_type)(self._complete(spec, raw))
             if version not in result.supportedVersions:
+                if self._handshake_only(list(result.supportedVersions)):
+                    await self._fall_back(
+                        client, session, f"it serves {result.supportedVersions} statelessly"
+                    )
+                    return
                 version = self._choose(result.supportedVersions, None)
                 bindings = Bindings.load(version, Direction.CLIENT_TO_SERVER)
                 session.bindings = bindings
@@ -117,6 +168,15 @@ class StatelessClient:
             peer.phase = "operating"
             return
         raise ProtocolVersionError("the server refused every protocol version offered")
+
+    def _handshake_only(self, offered: Any) -> bool:
+        """True if ``offered`` shares no stateless revision with us but a handshake one with
+        ``legacy``: a dual-era server that lacks our era, served by falling back."""
+        if self.legacy is None or type(offered) is not list:
+            return False
+        return not set(self.supported) & set(offered) and bool(
+            set(self.legacy.supported) & set(offered)
+        )
 
     def _choose(self, offered: Any, error: McpError | None) -> str:
         """The newest stateless revision both sides have."""
@@ -138,6 +198,35 @@ class StatelessClient:
             )
         session.peer.era = _LEGACY
         await self.legacy.open(client, session)
+        logger.info(
+            "the server is not a stateless-era server (%s): fell back to the handshake, "
+            "revision %s",
+            why,
+            session.bindings.revision,
+        )
+
+    async def recover(
+        self, client: Client, session: Session, spec: MethodSpec[Any, Any], error: McpError
+    ) -> bool:
+        """Whether to send a refused request once more, after mending what made it fail.
+
+        -32020 on ``tools/call``: the tool's ``x-mcp-header`` annotations may have changed, so
+        ``tools/list`` is fetched again (``streamable-http.md``, "Client Behavior"). -32022: the
+        server lacks this version; switch to the newest one both sides have (versioning.md).
+        """
+        if session.peer.era == _LEGACY:
+            return False
+        if error.code == HEADER_MISMATCH and spec.method == _TOOLS_CALL and self.on_http:
+            await client.list_all(session.bindings.methods[_TOOLS_LIST])
+            return True
+        if error.code == UNSUPPORTED_PROTOCOL_VERSION:
+            data = error.data if isinstance(error.data, dict) else {}
+            version = self._choose(data.get("supported"), error)
+            if version != session.bindings.revision:
+                session.bindings = Bindings.load(version, Direction.CLIENT_TO_SERVER)
+                session.peer.revision = version
+            return True
+        return False
 
     def prepare_request(
         self,
@@ -168,6 +257,7 @@ class StatelessClient:
         options: RequestOptions | None,
     ) -> Any:
         rounds = 0
+        raw = self._complete(spec, raw)
         while type(raw) is dict and raw.get("resultType") == _INPUT_REQUIRED:
             rounds += 1
             if rounds > self.max_input_rounds:
@@ -189,7 +279,18 @@ class StatelessClient:
                 retry["requestState"] = raw["requestState"]
             else:
                 retry.pop("requestState", None)
-            raw = await session.request_raw(spec, retry, options)
+            raw = self._complete(spec, await session.request_raw(spec, retry, options))
+        return raw
+
+    def _complete(self, spec: MethodSpec[Any, Any], raw: Any) -> Any:
+        """``raw`` with the absent ``resultType`` that means complete (``mrtr.md``), and, over
+        HTTP, a ``tools/list`` page without the tools whose ``x-mcp-header`` is invalid."""
+        if type(raw) is not dict:
+            return raw
+        if "resultType" not in raw:
+            raw = {**raw, "resultType": _COMPLETE}
+        if self.on_http and spec.method == _TOOLS_LIST:
+            raw = self.tool_headers.learn(raw)
         return raw
 
     async def _answer(

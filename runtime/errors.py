@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "HTTP_STATUS",
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
     "INVALID_REQUEST",
@@ -28,6 +29,10 @@ INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
+#: The key, in the data of an error an HTTP transport made up for a request the server never
+#: answered with JSON-RPC, of the HTTP status that refused it (None: no status, the exchange
+#: itself failed). Tells "this server refuses such POSTs" from "the network failed".
+HTTP_STATUS = "httpStatus"
 
 
 class McpError(Exception):

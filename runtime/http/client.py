@@ -12,8 +12,17 @@ responses are sent in order and awaited, so the server sees ``notifications/init
 before anything that follows it and a cancellation after the request it cancels.
 
 The transport follows the backwards-compatibility rule of transports.md: if POSTing
-``initialize`` gets 400, 404 or 405 it switches to the 2024-11-05 HTTP+SSE transport at the
-same URL (``fallback_to_sse=False`` turns that off).
+``initialize`` gets 400, 404 or 405 without a modern JSON-RPC error in the body (a modern-only
+server's refusal is surfaced instead: it names the versions it serves), it switches to the
+2024-11-05 HTTP+SSE transport at the same URL (``fallback_to_sse=False`` turns that off).
+
+A stateless-era request (2026-07-28: its ``params._meta`` names the protocol version) gets the
+request metadata headers (``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name``, and the
+``Mcp-Param-*`` a lifecycle provides through the ``HeaderHook`` in ``Connection.extra``); its
+stream is never resumed, and cancelling it closes the stream instead of POSTing
+``notifications/cancelled`` (that era has no client notifications over HTTP). An error
+status whose body is a JSON-RPC error response reaches the caller as that error, code, message
+and data unchanged; only a body that is not one becomes a transport error (-32000).
 """
 
 from __future__ import annotations
@@ -31,6 +40,9 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from httpx_sse import EventSource, ServerSentEvent
 
 from .. import _jsonrpc as rpc
+from .._request_headers import REQUEST_HEADERS, HeaderHook, standard_headers
+from .._stateless import _MODERN_ERRORS
+from ..errors import HTTP_STATUS, METHOD_NOT_FOUND
 from ..transport import STREAM_BUFFER, Connection, Envelope
 from ._common import JSON, LAST_EVENT_ID, PROTOCOL_VERSION, SESSION_ID, SSE
 from .legacy import LegacySSEChannel
@@ -41,6 +53,9 @@ logger = logging.getLogger("mcpbind.runtime.http")
 
 #: The code of errors this transport makes up for a request the server never answered.
 TRANSPORT_ERROR = -32000
+#: Codes that show a modern server answered ``initialize`` (an unknown method to it): no reason
+#: to look for a legacy HTTP+SSE server (streamable-http.md, "Backward Compatibility").
+_MODERN_REFUSALS = _MODERN_ERRORS | {METHOD_NOT_FOUND}
 #: Connections kept open to the server: every request in flight holds one (its POST), plus the
 #: GET stream; httpx's default of 20 kept alive means reconnecting per request beyond that.
 POOL_SIZE = 128
@@ -54,6 +69,15 @@ DEFAULT_RETRY = 1.0
 
 class HttpTransportError(Exception):
     """The HTTP exchange failed in a way no JSON-RPC response describes."""
+
+
+def _error_body(body: bytes) -> dict[str, Any] | None:
+    """The ``error`` member of ``body`` if it is a JSON-RPC error response, else None."""
+    parsed = rpc.decode(body)
+    error = parsed.get("error") if type(parsed) is dict else None
+    if type(error) is dict and type(error.get("code")) is int and type(error.get("message")) is str:
+        return error
+    return None
 
 
 def _request_id(message: Any) -> int | str | None:
@@ -91,6 +115,9 @@ class _StreamableClient:
         self.legacy: LegacySSEChannel | None = None
         self.readers: dict[int | str, anyio.CancelScope] = {}
         self.get_started = False
+        self.hook = HeaderHook()
+        #: Stateless-era requests in flight: cancelled by closing their stream, never resumed.
+        self.modern: set[int | str] = set()
         self._initialize_id: int | str | None = None
         self._tg: TaskGroup | None = None
 
@@ -118,12 +145,25 @@ class _StreamableClient:
         with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
             await self.incoming.send(Envelope(message))
 
-    async def _fail(self, request_id: int | str | None, reason: str) -> None:
-        """Answer a request the server will never answer, so its caller does not hang."""
+    async def _answer_error(self, request_id: int | str, error: dict[str, Any]) -> None:
+        """The server's JSON-RPC error for ``request_id``, as the session's answer to it (the
+        body's own id may be null: the server could not always tell which request it was)."""
+        data = error.get("data")
+        await self._feed(rpc.error_response(request_id, error["code"], error["message"], data))
+
+    async def _fail(
+        self, request_id: int | str | None, reason: str, status: int | None = None
+    ) -> None:
+        """Answer a request the server will never answer, so its caller does not hang.
+
+        ``status``: the HTTP status that refused it, kept in the error's data (``HTTP_STATUS``)
+        so a caller can tell a refusal from a failed exchange.
+        """
         if request_id is None:
             logger.warning("%s", reason)
             return
-        await self._feed(rpc.error_response(request_id, TRANSPORT_ERROR, reason))
+        data = {HTTP_STATUS: status}
+        await self._feed(rpc.error_response(request_id, TRANSPORT_ERROR, reason, data))
 
     def _end(self, reason: str) -> None:
         """The server ended the session: fail everything by ending the connection."""
@@ -151,19 +191,26 @@ class _StreamableClient:
                     method = message.get("method") if type(message) is dict else None
                     if request_id is not None:
                         self._initialize_id = request_id
-                    if method == "notifications/cancelled":
-                        self._cancel_reader(message)
+                    if method == "notifications/cancelled" and self._cancel_reader(message):
+                        continue
                     await self._post(message, request_id)
                     if method == "notifications/initialized":
                         self._start_get_stream()
 
-    def _cancel_reader(self, message: dict[str, Any]) -> None:
-        """The session gave up on a request: stop reading a stream that will never end."""
+    def _cancel_reader(self, message: dict[str, Any]) -> bool:
+        """The session gave up on a request: stop reading a stream that will never end.
+
+        True if that request was a stateless-era one, whose cancellation is closing its stream
+        and nothing more (the notification is then not sent).
+        """
         params = message.get("params")
         target = params.get("requestId") if type(params) is dict else None
-        scope = self.readers.get(target) if rpc.is_request_id(target) else None
+        if not rpc.is_request_id(target):
+            return False
+        scope = self.readers.get(target)
         if scope is not None:
             scope.cancel()
+        return target in self.modern
 
     def _start_get_stream(self) -> None:
         if (
@@ -194,6 +241,13 @@ class _StreamableClient:
     async def _post(self, message: Any, request_id: int | str | None) -> None:
         headers = self._headers(f"{JSON}, {SSE}")
         headers["content-type"] = JSON
+        metadata = standard_headers(message) if type(message) is dict else {}
+        if metadata:
+            headers.pop(PROTOCOL_VERSION, None)
+            headers.update(metadata)
+            headers.update(self.hook.headers_for(message))
+            if request_id is not None:
+                self.modern.add(request_id)
         try:
             async with self._post_client().stream(
                 "POST", self.url, content=rpc.encode(message), headers=headers
@@ -205,6 +259,9 @@ class _StreamableClient:
             # A server answering nonsense must fail this request, not the whole connection.
             logger.exception("handling the answer to %r failed", request_id)
             await self._fail(request_id, f"the server's answer could not be handled: {exc!r}")
+        finally:
+            if request_id is not None:
+                self.modern.discard(request_id)
 
     def _post_client(self) -> httpx.AsyncClient:
         """The next of ``post_clients``, round robin.
@@ -222,8 +279,11 @@ class _StreamableClient:
         status = response.status_code
         if request_id is not None and request_id == self._initialize_id:
             if self.fallback_to_sse and status in (400, 404, 405):
-                await response.aclose()
-                await self._switch_to_legacy(message, request_id, status)
+                error = _error_body(await response.aread())
+                if error is None or error["code"] not in _MODERN_REFUSALS:
+                    await self._switch_to_legacy(message, request_id, status)
+                    return
+                await self._answer_error(request_id, error)
                 return
             sid = response.headers.get(SESSION_ID)
             if sid:
@@ -236,12 +296,12 @@ class _StreamableClient:
             return
         if status >= 400:
             body = await response.aread()
-            parsed = rpc.decode(body)
-            error = parsed.get("error") if type(parsed) is dict else None
-            detail = (
-                error.get("message") if type(error) is dict else body[:200].decode(errors="replace")
-            )
-            await self._fail(request_id, f"HTTP {status}: {detail}")
+            error = _error_body(body)
+            if error is not None and request_id is not None:
+                await self._answer_error(request_id, error)
+            else:
+                detail = error["message"] if error else body[:200].decode(errors="replace")
+                await self._fail(request_id, f"HTTP {status}: {detail}", status)
             return
         content_type = response.headers.get("content-type", "").split(";", 1)[0].strip().lower()
         if content_type == SSE:
@@ -301,7 +361,7 @@ class _StreamableClient:
         await response.aclose()
         if request_id is None:
             return
-        if state.last_event_id is None:
+        if state.last_event_id is None or request_id in self.modern:
             await self._fail(
                 request_id,
                 "the server closed the stream before answering, and it cannot be resumed",
@@ -469,7 +529,12 @@ async def streamable_http_client(
     try:
         async with anyio.create_task_group() as tg, in_send, in_receive, out_send:
             tg.start_soon(state.write_loop, out_receive, tg)
-            yield Connection(in_receive, out_send, lambda: state.close_reason)
+            yield Connection(
+                in_receive,
+                out_send,
+                lambda: state.close_reason,
+                extra={REQUEST_HEADERS: state.hook},
+            )
             tg.cancel_scope.cancel()
     finally:
         with anyio.CancelScope(shield=True):

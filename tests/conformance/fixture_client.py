@@ -1,24 +1,38 @@
 """The client the official conformance suite tests: our ``Client`` over our Streamable HTTP.
 
 The suite runs ``python fixture_client.py <url>`` with the scenario's name in
-``MCP_CONFORMANCE_SCENARIO`` and judges what the client does against its mock server. Each
-scenario gets the behaviour it checks; an unknown one just initialises and lists tools.
+``MCP_CONFORMANCE_SCENARIO``, the revision to speak in ``MCP_CONFORMANCE_PROTOCOL_VERSION``
+(a stateless-era one, 2026-07-28, means ``server/discover`` and per-request ``_meta``; an
+earlier one the ``initialize`` handshake) and, for some scenarios, what to do in
+``MCP_CONFORMANCE_CONTEXT`` (JSON). It judges what the client does against its mock server.
+Each scenario gets the behaviour it checks; an unknown one just lists tools.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import sys
+from types import ModuleType
 from typing import Any
 
 import anyio
-from mcpbind.generated.v2025_11_25 import methods, types
+from mcpbind import generated
+from mcpbind.generated import v2025_11_25, v2026_07_28
 from mcpbind.runtime import Client, RequestContext
 from mcpbind.runtime.http import streamable_http_client
 
 #: Bounds the whole run, so a misbehaving mock server cannot hang the suite.
 DEADLINE = 25.0
+DEFAULT_VERSION = "2025-11-25"
+#: The tools of the MRTR scenario, in the order the suite expects them called.
+MRTR_TOOLS = (
+    "test_mrtr_echo_state",
+    "test_mrtr_no_state",
+    "test_mrtr_unrelated",
+    "test_mrtr_no_result_type",
+)
 
 
 def schema_defaults(schema: Any) -> dict[str, Any]:
@@ -32,63 +46,102 @@ def schema_defaults(schema: Any) -> dict[str, Any]:
     return out
 
 
-def build_client(url: str) -> Client:
+def sample_arguments(tool: Any) -> dict[str, Any]:
+    """Arguments for a tool the scenario only wants called: a plain value per required field."""
+    schema = tool.inputSchema.model_dump(mode="json", by_alias=True, exclude_none=True)
+    values = {"string": "us-west1", "integer": 1, "boolean": True, "number": 1.5}
+    properties = schema.get("properties") or {}
+    return {
+        name: values.get(properties.get(name, {}).get("type"), "x")
+        for name in schema.get("required") or []
+    }
+
+
+def build_client(url: str, version: str) -> Client:
     client = Client(
         streamable_http_client(url, timeout=10.0, sse_read_timeout=20.0),
         name="mcpbind-conformance-client",
+        protocol_version=version,
         capabilities={"elicitation": {"form": {}}, "sampling": {}},
     )
+    for module in (v2025_11_25, v2026_07_28):
+        register_handlers(client, module)
+    return client
 
-    @client.handler(methods.ELICITATION_CREATE)
-    async def elicit(params: Any, context: RequestContext) -> types.ElicitResult:
+
+def register_handlers(client: Client, module: ModuleType) -> None:
+    types = module.types
+
+    @client.handler(module.methods.ELICITATION_CREATE)
+    async def elicit(params: Any, context: RequestContext) -> Any:
         return types.ElicitResult(
             action="accept", content=schema_defaults(getattr(params, "requestedSchema", None))
         )
 
-    @client.handler(methods.SAMPLING_CREATEMESSAGE)
-    async def sample(
-        params: types.CreateMessageRequestParams, context: RequestContext
-    ) -> types.CreateMessageResult:
+    @client.handler(module.methods.SAMPLING_CREATEMESSAGE)
+    async def sample(params: Any, context: RequestContext) -> Any:
         return types.CreateMessageResult(
             role="assistant", model="mcpbind-test", content=types.TextContent(text="ok")
         )
 
-    return client
 
-
-async def run(scenario: str, url: str) -> None:
-    async with build_client(url) as client:
+async def run(scenario: str, url: str, version: str, context: dict[str, Any]) -> None:
+    async with build_client(url, version) as client:
+        module = client.session.bindings.module
+        types, methods = module.types, module.methods
         stub = client.stub
-        if "tools" not in client.server_capabilities:
+        capabilities = client.server_capabilities
+        if "tools" not in capabilities:
             return
-        tools = await stub.list_tools()
-        names = {tool.name for tool in tools.tools}
+
+        async def call(name: str, arguments: dict[str, Any] | None = None) -> Any:
+            given = {"arguments": arguments} if arguments is not None else {}
+            return await stub.call_tool(types.CallToolRequestParams(name=name, **given))
+
+        tools = await client.list_all(methods.TOOLS_LIST)
+        names = {tool.name for tool in tools}
         if scenario == "tools_call":
-            await stub.call_tool(
-                types.CallToolRequestParams(name="add_numbers", arguments={"a": 5, "b": 3})
-            )
+            await call("add_numbers", {"a": 5, "b": 3})
         elif scenario == "elicitation-sep1034-client-defaults":
-            await stub.call_tool(
-                types.CallToolRequestParams(name="test_client_elicitation_defaults")
-            )
+            await call("test_client_elicitation_defaults")
         elif scenario == "json-schema-2020-12-preservation":
-            focal = next(t for t in tools.tools if t.name == "json_schema_2020_12_tool")
+            focal = next(t for t in tools if t.name == "json_schema_2020_12_tool")
             schema = focal.inputSchema.model_dump(mode="json", by_alias=True, exclude_none=True)
-            await stub.call_tool(
-                types.CallToolRequestParams(name="json_schema_echo", arguments={"schema": schema})
-            )
+            await call("json_schema_echo", {"schema": schema})
         elif scenario == "sse-retry" and "test_reconnection" in names:
-            await stub.call_tool(types.CallToolRequestParams(name="test_reconnection"))
+            await call("test_reconnection")
+        elif scenario == "sep-2322-client-request-state":
+            for name in MRTR_TOOLS:
+                await call(name)
+        elif scenario == "http-standard-headers":
+            for tool in tools:
+                await call(tool.name)
+            if "resources" in capabilities:
+                for resource in await client.list_all(methods.RESOURCES_LIST):
+                    await stub.read_resource(types.ReadResourceRequestParams(uri=resource.uri))
+            if "prompts" in capabilities:
+                for prompt in await client.list_all(methods.PROMPTS_LIST):
+                    await stub.get_prompt(types.GetPromptRequestParams(name=prompt.name))
+        elif scenario == "http-custom-headers":
+            for planned in context.get("toolCalls", []):
+                await call(planned["name"], planned.get("arguments"))
+        elif scenario == "http-invalid-tool-headers":
+            for tool in tools:
+                await call(tool.name, sample_arguments(tool))
 
 
 def main() -> int:
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "initialize")
+    version = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION", DEFAULT_VERSION)
+    if version not in generated.ERAS:
+        version = DEFAULT_VERSION
+    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
     url = sys.argv[-1]
 
     async def bounded() -> None:
         with anyio.fail_after(DEADLINE):
-            await run(scenario, url)
+            await run(scenario, url, version, context)
 
     anyio.run(bounded)
     return 0

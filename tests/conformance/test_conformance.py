@@ -61,9 +61,9 @@ def test_server_scenarios(
     )
     RESULTS[f"server --requirements {REQUIREMENTS}"] = line
     record_property("conformance_server", line)
-    assert (
-        len(summary.scenarios) >= 30
-    ), f"the suite ran too few scenarios:\n{run.stdout}\n{run.stderr}"
+    assert len(summary.scenarios) >= 30, (
+        f"the suite ran too few scenarios:\n{run.stdout}\n{run.stderr}"
+    )
     assert failed == 0 and passed > 0, f"{line}; failing: {summary.failing()}\n{run.stdout[-4000:]}"
 
 
@@ -101,6 +101,6 @@ def test_client_scenario(
     record_property(
         "conformance_client", f"{scenario}: {checks_passed} checks passed, {checks_failed} failed"
     )
-    assert (
-        ok
-    ), f"{scenario}: {checks_passed} passed, {checks_failed} failed\n{run.stdout[-4000:]}\n{run.stderr[-2000:]}"
+    assert ok, (
+        f"{scenario}: {checks_passed} passed, {checks_failed} failed\n{run.stdout[-4000:]}\n{run.stderr[-2000:]}"
+    )

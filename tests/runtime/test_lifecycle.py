@@ -422,6 +422,8 @@ def test_each_lifecycle_refuses_revisions_of_the_other_era() -> None:
     assert both.lifecycle.legacy is not None and both.lifecycle.legacy.supported == ("2025-11-25",)
     assert isinstance(Server("y", revisions=["2025-06-18"]).lifecycle, HandshakeServer)
     client = Client(example_server.memory_transport(), protocol_version="2026-07-28")
+    assert isinstance(client.lifecycle, StatelessClient) and client.lifecycle.legacy is None
+    client = Client(example_server.memory_transport(), protocol_version="2026-07-28", fallback=True)
     assert isinstance(client.lifecycle, StatelessClient) and client.lifecycle.legacy is not None
 
 

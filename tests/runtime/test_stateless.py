@@ -183,19 +183,21 @@ async def test_our_client_goes_stateless_in_memory_and_adds_the_fields() -> None
 
 
 async def test_a_stateless_server_sends_no_requests() -> None:
+    # tools/list may not answer InputRequiredResult, so its handler cannot ask the client at all
+    # (tools/call, prompts/get and resources/read can: tests/runtime/test_input_required.py).
     server = Server("no-requests", revisions=["2026-07-28"])
     refused: list[str] = []
 
-    @server.handler(v2026_07_28.methods.TOOLS_CALL)
-    async def call_tool(params: Any, context: RequestContext) -> Any:
+    @server.handler(v2026_07_28.methods.TOOLS_LIST)
+    async def list_tools(params: Any, context: RequestContext) -> Any:
         try:
             await context.peer.list_roots(types.ListRootsRequestParams())
         except CapabilityError as exc:
             refused.append(str(exc))
-        return types.CallToolResult(content=[], resultType="complete")
+        return types.ListToolsResult(tools=[], resultType="complete", ttlMs=0, cacheScope="private")
 
     async with Client(server.memory_transport(), protocol_version="2026-07-28") as client:
-        await client.stub.call_tool(types.CallToolRequestParams(name="any"))
+        await client.list_all(v2026_07_28.methods.TOOLS_LIST)
     assert refused and "InputRequiredResult" in refused[0]
 
 
@@ -232,7 +234,7 @@ async def test_input_required_without_a_handler_is_a_clear_error() -> None:
 
 async def test_the_client_falls_back_to_initialize_with_a_legacy_server() -> None:
     params = StdioParameters(sys.executable, [ERAS_SERVER, "2025-06-18"], stderr="devnull")
-    async with Client(params, protocol_version="2026-07-28") as client:
+    async with Client(params, protocol_version="2026-07-28", fallback=True) as client:
         assert client.revision == "2025-06-18"
         assert client.session.peer.era == "handshake"
         echo = await client.stub.call_tool(
@@ -315,3 +317,86 @@ async def test_our_stateless_client_with_the_sdk_server() -> None:
             types.GetPromptRequestParams(name="greet", arguments={"name": "Ada"})
         )
         assert "Ada" in prompt.messages[0].content.text
+
+
+DISCOVERED = {
+    "resultType": "complete",
+    "supportedVersions": ["2026-07-28"],
+    "capabilities": {"tools": {}},
+    "ttlMs": 0,
+    "cacheScope": "private",
+}
+
+
+async def test_a_result_without_result_type_is_complete() -> None:
+    async with memory_pair() as (near, far), anyio.create_task_group() as tg:
+        peer = RawPeer(far)
+
+        async def fake_server() -> None:
+            discover = await peer.receive()
+            await peer.send({"jsonrpc": "2.0", "id": discover["id"], "result": DISCOVERED})
+            call = await peer.receive()
+            content = [{"type": "text", "text": "no resultType"}]
+            await peer.send({"jsonrpc": "2.0", "id": call["id"], "result": {"content": content}})
+
+        tg.start_soon(fake_server)
+        async with Client(given(near), protocol_version="2026-07-28") as client:
+            result = await client.stub.call_tool(types.CallToolRequestParams(name="any"))
+            assert result.resultType == "complete"
+            assert result.content[0].text == "no resultType"
+
+
+@pytest.mark.parametrize("fallback", [False, True])
+async def test_a_server_of_handshake_revisions_only_is_served_only_with_fallback(
+    fallback: bool,
+) -> None:
+    """-32022 listing only handshake revisions: a dual-era server lacking ours."""
+    async with memory_pair() as (near, far), anyio.create_task_group() as tg:
+        peer = RawPeer(far)
+        seen: list[str] = []
+
+        async def fake_server() -> None:
+            while True:
+                message = await peer.receive()
+                seen.append(message["method"])
+                if message["method"] == "server/discover":
+                    data = {"supported": ["2025-11-25", "2025-06-18"], "requested": "2026-07-28"}
+                    error = {"code": -32022, "message": "Unsupported", "data": data}
+                    await peer.send({"jsonrpc": "2.0", "id": message["id"], "error": error})
+                elif message["method"] == "initialize":
+                    result = {
+                        "protocolVersion": "2025-11-25",
+                        "capabilities": {},
+                        "serverInfo": {"name": "old", "version": "1"},
+                    }
+                    await peer.send({"jsonrpc": "2.0", "id": message["id"], "result": result})
+
+        tg.start_soon(fake_server)
+        client = Client(given(near), protocol_version="2026-07-28", fallback=fallback)
+        if fallback:
+            async with client:
+                assert client.revision == "2025-11-25"
+                assert client.session.peer.era == "handshake"
+        else:
+            with pytest.raises(ProtocolVersionError, match="none of which"):
+                async with client:
+                    raise AssertionError("connected")
+        tg.cancel_scope.cancel()
+    expected = ["server/discover", "initialize", "notifications/initialized"]
+    assert seen == (expected if fallback else expected[:1])
+
+
+async def test_a_pinned_revision_is_the_only_one_offered() -> None:
+    client = Client(echo_server().memory_transport(), protocol_version="2026-07-28")
+    assert isinstance(client.lifecycle, StatelessClient)
+    assert client.lifecycle.supported == ("2026-07-28",)
+    assert client.lifecycle.legacy is None
+    allowed = Client(
+        echo_server().memory_transport(),
+        protocol_version="2026-07-28",
+        revisions=["2025-06-18"],
+        fallback=True,
+    )
+    assert isinstance(allowed.lifecycle, StatelessClient)
+    assert allowed.lifecycle.legacy is not None
+    assert allowed.lifecycle.legacy.supported == ("2025-06-18",)
