@@ -4,8 +4,10 @@
 the session reads the pipe itself when it wants the next message and writes a message straight
 to the pipe when it sends one. A relay task with a memory stream on each side costs an
 event-loop pass per message each way, about half of a sequential round trip; here a ``ping`` is
-answered within the pass that read it. Back-pressure comes for free: the session stops asking
-when it has enough work in flight, so the pipe fills and the peer's writes block.
+answered within the pass that read it. Back-pressure comes for free: when the session stops
+asking (its answers are backed up behind a peer that does not read them, or too many
+notification handlers run), the pipe fills and the peer's writes block. Requests beyond the
+session's bounds do not stop it: they are answered "busy" at once (``_admission.py``).
 
 Pipes are read with ``os.read`` in chunks of at most 64 KiB on non-blocking descriptors, waking
 on readiness: larger reads made every read allocate and free a large block on this platform.

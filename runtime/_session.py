@@ -42,7 +42,15 @@ from .errors import (
 )
 from .transport import Connection, Envelope, take
 
-__all__ = ["PeerState", "RequestContext", "Route", "Router", "Session", "SessionOptions"]
+__all__ = [
+    "CANCELLED",
+    "PeerState",
+    "RequestContext",
+    "Route",
+    "Router",
+    "Session",
+    "SessionOptions",
+]
 
 logger = logging.getLogger("mcpbind.runtime")
 
