@@ -8,7 +8,8 @@ our own requests, a head-of-line block. Memory is bounded here instead, per requ
   for a request whose method has nothing running or waiting, so a flood of one method (slow
   ``tools/call``) never holds up another (``tools/list``);
 * the rest wait in a queue, without a task, and start first in, first out as handlers end;
-  a queued request cancelled by the peer leaves the queue at once;
+  a queued request cancelled by the peer leaves the queue at once (a running one leaves the
+  count and byte bounds at once, and its handler slot when its task has ended);
 * requests running or waiting are bounded in count and in JSON bytes; past either bound a
   request is refused at once with ``SERVER_UNAVAILABLE`` (reason ``busy``), never stalled.
 
@@ -35,6 +36,7 @@ __all__ = [
     "Admission",
     "BatchReply",
     "Incoming",
+    "measure",
     "unavailable",
 ]
 
@@ -50,7 +52,7 @@ RequestId = int | str
 
 def unavailable(request_id: RequestId | None, reason: str, detail: str) -> dict[str, Any]:
     """The error response of a request this side will not (or no longer) handle."""
-    message = "Server busy" if reason == "busy" else "Session closing"
+    message = "Busy" if reason == "busy" else "Session closing"
     return rpc.error_response(
         request_id, SERVER_UNAVAILABLE, f"{message}: {detail}", {"reason": reason}
     )
