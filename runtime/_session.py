@@ -175,23 +175,28 @@ class Session(Outgoing):
 
     async def _drain(self) -> None:
         """The input ended: answer what is queued, give running handlers a short grace, then
-        answer those still running (they are cancelled right after, unanswered twice never)."""
+        answer those still running (cancelled right after; never answered twice). Each step
+        is bounded by ``drain_timeout``, so a peer that stopped reading cannot hold us here."""
         admission = self._admission
-        for entry in admission.queued():
-            admission.withdraw(entry)
-            await self._reply(
-                entry, unavailable(entry.request_id, "closing", "the input ended before it started")
-            )
+        grace = self.options.drain_timeout
+        with anyio.move_on_after(grace):
+            for entry in admission.queued():
+                admission.withdraw(entry)
+                reply = unavailable(
+                    entry.request_id, "closing", "the input ended before it started"
+                )
+                await self._reply(entry, reply)
         handlers = self._handlers
         assert handlers is not None
-        with anyio.move_on_after(self.options.drain_timeout):
+        with anyio.move_on_after(grace):
             while handlers:
                 await self._wait_room()
-        for entry in admission.running():
-            await self._reply(
-                entry,
-                unavailable(entry.request_id, "closing", "the input ended before it finished"),
-            )
+        with anyio.move_on_after(grace):
+            for entry in admission.running():
+                reply = unavailable(
+                    entry.request_id, "closing", "the input ended before it finished"
+                )
+                await self._reply(entry, reply)
 
     async def _wait_room(self) -> None:
         """Wait until a handler (of a request or a notification) ends."""

@@ -313,6 +313,22 @@ async def test_stdin_closed_with_requests_in_flight_answers_them_and_exits() -> 
     assert "before it started" in replies[2]["message"]
 
 
+async def test_a_server_whose_peer_stops_reading_still_exits_when_stdin_closes() -> None:
+    bounds = ("max_concurrent_handlers=2", "spare_handlers=0")
+    async with await raw_saturation(*bounds) as process:
+        server = RawServer(process)
+        await server.initialize()
+        big = "x" * (256 * 1024)
+        for i in range(12):  # 3 MiB of answers nobody reads: the server's writes back up
+            await server.send_json(call(i, "echo", text=big))
+        for i in range(100, 110):  # these wait for a handler slot
+            await server.send_json(call(i, "hang"))
+        assert process.stdin is not None
+        await process.stdin.aclose()
+        with anyio.fail_after(20):  # the writer gets at most 5 s to flush, the drain 0.3 s
+            assert await process.wait() == 0
+
+
 def test_nothing_but_messages_on_stdout() -> None:
     code = """
 import os
