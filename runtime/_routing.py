@@ -42,11 +42,11 @@ class SessionOptions:
     slow ``tools/call`` never holds up ``tools/list``). Others wait in a queue and start first
     in, first out as handlers finish. Requests running or waiting are bounded by count
     (``max_pending_requests``) and by their size in JSON bytes (``max_pending_bytes``); past
-    either bound a request is answered at once with a "server busy" error. The session never
+    either bound a request is answered at once with a busy error (-31503). The session never
     stops reading for requests, so ``ping``, cancellations and responses are always served.
     ``keepalive_interval`` enables pings; one unanswered within ``keepalive_timeout`` ends the
     session. ``drain_timeout`` is how long running handlers may finish after the input ends;
-    those still running then are answered with an error.
+    queued requests, and those still running then, are answered with an error (-31503).
     """
 
     request_timeout: float | None = 60.0
