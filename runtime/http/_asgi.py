@@ -20,7 +20,6 @@ __all__ = [
     "Disconnected",
     "TooLarge",
     "error",
-    "escape",
     "header_list",
     "read_body",
     "read_headers",
@@ -111,16 +110,6 @@ def status_for(response: Any) -> int:
     error_body = response.get("error") if type(response) is dict else None
     code = error_body.get("code") if type(error_body) is dict else None
     return ERROR_STATUS.get(code, 200) if type(code) is int else 200
-
-
-def escape(value: object, limit: int = 200) -> str:
-    """A peer-supplied string fit for a log line: no control characters, bounded."""
-    text = value if type(value) is str else repr(value)
-    if len(text) > limit:
-        text = text[:limit] + "..."
-    if text.isascii() and text.isprintable():
-        return text
-    return text.encode("unicode_escape").decode("ascii")
 
 
 class TooLarge(Exception):

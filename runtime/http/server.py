@@ -51,10 +51,11 @@ import anyio
 from anyio.abc import TaskGroup
 from starlette.types import Receive, Scope, Send
 
+from .._logsafe import printable
 from .._stateless import STATELESS_REVISIONS, UNSUPPORTED_PROTOCOL_VERSION
 from ..errors import INVALID_REQUEST
 from ..transport import Connection
-from ._asgi import CONNECTION_ERROR, error, escape, read_headers, respond
+from ._asgi import CONNECTION_ERROR, error, read_headers, respond
 from ._binding import HEADER_MISMATCH, Refusal, check_params, check_request, meta_version
 from ._common import (
     DEFAULT_PROTOCOL_VERSION,
@@ -394,9 +395,9 @@ class StreamableHTTPServer:
         if refusal is not None:
             logger.info(
                 "refused %s (id %s): %s",
-                escape(method),
-                escape(request_id),
-                escape(refusal.message),
+                printable(method),
+                printable(request_id),
+                printable(refusal.message),
             )
             await error(send, 400, refusal.code, refusal.message, request_id)
             return
