@@ -98,6 +98,9 @@ class Outgoing:
         self._deadline_seq = 0
         self._next_wake = math.inf
         self._deadline_moved = anyio.Event()
+        #: Whether ``_watch_deadlines`` runs: started with the first deadline, so a session that
+        #: never sends a request with a timeout (one per stateless HTTP request) has no watcher.
+        self._watching = False
 
     def _fail_pending(self, reason: str) -> None:
         error = self._closed_error or ConnectionClosedError(reason)
@@ -225,8 +228,15 @@ class Outgoing:
             heapq.heapify(heap)
         self._deadline_seq += 1
         heapq.heappush(heap, (deadline, self._deadline_seq, request_id))
-        if deadline < self._next_wake:
+        if not self._watching:
+            self._watching = True
+            self._start_watching()
+        elif deadline < self._next_wake:
             self._deadline_moved.set()
+
+    def _start_watching(self) -> None:
+        """Run ``_watch_deadlines`` in the owner's task group (the session's)."""
+        raise NotImplementedError
 
     async def _watch_deadlines(self) -> None:
         """Time out pending requests whose deadline passed (one task for all of them)."""

@@ -123,7 +123,8 @@ class Session(Outgoing):
             async with anyio.create_task_group() as tg:
                 self._tg = tg
                 self._handlers = HandlerTasks(tg, self._on_handler_done)
-                tg.start_soon(self._watch_deadlines)
+                if self._watching:  # a deadline came before the task group
+                    tg.start_soon(self._watch_deadlines)
                 self._started.set()
                 if self.options.keepalive_interval:
                     tg.start_soon(self._keepalive, self.options.keepalive_interval)
@@ -149,6 +150,10 @@ class Session(Outgoing):
                     tg.cancel_scope.cancel()
         finally:
             self._finished.set()
+
+    def _start_watching(self) -> None:
+        if self._tg is not None:
+            self._tg.start_soon(self._watch_deadlines)
 
     async def wait_started(self) -> None:
         """Wait until ``run()`` accepts requests (for owners that start it in a task)."""
@@ -179,24 +184,31 @@ class Session(Outgoing):
         is bounded by ``drain_timeout``, so a peer that stopped reading cannot hold us here."""
         admission = self._admission
         grace = self.options.drain_timeout
-        with anyio.move_on_after(grace):
-            for entry in admission.queued():
-                admission.withdraw(entry)
-                reply = unavailable(
-                    entry.request_id, "closing", "the input ended before it started"
-                )
-                await self._reply(entry, reply)
+        # Each step opens its time bound only when it has something to wait for: a session
+        # per request (stateless HTTP) drains with nothing left, and a cancel scope is not free.
+        queued = admission.queued()
+        if queued:
+            with anyio.move_on_after(grace):
+                for entry in queued:
+                    admission.withdraw(entry)
+                    reply = unavailable(
+                        entry.request_id, "closing", "the input ended before it started"
+                    )
+                    await self._reply(entry, reply)
         handlers = self._handlers
         assert handlers is not None
-        with anyio.move_on_after(grace):
-            while handlers:
-                await self._wait_room()
-        with anyio.move_on_after(grace):
-            for entry in admission.running():
-                reply = unavailable(
-                    entry.request_id, "closing", "the input ended before it finished"
-                )
-                await self._reply(entry, reply)
+        if handlers:
+            with anyio.move_on_after(grace):
+                while handlers:
+                    await self._wait_room()
+        running = admission.running()
+        if running:
+            with anyio.move_on_after(grace):
+                for entry in running:
+                    reply = unavailable(
+                        entry.request_id, "closing", "the input ended before it finished"
+                    )
+                    await self._reply(entry, reply)
 
     async def _wait_room(self) -> None:
         """Wait until a handler (of a request or a notification) ends."""
