@@ -52,6 +52,11 @@ from mcpbind.runtime.http import StreamableHTTPServer, serving, streamable_http_
 ROOT = Path(__file__).resolve().parent
 IN_FLIGHT = 32
 VERSION = "2025-11-25"
+MODERN = "2026-07-28"
+MODERN_META = (
+    b'"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",'
+    b'"io.modelcontextprotocol/clientCapabilities":{}}'
+)
 NPM_PACKAGES = ("@modelcontextprotocol/sdk", "zod")
 
 # -- servers (each runs in its own process: ``--serve NAME``) ---------------------------------
@@ -175,8 +180,17 @@ def node() -> str | None:
 
 
 def commands(mode: str) -> dict[str, list[str]]:
-    flag = ["--json"] if mode == "JSON" else []
     me = [sys.executable, __file__]
+    if mode == MODERN:
+        # Both servers as configured by default (each then answers an immediate result as
+        # JSON), plus the SDK with its JSON-response option, and the bare floor.
+        return {
+            "mcpbind": [*me, "--serve", "mcpbind"],
+            "python-sdk": [*me, "--serve", "python-sdk"],
+            "python-sdk-json": [*me, "--serve", "python-sdk", "--json"],
+            "bare": [*me, "--serve", "bare", "--json"],
+        }
+    flag = ["--json"] if mode == "JSON" else []
     found = {"mcpbind": [*me, "--serve", "mcpbind", *flag]}
     if mode == "SSE":
         found["mcpbind-sse"] = [*me, "--serve", "mcpbind-sse"]
@@ -309,7 +323,7 @@ class HttpConnection(asyncio.Protocol):
 class LoadClient:
     """Many connections to one endpoint, sharing one MCP session."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, modern: bool = False) -> None:
         rest = url.removeprefix("http://")
         authority, _, path = rest.partition("/")
         host, _, port = authority.rpartition(":")
@@ -318,6 +332,8 @@ class LoadClient:
         self.session_id: str | None = None
         self.next_id = 0
         self.head = b""
+        #: 2026-07-28: no session; every POST carries the headers and ``_meta`` itself.
+        self.modern = modern
 
     async def connect(self, count: int) -> None:
         loop = asyncio.get_running_loop()
@@ -339,6 +355,11 @@ class LoadClient:
             f"POST {self.path} HTTP/1.1\r\nhost: {self.host}:{self.port}\r\n"
             "accept: application/json, text/event-stream\r\ncontent-type: application/json\r\n"
         ).encode()
+        if self.modern:
+            self.head += (
+                f"mcp-protocol-version: {MODERN}\r\nmcp-method: tools/call\r\nmcp-name: echo\r\n"
+            ).encode()
+            return
         initialize = {
             "jsonrpc": "2.0",
             "id": 0,
@@ -366,9 +387,10 @@ class LoadClient:
     async def echo(self, connection: HttpConnection) -> None:
         self.next_id += 1
         request_id = self.next_id
+        meta = b"," + MODERN_META if self.modern else b""
         body = (
             b'{"jsonrpc":"2.0","id":%d,"method":"tools/call",'
-            b'"params":{"name":"echo","arguments":{"text":"hello"}}}' % request_id
+            b'"params":{"name":"echo","arguments":{"text":"hello"}%s}}' % (request_id, meta)
         )
         reply = await connection.exchange(self._request(body))
         message = reply.message(request_id)
@@ -397,8 +419,8 @@ class LoadClient:
         return count / (time.perf_counter() - started)
 
 
-async def measure_light(url: str, pid: int, count: int) -> dict[str, float]:
-    client = LoadClient(url)
+async def measure_light(url: str, pid: int, count: int, modern: bool = False) -> dict[str, float]:
+    client = LoadClient(url, modern)
     try:
         await client.open_session()
         await client.sequential(200)  # warm up
@@ -466,10 +488,10 @@ def bench_mode(mode: str, rounds: int, count: int, stack_count: int) -> None:
     try:
         for _ in range(rounds):
             for name, (process, url) in servers.items():
-                got = run(measure_light, url, process.pid, count)
+                got = run(measure_light, url, process.pid, count, mode == MODERN)
                 for metric, value in got.items():
                     light[name].setdefault(metric, []).append(value)
-            if stack_count:
+            if stack_count and mode != MODERN:
                 for name in mcp_servers:
                     got = run(measure_stack, servers[name][1], stack_count)
                     for metric, value in got.items():
@@ -479,12 +501,14 @@ def bench_mode(mode: str, rounds: int, count: int, stack_count: int) -> None:
             process.terminate()
             process.wait(timeout=10)
     others = [n for n in servers if n not in ("mcpbind", "mcpbind-sse")]
+    label = "2026-07-28 (stateless: no session, headers and _meta on every POST)"
     table(
-        f"Streamable HTTP, {mode} mode: light client, medians of {rounds} rounds",
+        f"Streamable HTTP, {label if mode == MODERN else mode + ' mode'}: light client, "
+        f"medians of {rounds} rounds",
         light,
         others,
     )
-    if stack_count:
+    if stack_count and mode != MODERN:
         table(
             f"Streamable HTTP, {mode} mode: mcpbind's Client (whole stack), medians of {rounds}",
             stack,
@@ -510,7 +534,7 @@ def main() -> None:
         default=300,
         help="sequential calls per round of the whole-stack table (0: leave it out)",
     )
-    parser.add_argument("--mode", choices=["JSON", "SSE", "both"], default="both")
+    parser.add_argument("--mode", choices=["JSON", "SSE", MODERN, "both", "all"], default="all")
     parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument(
         "--serve", choices=["mcpbind", "mcpbind-sse", "python-sdk", "bare"], help=argparse.SUPPRESS
@@ -519,7 +543,8 @@ def main() -> None:
     if args.serve:
         run(serve_main, args.serve, args.json)
         return
-    for mode in ("JSON", "SSE") if args.mode == "both" else (args.mode,):
+    modes = {"both": ("JSON", "SSE"), "all": ("JSON", "SSE", MODERN)}.get(args.mode, (args.mode,))
+    for mode in modes:
         bench_mode(mode, args.rounds, args.calls, args.stack_calls)
 
 

@@ -9,6 +9,7 @@ against the 2025-11-25 bindings; it also serves clients of older revisions.
 from __future__ import annotations
 
 import logging
+import re
 import sys
 from typing import Any
 
@@ -68,6 +69,7 @@ RESOURCES = {
     "memo://readme": "mcpbind example server: a few tools, resources and prompts.",
     "memo://numbers": "1 2 3 4 5",
 }
+SQUARE_ARGUMENT = re.compile(r"-?[0-9]{1,9}")
 LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 
 server = Server(
@@ -81,6 +83,24 @@ state: dict[str, Any] = {"level": "info"}
 
 def text(value: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(text=value)])
+
+
+class BadArguments(Exception):
+    """A tool was called with arguments outside its input schema."""
+
+
+def argument(args: dict[str, Any], name: str, kinds: tuple[type, ...], default: Any = None) -> Any:
+    """``args[name]`` if it is one of ``kinds`` (``default`` if absent and there is one).
+
+    Check arguments before using them: a client may send anything, and a handler that trips on
+    it answers "Internal error" where the caller deserves to hear what was wrong.
+    """
+    value = args.get(name, default)
+    # bool is an int to Python, never a number to JSON Schema.
+    if type(value) not in kinds:
+        wanted = " or ".join(kind.__name__ for kind in kinds)
+        raise BadArguments(f"argument {name!r} must be {wanted}, not {value!r}")
+    return value
 
 
 async def log(context: RequestContext, level: types.LoggingLevel, data: Any) -> None:
@@ -109,6 +129,9 @@ async def call_tool(
 ) -> types.CallToolResult:
     try:
         return await run_tool(params, context)
+    except BadArguments as exc:
+        # Input validation errors are tool errors, which the model can read and correct.
+        return types.CallToolResult(content=[types.TextContent(text=str(exc))], isError=True)
     except CapabilityError as exc:
         # The client lacks sampling, elicitation or roots: a tool error the model can read.
         return types.CallToolResult(content=[types.TextContent(text=str(exc))], isError=True)
@@ -119,12 +142,14 @@ async def run_tool(
 ) -> types.CallToolResult:
     args = params.arguments or {}
     if params.name == "echo":
-        return text(str(args.get("text", "")))
+        return text(argument(args, "text", (str,)))
     if params.name == "add":
-        return text(str(args["a"] + args["b"]))
+        return text(str(argument(args, "a", (int, float)) + argument(args, "b", (int, float))))
     if params.name == "slow":
-        steps = int(args.get("steps", 5))
-        delay = float(args.get("delay", 0.1))
+        steps = argument(args, "steps", (int,), 5)
+        delay = argument(args, "delay", (int, float), 0.1)
+        if not 0 <= steps <= 1_000_000 or not 0 <= delay <= 86_400:
+            raise BadArguments("steps must be 0 to 1000000 and delay 0 to 86400 seconds")
         for step in range(1, steps + 1):
             await anyio.sleep(delay)
             await context.report_progress(step, steps, f"step {step} of {steps}")
@@ -201,7 +226,14 @@ async def read_resource(
     uri = params.uri
     if uri in RESOURCES:
         body = RESOURCES[uri]
-    elif uri.startswith("square://") and uri[9:].lstrip("-").isdigit():
+    elif uri.startswith("square://"):
+        # The template's n: ASCII digits only (str.isdigit also takes "²"), and a bounded size.
+        if not SQUARE_ARGUMENT.fullmatch(uri[9:]):
+            raise McpError(
+                -32602,
+                "Invalid params: square://{n} needs an integer n of at most 9 digits",
+                {"uri": uri},
+            )
         body = str(int(uri[9:]) ** 2)
     else:
         raise McpError(-32002, "Resource not found", {"uri": uri})

@@ -34,6 +34,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ._admission import SERVER_UNAVAILABLE
     from ._client import Client
     from ._fanout import Delivery
     from ._input import RequestStateKeeper
@@ -77,6 +78,7 @@ if TYPE_CHECKING:
 # the package costs nothing, and a program imports only what it touches (a server never needs
 # the client, code that only names an error class needs no event loop library).
 _SOURCES: dict[str, str] = {
+    "SERVER_UNAVAILABLE": "._admission",
     "Client": "._client",
     "Delivery": "._fanout",
     "RequestStateKeeper": "._input",
@@ -131,6 +133,7 @@ __all__ = [
     "INVALID_REQUEST",
     "METHOD_NOT_FOUND",
     "PARSE_ERROR",
+    "SERVER_UNAVAILABLE",
     "STATELESS_REVISIONS",
     "UNSUPPORTED_PROTOCOL_VERSION",
     "CapabilityError",

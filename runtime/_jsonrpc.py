@@ -12,7 +12,7 @@ from typing import Any, Final, TypeGuard
 
 import orjson
 
-from .errors import INVALID_REQUEST
+from .errors import INVALID_REQUEST, PARSE_ERROR
 
 __all__ = [
     "ERROR_RESPONSE",
@@ -41,9 +41,11 @@ RequestId = int | str
 
 @dataclass(frozen=True, slots=True)
 class Malformed:
-    """A frame that is not JSON (or too large to parse): the session answers -32700."""
+    """A frame that is not JSON or too large to parse: the session answers with ``code``
+    (-32700, or -32600 for a batch refused unparsed), id null."""
 
     reason: str
+    code: int = PARSE_ERROR
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,8 +4,10 @@
 the session reads the pipe itself when it wants the next message and writes a message straight
 to the pipe when it sends one. A relay task with a memory stream on each side costs an
 event-loop pass per message each way, about half of a sequential round trip; here a ``ping`` is
-answered within the pass that read it. Back-pressure comes for free: the session stops asking
-when it has enough work in flight, so the pipe fills and the peer's writes block.
+answered within the pass that read it. Back-pressure comes for free: when the session stops
+asking (its answers are backed up behind a peer that does not read them, or too many
+notification handlers run), the pipe fills and the peer's writes block. Requests beyond the
+session's bounds do not stop it: they are answered "busy" at once (``_admission.py``).
 
 Pipes are read with ``os.read`` in chunks of at most 64 KiB on non-blocking descriptors, waking
 on readiness: larger reads made every read allocate and free a large block on this platform.
@@ -28,9 +30,10 @@ import anyio
 
 from ._jsonrpc import LineFramer, Malformed, decode, encode
 from ._run import on_asyncio
+from .errors import INVALID_REQUEST
 from .transport import Envelope
 
-__all__ = ["CHUNK", "PipeReader", "PipeWriter"]
+__all__ = ["CHUNK", "MAX_BATCH", "PipeReader", "PipeWriter"]
 
 logger = logging.getLogger("mcpbind.runtime.stdio")
 
@@ -38,10 +41,21 @@ logger = logging.getLogger("mcpbind.runtime.stdio")
 CHUNK = 64 * 1024
 #: Bytes a writer holds for a peer that is not reading before ``send`` waits (back-pressure).
 WRITE_BACKLOG = 1024 * 1024
+#: Default bound on a JSON-RPC batch's line, refused unparsed beyond it (see ``_envelope``).
+MAX_BATCH = 4 * 1024 * 1024
 
 
-def _envelope(frame: bytes | Malformed) -> Envelope:
-    return Envelope(frame if isinstance(frame, Malformed) else decode(frame))
+def _envelope(frame: bytes | Malformed, max_batch: int) -> Envelope:
+    if isinstance(frame, Malformed):
+        return Envelope(frame)
+    size = len(frame)
+    if size > max_batch and frame.lstrip()[:1] == b"[":
+        # Parsed, a batch takes ten times its size or more (a dict per member), and it could
+        # never be admitted whole anyway: refused unread.
+        return Envelope(
+            Malformed(f"a batch of {size} bytes; at most {max_batch} are read", INVALID_REQUEST)
+        )
+    return Envelope(decode(frame), size=size)
 
 
 class PipeReader:
@@ -51,6 +65,7 @@ class PipeReader:
     its pipe open): what was already read is still delivered, then ``EndOfStream``.
     ``on_eof`` is awaited once, before the first ``EndOfStream`` (the stdio client uses it to
     give the exit status a moment to arrive, so errors can say why the server went away).
+    A line over ``max_message`` bytes, or a batch over ``max_batch``, is never parsed.
     """
 
     __slots__ = (
@@ -59,6 +74,7 @@ class PipeReader:
         "_framer",
         "_frames",
         "_loop",
+        "_max_batch",
         "_native",
         "_on_eof",
         "_pollable",
@@ -72,8 +88,10 @@ class PipeReader:
         max_message: int,
         pollable: bool,
         on_eof: Callable[[], Awaitable[None]] | None = None,
+        max_batch: int = MAX_BATCH,
     ) -> None:
         self._fd = fd
+        self._max_batch = max_batch
         self._pollable = pollable
         self._framer = LineFramer(max_message)
         self._frames: deque[Envelope] = deque()
@@ -171,12 +189,13 @@ class PipeReader:
 
     def _absorb(self, chunk: bytes) -> None:
         if chunk:
-            self._frames.extend(_envelope(frame) for frame in self._framer.feed(chunk))
+            max_batch = self._max_batch
+            self._frames.extend(_envelope(frame, max_batch) for frame in self._framer.feed(chunk))
             return
         self._ended = True
         tail = self._framer.tail()
         if tail is not None:
-            self._frames.append(_envelope(tail))
+            self._frames.append(_envelope(tail, self._max_batch))
 
     def end(self) -> None:
         """Stop reading: deliver what is buffered, then end of stream."""

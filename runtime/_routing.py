@@ -35,21 +35,29 @@ class SessionOptions:
 
     ``request_timeout`` is the default per-request timeout (``None``: wait forever), restarted
     by each progress notification; ``max_request_timeout`` caps a request's total time however
-    much progress it reports. ``max_concurrent_handlers`` bounds incoming requests being
-    handled at once; once ``max_pending_requests`` requests (and notifications with handlers)
-    are running or waiting for a slot, the session stops reading until one finishes
-    (back-pressure, so memory stays bounded).
+    much progress it reports.
+
+    Incoming requests (see ``_admission.py``): ``max_concurrent_handlers`` run at once, plus up
+    to ``spare_handlers`` more, each for a request whose method has none running (so a flood of
+    slow ``tools/call`` never holds up ``tools/list``). Others wait in a queue and start first
+    in, first out as handlers finish. Requests running or waiting are bounded by count
+    (``max_pending_requests``) and by their size in JSON bytes (``max_pending_bytes``); past
+    either bound a request is answered at once with a busy error (-31503). The session never
+    stops reading for requests, so ``ping``, cancellations and responses are always served.
     ``keepalive_interval`` enables pings; one unanswered within ``keepalive_timeout`` ends the
-    session. ``drain_timeout`` is how long running handlers may finish after the input ends.
+    session. ``drain_timeout`` is how long running handlers may finish after the input ends;
+    queued requests, and those still running then, are answered with an error (-31503).
     """
 
     request_timeout: float | None = 60.0
     max_request_timeout: float | None = 600.0
     max_concurrent_handlers: int = 64
+    spare_handlers: int = 16
     max_pending_requests: int = 4096
+    max_pending_bytes: int = 32 * 1024 * 1024
     keepalive_interval: float | None = None
     keepalive_timeout: float = 10.0
-    drain_timeout: float = 2.0
+    drain_timeout: float = 0.1
 
 
 @dataclass
@@ -109,7 +117,13 @@ class Route:
         if isinstance(result, BaseModel):
             data = dump(result)
         elif self.spec is not None:
-            data = dump(validator(self.spec.result_type)(result if result is not None else {}))
+            if result is None:
+                result = {}
+            if self.stamp is not None and type(result) is dict and "resultType" not in result:
+                # A plain dict may leave out what the served revision requires and the runtime
+                # knows (a complete result's ``resultType``): stamped before it is validated.
+                result = {**self.stamp, **result}
+            data = dump(validator(self.spec.result_type)(result))
         else:
             data = result
         if self.stamp is not None and type(data) is dict and data.get("resultType") in _STAMPED:

@@ -32,8 +32,9 @@ from ._listen import (
     UNSUBSCRIBE,
     Subscriptions,
 )
+from ._outgoing import CANCELLED
 from ._run import run
-from ._session import CANCELLED, Route, Session, SessionOptions
+from ._session import Route, Session, SessionOptions
 from ._stateless import StatelessServer
 from ._stdio import stdio_server
 from .errors import McpError

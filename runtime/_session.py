@@ -1,37 +1,33 @@
 """The session: one JSON-RPC peer connection, method-agnostic.
 
-It correlates responses, enforces timeouts, carries cancellation and progress both ways, runs
-each incoming request in its own task under a concurrency bound, and turns failures into the
-JSON-RPC error codes. Which methods exist, how params are validated and who handles them is
-asked of a ``Router`` (the ``Client`` or ``Server`` together with its lifecycle), so the same
-session serves both sides and both protocol eras.
+It correlates responses, enforces timeouts and carries cancellation and progress both ways (our
+own requests: ``_outgoing.py``, the base class); it runs each incoming request in its own task
+under the bounds of ``_admission.py`` (it never stops reading for them: excess requests wait in
+a bounded queue or are refused at once), answers batches with one array, and turns failures
+into the JSON-RPC error codes. Which methods exist, how params are validated and who handles
+them is asked of a ``Router`` (the ``Client`` or ``Server`` together with its lifecycle), so
+the same session serves both sides and both eras.
 """
 
 from __future__ import annotations
 
 import contextlib
-import heapq
 import logging
-import math
-from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any, Final, TypeVar
 
 import anyio
 from anyio.abc import TaskGroup
 from anyio.lowlevel import checkpoint
-from mcpbind.generated._support import (
-    MCPModel,
-    MethodSpec,
-    NotificationSpec,
-    ProgressCallback,
-    RequestOptions,
-)
+from mcpbind.generated._support import MCPModel, MethodSpec, RequestOptions
 from pydantic import ValidationError
 
 from . import _jsonrpc as rpc
+from ._admission import BATCH_REVISIONS, Admission, BatchReply, Incoming, measure, unavailable
 from ._bindings import Bindings, dump, validator
 from ._context import RequestContext
+from ._logsafe import printable
+from ._outgoing import CANCELLED, Outgoing
 from ._routing import PeerState, Route, Router, SessionOptions
 from ._tasks import HandlerTasks
 from .errors import (
@@ -44,55 +40,30 @@ from .errors import (
     McpError,
     RequestTimeoutError,
 )
-from .transport import Connection, Envelope, put, take
+from .transport import Connection, Envelope, take
 
-__all__ = ["PeerState", "RequestContext", "Route", "Router", "Session", "SessionOptions"]
+__all__ = [
+    "CANCELLED",
+    "PeerState",
+    "RequestContext",
+    "Route",
+    "Router",
+    "Session",
+    "SessionOptions",
+]
 
 logger = logging.getLogger("mcpbind.runtime")
 
 ResultT = TypeVar("ResultT")
-StubT = TypeVar("StubT")
 RequestId = int | str
 
-#: Base-protocol utilities every revision shares; the session implements them itself because
-#: they act on the session's own bookkeeping (pending requests, handler tasks).
-CANCELLED: Final = "notifications/cancelled"
+#: Progress of our requests, which the session routes itself (cancellation too: ``CANCELLED``).
 PROGRESS: Final = "notifications/progress"
 #: Messages handled back to back before the reading task lets others run.
 FAIRNESS: Final = 64
-#: The one request that must never be cancelled (lifecycle.md, cancellation.md).
-UNCANCELLABLE: Final = frozenset({"initialize"})
 
 
-class _Pending:
-    """A request we sent and its answer-to-be; progress updates queue here for the caller."""
-
-    __slots__ = (
-        "deadline",
-        "error",
-        "event",
-        "has_result",
-        "progress",
-        "result",
-        "timed_out",
-        "updates",
-    )
-
-    def __init__(self, progress: ProgressCallback | None) -> None:
-        self.deadline = math.inf
-        self.timed_out = False
-        self.event = anyio.Event()
-        self.progress = progress
-        self.updates: list[tuple[float, float | None, str | None]] = []
-        self.result: Any = None
-        self.has_result = False
-        self.error: BaseException | None = None
-
-
-_UNSET: Final[Any] = object()
-
-
-class Session:
+class Session(Outgoing):
     """A JSON-RPC session over one ``Connection``; implements the generated ``RequestSender``.
 
     ``run()`` reads until the connection ends or ``close()`` is called; requests may be sent
@@ -107,28 +78,21 @@ class Session:
         router: Router,
         options: SessionOptions | None = None,
     ) -> None:
-        self.connection = connection
-        self.bindings = bindings
+        super().__init__(connection, bindings, options)
         self.router = router
-        self.options = options or SessionOptions()
         self.peer = PeerState()
-        self._next_id = 0
-        self._pending: dict[RequestId, _Pending] = {}
         self._handlers: HandlerTasks | None = None
-        self._limit = max(1, self.options.max_concurrent_handlers)
-        self._active = 0
-        self._waiters: deque[anyio.Event] = deque()
-        self._room = anyio.Event()
+        options = self.options
+        self._admission = Admission(
+            options.max_concurrent_handlers,
+            options.spare_handlers,
+            options.max_pending_requests,
+            options.max_pending_bytes,
+        )
+        # Set when a handler ends, for whoever waits for one to (``_wait_room``).
+        self._room: anyio.Event | None = None
         self._tg: TaskGroup | None = None
-        self._closed_error: ConnectionClosedError | None = None
-        self._input_closed: ConnectionClosedError | None = None
-        # Ids we cancelled recently: their late responses are expected, not worth a warning.
-        self._abandoned: deque[RequestId] = deque(maxlen=256)
         self._notifying = 0
-        self._deadlines: list[tuple[float, int, RequestId]] = []
-        self._deadline_seq = 0
-        self._next_wake = math.inf
-        self._deadline_moved = anyio.Event()
         self._failure: str | None = None
         self._started = anyio.Event()
         self._finished = anyio.Event()
@@ -145,19 +109,22 @@ class Session:
     @property
     def handling(self) -> int:
         """Incoming requests being handled or waiting for a handler slot."""
-        return len(self._handlers) if self._handlers is not None else 0
+        return len(self._admission)
 
     async def run(self) -> None:
         """Serve the connection until it ends, then fail what is pending and stop all handlers.
 
-        At end of input, handlers already running get ``drain_timeout`` seconds to answer (a
-        stdio client may write its requests and close stdin); ``close()`` stops them at once.
+        At end of input, requests still queued are answered with an error at once, handlers
+        already running get ``drain_timeout`` seconds to answer (a stdio client may write its
+        requests and close stdin), and those still running then are answered with an error and
+        cancelled; ``close()`` stops them at once, unanswered.
         """
         try:
             async with anyio.create_task_group() as tg:
                 self._tg = tg
-                self._handlers = HandlerTasks(tg, self._room_set)
-                tg.start_soon(self._watch_deadlines)
+                self._handlers = HandlerTasks(tg, self._on_handler_done)
+                if self._watching:  # a deadline came before the task group
+                    tg.start_soon(self._watch_deadlines)
                 self._started.set()
                 if self.options.keepalive_interval:
                     tg.start_soon(self._keepalive, self.options.keepalive_interval)
@@ -171,10 +138,7 @@ class Session:
                     )
                     self._input_closed = ConnectionClosedError(reason)
                     self._fail_pending(reason)
-                    with anyio.move_on_after(self.options.drain_timeout):
-                        while self._handlers:
-                            self._room = anyio.Event()
-                            await self._room.wait()
+                    await self._drain()
                 finally:
                     reason = (
                         self._failure
@@ -186,6 +150,10 @@ class Session:
                     tg.cancel_scope.cancel()
         finally:
             self._finished.set()
+
+    def _start_watching(self) -> None:
+        if self._tg is not None:
+            self._tg.start_soon(self._watch_deadlines)
 
     async def wait_started(self) -> None:
         """Wait until ``run()`` accepts requests (for owners that start it in a task)."""
@@ -203,13 +171,6 @@ class Session:
         """Wait until ``run()`` has returned."""
         await self._finished.wait()
 
-    def _fail_pending(self, reason: str) -> None:
-        error = self._closed_error or ConnectionClosedError(reason)
-        for pending in self._pending.values():
-            if not pending.has_result and pending.error is None:
-                pending.error = error
-                pending.event.set()
-
     def _shut(self, reason: str) -> None:
         if self._closed_error is None:
             self._closed_error = ConnectionClosedError(reason)
@@ -217,8 +178,45 @@ class Session:
         if self._handlers is not None:
             self._handlers.cancel_all()
 
-    def _room_set(self) -> None:
-        self._room.set()
+    async def _drain(self) -> None:
+        """The input ended: answer what is queued, give running handlers a short grace, then
+        answer those still running (cancelled right after; never answered twice). Each step
+        is bounded by ``drain_timeout``, so a peer that stopped reading cannot hold us here."""
+        admission = self._admission
+        grace = self.options.drain_timeout
+        # Each step opens its time bound only when it has something to wait for: a session
+        # per request (stateless HTTP) drains with nothing left, and a cancel scope is not free.
+        queued = admission.queued()
+        if queued:
+            with anyio.move_on_after(grace):
+                for entry in queued:
+                    admission.withdraw(entry)
+                    reply = unavailable(
+                        entry.request_id, "closing", "the input ended before it started"
+                    )
+                    await self._reply(entry, reply)
+        handlers = self._handlers
+        assert handlers is not None
+        if handlers:
+            with anyio.move_on_after(grace):
+                while handlers:
+                    await self._wait_room()
+        running = admission.running()
+        if running:
+            with anyio.move_on_after(grace):
+                for entry in running:
+                    reply = unavailable(
+                        entry.request_id, "closing", "the input ended before it finished"
+                    )
+                    await self._reply(entry, reply)
+
+    async def _wait_room(self) -> None:
+        """Wait until a handler (of a request or a notification) ends."""
+        room = self._room = anyio.Event()
+        try:
+            await room.wait()
+        finally:
+            self._room = None
 
     async def _keepalive(self, interval: float) -> None:
         spec = self.bindings.methods.get("ping")
@@ -231,35 +229,13 @@ class Session:
             except ConnectionClosedError:
                 return
             except (RequestTimeoutError, McpError) as exc:
-                logger.warning("keep-alive ping failed: %s", exc)
+                logger.warning("keep-alive ping failed: %s", printable(str(exc)))
                 self.close(
                     f"keep-alive ping unanswered within {self.options.keepalive_timeout:g} s"
                 )
                 return
 
-    # -- sending --------------------------------------------------------------------------
-
-    async def send_raw(self, message: dict[str, Any], related_id: RequestId | None = None) -> None:
-        """Hand one message to the transport; a closed connection raises ``ConnectionClosedError``."""
-        if self._closed_error is not None:
-            raise self._closed_error
-        try:
-            await put(self.connection.outgoing, Envelope(message, related_id=related_id))
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
-            raise self._closed_error or ConnectionClosedError("the transport is closed") from exc
-
-    async def send_notification(
-        self,
-        spec: NotificationSpec[Any],
-        params: MCPModel | dict[str, Any] | None,
-        related_id: RequestId | None = None,
-    ) -> None:
-        """Send a notification described by a generated spec."""
-        message: dict[str, Any] = {"jsonrpc": "2.0", "method": spec.method}
-        body = dump(params)
-        if body is not None:
-            message["params"] = body
-        await self.send_raw(message, related_id)
+    # -- sending (the rest is in ``Outgoing``) --------------------------------------------
 
     async def send_request(
         self,
@@ -286,143 +262,12 @@ class Session:
                 f"the result of {spec.method!r} does not match revision {self.bindings.revision}: {exc}"
             ) from exc
 
-    async def request_raw(
-        self,
-        spec: MethodSpec[Any, Any],
-        body: dict[str, Any] | None,
-        options: RequestOptions | None = None,
-        related_id: RequestId | None = None,
-    ) -> Any:
-        """Send a request as given, without asking the router, and return the raw result.
-
-        For lifecycles, which must read a result before knowing the revision that types it.
-        """
-        closed = self._closed_error or self._input_closed
-        if closed is not None:
-            raise closed
-        opts: RequestOptions = options or {}
-        progress = opts.get("progress")
-        self._next_id += 1
-        request_id = self._next_id
-        if progress is not None:
-            body = dict(body) if body else {}
-            meta = dict(body.get("_meta") or {})
-            meta["progressToken"] = request_id
-            body["_meta"] = meta
-        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": spec.method}
-        if body is not None:
-            message["params"] = body
-        pending = _Pending(progress)
-        self._pending[request_id] = pending
-        try:
-            await self.send_raw(message, related_id)
-            await self._await_answer(spec, request_id, pending, opts.get("timeout", _UNSET))
-        except anyio.get_cancelled_exc_class():
-            if (
-                not pending.has_result
-                and pending.error is None
-                and spec.method not in UNCANCELLABLE
-            ):
-                with anyio.CancelScope(shield=True):
-                    await self._send_cancel(
-                        request_id, "the caller cancelled the request", related_id
-                    )
-            raise
-        finally:
-            del self._pending[request_id]
-        if pending.error is not None:
-            raise pending.error
-        return pending.result
-
-    async def _await_answer(
-        self, spec: MethodSpec[Any, Any], request_id: int, pending: _Pending, timeout: Any
-    ) -> None:
-        """Wait for the answer, running progress callbacks here, in the caller's task.
-
-        The deadline lives on the pending request and one watcher task enforces all of them,
-        which is cheaper than a cancel scope per request; progress moves it forward, up to the
-        hard deadline.
-        """
-        if timeout is _UNSET:
-            timeout = self.options.request_timeout
-        cap = self.options.max_request_timeout
-        start = anyio.current_time()
-        hard_deadline = start + cap if cap is not None else math.inf
-        pending.deadline = min(start + timeout if timeout is not None else math.inf, hard_deadline)
-        self._watch(request_id, pending.deadline)
-        while True:
-            await pending.event.wait()
-            finished = pending.has_result or pending.error is not None
-            if pending.timed_out and not finished:
-                waited = anyio.current_time() - start
-                await self._send_cancel(request_id, f"timed out after {waited:g} s", None)
-                raise RequestTimeoutError(spec.method, request_id, waited)
-            if not finished:
-                pending.event = anyio.Event()
-            if pending.updates:
-                updates, pending.updates = pending.updates, []
-                if timeout is not None and not finished:
-                    pending.deadline = min(anyio.current_time() + timeout, hard_deadline)
-                if pending.progress is not None:
-                    for update in updates:
-                        await pending.progress(*update)
-            if finished:
-                return
-
-    def _watch(self, request_id: RequestId, deadline: float) -> None:
-        """Put a deadline under the watcher's eye, waking it if it is now the earliest."""
-        if deadline == math.inf:
-            return
-        heap = self._deadlines
-        if len(heap) > 2 * len(self._pending) + 64:
-            # Answered requests leave their entries behind; drop them before the heap grows.
-            heap[:] = [entry for entry in heap if entry[2] in self._pending]
-            heapq.heapify(heap)
-        self._deadline_seq += 1
-        heapq.heappush(heap, (deadline, self._deadline_seq, request_id))
-        if deadline < self._next_wake:
-            self._deadline_moved.set()
-
-    async def _watch_deadlines(self) -> None:
-        """Time out pending requests whose deadline passed (one task for all of them)."""
-        heap = self._deadlines
-        while True:
-            now = anyio.current_time()
-            while heap and heap[0][0] <= now:
-                _, _, request_id = heapq.heappop(heap)
-                pending = self._pending.get(request_id)
-                if pending is None or pending.has_result or pending.error is not None:
-                    continue
-                if pending.deadline > now:
-                    self._deadline_seq += 1
-                    heapq.heappush(heap, (pending.deadline, self._deadline_seq, request_id))
-                    continue
-                pending.timed_out = True
-                pending.event.set()
-            self._next_wake = heap[0][0] if heap else math.inf
-            self._deadline_moved = anyio.Event()
-            with anyio.move_on_after(self._next_wake - now):
-                await self._deadline_moved.wait()
-
-    async def _send_cancel(
-        self, request_id: RequestId, reason: str, related_id: RequestId | None
-    ) -> None:
-        self._abandoned.append(request_id)
-        message = {
-            "jsonrpc": "2.0",
-            "method": CANCELLED,
-            "params": {"requestId": request_id, "reason": reason},
-        }
-        with contextlib.suppress(ConnectionClosedError):
-            await self.send_raw(message, related_id)
-
     # -- receiving ------------------------------------------------------------------------
 
     async def _read_loop(self) -> None:
         incoming = self.connection.incoming
-        handlers = self._handlers
-        assert handlers is not None
-        max_pending = max(1, self.options.max_pending_requests)
+        admission = self._admission
+        max_notifying = max(1, self.options.max_pending_requests)
         streak = 0
         try:
             while True:
@@ -434,120 +279,201 @@ class Session:
                 if type(message) is list:
                     await self._on_batch(message, envelope)
                 else:
-                    await self._on_message(message, envelope)
-                while len(handlers) + self._notifying >= max_pending and self._closed_error is None:
-                    self._room = anyio.Event()
-                    await self._room.wait()
+                    await self._on_message(message, envelope, None, envelope.size)
+                # Requests never hold the reading back (they queue or are refused); handlers of
+                # notifications, which cannot be refused, do when too many run.
+                while self._notifying >= max_notifying and self._closed_error is None:
+                    await self._wait_room()
                 streak += 1
-                if streak >= FAIRNESS:
+                if streak >= FAIRNESS or admission.waiting:
+                    # With requests queued, handlers get a turn after every message read, so
+                    # a peer that pipelines many quick requests has them answered, not refused.
                     streak = 0
                     await checkpoint()
         finally:
             incoming.close()
 
     async def _on_batch(self, batch: list[Any], envelope: Envelope) -> None:
-        """JSON-RPC batches (allowed by 2025-03-26): each member is handled, and answered, alone."""
+        """A JSON-RPC batch: refused whole (one error, id null) unless the negotiated revision
+        has batches (none is negotiated yet: ``initialize`` must not be batched) and it fits
+        the pending bound; else each member is admitted like a single message, and the
+        responses go back as one array once all are in (none for notifications only)."""
+        revision = self.peer.revision
+        if revision not in BATCH_REVISIONS:
+            why = (
+                f"revision {revision} has no JSON-RPC batches"
+                if revision is not None
+                else "no batch before initialization"
+            )
+            await self._answer(rpc.error_response(None, INVALID_REQUEST, "Invalid Request", why))
+            return
         if not batch:
             await self._answer_error(None, INVALID_REQUEST, "an empty batch is not a valid request")
+            return
+        if len(batch) > self.options.max_pending_requests:
+            await self._answer_error(
+                None,
+                INVALID_REQUEST,
+                "Invalid Request",
+                f"a batch of {len(batch)} messages; at most "
+                f"{self.options.max_pending_requests} are taken at once",
+            )
+            return
+        reply = BatchReply()
+        size = envelope.size // len(batch) if envelope.size else 0
         for item in batch:
-            await self._on_message(item, envelope)
+            await self._on_message(item, envelope, reply, size)
+        responses = reply.settle(None)
+        if responses is not None:
+            await self._send_batch(responses)
 
-    async def _on_message(self, message: Any, envelope: Envelope) -> None:
+    async def _on_message(
+        self, message: Any, envelope: Envelope, batch: BatchReply | None, size: int
+    ) -> None:
         if isinstance(message, rpc.Malformed):
-            await self._answer_error(None, PARSE_ERROR, "Parse error", message.reason)
+            title = "Parse error" if message.code == PARSE_ERROR else "Invalid Request"
+            await self._answer_error(None, message.code, title, message.reason)
             return
         kind = rpc.classify(message)
         if kind == rpc.REQUEST:
-            await self._on_request(message, envelope)
+            await self._on_request(message, envelope, batch, size)
         elif kind == rpc.RESPONSE or kind == rpc.ERROR_RESPONSE:
             self._on_response(message, kind)
         elif kind == rpc.NOTIFICATION:
             self._on_notification(message, envelope)
         elif isinstance(kind, rpc.Invalid):
             if kind.answer:
-                await self._answer_error(kind.request_id, kind.code, "Invalid Request", kind.reason)
+                response = rpc.error_response(
+                    kind.request_id, kind.code, "Invalid Request", kind.reason
+                )
+                await self._answer(response, batch)
             else:
                 logger.warning("dropped an invalid response: %s", kind.reason)
 
     async def _answer_error(
         self, request_id: RequestId | None, code: int, message: str, data: Any = None
     ) -> None:
-        with contextlib.suppress(ConnectionClosedError):
-            await self.send_raw(rpc.error_response(request_id, code, message, data), request_id)
+        await self._answer(rpc.error_response(request_id, code, message, data))
 
-    async def _on_request(self, message: dict[str, Any], envelope: Envelope) -> None:
+    async def _answer(self, response: dict[str, Any], batch: BatchReply | None = None) -> None:
+        """Send a response at once, or add it to the batch being read (sent with the rest)."""
+        if batch is not None:
+            batch.responses.append(response)
+            return
+        with contextlib.suppress(ConnectionClosedError):
+            await self.send_raw(response, response["id"])
+
+    async def _send_batch(self, responses: list[dict[str, Any]]) -> None:
+        with contextlib.suppress(ConnectionClosedError):
+            await self.send_raw(responses)
+
+    async def _on_request(
+        self, message: dict[str, Any], envelope: Envelope, batch: BatchReply | None, size: int
+    ) -> None:
         request_id: RequestId = message["id"]
         method: str = message["method"]
         params = message.get("params")
         if params is not None and type(params) is not dict:
-            await self._answer_error(
-                request_id, INVALID_PARAMS, "Invalid params", "params must be a JSON object"
+            await self._answer(
+                rpc.error_response(
+                    request_id, INVALID_PARAMS, "Invalid params", "params must be a JSON object"
+                ),
+                batch,
             )
             return
-        handlers = self._handlers
-        assert handlers is not None
-        if request_id in handlers:
-            await self._answer_error(
-                request_id, INVALID_REQUEST, "Invalid Request", "this request id is already in use"
+        admission = self._admission
+        if request_id in admission:
+            await self._answer(
+                rpc.error_response(
+                    request_id,
+                    INVALID_REQUEST,
+                    "Invalid Request",
+                    "this request id is already in use",
+                ),
+                batch,
             )
             return
         route = self.router.route_request(self, method, params)
         if isinstance(route, McpError):
-            await self._answer_error(request_id, route.code, route.message, route.data)
+            await self._answer(
+                {"jsonrpc": "2.0", "id": request_id, "error": route.to_error()}, batch
+            )
             return
         if route.immediate is not None:
-            with contextlib.suppress(ConnectionClosedError):
-                await self.send_raw(
-                    {"jsonrpc": "2.0", "id": request_id, "result": route.immediate}, request_id
-                )
+            await self._answer(
+                {"jsonrpc": "2.0", "id": request_id, "result": route.immediate}, batch
+            )
             return
         if route.inline:
             response = await self._respond(route, request_id, method, params, envelope.context)
-            with contextlib.suppress(ConnectionClosedError):
-                await self.send_raw(response, request_id)
+            await self._answer(response, batch)
             return
-        handlers.start(
-            request_id, self._handle, route, request_id, method, params, envelope.context
+        entry = Incoming(
+            request_id, method, params, route, envelope.context, size or measure(params), batch
         )
+        admitted = admission.admit(entry)
+        if admitted is None:
+            refused = admission.refusal(entry.size)
+            await self._answer(unavailable(request_id, "busy", refused), batch)
+            return
+        if batch is not None:
+            batch.open += 1
+        if admitted:
+            handlers = self._handlers
+            assert handlers is not None
+            handlers.start(request_id, self._handle, entry)
 
-    async def _handle(
-        self,
-        route: Route,
-        request_id: RequestId,
-        method: str,
-        params: dict[str, Any] | None,
-        transport_context: Any,
-    ) -> None:
-        await self._acquire_slot()
-        try:
-            response = await self._respond(route, request_id, method, params, transport_context)
-        finally:
-            self._release_slot()
+    async def _handle(self, entry: Incoming) -> None:
+        response = await self._respond(
+            entry.route, entry.request_id, entry.method, entry.params, entry.context
+        )
+        if entry.batch is not None or entry.answered:
+            await self._reply(entry, response)
+            return
+        entry.answered = True  # ``_reply`` inlined: this is the hot path
         with contextlib.suppress(ConnectionClosedError):
-            await self.send_raw(response, request_id)
+            await self.send_raw(response, entry.request_id)
 
-    async def _acquire_slot(self) -> None:
-        """Take a handler slot; unlike ``anyio.Semaphore`` this does not yield when one is free."""
-        while self._active >= self._limit:
-            waiter = anyio.Event()
-            self._waiters.append(waiter)
-            try:
-                await waiter.wait()
-            except BaseException:
-                if waiter in self._waiters:
-                    self._waiters.remove(waiter)
-                elif waiter.is_set():
-                    self._wake_next()
-                raise
-        self._active += 1
+    async def _reply(self, entry: Incoming, response: dict[str, Any]) -> None:
+        """Answer an admitted request once (the session's closing may have answered it)."""
+        if entry.answered:
+            return
+        entry.answered = True
+        if entry.batch is None:
+            with contextlib.suppress(ConnectionClosedError):
+                await self.send_raw(response, entry.request_id)
+            return
+        responses = entry.batch.settle(response)
+        if responses is not None:
+            await self._send_batch(responses)
 
-    def _release_slot(self) -> None:
-        self._active -= 1
-        self._wake_next()
+    def _unanswered(self, entry: Incoming) -> None:
+        """An admitted request ends without a response (cancelled): its batch may be complete."""
+        if entry.answered:
+            return
+        entry.answered = True
+        if entry.batch is not None:
+            responses = entry.batch.settle(None)
+            if responses is not None and self._tg is not None:
+                self._tg.start_soon(self._send_batch, responses)
 
-    def _wake_next(self) -> None:
-        if self._waiters:
-            self._waiters.popleft().set()
+    def _on_handler_done(self, request_id: Any) -> None:
+        """A handler task ended, however: free its place and start what waited for it."""
+        admission = self._admission
+        entry = admission.finish(request_id)
+        if entry is not None and not entry.answered:
+            self._unanswered(entry)
+        handlers = self._handlers
+        if (
+            admission.waiting
+            and handlers is not None
+            and self._input_closed is None
+            and self._closed_error is None
+        ):
+            while (ready := admission.next_ready()) is not None:
+                handlers.start(ready.request_id, self._handle, ready)
+        if self._room is not None:
+            self._room.set()
 
     async def _respond(
         self,
@@ -567,7 +493,11 @@ class Session:
         except McpError as exc:
             return {"jsonrpc": "2.0", "id": request_id, "error": exc.to_error()}
         except Exception:
-            logger.exception("params of %s (request %r) could not be read", method, request_id)
+            logger.exception(
+                "params of %s (request %r) could not be read",
+                printable(method),
+                printable(request_id),
+            )
             return rpc.error_response(request_id, INTERNAL_ERROR, "Internal error")
         meta = raw.get("_meta") if raw else None
         context = RequestContext(
@@ -580,38 +510,16 @@ class Session:
         except McpError as exc:
             return {"jsonrpc": "2.0", "id": request_id, "error": exc.to_error()}
         except Exception:
-            logger.exception("handler of %s (request %r) failed", method, request_id)
+            logger.exception(
+                "handler of %s (request %r) failed", printable(method), printable(request_id)
+            )
             return rpc.error_response(request_id, INTERNAL_ERROR, "Internal error")
-
-    def _on_response(self, message: dict[str, Any], kind: int) -> None:
-        request_id = message.get("id")
-        pending = self._pending.get(request_id) if rpc.is_request_id(request_id) else None
-        if pending is None or pending.has_result or pending.error is not None:
-            if kind == rpc.ERROR_RESPONSE and request_id is None:
-                logger.warning("the peer reported an error: %s", message.get("error"))
-            elif request_id in self._abandoned:
-                logger.debug("ignored the late response to cancelled request %r", request_id)
-            else:
-                logger.warning("dropped a response with an unknown id %r", request_id)
-            return
-        if kind == rpc.RESPONSE:
-            pending.result = message["result"]
-            pending.has_result = True
-        else:
-            error = message.get("error")
-            if type(error) is dict and type(error.get("code")) is int:
-                pending.error = McpError(
-                    error["code"], str(error.get("message", "")), error.get("data")
-                )
-            else:
-                pending.error = McpError(INTERNAL_ERROR, f"malformed error response: {error!r}")
-        pending.event.set()
 
     def _on_notification(self, message: dict[str, Any], envelope: Envelope) -> None:
         method: str = message["method"]
         params = message.get("params")
         if params is not None and type(params) is not dict:
-            logger.warning("dropped notification %s: params is not an object", method)
+            logger.warning("dropped notification %s: params is not an object", printable(method))
             return
         if method == CANCELLED:
             self._on_cancelled(params)
@@ -626,35 +534,28 @@ class Session:
         try:
             await work()
         except Exception:
-            logger.exception("notification handler of %s failed", method)
+            logger.exception("notification handler of %s failed", printable(method))
         finally:
             self._notifying -= 1
-            self._room.set()
+            if self._room is not None:
+                self._room.set()
 
     def _on_cancelled(self, params: dict[str, Any] | None) -> None:
+        """The peer gave up a request: a queued one leaves the queue, a running one is cancelled;
+        neither is answered (cancellation.md)."""
         request_id = params.get("requestId") if params else None
-        if (
-            rpc.is_request_id(request_id)
-            and self._handlers is not None
-            and self._handlers.cancel(request_id)
-        ):
-            logger.info("peer cancelled request %r: %s", request_id, (params or {}).get("reason"))
-
-    def _on_progress(self, params: dict[str, Any] | None) -> None:
-        if not params:
+        entry = self._admission.get(request_id) if rpc.is_request_id(request_id) else None
+        if entry is None:
             return
-        token = params.get("progressToken")
-        pending = self._pending.get(token) if rpc.is_request_id(token) else None
-        progress: Any = params.get("progress")
-        if pending is None or pending.progress is None or type(progress) not in (int, float):
+        if entry.queued:
+            self._admission.withdraw(entry)
+            self._unanswered(entry)
+        elif self._handlers is None or not self._handlers.cancel(request_id):
             return
-        total: Any = params.get("total")
-        message = params.get("message")
-        pending.updates.append(
-            (
-                float(progress),
-                float(total) if type(total) in (int, float) else None,
-                message if type(message) is str else None,
-            )
+        else:
+            self._admission.release(entry)
+        logger.info(
+            "peer cancelled request %r: %s",
+            printable(request_id),
+            printable((params or {}).get("reason")),
         )
-        pending.event.set()

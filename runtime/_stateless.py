@@ -133,9 +133,11 @@ class StatelessServer:
 
     def assume_initialized(self, session: Session, revision: str) -> None:
         """Start ``session`` as if initialised at ``revision``: a handshake-era one goes to
-        ``legacy``; a stateless-era one needs nothing (its requests say everything), nor does
-        any revision without ``legacy`` (requests without ``_meta`` are refused anyway)."""
-        if self.legacy is not None and generated.ERAS.get(revision) != "stateless":
+        ``legacy``; a stateless-era one is marked so, and its requests then say everything
+        (one without the ``_meta`` fields is invalid params, never a handshake-era request)."""
+        if generated.ERAS.get(revision) == "stateless":
+            session.peer.era = "stateless"
+        elif self.legacy is not None:
             session.peer.era = _LEGACY
             self.legacy.assume_initialized(session, revision)
 
@@ -147,7 +149,12 @@ class StatelessServer:
             return self.legacy.gate(server, session, method, params)
         meta = params.get("_meta") if params else None
         version = meta.get(PROTOCOL_VERSION) if type(meta) is dict else None
-        if version is None and self.legacy is not None and session.peer.phase == "new":
+        if (
+            version is None
+            and self.legacy is not None
+            and session.peer.phase == "new"
+            and session.peer.era is None
+        ):
             if method == _INITIALIZE:
                 session.peer.era = _LEGACY
             return self.legacy.gate(server, session, method, params)

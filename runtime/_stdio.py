@@ -23,7 +23,7 @@ from typing import Literal
 import anyio
 
 from ._jsonrpc import LineFramer, Malformed
-from ._pipes import CHUNK, PipeReader, PipeWriter
+from ._pipes import CHUNK, MAX_BATCH, PipeReader, PipeWriter
 from .errors import ConnectionClosedError
 from .transport import Connection
 
@@ -36,6 +36,11 @@ logger = logging.getLogger("mcpbind.runtime.stdio")
 _FIRST_PARENT = (os.getpid(), os.getppid())
 #: Default bound on one message; a larger line is answered -32700 and never buffered whole.
 MAX_MESSAGE = 64 * 1024 * 1024
+#: How often a stopping client looks whether the server's process group is empty yet.
+GROUP_POLL = 0.02
+#: How long a SIGKILLed group may take to be gone (a process in uninterruptible sleep may take
+#: a while; past this the client stops waiting, but the signal still lands).
+KILL_WAIT = 5.0
 
 
 def _pollable(fd: int) -> bool:
@@ -75,6 +80,7 @@ async def stdio_server(
     guard_stdout: bool = True,
     watch_parent: float | None = 1.0,
     max_message: int = MAX_MESSAGE,
+    max_batch: int = MAX_BATCH,
 ) -> AsyncIterator[Connection]:
     """The server end: messages on ``stdin``/``stdout`` (file descriptors).
 
@@ -82,7 +88,9 @@ async def stdio_server(
     private duplicate of it, and descriptor 1 and ``sys.stdout`` are pointed at stderr, so a
     stray ``print`` (or a C library) writes to the log instead of corrupting the stream.
     ``watch_parent`` (seconds) ends the connection when the parent process dies, even if the
-    pipe stays open in some other process. End of ``stdin`` ends it too.
+    pipe stays open in some other process. End of ``stdin`` ends it too. A line over
+    ``max_message`` bytes, or a JSON-RPC batch over ``max_batch``, is answered with an error
+    without being parsed (parsed, a line of JSON takes several times its size in memory).
     """
     out_fd = stdout
     saved_stdout = sys.stdout
@@ -98,7 +106,7 @@ async def stdio_server(
         restore.append((stdin, _set_nonblocking(stdin)))
     if out_poll:
         restore.append((out_fd, _set_nonblocking(out_fd)))
-    reader = PipeReader(stdin, max_message, in_poll)
+    reader = PipeReader(stdin, max_message, in_poll, max_batch=max_batch)
     writer = PipeWriter(out_fd, out_poll)
     writer_done = anyio.Event()
     reason: list[str] = []
@@ -151,7 +159,10 @@ class StdioParameters:
     ``env`` is added to this process's environment (``inherit_env=False``: used alone).
     ``stderr``: ``"inherit"`` forwards the server's stderr to ours, ``"devnull"`` drops it, a
     callable receives it line by line. Shutdown closes the server's stdin, waits ``close_wait``
-    seconds, sends SIGTERM to its process group, waits ``term_wait``, then sends SIGKILL.
+    seconds, sends SIGTERM to its process group, waits ``term_wait``, then sends SIGKILL. The
+    server runs in a process group of its own, and whatever it started there goes too: when the
+    server exits (or is stopped), what is left of its group gets SIGTERM, then SIGKILL after
+    ``term_wait``, so no grandchild outlives it holding the pipes.
     """
 
     command: str
@@ -163,6 +174,28 @@ class StdioParameters:
     close_wait: float = 2.0
     term_wait: float = 2.0
     max_message: int = MAX_MESSAGE
+    max_batch: int = MAX_BATCH
+
+
+def _group_running(pgid: int) -> bool:
+    """Whether a process of group ``pgid`` runs, not counting zombies (from ``/proc``; where
+    there is none, every process found by ``killpg`` counts)."""
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return True
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as file:
+                # pid (comm) state ppid pgrp ...; comm may hold spaces and parentheses.
+                fields = file.read().rpartition(b")")[2].split()
+        except OSError:
+            continue
+        if len(fields) > 2 and fields[0] != b"Z" and int(fields[2]) == pgid:
+            return True
+    return False
 
 
 def _describe_exit(status: int | None) -> str:
@@ -224,6 +257,7 @@ class _Child:
         _set_nonblocking(self.to_child)
         _set_nonblocking(self.from_child)
         self.exited = anyio.Event()
+        self._group_lock = anyio.Lock()
 
     async def wait_exit(self) -> None:
         """Reap the process as soon as it exits (pidfd where the kernel has it, else polling)."""
@@ -248,29 +282,52 @@ class _Child:
             with contextlib.suppress(OSError):
                 os.close(fd)
 
-    def signal_group(self, sig: int) -> None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
+    def signal_group(self, sig: int) -> bool:
+        """Send ``sig`` to the server's process group; False if nobody is left in it."""
+        try:
             os.killpg(self.process.pid, sig)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            pass
+        return True
+
+    def group_running(self) -> bool:
+        """Whether anything in the server's group still runs; zombies do not (they wait for a
+        parent, often init, to reap them, and ``killpg(..., 0)`` still finds them)."""
+        return self.signal_group(0) and _group_running(self.process.pid)
+
+    async def _group_gone(self) -> None:
+        """Wait until the server has exited and nothing runs in its group (polled: the others
+        are not our children, so there is nothing to wait on)."""
+        await self.exited.wait()
+        while self.group_running():
+            await anyio.sleep(GROUP_POLL)
 
     async def stop(self) -> None:
         """Close stdin, then SIGTERM, then SIGKILL, each after its configured wait."""
         self.close_fd(self.to_child)
-        for sig, wait in (
-            (signal.SIGTERM, self.params.close_wait),
-            (signal.SIGKILL, self.params.term_wait),
-        ):
-            with anyio.move_on_after(wait):
-                await self.exited.wait()
-            if self.exited.is_set():
-                return
-            logger.info(
-                "server %d still running; sending %s", self.process.pid, signal.Signals(sig).name
-            )
-            self.signal_group(sig)
-        with anyio.move_on_after(5):
+        with anyio.move_on_after(self.params.close_wait):
             await self.exited.wait()
-        # The leader may be gone while others in its group linger: they go too.
-        self.signal_group(signal.SIGKILL)
+        await self.end_group()
+
+    async def end_group(self) -> None:
+        """End the server's whole process group: SIGTERM to whoever is in it, SIGKILL to
+        whoever is left ``term_wait`` seconds later; then reap the server."""
+        async with self._group_lock:
+            if self.exited.is_set() and not self.group_running():
+                return
+            pid = self.process.pid
+            logger.info("server %d or its children still running; sending SIGTERM", pid)
+            if self.signal_group(signal.SIGTERM):
+                with anyio.move_on_after(self.params.term_wait):
+                    await self._group_gone()
+                if not self.exited.is_set() or self.group_running():
+                    logger.info("server %d or its children still running; sending SIGKILL", pid)
+                    self.signal_group(signal.SIGKILL)
+            # SIGKILL cannot be refused; this waits for it to land (and for the server's reaping).
+            with anyio.move_on_after(KILL_WAIT):
+                await self._group_gone()
 
     async def forward_stderr(self, sink: Callable[[str], None]) -> None:
         assert self.stderr_fd is not None
@@ -312,7 +369,7 @@ async def stdio_client(params: StdioParameters) -> AsyncIterator[Connection]:
         with anyio.move_on_after(0.2):
             await child.exited.wait()
 
-    reader = PipeReader(child.from_child, params.max_message, True, on_eof)
+    reader = PipeReader(child.from_child, params.max_message, True, on_eof, params.max_batch)
     writer = PipeWriter(child.to_child, True)
     writer_done = anyio.Event()
 
@@ -321,10 +378,11 @@ async def stdio_client(params: StdioParameters) -> AsyncIterator[Connection]:
 
     async def end_after_exit() -> None:
         # The server exited but its stdout may stay open (a grandchild holds it): give up
-        # shortly after, so pending requests fail at once.
+        # shortly after, so pending requests fail at once, and end what it left running.
         await child.exited.wait()
         await anyio.sleep(0.2)
         reader.end()
+        await child.end_group()
 
     try:
         async with anyio.create_task_group() as tg:

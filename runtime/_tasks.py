@@ -19,6 +19,7 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup
 
+from ._logsafe import printable
 from ._run import on_asyncio
 
 __all__ = ["HandlerTasks"]
@@ -31,7 +32,7 @@ Job = Callable[..., Coroutine[Any, Any, None]]
 class HandlerTasks:
     """Running handler tasks by key (the request id).
 
-    ``on_done`` is called as each task ends, however it ends. A task that ends by cancellation
+    ``on_done(key)`` is called as each task ends, however it ends. A task that ends by cancellation
     (``cancel(key)`` or ``cancel_all()``) ends quietly: its job sends no response. ``native``
     chooses plain asyncio tasks (default: when running on asyncio) or the task group.
     """
@@ -39,7 +40,7 @@ class HandlerTasks:
     __slots__ = ("_closing", "_native", "_on_done", "_running", "_tg")
 
     def __init__(
-        self, tg: TaskGroup, on_done: Callable[[], None], native: bool | None = None
+        self, tg: TaskGroup, on_done: Callable[[Hashable], None], native: bool | None = None
     ) -> None:
         self._tg = tg
         self._on_done = on_done
@@ -93,8 +94,8 @@ class HandlerTasks:
             self._note_cancelled(key)
         elif (exc := task.exception()) is not None:
             # A job handles its own errors; one that escapes is a bug worth a log line.
-            logger.error("the handler task of request %r failed", key, exc_info=exc)
-        self._on_done()
+            logger.error("the handler task of request %r failed", printable(key), exc_info=exc)
+        self._on_done(key)
 
     async def _run_scoped(
         self, key: Hashable, scope: anyio.CancelScope, job: Job, args: tuple[Any, ...]
@@ -106,8 +107,8 @@ class HandlerTasks:
             del self._running[key]
             if scope.cancelled_caught:
                 self._note_cancelled(key)
-            self._on_done()
+            self._on_done(key)
 
     def _note_cancelled(self, key: Hashable) -> None:
         if not self._closing:
-            logger.debug("request %r was cancelled; no response sent", key)
+            logger.debug("request %r was cancelled; no response sent", printable(key))

@@ -14,7 +14,9 @@ Each message travels in an ``Envelope``:
 
 * incoming: ``message`` is the parsed JSON value (usually a dict) or ``Malformed`` if the frame
   was not JSON; ``context`` is a slot for the transport (an HTTP request, auth info...) that the
-  runtime hands to handlers untouched as ``RequestContext.transport_context``;
+  runtime hands to handlers untouched as ``RequestContext.transport_context``; ``size`` is the
+  frame's length in bytes where the transport knows it (0: the session measures the params
+  itself), counted against the session's byte budget for pending requests;
 * outgoing: ``message`` is a dict to serialise; ``related_id`` is the id of the incoming request
   this message answers or belongs to (a response, or a progress/log notification or nested
   request sent by its handler), so a transport with per-request channels (Streamable HTTP) can
@@ -58,6 +60,7 @@ class Envelope:
     message: Any
     context: Any = None
     related_id: int | str | None = None
+    size: int = 0
 
 
 class MessageSource(Protocol):

@@ -15,6 +15,7 @@ import weakref
 from typing import Any
 
 import anyio
+from fixture_modern import add_modern_handlers
 from mcpbind.generated.v2025_11_25 import methods, types
 from mcpbind.runtime import INVALID_PARAMS, McpError, RequestContext, Server, Session
 from mcpbind.runtime.http import HttpRequestContext, StreamableHTTPServer, serving
@@ -136,6 +137,7 @@ def build_server() -> Server:
         capabilities={
             "resources": {"subscribe": True, "listChanged": True},
             "tools": {"listChanged": True},
+            "prompts": {"listChanged": True},
         },
     )
     levels: weakref.WeakKeyDictionary[Session, str] = weakref.WeakKeyDictionary()
@@ -399,6 +401,16 @@ def build_server() -> Server:
     @server.handler(methods.COMPLETION_COMPLETE)
     async def complete(params: types.CompleteRequestParams, context: RequestContext) -> Any:
         return {"completion": {"values": [], "total": 0, "hasMore": False}}
+
+    async def call_common(name: str, arguments: dict[str, Any], context: RequestContext) -> Any:
+        return await call_tool(types.CallToolRequestParams(name=name, arguments=arguments), context)
+
+    async def get_common(name: str, arguments: dict[str, Any], context: RequestContext) -> Any:
+        return await get_prompt(
+            types.GetPromptRequestParams(name=name, arguments=arguments), context
+        )
+
+    add_modern_handlers(server, TOOLS, PROMPTS, call_common, get_common)
 
     @server.handler(methods.LOGGING_SETLEVEL)
     async def set_level(params: types.SetLevelRequestParams, context: RequestContext) -> Any:

@@ -87,6 +87,19 @@ async def test_a_line_over_the_limit_is_reported_not_buffered(pipe: tuple[int, i
     assert (await reader.receive()).message == {"ok": 1}
 
 
+async def test_a_batch_over_its_limit_is_refused_unparsed(pipe: tuple[int, int]) -> None:
+    read_fd, write_fd = pipe
+    reader = PipeReader(read_fd, 1000, True, max_batch=50)
+    small = b'[{"jsonrpc": "2.0", "method": "a"}]'
+    big = b'  [{"jsonrpc": "2.0", "method": "a"}, {"jsonrpc": "2.0", "method": "b"}]'
+    os.write(write_fd, small + b"\n" + big + b"\n" + b'{"ok": 1, "pad": "' + b"x" * 60 + b'"}\n')
+    first, second, third = [(await reader.receive()) for _ in range(3)]
+    assert first.message == [{"jsonrpc": "2.0", "method": "a"}] and first.size == len(small)
+    assert isinstance(second.message, Malformed) and second.message.code == -32600
+    assert f"a batch of {len(big)} bytes" in second.message.reason
+    assert third.message["ok"] == 1, "a single message is not a batch, however long"
+
+
 async def test_a_regular_file_is_read_through_a_thread(tmp_path: anyio.Path) -> None:
     path = os.path.join(str(tmp_path), "input.jsonl")
     with open(path, "wb") as file:

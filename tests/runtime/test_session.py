@@ -380,27 +380,6 @@ async def test_a_request_cancelled_while_waiting_for_a_slot_frees_nothing_it_nev
         assert await peer.nothing_within(0.2)
 
 
-async def test_a_batch_is_answered_member_by_member() -> None:
-    async with raw_client_of(make_server(Probe())) as peer:
-        await peer.send(
-            [
-                {"jsonrpc": "2.0", "id": "a", "method": "ping"},
-                {"jsonrpc": "2.0", "method": "notifications/whatever"},
-                {
-                    "jsonrpc": "2.0",
-                    "id": "b",
-                    "method": "tools/call",
-                    "params": {"name": "echo", "arguments": {"text": "x"}},
-                },
-            ]
-        )
-        replies = {reply["id"]: reply for reply in [await peer.receive(), await peer.receive()]}
-        assert replies["a"]["result"] == {}
-        assert replies["b"]["result"]["content"][0]["text"] == "x"
-        await peer.send([])
-        assert (await peer.receive())["error"]["code"] == -32600
-
-
 async def test_deadlines_of_answered_requests_do_not_pile_up() -> None:
     server = make_server(Probe())
     async with Client(server.memory_transport()) as client:
@@ -411,7 +390,7 @@ async def test_deadlines_of_answered_requests_do_not_pile_up() -> None:
             await client.stub.call_tool(call("sleep", seconds=5), {"timeout": 0.1})
 
 
-async def test_reading_pauses_when_too_much_is_pending() -> None:
+async def test_past_the_pending_bound_requests_are_refused_at_once() -> None:
     probe = Probe()
     server = make_server(probe, SessionOptions(max_concurrent_handlers=2, max_pending_requests=4))
     async with raw_client_of(server) as peer:
@@ -419,10 +398,13 @@ async def test_reading_pauses_when_too_much_is_pending() -> None:
             await peer.send(
                 {"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": "block"}}
             )
-        await anyio.sleep(0.1)
+        refused = [await peer.receive() for _ in range(6)]
+        assert [reply["id"] for reply in refused] == list(range(4, 10))
+        assert {reply["error"]["code"] for reply in refused} == {-31503}
+        assert refused[0]["error"]["data"] == {"reason": "busy"}
         session = next(iter(server.sessions))
         assert session.handling == 4
         assert probe.max_running == 2
         probe.release.set()
-        ids = {(await peer.receive())["id"] for _ in range(10)}
-        assert ids == set(range(10))
+        ids = {(await peer.receive())["id"] for _ in range(4)}
+        assert ids == set(range(4))

@@ -14,6 +14,7 @@ from mcp import StdioServerParameters
 from mcp import stdio_client as sdk_stdio_client
 from mcpbind.generated import v2025_11_25, v2026_07_28
 from mcpbind.runtime import (
+    ASSUME_INITIALIZED,
     UNSUPPORTED_PROTOCOL_VERSION,
     CapabilityError,
     Client,
@@ -400,3 +401,36 @@ async def test_a_pinned_revision_is_the_only_one_offered() -> None:
     assert isinstance(allowed.lifecycle, StatelessClient)
     assert allowed.lifecycle.legacy is not None
     assert allowed.lifecycle.legacy.supported == ("2025-06-18",)
+
+
+async def test_a_session_started_in_the_stateless_era_refuses_a_request_without_meta() -> None:
+    """A transport that knows the era (``ASSUME_INITIALIZED`` at 2026-07-28, as Streamable HTTP
+    does for a stateless POST) gets -32602 from the core for a request lacking the fields, even
+    on a dual-era server, never a handshake-era answer."""
+    server = echo_server()
+    async with memory_pair() as (near, far), anyio.create_task_group() as tg:
+        far.extra[ASSUME_INITIALIZED] = "2026-07-28"
+        tg.start_soon(server.serve, far)
+        peer = RawPeer(near)
+        reply = await peer.request(call(1, None))
+        assert reply["error"]["code"] == -32602
+        reply = await peer.request(call(2))
+        assert reply["result"]["resultType"] == "complete"
+        tg.cancel_scope.cancel()
+
+
+async def test_a_stateless_era_handler_may_return_a_dict_without_result_type() -> None:
+    """The runtime knows a complete result's ``resultType``; a handler written for 2026-07-28
+    that returns plain data need not repeat it (the model requires it)."""
+    server = Server("dict-results")
+
+    @server.handler(v2026_07_28.methods.TOOLS_CALL)
+    async def call_tool(params: Any, context: RequestContext) -> Any:
+        return {"content": [{"type": "text", "text": "plain"}]}
+
+    async with raw_client_of(server, initialize=None) as peer:
+        reply = await peer.request(call(1))
+        assert reply["result"] == {
+            "content": [{"type": "text", "text": "plain"}],
+            "resultType": "complete",
+        }

@@ -12,7 +12,6 @@ from typing import Any
 import anyio
 import orjson
 import pytest
-from anyio.abc import Process
 from mcpbind import generated
 from mcpbind.generated.v2025_11_25 import types
 from mcpbind.runtime import (
@@ -24,6 +23,7 @@ from mcpbind.runtime import (
     stdio_client,
 )
 from runtime_helpers import EXAMPLE_SERVER, REPO_ROOT
+from stdio_raw import RawServer, call, raw_example, raw_saturation
 
 pytestmark = pytest.mark.anyio
 
@@ -202,50 +202,6 @@ async def test_server_exits_when_its_parent_dies() -> None:
         os.kill(holder_pid, 9)
 
 
-class RawServer:
-    """The example server on raw pipes, for input no well-behaved client would send."""
-
-    def __init__(self, process: Process) -> None:
-        self.process = process
-        self.buffer = b""
-
-    async def send(self, data: bytes) -> None:
-        assert self.process.stdin is not None
-        await self.process.stdin.send(data)
-
-    async def message(self, timeout: float = 10) -> Any:
-        assert self.process.stdout is not None
-        with anyio.fail_after(timeout):
-            while b"\n" not in self.buffer:
-                self.buffer += await self.process.stdout.receive()
-        line, self.buffer = self.buffer.split(b"\n", 1)
-        return orjson.loads(line)
-
-    async def call(self, message: dict[str, Any]) -> Any:
-        await self.send(orjson.dumps(message) + b"\n")
-        return await self.message()
-
-    async def initialize(self) -> None:
-        reply = await self.call(
-            {
-                "jsonrpc": "2.0",
-                "id": 0,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-11-25",
-                    "capabilities": {},
-                    "clientInfo": {"name": "raw", "version": "0"},
-                },
-            }
-        )
-        assert reply["result"]["protocolVersion"] == "2025-11-25"
-        await self.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
-
-
-async def raw_example() -> Process:
-    return await anyio.open_process(EXAMPLE_SERVER, cwd=REPO_ROOT, stderr=subprocess.DEVNULL)
-
-
 async def test_bad_input_to_the_stdio_server() -> None:
     async with await raw_example() as process:
         server = RawServer(process)
@@ -328,6 +284,48 @@ async def test_stdio_server_exits_on_eof() -> None:
         assert process.stdin is not None
         await process.stdin.aclose()
         with anyio.fail_after(5):
+            assert await process.wait() == 0
+
+
+async def test_stdin_closed_with_requests_in_flight_answers_them_and_exits() -> None:
+    bounds = ("max_concurrent_handlers=1", "spare_handlers=0")
+    async with await raw_saturation(*bounds) as process:
+        server = RawServer(process)
+        await server.initialize()
+        await server.send_json(call(1, "hang"))  # runs
+        await server.send_json(call(2, "hang"))  # waits for the only slot
+        assert (await server.call({"jsonrpc": "2.0", "id": "p", "method": "ping"}))["id"] == "p"
+        assert process.stdin is not None
+        start = time.monotonic()
+        await process.stdin.aclose()
+        replies = {}
+        for _ in range(2):
+            reply = await server.message()
+            replies[reply["id"]] = reply["error"]
+        with anyio.fail_after(5):
+            assert await process.wait() == 0
+        took = time.monotonic() - start
+        print(f"stdin closed with 2 requests in flight: exited after {took:.3f} s")
+    assert set(replies) == {1, 2}
+    assert all(error["code"] == -31503 for error in replies.values())
+    assert all(error["data"] == {"reason": "closing"} for error in replies.values())
+    assert "before it finished" in replies[1]["message"]
+    assert "before it started" in replies[2]["message"]
+
+
+async def test_a_server_whose_peer_stops_reading_still_exits_when_stdin_closes() -> None:
+    bounds = ("max_concurrent_handlers=2", "spare_handlers=0")
+    async with await raw_saturation(*bounds) as process:
+        server = RawServer(process)
+        await server.initialize()
+        big = "x" * (256 * 1024)
+        for i in range(12):  # 3 MiB of answers nobody reads: the server's writes back up
+            await server.send_json(call(i, "echo", text=big))
+        for i in range(100, 110):  # these wait for a handler slot
+            await server.send_json(call(i, "hang"))
+        assert process.stdin is not None
+        await process.stdin.aclose()
+        with anyio.fail_after(20):  # the writer gets at most 5 s to flush, the drain 0.3 s
             assert await process.wait() == 0
 
 

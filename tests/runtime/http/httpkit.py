@@ -122,3 +122,125 @@ def answers(response: httpx.Response) -> list[Any]:
         return sse_messages(response.text)
     body = response.json()
     return body if isinstance(body, list) else [body]
+
+
+MODERN = "2026-07-28"
+SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
+MODERN_META = {
+    "io.modelcontextprotocol/protocolVersion": MODERN,
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+#: A tool whose ``region`` is mirrored into ``Mcp-Param-Region`` (and ``count`` into
+#: ``Mcp-Param-Count``) by 2026-07-28 clients.
+REGION_TOOL = {
+    "name": "where",
+    "description": "Says where it ran",
+    "inputSchema": {
+        "type": "object",
+        "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"},
+            "count": {"type": "integer", "x-mcp-header": "Count"},
+            "loud": {"type": "boolean", "x-mcp-header": "Loud"},
+        },
+        "required": ["region"],
+    },
+}
+
+
+def done(value: str) -> dict[str, Any]:
+    """A complete 2026-07-28 tool result (its handlers say ``resultType`` themselves)."""
+    return {"content": [{"type": "text", "text": value}], "resultType": "complete"}
+
+
+def build_dual_server(cancelled: list[str] | None = None) -> Server:
+    """``build_server`` plus 2026-07-28 handlers on the same ``Server``: ``where`` (with
+    ``x-mcp-header`` arguments), ``ask_name`` (an ``InputRequiredResult`` first), ``sleep``
+    (noting its cancellation in ``cancelled``), and ``subscriptions/listen``."""
+    from mcpbind.generated.v2026_07_28 import methods as modern
+
+    server = build_server()
+    plain = [{"name": n, "inputSchema": {"type": "object"}} for n in ("echo", "ask_name")]
+
+    @server.handler(modern.TOOLS_LIST)
+    async def list_tools(params: Any, context: RequestContext) -> Any:
+        return {"tools": [*plain, REGION_TOOL], "resultType": "complete", "ttlMs": 0,
+                "cacheScope": "public"}  # fmt: skip
+
+    @server.handler(modern.TOOLS_CALL)
+    async def call_tool(params: Any, context: RequestContext) -> Any:
+        args = params.arguments or {}
+        if params.name == "echo":
+            return done(str(args.get("text", "")))
+        if params.name == "where":
+            said = f"{args.get('region')}/{args.get('count')}/{args.get('loud')}"
+            return done(said)
+        if params.name == "ask_name":
+            responses = params.inputResponses or {}
+            reply = responses.get("name")
+            if reply is None:
+                schema = {"type": "object", "properties": {"name": {"type": "string"}}}
+                ask = {"method": "elicitation/create",
+                       "params": {"message": "Name?", "requestedSchema": schema}}  # fmt: skip
+                return {"resultType": "input_required", "inputRequests": {"name": ask}}
+            name = (reply.content or {}).get("name")
+            return done(f"hello {name}")
+        if params.name == "sleep":
+            try:
+                await anyio.sleep(float(args.get("seconds", 30)))
+            except anyio.get_cancelled_exc_class():
+                if cancelled is not None:
+                    cancelled.append("sleep")
+                raise
+            return done("slept")
+        raise McpError(INVALID_PARAMS, f"unknown tool {params.name!r}")
+
+    @server.handler(modern.SUBSCRIPTIONS_LISTEN)
+    async def listen(params: Any, context: RequestContext) -> Any:
+        ack = modern.NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED
+        assert ack.params_type is not None
+        acknowledged = {"notifications": {}, "_meta": {SUBSCRIPTION_ID: context.request_id}}
+        await context.send_notification(ack, ack.params_type.model_validate(acknowledged))
+        try:
+            await anyio.sleep_forever()
+        finally:
+            if cancelled is not None:
+                cancelled.append("listen")
+        return {"resultType": "complete"}
+
+    return server
+
+
+def modern_call(request_id: int, name: str, **arguments: Any) -> dict[str, Any]:
+    params = {"name": name, "arguments": arguments, "_meta": MODERN_META}
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+
+
+def modern_headers(
+    method: str = "tools/call", name: str | None = None, **extra: str
+) -> dict[str, str]:
+    """The headers a 2026-07-28 client sends with a POST."""
+    headers = {**ACCEPT_BOTH, "mcp-protocol-version": MODERN, "mcp-method": method}
+    if name is not None:
+        headers["mcp-name"] = name
+    return {**headers, **extra}
+
+
+async def raw_request(
+    base: str, method: str, headers: list[tuple[bytes, bytes]], body: bytes = b""
+) -> tuple[int, bytes]:
+    """One HTTP/1.1 request written byte for byte (clients refuse to send malformed headers:
+    surrounding whitespace, non-ASCII, control characters); returns (status, body)."""
+    host, port = base.removeprefix("http://").split(":")
+    lines = [f"{method} /mcp HTTP/1.1".encode(), f"host: {host}:{port}".encode(),
+             b"connection: close", b"content-length: %d" % len(body)]  # fmt: skip
+    lines += [name + b": " + value for name, value in headers]
+    async with await anyio.connect_tcp(host, int(port)) as stream:
+        await stream.send(b"\r\n".join(lines) + b"\r\n\r\n" + body)
+        received = b""
+        try:
+            while True:
+                received += await stream.receive()
+        except (anyio.EndOfStream, anyio.BrokenResourceError):
+            pass
+    head, _, payload = received.partition(b"\r\n\r\n")
+    return int(head.split(b" ", 2)[1]), payload

@@ -172,7 +172,7 @@ def far_with(connection: Any, revision: str) -> Any:
 
 
 async def test_route_lock_hands_over_in_order_and_survives_cancelled_waiters() -> None:
-    from mcpbind.runtime.http.server import _Lock
+    from mcpbind.runtime.http._signals import Lock as _Lock
 
     lock = _Lock()
     order: list[int] = []

@@ -1,0 +1,183 @@
+"""One POST's exchange with a session: deliver its messages, answer 202, JSON or SSE.
+
+Both eras go through here. A handshake-era POST goes to its long-lived session; a
+stateless-era one (and every POST of a ``stateless=True`` server) gets a session of its own
+that lives exactly as long as the request. The eras differ in three ways, all decided by
+``modern``: an immediate error answer takes the HTTP status its code calls for (400, 404)
+instead of 200; SSE streams have no event ids and no priming event (they are not
+resumable); and a client closing the SSE response cancels the request (the session is
+cancelled: it serves nothing else).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from starlette.types import Receive, Scope, Send
+
+from .. import _jsonrpc as rpc
+from ..errors import INVALID_REQUEST
+from ._asgi import CONNECTION_ERROR, error, respond, status_for
+from ._common import JSON, PROTOCOL_VERSION, SESSION_ID, SSE, accepts
+from ._http_session import HttpRequestContext, HttpSession
+from ._sse_writer import WATCH_AFTER, write_sse
+from ._streams import JSON_MODE, SSE_MODE, RequestId
+
+if TYPE_CHECKING:
+    from .server import StreamableHTTPServer
+
+__all__ = ["LISTEN", "accepted", "exchange", "per_request"]
+
+#: The long-running request of the stateless era whose answer is always an SSE stream.
+LISTEN = "subscriptions/listen"
+
+_accept_cache: dict[str, tuple[bool, bool]] = {}
+
+
+def accepted(accept: str | None) -> tuple[bool, bool]:
+    """Whether ``Accept`` admits (JSON, SSE); cached, as clients hardly vary it."""
+    key = accept or ""
+    found = _accept_cache.get(key)
+    if found is None:
+        found = (accepts(accept, JSON), accepts(accept, SSE))
+        if len(_accept_cache) >= 64:
+            _accept_cache.clear()
+        _accept_cache[key] = found
+    return found
+
+
+def initial_mode(owner: StreamableHTTPServer, accept: str | None, listen: bool) -> str | None:
+    """JSON, SSE, or undecided (``None``) for a POST, from the options and ``Accept``.
+
+    Lenient in both eras: a client that accepts only one of the two (the spec says it must
+    list both) gets that one, which answers it correctly instead of refusing it for nothing.
+    A ``subscriptions/listen`` answer is a stream of notifications, so always SSE.
+    """
+    json_ok, sse_ok = accepted(accept)
+    if listen or not json_ok:
+        return SSE_MODE
+    if not sse_ok:
+        return JSON_MODE
+    if owner.json_response is None:
+        return None
+    return JSON_MODE if owner.json_response else SSE_MODE
+
+
+async def exchange(
+    owner: StreamableHTTPServer,
+    session: HttpSession,
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+    headers: dict[str, str],
+    messages: list[Any],
+    batch: bool,
+    modern: bool = False,
+) -> None:
+    """Deliver POSTed messages; answer 202, or with the JSON or SSE carrying the responses."""
+    request_ids: list[RequestId] = [m["id"] for m in messages if "method" in m and "id" in m]
+    extra = {SESSION_ID: session.id} if session.id is not None else {}
+    if not request_ids:
+        try:
+            await session.deliver(messages, HttpRequestContext(scope, session.id))
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            await error(send, 404, CONNECTION_ERROR, "Session not found")
+            return
+        await respond(send, 202, headers=extra)
+        return
+    if len(set(request_ids)) != len(request_ids):
+        await error(send, 400, INVALID_REQUEST, "Invalid Request: a batch repeats a request id")
+        return
+    clash = next((rid for rid in request_ids if rid in session.by_request), None)
+    if clash is not None:
+        await error(
+            send, 400, INVALID_REQUEST, "Invalid Request: this request id is already in use", clash
+        )
+        return
+    version = headers.get(PROTOCOL_VERSION)
+    if version is None and messages[0].get("method") == "initialize":
+        params = messages[0].get("params")
+        version = params.get("protocolVersion") if type(params) is dict else None
+    mode = initial_mode(owner, headers.get("accept"), modern and messages[0]["method"] == LISTEN)
+    stream = session.open_stream(request_ids, None if mode == SSE_MODE else mode, version)
+    token = session.token()
+    stream.attach(token)
+    if mode == SSE_MODE:
+        async with session.lock:
+            await session.commit_sse(stream)
+
+    async def close_sse_stream() -> None:
+        await session.close_sse_stream(stream)
+
+    try:
+        await session.deliver(messages, HttpRequestContext(scope, session.id, close_sse_stream))
+    except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+        stream.detach(token)
+        await error(send, 404, CONNECTION_ERROR, "Session not found")
+        return
+    if stream.mode != SSE_MODE:
+        clock = session.clock
+        deadline = clock() + owner.sse_after if stream.mode is None else math.inf
+        while not stream.done and stream.mode != SSE_MODE:
+            if stream.mode is None and clock() >= deadline:
+                async with session.lock:
+                    await session.commit_sse(stream)
+                break
+            await stream.signal.wait(deadline - clock())
+        if stream.mode != SSE_MODE:
+            stream.detach(token)
+            responses = list(stream.queue)
+            stream.queue.clear()
+            if not responses:
+                await respond(send, 202, headers=extra)
+                return
+            answer = responses if batch else responses[0]
+            status = status_for(answer) if modern and not batch else 200
+            await respond(send, status, rpc.encode(answer), JSON, extra)
+            return
+    on_gone = session.scope.cancel if modern else None
+    await write_sse(
+        session, stream, token, receive, send, extra, WATCH_AFTER, owner.sse_keepalive, on_gone
+    )
+
+
+async def per_request(
+    owner: StreamableHTTPServer,
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+    headers: dict[str, str],
+    messages: list[Any],
+    batch: bool,
+    assume: str | None,
+    modern: bool = False,
+) -> None:
+    """Serve one POST on a session of its own, started as initialised at ``assume``.
+
+    On asyncio the session runs in a bare task, awaited at the end (a task group per POST
+    was a tenth of its cost); it ends once its input does (``terminate``), and goes with
+    the POST if that is cancelled."""
+    session = HttpSession(owner, None, assume=assume, resumable=False)
+    if not session.native:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(session.run)
+            try:
+                await exchange(
+                    owner, session, scope, receive, send, headers, messages, batch, modern
+                )
+            finally:
+                session.terminate("the request is complete")
+        return
+    task = asyncio.get_running_loop().create_task(session.run())
+    try:
+        await exchange(owner, session, scope, receive, send, headers, messages, batch, modern)
+    finally:
+        session.terminate("the request is complete")
+        try:
+            await task
+        except BaseException:
+            task.cancel()
+            raise
