@@ -207,8 +207,9 @@ class Outbox:
             raise anyio.WouldBlock
         message = item.message
         chunk = encode_event(message, event="message")
-        if type(message) is dict and "method" not in message:
-            self.answers.answered(message.get("id"))
+        for item in message if type(message) is list else (message,):  # a batch's answer
+            if type(item) is dict and "method" not in item:
+                self.answers.answered(item.get("id"))
         self._chunks.append(chunk)
         self.bytes += len(chunk)
         self._arrived.set()

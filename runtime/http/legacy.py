@@ -26,12 +26,14 @@ from starlette.responses import Response, StreamingResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .. import _jsonrpc as rpc
+from .._logsafe import printable
 from ..errors import INVALID_REQUEST, PARSE_ERROR
 from ..transport import STREAM_BUFFER, Connection, Envelope
+from ._asgi import CONNECTION_ERROR
 from ._common import JSON, SSE, accepts, encode_event
 from ._legacy_queues import Answers, Budget, Inbox, Outbox, Reservation
 from .security import LOOPBACK_HOSTS, HostGuard
-from .server import CONNECTION_ERROR, HttpRequestContext
+from .server import HttpRequestContext
 
 __all__ = ["LegacySSEChannel", "LegacySSEServer", "combined_app", "sse_client"]
 
@@ -51,11 +53,6 @@ class _LegacySession:
         self.outbox = Outbox(server.max_outgoing_bytes, answers)
         self.connection = Connection(self.inbox, self.outbox)
         self.scope = anyio.CancelScope()
-
-
-def _shown(value: str) -> str:
-    """A peer-supplied string fit for a log line: quoted, control characters escaped, short."""
-    return repr(value[:80] + ("..." if len(value) > 80 else ""))
 
 
 def _refusal(status: int, code: int, message: str, **headers: str) -> Response:
@@ -235,8 +232,8 @@ class LegacySSEServer:
         session_id = _session_id(raw_id)
         if session_id is None:
             logger.info(
-                "legacy POST with a malformed session_id: %s",
-                _shown(unquote(raw_id.decode("latin-1"))),
+                "legacy POST with a malformed session_id: %r",
+                printable(unquote(raw_id.decode("latin-1"))),
             )
             return _refusal(400, CONNECTION_ERROR, "Bad Request: missing or malformed session_id")
         content_type = request.headers.get("content-type", "")
