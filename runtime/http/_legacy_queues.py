@@ -207,9 +207,9 @@ class Outbox:
             raise anyio.WouldBlock
         message = item.message
         chunk = encode_event(message, event="message")
-        for item in message if type(message) is list else (message,):  # a batch's answer
-            if type(item) is dict and "method" not in item:
-                self.answers.answered(item.get("id"))
+        for part in message if type(message) is list else (message,):  # a batch's answer
+            if type(part) is dict and "method" not in part:
+                self.answers.answered(part.get("id"))
         self._chunks.append(chunk)
         self.bytes += len(chunk)
         self._arrived.set()
