@@ -40,6 +40,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from httpx_sse import EventSource, ServerSentEvent
 
 from .. import _jsonrpc as rpc
+from .._logsafe import printable
 from .._request_headers import REQUEST_HEADERS, HeaderHook, standard_headers
 from .._stateless import _MODERN_ERRORS
 from ..errors import HTTP_STATUS, METHOD_NOT_FOUND
@@ -160,7 +161,7 @@ class _StreamableClient:
         so a caller can tell a refusal from a failed exchange.
         """
         if request_id is None:
-            logger.warning("%s", reason)
+            logger.warning("%s", printable(reason))
             return
         data = {HTTP_STATUS: status}
         await self._feed(rpc.error_response(request_id, TRANSPORT_ERROR, reason, data))

@@ -483,7 +483,10 @@ class StreamableHTTPServer:
             async with session.lock:
                 replayed = await session.store.replay_events_after(last_event_id.strip())
                 if replayed is None:
-                    await error(send, 400, CONNECTION_ERROR, "Bad Request: unknown Last-Event-ID")
+                    # The in-memory store can say why (expired, or never seen); others may not.
+                    explain = getattr(session.store, "unavailable_reason", None)
+                    why = explain(last_event_id.strip()) if explain else "unknown Last-Event-ID"
+                    await error(send, 400, CONNECTION_ERROR, f"Bad Request: {why}")
                     return
                 stream_id, events = replayed
                 stream = session.streams.get(stream_id)

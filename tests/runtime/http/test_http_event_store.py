@@ -249,3 +249,4 @@ async def test_a_stream_resumed_beyond_the_window_is_refused_over_http() -> None
         refused = await http.get(url, headers={**headers, "last-event-id": first[-1][0]})
         assert refused.status_code == 400
         assert refused.json()["error"]["code"] == -32000
+        assert "no longer available" in refused.json()["error"]["message"]
