@@ -7,6 +7,7 @@ The schemas are inputs, not part of the repository: CI and developers point
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,12 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_SCHEMA = REPO_ROOT.parent / "shared" / "schema"
 
 os.environ.setdefault("MCPBIND_SCHEMA_DIR", str(SHARED_SCHEMA))
+
+# Test helper modules (runtime_helpers, httpkit, suitekit...) import by name from any test
+# folder, whichever test pytest collects first.
+for _helpers in ("runtime", "runtime/http", "conformance"):
+    if str(REPO_ROOT / "tests" / _helpers) not in sys.path:
+        sys.path.append(str(REPO_ROOT / "tests" / _helpers))
 
 
 @pytest.fixture(scope="session")

@@ -1,15 +1,25 @@
-"""Helpers for the runtime tests: raw peers, transports, the example server command."""
+"""Helpers for the runtime tests: raw peers, transports, the example server command, a client
+that answers the example server's questions."""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import anyio
-from mcpbind.runtime import Connection, Envelope, Server, memory_pair
+from mcpbind.generated import v2025_11_25, v2026_07_28
+from mcpbind.runtime import (
+    Client,
+    Connection,
+    Envelope,
+    RequestContext,
+    Server,
+    StdioParameters,
+    memory_pair,
+)
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE_SERVER = [sys.executable, "-m", "examples.server"]
@@ -75,3 +85,34 @@ async def raw_client_of(
             await peer.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         yield peer
         tg.cancel_scope.cancel()
+
+
+def answering_client(
+    transport: AbstractAsyncContextManager[Connection] | StdioParameters, version: str
+) -> tuple[Client, list[str]]:
+    """Our client at ``version`` with sampling, elicitation and roots handlers (answering as the
+    example server's ``ask_llm``, ``ask_user`` and ``roots`` tools expect), and the list of
+    what it was asked, in order."""
+    client = Client(transport, protocol_version=version)
+    module = v2026_07_28 if version == "2026-07-28" else v2025_11_25
+    types = module.types
+    asked: list[str] = []
+
+    @client.handler(module.methods.SAMPLING_CREATEMESSAGE)
+    async def sample(params: Any, context: RequestContext) -> Any:
+        asked.append("sampling")
+        return types.CreateMessageResult(
+            role="assistant", model="m", content=types.TextContent(text="Paris")
+        )
+
+    @client.handler(module.methods.ELICITATION_CREATE)
+    async def elicit(params: Any, context: RequestContext) -> Any:
+        asked.append("elicitation")
+        return types.ElicitResult(action="accept", content={"name": "Ada"})
+
+    @client.handler(module.methods.ROOTS_LIST)
+    async def roots(params: Any, context: RequestContext) -> Any:
+        asked.append("roots")
+        return types.ListRootsResult(roots=[types.Root(uri="file:///project")])
+
+    return client, asked

@@ -24,7 +24,7 @@ from mcpbind.runtime import (
 )
 from mcpbind.runtime._input import RequestStateKeeper
 from mcpbind.runtime._stateless import CLIENT_CAPABILITIES, PROTOCOL_VERSION
-from runtime_helpers import EXAMPLE_SERVER, REPO_ROOT, raw_client_of
+from runtime_helpers import EXAMPLE_SERVER, REPO_ROOT, answering_client, raw_client_of
 
 pytestmark = pytest.mark.anyio
 
@@ -297,39 +297,17 @@ async def test_a_method_that_may_not_ask_is_not_given_rounds() -> None:
         assert reply["error"]["code"] == -32603  # never an InputRequiredResult on tools/list
 
 
-def answering_client(version: str) -> tuple[Client, list[str]]:
+def example_client(version: str) -> tuple[Client, list[str]]:
     """Our client with sampling, elicitation and roots handlers, against the example server."""
     params = StdioParameters(
         *EXAMPLE_SERVER[:1], EXAMPLE_SERVER[1:], cwd=REPO_ROOT, stderr="devnull"
     )
-    client = Client(params, protocol_version=version)
-    module = v2026_07_28 if version == "2026-07-28" else v2025_11_25
-    types = module.types
-    asked: list[str] = []
-
-    @client.handler(module.methods.SAMPLING_CREATEMESSAGE)
-    async def sample(params: Any, context: RequestContext) -> Any:
-        asked.append("sampling")
-        return types.CreateMessageResult(
-            role="assistant", model="m", content=types.TextContent(text="Paris")
-        )
-
-    @client.handler(module.methods.ELICITATION_CREATE)
-    async def elicit(params: Any, context: RequestContext) -> Any:
-        asked.append("elicitation")
-        return types.ElicitResult(action="accept", content={"name": "Ada"})
-
-    @client.handler(module.methods.ROOTS_LIST)
-    async def roots(params: Any, context: RequestContext) -> Any:
-        asked.append("roots")
-        return types.ListRootsResult(roots=[types.Root(uri="file:///project")])
-
-    return client, asked
+    return answering_client(params, version)
 
 
 @pytest.mark.parametrize("version", ["2026-07-28", "2025-11-25"])
 async def test_the_example_servers_tools_ask_our_client_in_both_eras(version: str) -> None:
-    client, asked = answering_client(version)
+    client, asked = example_client(version)
     types = (v2026_07_28 if version == "2026-07-28" else v2025_11_25).types
     async with client:
         assert client.session.peer.era == ("stateless" if version == "2026-07-28" else None)

@@ -21,6 +21,7 @@ from mcpbind import generated
 from mcpbind.generated import v2025_11_25, v2026_07_28
 from mcpbind.runtime import Client, RequestContext, Server
 from mcpbind.runtime.http import StreamableHTTPServer, serving, streamable_http_client
+from runtime_helpers import answering_client
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 
@@ -37,32 +38,6 @@ def example_server() -> Server:
     server = module.server
     assert isinstance(server, Server)
     return server
-
-
-def answering_client(url: str, version: str) -> tuple[Client, list[str]]:
-    client = Client(streamable_http_client(url), protocol_version=version)
-    module = v2026_07_28 if version == "2026-07-28" else v2025_11_25
-    types = module.types
-    asked: list[str] = []
-
-    @client.handler(module.methods.SAMPLING_CREATEMESSAGE)
-    async def sample(params: Any, context: RequestContext) -> Any:
-        asked.append("sampling")
-        return types.CreateMessageResult(
-            role="assistant", model="m", content=types.TextContent(text="Paris")
-        )
-
-    @client.handler(module.methods.ELICITATION_CREATE)
-    async def elicit(params: Any, context: RequestContext) -> Any:
-        asked.append("elicitation")
-        return types.ElicitResult(action="accept", content={"name": "Ada"})
-
-    @client.handler(module.methods.ROOTS_LIST)
-    async def roots(params: Any, context: RequestContext) -> Any:
-        asked.append("roots")
-        return types.ListRootsResult(roots=[types.Root(uri="file:///project")])
-
-    return client, asked
 
 
 @pytest.mark.parametrize("version", generated.REVISIONS)
@@ -87,7 +62,7 @@ async def test_our_client_gets_every_revision_from_one_default_endpoint(version:
 async def test_the_example_tools_ask_our_client_over_http_in_both_eras(version: str) -> None:
     app = StreamableHTTPServer(example_server().serve)
     async with serving(app) as base:
-        client, asked = answering_client(f"{base}/mcp", version)
+        client, asked = answering_client(streamable_http_client(f"{base}/mcp"), version)
         types = (v2026_07_28 if version == "2026-07-28" else v2025_11_25).types
         async with client:
             assert client.revision == version
