@@ -15,6 +15,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -124,3 +125,66 @@ def parse_summary(output: str) -> Summary:
     _, _, unscored = tail.partition("Not scored")
     summary.unscored = set(_UNSCORED_LINE.findall(unscored))
     return summary
+
+
+#: The fixture client every client scenario runs (our ``Client``, driven by the suite's variables).
+FIXTURE_CLIENT = Path(__file__).resolve().parent / "fixture_client.py"
+_CHECKS = re.compile(r"Passed: (\d+)/(\d+), (\d+) failed")
+
+
+def client_scenarios(suite: Suite, requirements: str) -> tuple[list[str], list[str]]:
+    """The client scenarios ``list --requirements`` names outside ``auth/*``: the scored ones,
+    and those it runs and reports without scoring."""
+    listing = subprocess.run(
+        [*suite.command, "list", "--requirements", requirements],
+        capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    _, _, client_part = listing.stdout.partition("Client scenarios")
+    client_part, _, unscored = client_part.partition("Run and reported")
+    required = re.findall(r"^\s+- (\S+)", client_part, re.MULTILINE)
+    extra = re.findall(r"^\s+- (\S+) \[client\]", unscored, re.MULTILINE)
+    return (
+        [s for s in required if not s.startswith("auth/")],
+        [s for s in extra if not s.startswith("auth/")],
+    )
+
+
+@dataclass
+class ClientRun:
+    """One client scenario's outcome: its checks, whether it passed overall, and the output."""
+
+    passed: int
+    failed: int
+    ok: bool
+    output: str
+
+
+def run_client_scenario(
+    suite: Suite, scenario: str, out: Path, spec_version: str | None = None
+) -> ClientRun:
+    """Run ``scenario`` against the fixture client (at ``spec_version``'s wire, if given)."""
+    command = f"{sys.executable} {FIXTURE_CLIENT}"
+    wire = ["--spec-version", spec_version] if spec_version is not None else []
+    run = subprocess.run(
+        [*suite.command, "client", "--command", command, "--scenario", scenario, *wire,
+         "-o", str(out)],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    output = strip_ansi(run.stdout + run.stderr)
+    found = _CHECKS.search(output)
+    passed, failed = (int(found[1]), int(found[3])) if found else (0, -1)
+    ok = run.returncode == 0 and "OVERALL: PASSED" in output and failed == 0 and passed > 0
+    return ClientRun(passed, failed, ok, output)
+
+
+def record_client(
+    key: str, results: dict[str, tuple[int, int]], scenario: str, run: ClientRun
+) -> None:
+    """Add ``run`` to ``results`` and the terminal summary line ``key``."""
+    results[scenario] = (run.passed, run.failed)
+    good = sum(1 for p, f in results.values() if f == 0 and p > 0)
+    RESULTS[key] = (
+        f"{good} scenarios passed, {len(results) - good} failed of {len(results)} run; checks "
+        f"{sum(p for p, _ in results.values())} passed, "
+        f"{sum(max(f, 0) for _, f in results.values())} failed"
+    )

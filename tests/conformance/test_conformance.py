@@ -9,14 +9,20 @@ the suite runs unscored (pending). Client: every 2025-11-25 client scenario exce
 
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from suitekit import RESULTS, Suite, parse_summary, strip_ansi
+from suitekit import (
+    RESULTS,
+    Suite,
+    client_scenarios,
+    parse_summary,
+    record_client,
+    run_client_scenario,
+)
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(900)]
 
@@ -91,38 +97,15 @@ def test_server_scenarios(
 
 def test_client_scenario_list_is_current(conformance_suite: Suite) -> None:
     """The parametrised list below is exactly what the suite requires (auth aside)."""
-    listing = subprocess.run(
-        [*conformance_suite.command, "list", "--requirements", REQUIREMENTS],
-        capture_output=True, text=True, timeout=60, check=True,
-    )  # fmt: skip
-    _, _, client_part = listing.stdout.partition("Client scenarios")
-    client_part, _, _ = client_part.partition("Run and reported")
-    required = re.findall(r"^\s+- (\S+)", client_part, re.MULTILINE)
-    assert [s for s in required if not s.startswith("auth/")] == CLIENT_SCENARIOS
+    required, _ = client_scenarios(conformance_suite, REQUIREMENTS)
+    assert required == CLIENT_SCENARIOS
 
 
 @pytest.mark.parametrize("scenario", CLIENT_SCENARIOS + EXTRA_CLIENT_SCENARIOS)
 def test_client_scenario(
     conformance_suite: Suite, scenario: str, tmp_path: Path, record_property: pytest.RecordProperty
 ) -> None:
-    command = f"{sys.executable} {HERE / 'fixture_client.py'}"
-    run = subprocess.run(
-        [*conformance_suite.command, "client", "--command", command, "--scenario", scenario,
-         "-o", str(tmp_path)],
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
-    output = strip_ansi(run.stdout + run.stderr)
-    found = re.search(r"Passed: (\d+)/(\d+), (\d+) failed", output)
-    checks_passed, checks_failed = (int(found[1]), int(found[3])) if found else (0, -1)
-    ok = run.returncode == 0 and "OVERALL: PASSED" in output and checks_failed == 0
-    CLIENT_RESULTS[scenario] = (checks_passed, checks_failed)
-    good = sum(1 for p, f in CLIENT_RESULTS.values() if f == 0 and p > 0)
-    RESULTS[f"client {REQUIREMENTS} (non-auth)"] = (
-        f"{good} scenarios passed, {len(CLIENT_RESULTS) - good} failed of {len(CLIENT_RESULTS)} run"
-    )
-    record_property(
-        "conformance_client", f"{scenario}: {checks_passed} checks passed, {checks_failed} failed"
-    )
-    assert ok, (
-        f"{scenario}: {checks_passed} passed, {checks_failed} failed\n{run.stdout[-4000:]}\n{run.stderr[-2000:]}"
-    )
+    run = run_client_scenario(conformance_suite, scenario, tmp_path)
+    record_client(f"client {REQUIREMENTS} (non-auth)", CLIENT_RESULTS, scenario, run)
+    record_property("conformance_client", f"{scenario}: {run.passed} passed, {run.failed} failed")
+    assert run.ok, f"{scenario}: {run.passed} passed, {run.failed} failed\n{run.output[-6000:]}"
