@@ -188,8 +188,27 @@ class HttpSession:
             and len(stream.queue) > CONSUMER_BUFFER
             and not stream.done
         ):
+            now = self.clock()
+            if stream.full_since is None:
+                stream.full_since = now
+            left = stream.full_since + self.owner.detach_stuck_after - now
+            if left <= 0:
+                # The client stopped reading: its response is detached (what it missed stays
+                # in the event store, to resume with Last-Event-ID) so that senders, and the
+                # queue, no longer wait on it; however many senders gave up waiting before.
+                logger.warning(
+                    "session %s: stream %s not read for %g s; detached",
+                    self.id,
+                    stream.id,
+                    self.owner.detach_stuck_after,
+                )
+                assert stream.consumer is not None
+                stream.detach(stream.consumer)
+                stream.queue.clear()
+                break
             space = stream.space = stream.space or anyio.Event()
-            await space.wait()
+            with anyio.move_on_after(left):
+                await space.wait()
 
     def close(self) -> None:
         self._outgoing_closed = True

@@ -18,8 +18,6 @@ RequestId = int | str
 CONSUMER_BUFFER: Final = 64
 #: Unrelated messages kept while no ``GET`` stream is open, delivered when one opens.
 BACKLOG: Final = 64
-#: How long a POST's SSE response runs before a task starts watching for the client leaving:
-
 #: Modes of a POST's stream: answered as JSON, as SSE, or not decided yet (``None``).
 JSON_MODE: Final = "json"
 SSE_MODE: Final = "sse"
@@ -37,6 +35,7 @@ class Stream:
     __slots__ = (
         "consumer",
         "done",
+        "full_since",
         "id",
         "mode",
         "pending",
@@ -61,6 +60,8 @@ class Stream:
         self.queue: deque[Any] = deque()
         self.signal = Signal(native)
         self.space: anyio.Event | None = None
+        #: When the attached response's buffer last filled up, while it stays full.
+        self.full_since: float | None = None
         self.consumer: int | None = None
         self.done = False
 
@@ -78,6 +79,7 @@ class Stream:
             self.drained()
 
     def drained(self) -> None:
+        self.full_since = None
         if self.space is not None:
             self.space.set()
             self.space = None

@@ -100,6 +100,8 @@ class StreamableHTTPServer:
     request in flight and no open stream for that long. ``max_sessions`` bounds live sessions
     (503 beyond). ``retry_ms`` is the ``retry`` advice of priming events. ``sse_keepalive``
     is the silence after which an SSE stream gets a comment line (``None``: never).
+    ``detach_stuck_after``: a response whose client has not read for that long while its
+    buffer is full is detached, so nothing waits on it (the client resumes from the store).
 
     Both protocol eras are served at once: a POST carrying (or opening, with ``initialize``)
     a handshake-era session goes to that session; one whose ``MCP-Protocol-Version`` is a
@@ -128,6 +130,7 @@ class StreamableHTTPServer:
         supported_versions: Sequence[str] = SUPPORTED_VERSIONS,
         shutdown_grace: float = 2.0,
         sse_keepalive: float | None = 15.0,
+        detach_stuck_after: float = 10.0,
         tool_headers_ttl: float = 30.0,
     ) -> None:
         self.serve = serve
@@ -145,6 +148,7 @@ class StreamableHTTPServer:
         self.supported_versions = tuple(supported_versions)
         self.shutdown_grace = shutdown_grace
         self.sse_keepalive = sse_keepalive
+        self.detach_stuck_after = detach_stuck_after
         self.sessions: dict[str, HttpSession] = {}
         self._tg: TaskGroup | None = None
         self.tool_headers = ToolHeaderCache(serve, tool_headers_ttl)
