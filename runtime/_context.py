@@ -87,18 +87,29 @@ class RequestContext:
         return rounds.bindings.stub(rounds.sender(self, key))
 
     def peer_as(self, cls: type[StubT]) -> StubT:
-        """``peer``, typed: ``cls`` must be the negotiated revision's stub for the other side.
+        """``peer``, typed: ``cls`` must be the negotiated revision's stub for the other side;
+        in the stateless era it may also be another revision's (a handler written for 2025-11-25
+        serving a 2026-07-28 client), whose calls then become input requests all the same.
 
         ``context.peer_as(v2025_11_25.client.ServerStub).create_message(...)`` is checked by mypy.
         """
         peer = self.peer
-        if type(peer) is not cls:
-            bindings = self.rounds.bindings if self.rounds is not None else self.session.bindings
-            raise TypeError(
-                f"{cls.__module__}.{cls.__qualname__} is not the peer stub of revision "
-                f"{bindings.revision}"
-            )
-        return peer
+        if type(peer) is cls:
+            return peer
+        sender = getattr(peer, "_sender", None)
+        if (
+            self.rounds is not None
+            and sender is not None
+            and cls.__qualname__ == type(peer).__qualname__
+            and cls.__module__.startswith("mcpbind.generated.")
+            and cls.__module__.endswith(".client")
+        ):
+            return cls(sender)  # type: ignore[call-arg]
+        bindings = self.rounds.bindings if self.rounds is not None else self.session.bindings
+        raise TypeError(
+            f"{cls.__module__}.{cls.__qualname__} is not the peer stub of revision "
+            f"{bindings.revision}"
+        )
 
     async def report_progress(
         self, progress: float, total: float | None = None, message: str | None = None

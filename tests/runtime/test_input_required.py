@@ -473,3 +473,25 @@ async def test_a_failure_beside_a_pending_question_is_an_internal_error_not_a_ha
     async with raw_client_of(server, initialize=None) as peer:
         reply = await peer.request(call(1))
         assert reply["error"]["code"] == -32603
+
+
+async def test_a_typed_handshake_era_peer_asks_a_stateless_client_too() -> None:
+    """``peer_as`` with the stub of the handler's own revision (2025-11-25) works when the
+    request came in the stateless era: its call becomes an input request like ``peer``'s."""
+    server = Server("typed")
+
+    @server.handler(v2025_11_25.methods.TOOLS_CALL)
+    async def call_tool(params: old.CallToolRequestParams, context: RequestContext) -> Any:
+        stub = context.peer_as(v2025_11_25.client.ServerStub)
+        roots: old.ListRootsResult = await stub.list_roots()
+        return old.CallToolResult(content=[old.TextContent(text=roots.roots[0].uri)])
+
+    async with raw_client_of(server, initialize=None) as peer:
+        first = (await peer.request(call(1)))["result"]
+        assert first["resultType"] == "input_required"
+        (key,) = first["inputRequests"]
+        assert first["inputRequests"][key]["method"] == "roots/list"
+        answer = {key: {"roots": [{"uri": "file:///typed"}]}}
+        retry = call(2, inputResponses=answer, requestState=first["requestState"])
+        done = (await peer.request(retry))["result"]
+        assert done["content"] == [{"type": "text", "text": "file:///typed"}]
