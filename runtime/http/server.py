@@ -153,6 +153,15 @@ class StreamableHTTPServer:
         self._tg: TaskGroup | None = None
         self.tool_headers = ToolHeaderCache(serve, tool_headers_ttl)
 
+    async def close_subscriptions(self) -> None:
+        """End open ``subscriptions/listen`` streams with their graceful ``complete`` answer
+        (subscriptions.md, "Graceful Closure"), before a shutdown cuts them: asks the
+        ``Server`` whose ``serve`` this endpoint runs, if it is one. ``serving()`` calls it."""
+        owner = getattr(self.serve, "__self__", None)
+        closer = getattr(owner, "close_subscriptions", None)
+        if closer is not None:
+            await closer()
+
     # -- lifetime -----------------------------------------------------------------------
 
     @asynccontextmanager

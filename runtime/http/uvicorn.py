@@ -49,6 +49,8 @@ DEFAULT_MAX_CONNECTIONS: Final = 512
 DEFAULT_HEADER_TIMEOUT: Final = 15.0
 #: Bytes a request head may take (uvicorn's h11 allows 16 KiB; httptools sets no limit).
 DEFAULT_MAX_HEAD_BYTES: Final = 64 * 1024
+#: How long open listen streams may take to get their graceful answer when serving ends.
+SHUTDOWN_GRACE: Final = 2.0
 #: File descriptors kept free for everything that is not a connection.
 _SPARE_FDS: Final = 32
 _BUSY_BODY: Final = (
@@ -188,8 +190,9 @@ async def serving(
 
     At most ``max_connections`` connections are open at once (kept under ``ulimit -n``); a
     peer has ``header_timeout`` seconds to send each request head, of ``max_head_bytes`` at
-    most (431 beyond). ``options`` go to
-    ``uvicorn.Config`` (``http="h11"`` etc. is honoured and guarded the same way).
+    most (431 beyond). ``options`` go to ``uvicorn.Config`` (``http="h11"`` etc. is honoured
+    and guarded the same way). On the way out, an app with ``close_subscriptions``
+    (``StreamableHTTPServer``) first ends its open listen streams gracefully.
     """
     limits = _Limits(_fd_budget(max_connections), header_timeout, max_head_bytes)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -223,6 +226,12 @@ async def serving(
             try:
                 yield f"http://{url_host}:{bound_port}"
             finally:
+                # Open listen streams first get their graceful answer (shielded: this also runs
+                # when the block is cancelled, as by Ctrl-C in serve_forever).
+                closer = getattr(app, "close_subscriptions", None)
+                if closer is not None:
+                    with anyio.CancelScope(shield=True), anyio.move_on_after(SHUTDOWN_GRACE):
+                        await closer()
                 server.should_exit = True
                 server.force_exit = False
     finally:

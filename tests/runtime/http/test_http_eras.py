@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.abc
 import pytest
 from mcpbind import generated
 from mcpbind.generated import v2025_11_25, v2026_07_28
@@ -112,3 +113,25 @@ async def test_listen_over_http_gets_changes_raised_for_both_eras() -> None:
                 while not seen_by_old:
                     await anyio.sleep(0.02)
     assert seen_by_old == ["tools/list_changed"]
+
+
+async def test_listen_streams_end_gracefully_when_serving_ends() -> None:
+    """Graceful Closure (subscriptions.md): when ``serving()`` shuts the server down, an open
+    listen stream gets its ``complete`` answer first, so the client's iteration just ends."""
+    server = changing_server()
+    stop = anyio.Event()
+
+    async def serve(*, task_status: anyio.abc.TaskStatus[str]) -> None:
+        async with serving(StreamableHTTPServer(server.serve)) as base:
+            task_status.started(base)
+            await stop.wait()
+
+    async with anyio.create_task_group() as tg:
+        base = await tg.start(serve)
+        client = Client(streamable_http_client(f"{base}/mcp"), protocol_version="2026-07-28")
+        async with client, client.listen(tools_list_changed=True) as notifications:
+            stop.set()  # the server shuts down while the stream is open
+            with anyio.fail_after(10):
+                left = [n async for n in notifications]
+            assert left == []
+            assert notifications.error is None
