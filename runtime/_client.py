@@ -27,9 +27,9 @@ from ._listen_client import (
     LISTEN,
     SUBSCRIPTION_ID,
     ListenNotification,
-    OutgoingWatch,
     Subscription,
 )
+from ._outgoing import REQUEST_SENT
 from ._session import Route, Session, SessionOptions
 from ._stateless_client import StatelessClient
 from ._stdio import StdioParameters, stdio_client
@@ -99,9 +99,7 @@ class Client(Endpoint):
         self._session: Session | None = None
         self._stub: Any = None
         self._stub_revision: str | None = None
-        self._watch: OutgoingWatch | None = None
         self._subscriptions: dict[int | str, Subscription] = {}
-        self._listen_lock = anyio.Lock()
         self._tg: anyio.abc.TaskGroup | None = None
 
     # -- connection -----------------------------------------------------------------------
@@ -111,11 +109,6 @@ class Client(Endpoint):
         await stack.__aenter__()
         try:
             connection = await stack.enter_async_context(self._transport)
-            if isinstance(self.lifecycle, StatelessClient):
-                self._watch = OutgoingWatch(connection.outgoing, self._subscriptions)
-                connection = Connection(
-                    connection.incoming, self._watch, connection.close_reason, connection.extra
-                )
             tg = await stack.enter_async_context(anyio.create_task_group())
             self._tg = tg
             bindings = Bindings.load(self.lifecycle.protocol_version, Direction.CLIENT_TO_SERVER)
@@ -291,13 +284,12 @@ class Client(Endpoint):
         notifications: ...``. Entering returns once the server acknowledged (its agreed filter
         in ``acknowledged``, what it left out in ``refused``), or raises the error it answered
         instead; leaving cancels the subscription (HTTP: its stream is closed; stdio:
-        ``notifications/cancelled``). Subscriptions are opened one at a time (until
-        acknowledged), which is how each learns the id of its own request.
+        ``notifications/cancelled``). Several may be open at once.
         """
         session = self.session
         spec = session.bindings.methods.get(LISTEN)
-        watch, tg = self._watch, self._tg
-        if spec is None or watch is None or tg is None:
+        tg = self._tg
+        if spec is None or tg is None:
             raise CapabilityError(f"revision {self.revision} has no subscriptions/listen")
         wanted: dict[str, Any] = {
             "toolsListChanged": tools_list_changed,
@@ -309,7 +301,17 @@ class Client(Endpoint):
         subscription = Subscription(requested)
         scope = anyio.CancelScope()
 
+        def sent(method: str, request_id: int | str) -> None:
+            if method != LISTEN:
+                return
+            if subscription.request_id is not None:
+                # Sent again (a retry after -32022): the new id replaces the old one.
+                self._subscriptions.pop(subscription.request_id, None)
+            subscription.request_id = request_id
+            self._subscriptions[request_id] = subscription
+
         async def run() -> None:
+            REQUEST_SENT.set(sent)  # this task's own context: only its requests are noted
             with scope:
                 try:
                     await self.send_request(spec, {"notifications": requested}, {"timeout": None})
@@ -319,14 +321,9 @@ class Client(Endpoint):
                 subscription.end(None)
 
         try:
-            async with self._listen_lock:
-                watch.expecting = subscription
-                try:
-                    tg.start_soon(run)
-                    with anyio.fail_after(ack_timeout):
-                        await subscription.ready.wait()
-                finally:
-                    watch.expecting = None
+            tg.start_soon(run)
+            with anyio.fail_after(ack_timeout):
+                await subscription.ready.wait()
             if not subscription.acknowledged_at_all and subscription.error is not None:
                 raise subscription.error
             yield subscription

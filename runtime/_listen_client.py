@@ -3,9 +3,9 @@ async iterator (``basic/patterns/subscriptions.md``).
 
 Every notification of a subscription carries the listen request's JSON-RPC id in
 ``_meta["io.modelcontextprotocol/subscriptionId"]``, the acknowledgement first. The session
-picks request ids itself, so ``OutgoingWatch`` (a pass-through around the connection's sink)
-tells the id of the listen request it sees go out while a subscription is being opened; the
-client opens one at a time (until acknowledged), so that request is the one being opened.
+picks request ids itself and tells them through ``REQUEST_SENT`` before the request leaves, so
+the client registers each subscription under its id (a retry's new id replacing the old one)
+before anything for it can come back.
 """
 
 from __future__ import annotations
@@ -19,14 +19,12 @@ import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from ._listen import ACKNOWLEDGED, LISTEN, SUBSCRIPTION_ID
-from .transport import Envelope, MessageSink
 
 __all__ = [
     "ACKNOWLEDGED",
     "LISTEN",
     "SUBSCRIPTION_ID",
     "ListenNotification",
-    "OutgoingWatch",
     "Subscription",
 ]
 
@@ -127,38 +125,3 @@ class Subscription:
             return
         if self.error is not None:
             raise self.error
-
-
-class OutgoingWatch:
-    """The connection's sink, passed through; notes the id of an outgoing listen request for
-    the subscription being opened (``expecting``, until acknowledged) and registers it under
-    that id before the request leaves, so its acknowledgement cannot arrive unrouted."""
-
-    def __init__(self, sink: MessageSink, registry: dict[int | str, Subscription]) -> None:
-        self.sink = sink
-        self.registry = registry
-        self.expecting: Subscription | None = None
-
-    def _see(self, item: Envelope) -> None:
-        expecting = self.expecting
-        message = item.message
-        if expecting is not None and type(message) is dict and message.get("method") == LISTEN:
-            if expecting.request_id is not None:
-                # Sent again (a retry after -32022): the new id replaces the old one.
-                self.registry.pop(expecting.request_id, None)
-            request_id = message.get("id")
-            expecting.request_id = request_id
-            if request_id is not None:
-                self.registry[request_id] = expecting
-
-    def send_nowait(self, item: Envelope) -> None:
-        self.sink.send_nowait(item)
-        self._see(item)
-
-    async def send(self, item: Envelope) -> None:
-        # Seen first: once sent, the acknowledgement may come back before this task resumes.
-        self._see(item)
-        await self.sink.send(item)
-
-    def close(self) -> None:
-        self.sink.close()

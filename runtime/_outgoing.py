@@ -12,6 +12,8 @@ import heapq
 import logging
 import math
 from collections import deque
+from collections.abc import Callable
+from contextvars import ContextVar
 from typing import Any, Final
 
 import anyio
@@ -35,11 +37,18 @@ from .errors import (
 )
 from .transport import Connection, Envelope, put
 
-__all__ = ["CANCELLED", "UNCANCELLABLE", "Outgoing"]
+__all__ = ["CANCELLED", "REQUEST_SENT", "UNCANCELLABLE", "Outgoing"]
 
 logger = logging.getLogger("mcpbind.runtime")
 
 RequestId = int | str
+
+#: Told ``(method, id)`` of each request the current task sends, before it leaves: for a caller
+#: that must route what comes back for a request before its answer does (a listen
+#: subscription's notifications), whatever ids retries of the request get.
+REQUEST_SENT: ContextVar[Callable[[str, RequestId], None] | None] = ContextVar(
+    "mcpbind_request_sent", default=None
+)
 
 #: Base-protocol utilities every revision shares; the session implements them itself because
 #: they act on the session's own bookkeeping (pending requests, handler tasks).
@@ -160,6 +169,9 @@ class Outgoing:
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": spec.method}
         if body is not None:
             message["params"] = body
+        sent = REQUEST_SENT.get()
+        if sent is not None:
+            sent(spec.method, request_id)
         pending = _Pending(progress)
         self._pending[request_id] = pending
         try:
