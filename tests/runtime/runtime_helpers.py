@@ -116,3 +116,17 @@ def answering_client(
         return types.ListRootsResult(roots=[types.Root(uri="file:///project")])
 
     return client, asked
+
+
+async def ask_example_tools(client: Client, version: str) -> list[str]:
+    """Call the example server's ``ask_llm``, ``ask_user`` and ``roots`` (each asks the client
+    something) through ``client``'s stub; the texts they answer."""
+    types = (v2026_07_28 if version == "2026-07-28" else v2025_11_25).types
+    texts = []
+    for tool in ("ask_llm", "ask_user", "roots"):
+        result = await client.stub.call_tool(
+            types.CallToolRequestParams(name=tool, arguments={"question": "capital?"})
+        )
+        assert not result.isError
+        texts.append(result.content[0].text)
+    return texts

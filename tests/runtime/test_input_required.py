@@ -24,7 +24,13 @@ from mcpbind.runtime import (
 )
 from mcpbind.runtime._input import RequestStateKeeper
 from mcpbind.runtime._stateless import CLIENT_CAPABILITIES, PROTOCOL_VERSION
-from runtime_helpers import EXAMPLE_SERVER, REPO_ROOT, answering_client, raw_client_of
+from runtime_helpers import (
+    EXAMPLE_SERVER,
+    REPO_ROOT,
+    answering_client,
+    ask_example_tools,
+    raw_client_of,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -308,16 +314,9 @@ def example_client(version: str) -> tuple[Client, list[str]]:
 @pytest.mark.parametrize("version", ["2026-07-28", "2025-11-25"])
 async def test_the_example_servers_tools_ask_our_client_in_both_eras(version: str) -> None:
     client, asked = example_client(version)
-    types = (v2026_07_28 if version == "2026-07-28" else v2025_11_25).types
     async with client:
         assert client.session.peer.era == ("stateless" if version == "2026-07-28" else None)
-        texts = []
-        for tool in ("ask_llm", "ask_user", "roots"):
-            result = await client.stub.call_tool(
-                types.CallToolRequestParams(name=tool, arguments={"question": "capital?"})
-            )
-            assert not result.isError
-            texts.append(result.content[0].text)
+        texts = await ask_example_tools(client, version)
     assert texts == ["the LLM said: Paris", "hello, Ada", "file:///project"]
     assert asked == ["sampling", "elicitation", "roots"]
 

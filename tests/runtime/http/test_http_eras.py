@@ -19,10 +19,10 @@ import anyio
 import anyio.abc
 import pytest
 from mcpbind import generated
-from mcpbind.generated import v2025_11_25, v2026_07_28
+from mcpbind.generated import v2025_11_25
 from mcpbind.runtime import Client, RequestContext, Server
 from mcpbind.runtime.http import StreamableHTTPServer, serving, streamable_http_client
-from runtime_helpers import answering_client
+from runtime_helpers import answering_client, ask_example_tools
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 
@@ -64,16 +64,9 @@ async def test_the_example_tools_ask_our_client_over_http_in_both_eras(version: 
     app = StreamableHTTPServer(example_server().serve)
     async with serving(app) as base:
         client, asked = answering_client(streamable_http_client(f"{base}/mcp"), version)
-        types = (v2026_07_28 if version == "2026-07-28" else v2025_11_25).types
         async with client:
             assert client.revision == version
-            texts = []
-            for tool in ("ask_llm", "ask_user", "roots"):
-                result = await client.stub.call_tool(
-                    types.CallToolRequestParams(name=tool, arguments={"question": "capital?"})
-                )
-                assert not result.isError
-                texts.append(result.content[0].text)
+            texts = await ask_example_tools(client, version)
     assert texts == ["the LLM said: Paris", "hello, Ada", "file:///project"]
     assert asked == ["sampling", "elicitation", "roots"]
 
