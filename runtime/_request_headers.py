@@ -7,6 +7,9 @@ intermediaries can route without parsing JSON. The standard ones (``MCP-Protocol
 only the client sees (in ``tools/list`` results): ``ToolHeaders`` keeps that registry, checks
 each tool's ``x-mcp-header`` annotations, and computes the headers of a ``tools/call``.
 
+The server's check of the same headers (``http/_binding.py``) reads the rules from here too
+(``NAME_SOURCES``, the sentinel, ``header_annotations``), so both sides agree on them.
+
 The two meet through ``HeaderHook``: the transport puts one in ``Connection.extra`` under
 ``REQUEST_HEADERS`` and asks its ``provider`` (if a lifecycle set one) for extra headers per
 message. No httpx here: the stateless client imports this whatever its transport.
@@ -22,10 +25,15 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 __all__ = [
+    "NAME_SOURCES",
+    "PROTOCOL_VERSION_META",
     "REQUEST_HEADERS",
+    "SENTINEL_END",
+    "SENTINEL_START",
     "HeaderHook",
     "ToolHeaders",
     "encode_value",
+    "header_annotations",
     "standard_headers",
     "tool_header_error",
 ]
@@ -42,6 +50,9 @@ NAME_SOURCES: Final[Mapping[str, str]] = {
     "prompts/get": "name",
     "resources/read": "uri",
 }
+#: The Base64 sentinel a value that is not plain header text travels in (``Value Encoding``).
+SENTINEL_START: Final = "=?base64?"
+SENTINEL_END: Final = "?="
 _TOOLS_CALL: Final = "tools/call"
 _X_MCP_HEADER: Final = "x-mcp-header"
 _PRIMITIVES: Final = frozenset({"string", "integer", "boolean"})
@@ -68,14 +79,14 @@ def _plain(value: str) -> bool:
     # ASCII and printable: 0x20..0x7E, so no control character (tab included) gets through.
     if not (value.isascii() and value.isprintable()) or value != value.strip(" "):
         return False
-    return not (value.startswith("=?base64?") and value.endswith("?="))
+    return not (value.startswith(SENTINEL_START) and value.endswith(SENTINEL_END))
 
 
 def encode_value(value: str) -> str:
     """``value`` as a header value: as is if header-safe, else the Base64 sentinel form."""
     if _plain(value):
         return value
-    return "=?base64?" + base64.b64encode(value.encode("utf-8")).decode("ascii") + "?="
+    return SENTINEL_START + base64.b64encode(value.encode("utf-8")).decode("ascii") + SENTINEL_END
 
 
 def standard_headers(message: Mapping[str, Any]) -> dict[str, str]:
@@ -165,6 +176,16 @@ def tool_header_error(tool: Mapping[str, Any]) -> str | None:
     return None
 
 
+def header_annotations(input_schema: Any) -> list[tuple[str, tuple[str, ...]]]:
+    """The ``x-mcp-header`` annotations of a valid tool's ``inputSchema``, as (header name,
+    property path); none at all if they break the rules (``tool_header_error``)."""
+    if tool_header_error({"inputSchema": input_schema}) is not None:
+        return []
+    found: list[tuple[tuple[str, ...], bool, Any]] = []
+    _annotations(input_schema, (), True, found)
+    return [(schema[_X_MCP_HEADER], path) for path, _, schema in found]
+
+
 @dataclass
 class ToolHeaders:
     """What ``tools/list`` taught about ``x-mcp-header``: tool name -> (header, property path)."""
@@ -186,9 +207,7 @@ class ToolHeaders:
                 logger.warning("left out tool %r of tools/list: %s", tool["name"], error)
                 self.tools.pop(tool["name"], None)
                 continue
-            found: list[tuple[tuple[str, ...], bool, Any]] = []
-            _annotations(tool.get("inputSchema"), (), True, found)
-            self.tools[tool["name"]] = [(s[_X_MCP_HEADER], path) for path, _, s in found]
+            self.tools[tool["name"]] = header_annotations(tool.get("inputSchema"))
             kept.append(tool)
         if len(kept) == len(result["tools"]):
             return result

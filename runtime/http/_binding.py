@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import base64
 import binascii
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any, Final
 
+from .._request_headers import NAME_SOURCES, SENTINEL_END, SENTINEL_START
+from .._request_headers import header_annotations as annotated
 from .._stateless import CLIENT_CAPABILITIES
 from .._stateless import PROTOCOL_VERSION as META_VERSION
 from ..errors import INVALID_PARAMS
@@ -40,12 +41,6 @@ HEADER_MISMATCH: Final = -32020
 METHOD_HEADER: Final = "mcp-method"
 NAME_HEADER: Final = "mcp-name"
 PARAM_PREFIX: Final = "mcp-param-"
-#: Where ``Mcp-Name`` comes from, per method.
-NAMED: Final = {"tools/call": "name", "resources/read": "uri", "prompts/get": "name"}
-_SENTINEL_START: Final = "=?base64?"
-_SENTINEL_END: Final = "?="
-#: RFC 9110 ``token``: what an ``x-mcp-header`` name must be.
-_TOKEN: Final = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 #: The longest integer header compared numerically (JavaScript's safe range fits in 17).
 _MAX_NUMBER: Final = 40
 
@@ -80,48 +75,22 @@ def decode_value(raw: str) -> str | None:
     if not (value.isascii() and value.isprintable()):
         return None
     if (
-        value.startswith(_SENTINEL_START)
-        and value.endswith(_SENTINEL_END)
-        and len(value) >= len(_SENTINEL_START) + len(_SENTINEL_END)
+        value.startswith(SENTINEL_START)
+        and value.endswith(SENTINEL_END)
+        and len(value) >= len(SENTINEL_START) + len(SENTINEL_END)
     ):
         try:
-            return base64.b64decode(value[len(_SENTINEL_START) : -2], validate=True).decode()
+            return base64.b64decode(value[len(SENTINEL_START) : -2], validate=True).decode()
         except (binascii.Error, UnicodeDecodeError):
             return None
     return value
 
 
 def header_annotations(schema: Any) -> list[ToolHeader]:
-    """The valid ``x-mcp-header`` annotations of a tool's ``inputSchema``.
-
-    Only primitive properties reachable through ``properties`` alone count; a definition
-    breaking the rules (a bad name, a duplicate, a non-primitive type) has none, as clients
-    drop such tools (they will not send its headers, so none can be required).
-    """
-    found: list[ToolHeader] = []
-
-    def walk(node: Any, path: tuple[str, ...]) -> bool:
-        properties = node.get("properties") if type(node) is dict else None
-        if type(properties) is not dict:
-            return True
-        for key, sub in properties.items():
-            if type(sub) is not dict:
-                continue
-            name = sub.get("x-mcp-header")
-            if name is not None:
-                if type(name) is not str or not _TOKEN.fullmatch(name):
-                    return False
-                if sub.get("type") not in ("string", "integer", "boolean"):
-                    return False
-                found.append(ToolHeader(name.lower(), (*path, key)))
-            if not walk(sub, (*path, key)):
-                return False
-        return True
-
-    if not walk(schema, ()):
-        return []
-    names = [a.header for a in found]
-    return found if len(set(names)) == len(names) else []
+    """The valid ``x-mcp-header`` annotations of a tool's ``inputSchema``, by the rules the
+    client applies (``_request_headers``): a definition breaking them has none, as clients
+    drop such tools (they will not send its headers, so none can be required)."""
+    return [ToolHeader(name.lower(), path) for name, path in annotated(schema)]
 
 
 def _at(arguments: Any, path: Sequence[str]) -> Any:
@@ -190,7 +159,7 @@ def check_request(
             f"Header mismatch: Mcp-Method header value {said[0].strip()!r} does not match "
             f"body value {method!r}",
         )
-    key = NAMED.get(method)
+    key = NAME_SOURCES.get(method)
     named = params.get(key) if key is not None and type(params) is dict else None
     if type(named) is str:
         said = headers.get(NAME_HEADER)
