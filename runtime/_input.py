@@ -41,7 +41,13 @@ from pydantic import BaseModel, ValidationError
 from ._bindings import Bindings, dump, validator
 from ._context import RelatedSender
 from ._endpoint import capability_tree, has_capability
-from .errors import INVALID_PARAMS, CapabilityError, McpError
+from ._meta_keys import CLIENT_CAPABILITIES
+from .errors import (
+    INVALID_PARAMS,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    CapabilityError,
+    McpError,
+)
 
 if TYPE_CHECKING:
     from ._context import RequestContext
@@ -49,7 +55,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "INPUT_REQUIRED",
-    "MISSING_CLIENT_CAPABILITY",
     "ClientCapabilityMissing",
     "InputRequired",
     "InputRounds",
@@ -61,11 +66,6 @@ __all__ = [
 ResultT = TypeVar("ResultT")
 
 INPUT_REQUIRED: Final = "input_required"
-#: ``MissingRequiredClientCapabilityError`` (``basic/index.md``): the request needs a client
-#: capability its ``_meta`` did not declare.
-MISSING_CLIENT_CAPABILITY: Final = -32021
-CLIENT_CAPABILITIES: Final = "io.modelcontextprotocol/clientCapabilities"
-PROTOCOL_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
 #: Members of the request's params that change between attempts at the same request.
 _UNBOUND: Final = frozenset({"_meta", "inputResponses", "requestState"})
 #: Marks a state this runtime sealed (and the format, should it ever change).
@@ -399,7 +399,7 @@ def with_input_rounds(
         except ClientCapabilityMissing as exc:
             model = getattr(bindings.module.types, "ClientCapabilities", None)
             raise McpError(
-                MISSING_CLIENT_CAPABILITY,
+                MISSING_REQUIRED_CLIENT_CAPABILITY,
                 f"Missing required client capability: {exc}",
                 {"requiredCapabilities": capability_tree([exc.capability], model)},
             ) from exc

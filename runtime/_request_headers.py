@@ -24,6 +24,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from ._meta_keys import PROTOCOL_VERSION
+
 __all__ = [
     "NAME_SOURCES",
     "PROTOCOL_VERSION_META",
@@ -43,7 +45,7 @@ logger = logging.getLogger("mcpbind.runtime.http")
 #: The ``Connection.extra`` key under which an HTTP transport offers its ``HeaderHook``.
 REQUEST_HEADERS: Final = "mcpbind.request_headers"
 #: The ``_meta`` key whose value ``MCP-Protocol-Version`` must equal.
-PROTOCOL_VERSION_META: Final = "io.modelcontextprotocol/protocolVersion"
+PROTOCOL_VERSION_META: Final = PROTOCOL_VERSION
 #: The spec's table: the methods whose ``Mcp-Name`` comes from ``params.name`` / ``params.uri``.
 NAME_SOURCES: Final[Mapping[str, str]] = {
     "tools/call": "name",

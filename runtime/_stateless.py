@@ -27,10 +27,14 @@ from ._bindings import Bindings, dump, validator
 from ._input import input_result_type, with_input_rounds
 from ._lifecycle import HandshakeServer, era_revisions
 from ._listen import LISTEN
+from ._meta_keys import CLIENT_CAPABILITIES, CLIENT_INFO, PROTOCOL_VERSION, SERVER_INFO
 from ._session import RequestContext, Route, Session
 from .errors import (
+    HEADER_MISMATCH,
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    UNSUPPORTED_PROTOCOL_VERSION,
     CapabilityError,
     McpError,
 )
@@ -52,15 +56,10 @@ STATELESS_REVISIONS: tuple[str, ...] = tuple(
     r for r in generated.REVISIONS if generated.ERAS[r] == "stateless"
 )
 
-#: The ``_meta`` keys of the per-request protocol fields (``basic/index.md``).
-PROTOCOL_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
-CLIENT_INFO: Final = "io.modelcontextprotocol/clientInfo"
-CLIENT_CAPABILITIES: Final = "io.modelcontextprotocol/clientCapabilities"
-SERVER_INFO: Final = "io.modelcontextprotocol/serverInfo"
-#: ``UnsupportedProtocolVersionError``; its ``data`` lists what the server supports.
-UNSUPPORTED_PROTOCOL_VERSION: Final = -32022
 #: Error codes only a modern server sends: getting one to the probe means "modern".
-_MODERN_ERRORS: Final = frozenset({-32020, -32021, UNSUPPORTED_PROTOCOL_VERSION})
+_MODERN_ERRORS: Final = frozenset(
+    {HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION}
+)
 
 _DISCOVER = "server/discover"
 _INITIALIZE = "initialize"

@@ -30,6 +30,7 @@ from ._stateless import (
     _implementation,
 )
 from .errors import (
+    HEADER_MISMATCH,
     HTTP_STATUS,
     CapabilityError,
     InvalidResultError,
@@ -41,12 +42,10 @@ from .errors import (
 if TYPE_CHECKING:
     from ._client import Client
 
-__all__ = ["HEADER_MISMATCH", "StatelessClient"]
+__all__ = ["StatelessClient"]
 
 logger = logging.getLogger("mcpbind.runtime")
 
-#: ``HeaderMismatchError``: the HTTP headers do not match the body (streamable-http.md).
-HEADER_MISMATCH = -32020
 _TOOLS_LIST = "tools/list"
 _TOOLS_CALL = "tools/call"
 

@@ -9,12 +9,15 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "HEADER_MISMATCH",
     "HTTP_STATUS",
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
     "INVALID_REQUEST",
     "METHOD_NOT_FOUND",
+    "MISSING_REQUIRED_CLIENT_CAPABILITY",
     "PARSE_ERROR",
+    "UNSUPPORTED_PROTOCOL_VERSION",
     "CapabilityError",
     "ConnectionClosedError",
     "InvalidResultError",
@@ -29,6 +32,12 @@ INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
+#: Codes the specification defines from 2026-07-28 on (``basic/index.md``, "Error Codes"):
+#: HTTP headers that say other than the body, a client capability the request needs but did not
+#: declare, and a protocol version the server does not serve (its ``data`` lists those it does).
+HEADER_MISMATCH = -32020
+MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
+UNSUPPORTED_PROTOCOL_VERSION = -32022
 #: The key, in the data of an error an HTTP transport made up for a request the server never
 #: answered with JSON-RPC, of the HTTP status that refused it (None: no status, the exchange
 #: itself failed). Tells "this server refuses such POSTs" from "the network failed".

@@ -10,7 +10,15 @@ from typing import Any, Final
 from starlette.types import Receive, Scope, Send
 
 from .. import _jsonrpc as rpc
-from ..errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR
+from ..errors import (
+    HEADER_MISMATCH,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    PARSE_ERROR,
+    UNSUPPORTED_PROTOCOL_VERSION,
+)
 from ._common import JSON, LAST_EVENT_ID, PROTOCOL_VERSION, SESSION_ID, SSE
 
 __all__ = [
@@ -36,9 +44,9 @@ ERROR_STATUS: Final = {
     PARSE_ERROR: 400,
     INVALID_REQUEST: 400,
     INVALID_PARAMS: 400,
-    -32020: 400,  # HeaderMismatch
-    -32021: 400,  # MissingRequiredClientCapability
-    -32022: 400,  # UnsupportedProtocolVersion
+    HEADER_MISMATCH: 400,
+    MISSING_REQUIRED_CLIENT_CAPABILITY: 400,
+    UNSUPPORTED_PROTOCOL_VERSION: 400,
     METHOD_NOT_FOUND: 404,
 }
 

@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any, Final
 
+from .._meta_keys import CLIENT_CAPABILITIES
+from .._meta_keys import PROTOCOL_VERSION as META_VERSION
 from .._request_headers import NAME_SOURCES, SENTINEL_END, SENTINEL_START
 from .._request_headers import header_annotations as annotated
-from .._stateless import CLIENT_CAPABILITIES
-from .._stateless import PROTOCOL_VERSION as META_VERSION
-from ..errors import INVALID_PARAMS
+from ..errors import HEADER_MISMATCH, INVALID_PARAMS
 
 __all__ = [
     "HEADER_MISMATCH",
@@ -37,7 +37,6 @@ __all__ = [
 ]
 
 #: ``HeaderMismatch``: headers missing, malformed, or saying other than the body.
-HEADER_MISMATCH: Final = -32020
 METHOD_HEADER: Final = "mcp-method"
 NAME_HEADER: Final = "mcp-name"
 PARAM_PREFIX: Final = "mcp-param-"

@@ -17,7 +17,7 @@ from typing import Any, Final
 
 import anyio
 
-from .._stateless import CLIENT_CAPABILITIES
+from .._meta_keys import CLIENT_CAPABILITIES
 from ..transport import Connection, Envelope, memory_pair, take
 from ._binding import META_VERSION, ToolHeader, header_annotations
 
