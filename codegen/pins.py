@@ -1,16 +1,29 @@
-"""Read the revision pins in ``schema/pins.toml``.
+"""Read and write the revision pins in ``schema/pins.toml``.
 
 A pin ties a revision name to the exact bytes we generate from (spec commit, URL, sha256), because
-released schema files were edited after their release date.
+released schema files were edited after their release date. ``schema.ts`` (read by ``mcpbind
+diff`` for ``@deprecated``) is pinned beside it with its own sha256. ``write_pins`` rewrites the
+file in one fixed form: the leading comment block kept, revisions sorted, keys in ``KEYS`` order,
+so ``mcpbind pin`` changes only the lines of the revision it pins.
 """
 
 from __future__ import annotations
 
+import os
+import re
 import tomllib
 from dataclasses import dataclass
 from importlib import resources
+from pathlib import Path
 
 from .errors import CodegenError
+
+PINS_ENV = "MCPBIND_PINS"
+KEYS = ("spec_commit", "path", "last_change", "last_change_date", "sha256", "url", "ts_sha256")
+_REQUIRED = ("spec_commit", "path", "sha256", "url")
+_RAW_GITHUB = re.compile(
+    r"^https://raw\.githubusercontent\.com/[^/]+/[^/]+/([0-9a-f]{40})/(.+)$", re.IGNORECASE
+)
 
 
 @dataclass(frozen=True)
@@ -22,31 +35,94 @@ class Pin:
     path: str
     sha256: str
     url: str
-    last_change: str
+    last_change: str | None = None
+    last_change_date: str | None = None
+    ts_sha256: str | None = None
+
+    @property
+    def ts_url(self) -> str:
+        """``schema.ts`` sits next to ``schema.json`` in the specification repository."""
+        return self.url.rsplit("/", 1)[0] + "/schema.ts"
+
+    def entry(self) -> dict[str, str]:
+        values = {
+            "spec_commit": self.spec_commit,
+            "path": self.path,
+            "last_change": self.last_change,
+            "last_change_date": self.last_change_date,
+            "sha256": self.sha256,
+            "url": self.url,
+            "ts_sha256": self.ts_sha256,
+        }
+        return {k: v for k in KEYS if (v := values[k]) is not None}
 
 
-def load_pins() -> dict[str, Pin]:
-    """All pinned revisions, oldest first."""
-    text = resources.files("mcpbind.schema").joinpath("pins.toml").read_text(encoding="utf-8")
-    table = tomllib.loads(text)["revisions"]
-    return {
-        rev: Pin(
-            revision=rev,
-            spec_commit=entry["spec_commit"],
-            path=entry["path"],
-            sha256=entry["sha256"],
-            url=entry["url"],
-            last_change=entry["last_change"],
-        )
-        for rev, entry in sorted(table.items())
-    }
+def commit_of(url: str) -> tuple[str, str] | None:
+    """(commit, path in the repository) of a raw.githubusercontent URL at a full commit hash."""
+    match = _RAW_GITHUB.match(url)
+    return (match.group(1).lower(), match.group(2)) if match else None
 
 
-def get_pin(revision: str) -> Pin:
+def pins_file() -> Path | None:
+    """``$MCPBIND_PINS``, else None: the pins shipped in the package are read then."""
+    explicit = os.environ.get(PINS_ENV)
+    return Path(explicit) if explicit else None
+
+
+def _text(path: Path | None) -> str:
+    if path is None:
+        return resources.files("mcpbind.schema").joinpath("pins.toml").read_text(encoding="utf-8")
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise CodegenError(f"cannot read pins {path}: {exc.strerror or exc}") from None
+
+
+def load_pins(path: Path | None = None) -> dict[str, Pin]:
+    """All pinned revisions, oldest first (``path``, else ``$MCPBIND_PINS``, else the package's)."""
+    source = path or pins_file()
+    try:
+        table = tomllib.loads(_text(source)).get("revisions", {})
+    except tomllib.TOMLDecodeError as exc:
+        raise CodegenError(f"{source or 'pins.toml'}: not valid TOML: {exc}") from None
+    pins: dict[str, Pin] = {}
+    for rev, entry in sorted(table.items()):
+        missing = [k for k in _REQUIRED if not isinstance(entry.get(k), str)]
+        if missing:
+            raise CodegenError(f"pin {rev}: missing {', '.join(missing)}")
+        pins[rev] = Pin(revision=rev, **{k: entry[k] for k in KEYS if k in entry})
+    return pins
+
+
+def get_pin(revision: str, path: Path | None = None) -> Pin:
     """The pin of ``revision``, or a CodegenError listing the known ones."""
-    pins = load_pins()
+    pins = load_pins(path)
     try:
         return pins[revision]
     except KeyError:
         known = ", ".join(pins)
         raise CodegenError(f"unknown revision {revision!r}; pinned revisions: {known}") from None
+
+
+def _quote(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def render_pins(header: str, pins: dict[str, Pin]) -> str:
+    """The file text: ``header`` (comment lines) then one table per revision, sorted."""
+    blocks = []
+    for rev in sorted(pins):
+        lines = [f"[revisions.{_quote(rev)}]"]
+        lines += [f"{key} = {_quote(value)}" for key, value in pins[rev].entry().items()]
+        blocks.append("\n".join(lines))
+    return header.rstrip("\n") + "\n\n" + "\n\n".join(blocks) + "\n"
+
+
+def write_pins(path: Path, pins: dict[str, Pin]) -> None:
+    """Rewrite ``path`` with ``pins``, keeping its leading comment block."""
+    text = _text(path) if path.is_file() else "# Pinned MCP schema revisions.\n"
+    header = text.split("\n[", 1)[0] if not text.startswith("[") else ""
+    try:
+        path.write_text(render_pins(header, pins), encoding="utf-8")
+    except OSError as exc:
+        raise CodegenError(f"cannot write {path}: {exc.strerror or exc}") from None

@@ -6,6 +6,7 @@ only strings them together, so that the CLI, the tests and the benchmark run the
 
 from __future__ import annotations
 
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,12 +15,9 @@ from .emit.render import RevisionSummary, render_revision_modules, render_shared
 from .format import format_python, revision_header, shared_header, with_header
 from .ir import RevisionIR, build_ir
 from .load import LoadedSchema
-from .write import existing_revisions
+from .write import existing_revisions, package_dir
 
-
-def package_dir(revision: str) -> str:
-    """The package folder of a revision: ``2025-11-25`` -> ``v2025_11_25``."""
-    return "v" + revision.replace("-", "_").replace(".", "_")
+__all__ = ["RevisionOutput", "generate", "generate_revision", "package_dir"]
 
 
 @dataclass(frozen=True)
@@ -41,13 +39,24 @@ def generate_revision(loaded: LoadedSchema) -> RevisionOutput:
     return RevisionOutput(ir, files)
 
 
-def generate(loaded: list[LoadedSchema], out: Path) -> dict[str, str]:
+def generate(
+    loaded: list[LoadedSchema],
+    out: Path,
+    keep: Collection[str] | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, str]:
     """Every file to write under ``out`` for ``loaded``, shared modules included.
 
-    The revision index lists the revisions generated now and those already under ``out``.
+    The revision index lists the revisions generated now and those already under ``out`` (only
+    those in ``keep`` when given: a revision whose pin was removed leaves the index).
+    ``progress`` is told each revision before its generation starts.
     """
-    outputs = [generate_revision(schema) for schema in loaded]
-    eras = existing_revisions(out)
+    outputs = []
+    for schema in loaded:
+        if progress is not None:
+            progress(schema.revision)
+        outputs.append(generate_revision(schema))
+    eras = {r: e for r, e in existing_revisions(out).items() if keep is None or r in keep}
     eras.update({o.ir.revision: o.ir.era.value for o in outputs})
     summaries = [RevisionSummary(name, era) for name, era in sorted(eras.items())]
     header = shared_header([s.name for s in summaries])

@@ -8,12 +8,18 @@ from __future__ import annotations
 
 import difflib
 import re
+import shutil
 from pathlib import Path
 
 from .errors import CodegenError
 
 _REVISION_LINE = re.compile(r'^REVISION: Final = "([^"]+)"$', re.MULTILINE)
 _ERA_LINE = re.compile(r'^ERA: Final = "([^"]+)"$', re.MULTILINE)
+
+
+def package_dir(revision: str) -> str:
+    """The package folder of a revision: ``2025-11-25`` -> ``v2025_11_25``."""
+    return "v" + revision.replace("-", "_").replace(".", "_")
 
 
 def existing_revisions(out: Path) -> dict[str, str]:
@@ -71,3 +77,35 @@ def drift(out: Path, files: dict[str, str], owned_dirs: list[str]) -> str:
             if relative not in expected:
                 chunks.append(f"stale file not produced by the generator: {relative}\n")
     return "".join(chunks)
+
+
+def extra_packages(out: Path, wanted: set[str]) -> list[str]:
+    """Revisions generated under ``out`` that are not in ``wanted`` (a pin was removed)."""
+    return sorted(set(existing_revisions(out)) - wanted)
+
+
+def remove_packages(out: Path, revisions: list[str]) -> list[Path]:
+    """Delete the packages of ``revisions`` under ``out``; the index is rewritten by the caller."""
+    removed = []
+    for revision in revisions:
+        folder = out / package_dir(revision)
+        try:
+            shutil.rmtree(folder)
+        except OSError as exc:
+            raise CodegenError(f"cannot remove {folder}: {exc.strerror or exc}") from None
+        removed.append(folder)
+    return removed
+
+
+def package_drift(out: Path, pinned: list[str], generated: list[str]) -> str:
+    """``--check`` lines for whole packages: one generated for no pin, or a pin not generated."""
+    present = set(existing_revisions(out))
+    lines = [
+        f"extra package not produced by the generator: {package_dir(r)} ({r} is not pinned)\n"
+        for r in sorted(present - set(pinned))
+    ]
+    lines += [
+        f"missing package: {package_dir(r)} (pinned revision {r} is not generated)\n"
+        for r in sorted(set(generated) - present)
+    ]
+    return "".join(lines)

@@ -1,8 +1,8 @@
-"""The ``mcpbind diff OLD NEW`` command.
+"""The ``mcpbind diff OLD NEW`` command, and ``mcpbind diff rules``.
 
 OLD and NEW are pinned revision names, or schema files (so one revision at two spec commits can
-be compared). Exit status: 0, or 1 when ``--fail-on`` finds a change that bad (for CI), or 2 with
-one line on stderr for bad input.
+be compared). Imports nothing of the code generator's extra (datamodel-code-generator, jinja2,
+black): ``diff`` works after a plain ``pip install mcpbind``.
 """
 
 from __future__ import annotations
@@ -14,14 +14,16 @@ import click
 
 from ..errors import CodegenError
 from ..ir import RevisionIR, build_ir
-from ..load import LoadedSchema, load_file, load_revision
+from ..load import LoadedSchema, load_file, load_revision, load_schema_ts
 from . import diff_revisions
-from .model import Change
+from .ci_formats import render_github, render_junit
+from .documents import SideInfo, compare_documents, deprecations
 from .render import render_json, render_markdown, render_text
-from .rules import Severity
+from .report import FAIL_ON, ONLY, Report, apply_filters, read_ignores, should_fail
+from .rules import RULE_DOCS, Severity, rule_severity
 
-FORMATS = ("text", "markdown", "json")
-FAIL_ON = ("breaking", "potentially-breaking", "bindings")
+FORMATS = ("text", "markdown", "json", "github", "junit")
+SEVERITIES = tuple(s.value for s in Severity)
 
 
 def _load(spec: str) -> LoadedSchema:
@@ -35,11 +37,17 @@ def _load(spec: str) -> LoadedSchema:
     return load_file(path, name)
 
 
-def load_ir(spec: str) -> tuple[RevisionIR, str]:
+def load_ir(spec: str, raw: bool = False) -> tuple[RevisionIR, str]:
     """The IR for ``spec`` and a label for it; ``CodegenError`` for anything unusable."""
+    ir, side = load_side(spec, raw)
+    return ir, side.label
+
+
+def load_side(spec: str, raw: bool = False) -> tuple[RevisionIR, SideInfo]:
+    """The IR of ``spec`` and what the diff reads beside it (dialect, schema.ts, fix-ups)."""
     loaded = _load(spec)
     try:
-        ir = build_ir(loaded)
+        ir = build_ir(loaded, fixups=not raw)
     except (KeyError, TypeError, AttributeError, ValueError) as exc:
         if loaded.pin is not None:
             raise  # a pinned, verified schema that fails is a bug in mcpbind, not bad input
@@ -47,35 +55,84 @@ def load_ir(spec: str) -> tuple[RevisionIR, str]:
             f"{loaded.source}: not an MCP schema mcpbind understands ({exc!r})"
         ) from None
     label = ir.revision if loaded.pin is not None else f"{ir.revision} ({loaded.source})"
-    return ir, label
+    ts, where = load_schema_ts(loaded)
+    notes = () if ts is not None else (f"{label}: deprecations not compared ({where})",)
+    dialect = loaded.document.get("$schema")
+    info = SideInfo(
+        label=label,
+        dialect=dialect if isinstance(dialect, str) else None,
+        deprecated=deprecations(ts) if ts is not None else None,
+        fixups=tuple(f.name for f in ir.fixups),
+        notes=notes,
+    )
+    return ir, info
 
 
-def should_fail(changes: list[Change], fail_on: str | None) -> bool:
-    """Whether ``--fail-on`` asks for exit status 1 given ``changes``."""
-    if fail_on is None:
-        return False
-    if fail_on == "bindings":
-        return any(c.bindings for c in changes)
-    threshold = Severity(fail_on).rank
-    return any(c.severity.rank >= threshold for c in changes)
+def build_report(old: str, new: str, raw: bool, include_descriptions: bool) -> Report:
+    old_ir, old_side = load_side(old, raw)
+    new_ir, new_side = load_side(new, raw)
+    extra = compare_documents(old_side, new_side)
+    changes = diff_revisions(old_ir, new_ir, include_descriptions, extra)
+    return Report(
+        old=old_side.label,
+        new=new_side.label,
+        changes=changes,
+        fixups={old_side.label: list(old_side.fixups), new_side.label: list(new_side.fixups)},
+        raw=raw,
+        notes=[*old_side.notes, *new_side.notes],
+    )
+
+
+def render_rules() -> str:
+    """``mcpbind diff rules``: every rule ID, its severity, and one line of what it means."""
+    width = max(len(rule.value) for rule in RULE_DOCS)
+    lines = []
+    for rule, doc in RULE_DOCS.items():
+        first = doc.split(". ", 1)[0].rstrip(".") + "."
+        lines.append(f"{rule.value.ljust(width)}  {rule_severity(rule).ljust(20)}  {first}")
+    return "\n".join(lines) + "\n"
 
 
 @click.command("diff")
 @click.argument("old")
-@click.argument("new")
+@click.argument("new", required=False)
 @click.option(
     "--format",
     "fmt",
     type=click.Choice(FORMATS),
     default="text",
     show_default=True,
-    help="text for a terminal, markdown for release notes, json for tools.",
+    help="text for a terminal, markdown for release notes, json for tools "
+    "(codegen/diff/report.schema.json), github for workflow annotations, junit for test reports.",
+)
+@click.option(
+    "--severity",
+    type=click.Choice(SEVERITIES),
+    default=None,
+    help="Show only changes at least this severe.",
+)
+@click.option(
+    "--only", type=click.Choice(ONLY), default=None, help="Show only changes of this kind."
+)
+@click.option(
+    "--ignore",
+    "ignore_file",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="TOML file of accepted changes: [[ignore]] rule, path (glob), reason (required).",
 )
 @click.option(
     "--fail-on",
     type=click.Choice(FAIL_ON),
-    default=None,
-    help="Exit with status 1 if a change is at least this severe (or breaks the bindings).",
+    default="breaking",
+    show_default=True,
+    help="Exit with status 1 if a change that remains after filters and ignores is at least "
+    "this severe (bindings: breaks code importing the bindings; never: always 0).",
+)
+@click.option(
+    "--raw",
+    is_flag=True,
+    help="Compare the upstream bytes as published, without mcpbind's schema fix-ups.",
 )
 @click.option(
     "--include-descriptions", is_flag=True, help="Also report changes to descriptions only."
@@ -87,26 +144,52 @@ def should_fail(changes: list[Change], fail_on: str | None) -> bool:
     help="Text format: list every change, not only those that break something.",
 )
 def diff_command(
-    old: str, new: str, fmt: str, fail_on: str | None, include_descriptions: bool, verbose: bool
+    old: str,
+    new: str | None,
+    fmt: str,
+    severity: str | None,
+    only: str | None,
+    ignore_file: Path | None,
+    fail_on: str,
+    raw: bool,
+    include_descriptions: bool,
+    verbose: bool,
 ) -> None:
     """Show what changes from revision OLD to NEW, and what of it breaks clients, servers, or
-    code importing the generated bindings.
+    code importing the generated bindings. `mcpbind diff rules` lists every rule.
 
     OLD and NEW are pinned revision names (see `mcpbind revisions`) or paths to schema.json files.
+
+    \b
+    Exit status (for CI):
+      0  no change at or above --fail-on remains after --severity/--only/--ignore
+      1  some do (default --fail-on breaking: a breaking change nobody accepted)
+      2  bad input (unknown revision, unreadable schema, malformed ignore file)
     """
+    if old == "rules" and new is None:
+        click.echo(render_rules(), nl=False)
+        return
     try:
-        old_ir, old_label = load_ir(old)
-        new_ir, new_label = load_ir(new)
+        if new is None:
+            raise CodegenError("give two revisions (OLD NEW), or `mcpbind diff rules`")
+        ignores = read_ignores(ignore_file) if ignore_file is not None else []
+        report = build_report(old, new, raw, include_descriptions)
     except CodegenError as exc:
         click.echo(f"mcpbind: error: {exc}", err=True)
         sys.exit(2)
-    changes = diff_revisions(old_ir, new_ir, include_descriptions=include_descriptions)
+    minimum = Severity(severity) if severity else None
+    report = apply_filters(report, minimum, only, ignores)
     if fmt == "json":
-        click.echo(render_json(changes, old_label, new_label), nl=False)
+        click.echo(render_json(report, fail_on), nl=False)
     elif fmt == "markdown":
-        click.echo(render_markdown(changes, old_label, new_label), nl=False)
+        click.echo(render_markdown(report), nl=False)
+    elif fmt == "github":
+        click.echo(render_github(report, fail_on), nl=False)
+    elif fmt == "junit":
+        click.echo(render_junit(report, fail_on), nl=False)
     else:
-        text = render_text(changes, old_label, new_label, color=True, verbose=verbose)
-        click.echo(text, nl=False)
-    if should_fail(changes, fail_on):
+        click.echo(render_text(report, color=True, verbose=verbose), nl=False)
+    for unused in report.unused_ignores if fmt in ("text", "markdown") else []:
+        click.echo(f"mcpbind: warning: unused ignore {unused.rule} {unused.path}", err=True)
+    if should_fail(report.changes, fail_on):
         sys.exit(1)

@@ -106,6 +106,9 @@ class DefinitionComparer:
         self._pairs: dict[tuple[str, str], list[Delta]] = {}
         self._everything: dict[tuple[int, str], bool] = {}
         self._visiting: set[tuple[int, str]] = set()
+        self._invented = frozenset(
+            name for ir in (old, new) for name, d in ir.definitions.items() if d.hoisted
+        )
 
     # -- entry point -------------------------------------------------------------------------
 
@@ -166,11 +169,15 @@ class DefinitionComparer:
         """Fold the differences of two shapes into one delta at a node whose identity changed."""
         inner = [d for d in inner if d.rule is not Rule.DESCRIPTION_CHANGED]
         total, variance = fold(inner), fold_variance(inner)
-        was, now = describe(old), describe(new)
+        was, now = self._describe(old), self._describe(new)
         detail = _summary(inner) if inner else "same shape"
         what = f"now {now} instead of {was}: {detail}"
         impact = Impact(total.sender, total.receiver, True)
         return Delta(FOLDED_RULE[variance], path, what, impact, was, now, variance)
+
+    def _describe(self, node: Any) -> str:
+        """Like ``describe``, but a name the generator invented reads as what it is."""
+        return "an inline object" if ref_name(node) in self._invented else describe(node)
 
     def _annotations(self, old: Any, new: Any, path: str) -> list[Delta]:
         if not self.descriptions or not isinstance(old, dict) or not isinstance(new, dict):

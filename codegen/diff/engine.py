@@ -8,10 +8,18 @@ And one correction the schema needs: a definition sent as a JSON-RPC message (a 
 ``ClientRequest``, ``ServerRequest``, ``ClientNotification`` or ``ServerNotification`` in both
 revisions) has the envelope fields (``jsonrpc``, ``id``) on the wire whether or not the schema
 lists them, so listing or unlisting them there only concerns the bindings (2025-11-25 lists them).
+
+Names the generator invented (definitions hoisted from inline objects, ``CallToolRequestParamsMeta``)
+are not the schema's: their additions and removals are left to the owner's change, and the changes
+inside them are reported at the owner's path (``CallToolRequestParams._meta.progressToken``). The
+message unions are never matched as renames: ``ServerRequest`` -> ``InputRequest`` is a change of
+meaning, reported per method (``methods.py``).
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from ..ir import Direction, RevisionIR
@@ -40,13 +48,21 @@ _PROPERTY_RULES = frozenset(
 
 
 def diff_revisions(
-    old: RevisionIR, new: RevisionIR, include_descriptions: bool = False
+    old: RevisionIR,
+    new: RevisionIR,
+    include_descriptions: bool = False,
+    extra: Iterable[Finding] = (),
 ) -> list[Change]:
-    """Every change from ``old`` to ``new``, judged and ordered (method, notification,
-    capability, then definition; within each, by name, worst first)."""
-    renames = match_renames(old, new)
+    """Every change from ``old`` to ``new`` (plus the ``extra`` findings read from the documents),
+    judged and ordered by subject (``Subject`` order), then by name, worst first."""
+    renames = {
+        o: n
+        for o, n in match_renames(old, new).items()
+        if o not in MESSAGE_UNIONS and n not in MESSAGE_UNIONS
+    }
     comparer = DefinitionComparer(old, new, renames, include_descriptions)
     findings = [
+        *extra,
         *compare_methods(old, new, comparer),
         *compare_notifications(old, new),
         *compare_capabilities(old, new),
@@ -66,6 +82,27 @@ def _order(change: Change) -> tuple[int, str, int, str, str]:
         change.path,
         change.rule.value,
     )
+
+
+_POINTER_STEP = re.compile(r"/(properties/([^/]+)|items|additionalProperties|(?:anyOf|oneOf)/(\d+)|allOf/\d+)")
+
+
+def owner_path(origin: str) -> str:
+    """``#/$defs/A/properties/b/items`` -> ``A.b[]``: where a hoisted object sits in its owner."""
+    rest = origin.removeprefix("#/$defs/")
+    root, _, tail = rest.partition("/")
+    path = root
+    for match in _POINTER_STEP.finditer("/" + tail if tail else ""):
+        step, prop, index = match.groups()
+        if prop is not None:
+            path += f".{prop.replace('~1', '/').replace('~0', '~')}"
+        elif step == "items":
+            path += "[]"
+        elif step == "additionalProperties":
+            path += "{}"
+        elif index is not None:
+            path += f"|{index}"
+    return path
 
 
 def _wire_messages(ir: RevisionIR) -> frozenset[str]:
@@ -107,6 +144,8 @@ class _Definitions:
                 out += self._pair(name, name)
             elif name in self.renames:
                 out += self._renamed(name, self.renames[name])
+            elif self._invented(name):
+                continue
             elif name in self.old.definitions:
                 kind = describe(self.old.definitions[name].schema)
                 what = f"definition {name} removed ({kind})"
@@ -116,6 +155,11 @@ class _Definitions:
                 what = f"definition {name} added ({kind})"
                 out.append(self._whole(Rule.DEFINITION_ADDED, name, None, name, what, None, kind))
         return out
+
+    def _invented(self, name: str) -> bool:
+        """Only one side has it, and there it is a hoisted inline object."""
+        found = self.old.definitions.get(name) or self.new.definitions.get(name)
+        return found is not None and found.hoisted and name not in self.renames
 
     def _flows(self, old_name: str | None, new_name: str | None) -> frozenset[Direction] | None:
         found = self.old_flows.get(old_name or "", frozenset()) | self.new_flows.get(
@@ -145,6 +189,8 @@ class _Definitions:
         rename = self._whole(
             Rule.DEFINITION_RENAMED, new_name, old_name, new_name, what, old_name, new_name
         )
+        if self.old.definitions[old_name].hoisted and self.new.definitions[new_name].hoisted:
+            return details
         return [rename, *details]
 
     def _pair(self, old_name: str, new_name: str) -> list[Finding]:
@@ -153,9 +199,21 @@ class _Definitions:
             old_name, new_name, own_description=not (before.hoisted or after.hoisted)
         )
         flow = self._flows(old_name, new_name)
+        owner, base = new_name, new_name
+        if after.origin is not None:
+            base = owner_path(after.origin)
+            owner = base.split(".", 1)[0].split("[", 1)[0].split("{", 1)[0].split("|", 1)[0]
         return [
             Finding(
-                d.rule, Subject.DEFINITION, new_name, d.path, d.what, d.impact, flow, d.old, d.new
+                d.rule,
+                Subject.DEFINITION,
+                owner,
+                base + d.path.removeprefix(new_name),
+                d.what,
+                d.impact,
+                flow,
+                d.old,
+                d.new,
             )
             for d in (
                 self._envelope(d, new_name) for d in deltas if not self._redundant(d, new_name)

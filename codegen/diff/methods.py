@@ -1,7 +1,10 @@
 """Compare the method and notification tables: what exists, in which direction, with which result.
 
 A method's request and params are definitions, compared with the others; here only what the table
-itself says: that a method can be sent one way, and which result classes answer it.
+itself says: that a method can be sent one way, in which form, gated by which capability, and which
+result classes answer it. A server -> client method is either a standalone request
+(``ServerRequest``) or, from 2026-07-28, an input request embedded in an input-required result
+(``InputRequest``); moving between the two is a change of meaning, never a rename.
 """
 
 from __future__ import annotations
@@ -9,6 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..ir import Direction, Method, RevisionIR
+from ..ir.methods import message_members
 from . import rules
 from .compare import DefinitionComparer, fold
 from .model import Finding, Subject
@@ -20,6 +24,24 @@ ARROW = {
     Direction.SERVER_TO_CLIENT: "server -> client",
 }
 _RECEIVER_SIDE = {Direction.CLIENT_TO_SERVER: "server", Direction.SERVER_TO_CLIENT: "client"}
+STANDALONE, EMBEDDED = "request", "input request"
+
+
+def server_request_forms(ir: RevisionIR) -> dict[str, str]:
+    """Server -> client method -> ``request`` (a JSON-RPC request of its own) or ``input
+    request`` (only embedded in an input-required result)."""
+    schemas = {name: d.schema for name, d in ir.definitions.items()}
+    standalone = set(message_members(schemas, "ServerRequest"))
+    embedded = set(message_members(schemas, "InputRequest"))
+    forms: dict[str, str] = {}
+    for method in ir.methods:
+        if Direction.SERVER_TO_CLIENT not in method.directions:
+            continue
+        if method.request in standalone or method.request not in embedded:
+            forms[method.method] = STANDALONE
+        else:
+            forms[method.method] = EMBEDDED
+    return forms
 
 
 def _gate(method: Method, direction: Direction) -> tuple[bool, str]:
@@ -51,6 +73,7 @@ def compare_methods(
     """Methods added or removed per direction, directions added or removed, results changed."""
     olds = {m.method: m for m in old.methods}
     news = {m.method: m for m in new.methods}
+    old_forms, new_forms = server_request_forms(old), server_request_forms(new)
     out: list[Finding] = []
     for name in sorted(olds.keys() | news.keys()):
         before, after = olds.get(name), news.get(name)
@@ -62,15 +85,64 @@ def compare_methods(
                 out.append(_method_finding(Rule.METHOD_ADDED, after, direction, what, impact))
         elif after is None and before is not None:
             for direction in sorted(before.directions):
-                what = f"method '{name}' removed ({ARROW[direction]})"
-                finding = _method_finding(
-                    Rule.METHOD_REMOVED, before, direction, what, rules.impact(Rule.METHOD_REMOVED)
-                )
-                out.append(_swap(finding))
+                out.append(_removed(before, direction, old_forms))
         elif before is not None and after is not None:
             was, now = set(before.directions), set(after.directions)
-            out += _directions(after, was, now)
+            out += _directions(before, after, was, now, old_forms)
+            out += _forms(after, old_forms.get(name), new_forms.get(name))
+            out += _gates(before, after, was & now)
             out += _results(before, after, comparer)
+    return out
+
+
+def _removed(before: Method, direction: Direction, forms: dict[str, str]) -> Finding:
+    """A removed server -> client request has a rule of its own: only servers are hit."""
+    if direction is Direction.SERVER_TO_CLIENT:
+        form = forms.get(before.method, STANDALONE)
+        what = f"server -> client {form} '{before.method}' removed"
+        rule = Rule.SERVER_REQUEST_REMOVED
+    else:
+        what = f"method '{before.method}' removed ({ARROW[direction]})"
+        rule = Rule.METHOD_REMOVED
+    return _swap(_method_finding(rule, before, direction, what, rules.impact(rule)))
+
+
+def _forms(after: Method, was: str | None, now: str | None) -> list[Finding]:
+    if was is None or now is None or was == now:
+        return []
+    if now == EMBEDDED:
+        rule = Rule.METHOD_BECAME_INPUT_REQUEST
+        what = (
+            f"'{after.method}' is no longer a server -> client request: servers embed it in an "
+            "input-required result, and the client answers it by retrying the original request"
+        )
+    else:
+        rule = Rule.METHOD_BECAME_REQUEST
+        what = (
+            f"'{after.method}' is a standalone server -> client request again, no longer "
+            "embedded in an input-required result"
+        )
+    finding = _method_finding(rule, after, Direction.SERVER_TO_CLIENT, what, rules.impact(rule))
+    return [replace(finding, old=was, new=now)]
+
+
+def _gates(before: Method, after: Method, directions: set[Direction]) -> list[Finding]:
+    out: list[Finding] = []
+    for direction in sorted(directions):
+        was, now = before.capability_for(direction), after.capability_for(direction)
+        if was == now:
+            continue
+        side = _RECEIVER_SIDE[direction]
+        what = (
+            f"'{after.method}' ({ARROW[direction]}) is now gated by "
+            + (f"the {side} capability '{now}'" if now else "no capability")
+            + " (was "
+            + (f"'{was}'" if was else "ungated")
+            + ")"
+        )
+        rule = Rule.METHOD_CAPABILITY_CHANGED
+        finding = _method_finding(rule, after, direction, what, rules.impact(rule))
+        out.append(replace(finding, old=was, new=now))
     return out
 
 
@@ -79,7 +151,9 @@ def _swap(finding: Finding) -> Finding:
     return replace(finding, old=finding.new, new=None)
 
 
-def _directions(after: Method, was: set[Direction], now: set[Direction]) -> list[Finding]:
+def _directions(
+    before: Method, after: Method, was: set[Direction], now: set[Direction], forms: dict[str, str]
+) -> list[Finding]:
     out: list[Finding] = []
     for direction in sorted(now - was):
         guarded, gate = _gate(after, direction)
@@ -87,6 +161,9 @@ def _directions(after: Method, was: set[Direction], now: set[Direction]) -> list
         impact = rules.method_added(guarded=guarded)
         out.append(_method_finding(Rule.METHOD_DIRECTION_ADDED, after, direction, what, impact))
     for direction in sorted(was - now):
+        if direction is Direction.SERVER_TO_CLIENT:
+            out.append(_removed(before, direction, forms))
+            continue
         what = f"method '{after.method}' may no longer be sent {ARROW[direction]}"
         impact = rules.impact(Rule.METHOD_DIRECTION_REMOVED)
         finding = _method_finding(Rule.METHOD_DIRECTION_REMOVED, after, direction, what, impact)

@@ -18,9 +18,11 @@ from .rules import Impact, Rule, Severity
 class Subject(StrEnum):
     """What a change is about; renderers group by it, in this order."""
 
+    DOCUMENT = "document"
     METHOD = "method"
     NOTIFICATION = "notification"
     CAPABILITY = "capability"
+    DEPRECATION = "deprecation"
     DEFINITION = "definition"
 
 

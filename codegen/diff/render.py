@@ -1,9 +1,10 @@
-"""Show a list of changes as text (a terminal screen), Markdown (release notes) or JSON (tools).
+"""Show a diff report as text (a terminal screen), Markdown (release notes) or JSON (tools).
 
 Text is grouped the way a maintainer reads a revision: methods, notifications, capabilities, then
 definitions, worst first within each; plain additions of definitions are folded into one line.
 Markdown is grouped by severity, because release notes lead with what breaks. JSON is one object
-per change with the stable fields of ``Change.to_json`` plus a summary.
+per folded entry with the stable fields of ``Change.to_json`` plus ``count`` and ``paths``, as
+``report.schema.json`` publishes it.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from itertools import groupby
 import click
 
 from .model import Change, Subject
+from .report import Report, fold_changes, should_fail
 from .rules import Rule, Severity
 
 _COLOURS = {
@@ -25,6 +27,8 @@ _COLOURS = {
     Severity.COMPATIBLE: "green",
 }
 _HEADINGS = {
+    Subject.DOCUMENT: "Document",
+    Subject.DEPRECATION: "Deprecations",
     Subject.METHOD: "Methods",
     Subject.NOTIFICATION: "Notifications",
     Subject.CAPABILITY: "Capabilities",
@@ -74,22 +78,55 @@ def _is_quiet(change: Change) -> bool:
     )
 
 
-def render_text(
-    changes: list[Change], old: str, new: str, color: bool = True, verbose: bool = False
-) -> str:
+def preamble(report: Report) -> list[str]:
+    """Lines every human format prints first: fix-ups per side (or --raw), notes, ignores."""
+    if report.raw:
+        lines = ["raw: upstream bytes compared as published, no fix-ups applied"]
+    else:
+        sides = [
+            f"{label}: {', '.join(names) if names else 'none'}"
+            for label, names in report.fixups.items()
+        ]
+        lines = [f"fix-ups applied ({'; '.join(sides)}); --raw compares without them"]
+    lines += report.notes
+    if report.filtered:
+        lines.append(f"{report.filtered} change(s) hidden by --severity/--only")
+    if report.ignored:
+        lines.append(f"{len(report.ignored)} change(s) accepted by the ignore file")
+    lines += [
+        f"unused ignore: {i.rule} {i.path} ({i.reason})" for i in report.unused_ignores
+    ]
+    return lines
+
+
+def render_text(report: Report, color: bool = True, verbose: bool = False) -> str:
     """One screen per revision step: a summary line, then changes grouped by subject and name.
 
-    Definition changes that break nobody (an optional property added, a definition added) are
-    folded into one line per rule unless ``verbose``. With ``color`` the text carries ANSI
-    styles; ``click.echo`` drops them when stdout is not a terminal.
+    Changes with the same rule and message are folded into one line with their paths. Definition
+    changes that break nobody (an optional property added, a definition added) are folded into
+    one line per rule unless ``verbose``. With ``color`` the text carries ANSI styles;
+    ``click.echo`` drops them when stdout is not a terminal.
     """
-    title = f"mcpbind diff {old} -> {new}: {_summary_line(changes)}"
+    changes = report.changes
+    title = f"mcpbind diff {report.old} -> {report.new}: {_summary_line(changes)}"
     lines = [_paint(title, color, bold=True), *_tally(changes, color)]
+    lines += [f"  {line}" for line in preamble(report)]
     for subject, in_subject in groupby(changes, key=lambda c: c.subject):
         group = list(in_subject)
         lines += ["", _paint(_HEADINGS[subject], color, bold=True, underline=True)]
         shown = [c for c in group if verbose or not _is_quiet(c)]
-        for name, named in groupby(shown, key=lambda c: c.name):
+        entries = fold_changes(shown)
+        for entry in (e for e in entries if e.count > 1):
+            lines.append("  " + _text_line(entry.change, "", color, f" ({entry.count} places)"))
+            lines += textwrap.wrap(
+                ", ".join(entry.paths),
+                width=100,
+                initial_indent="      at ",
+                subsequent_indent="         ",
+                break_on_hyphens=False,
+            )
+        singles = [e.change for e in entries if e.count == 1]
+        for name, named in groupby(singles, key=lambda c: c.name):
             lines.append(f"  {_paint(name, color, bold=True)}")
             lines += ["    " + _text_line(change, name, color) for change in named]
         quiet = sorted((c for c in group if not verbose and _is_quiet(c)), key=lambda c: c.rule)
@@ -130,10 +167,10 @@ def _paint(
     return click.style(text, fg=fg, bold=bold or None, underline=underline or None)
 
 
-def _text_line(change: Change, name: str, color: bool) -> str:
+def _text_line(change: Change, name: str, color: bool, count: str = "") -> str:
     severity = _paint(change.severity.value.ljust(_WIDTH), color, fg=_COLOURS[change.severity])
-    where = change.path.removeprefix(name).removeprefix(".")
-    head = f"{change.rule.value} {where}".rstrip()
+    where = "" if count else change.path.removeprefix(name).removeprefix(".")
+    head = f"{change.rule.value}{count} {where}".rstrip()
     mark = _paint(" [bindings]", color, fg="magenta") if change.bindings else ""
     return f"{severity}  {head}: {change.message}{mark}"
 
@@ -142,9 +179,11 @@ def _md(text: str) -> str:
     return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
 
 
-def render_markdown(changes: list[Change], old: str, new: str) -> str:
-    """A changelog section to paste into release notes, most severe first."""
-    lines = [f"## MCP schema changes: {_md(old)} → {_md(new)}", ""]
+def render_markdown(report: Report) -> str:
+    """A changelog section to paste into release notes, most severe first, folded."""
+    changes = report.changes
+    lines = [f"## MCP schema changes: {_md(report.old)} → {_md(report.new)}", ""]
+    lines += [f"> {_md(line)}" for line in preamble(report)] + [""]
     counts = summary(changes)
     if not changes:
         return "\n".join([*lines, "No changes.", ""])
@@ -160,23 +199,32 @@ def render_markdown(changes: list[Change], old: str, new: str) -> str:
             continue
         lines += ["", f"### {_SEVERITY_TITLES[severity]}", ""]
         added = [c.name for c in chosen if _is_plain_addition(c)]
-        for change in chosen:
-            if not _is_plain_addition(change):
-                mark = " *bindings*" if change.bindings else ""
-                lines.append(
-                    f"- `{change.path}`: {_md(change.message)} (`{change.rule.value}`){mark}"
-                )
+        for entry in fold_changes([c for c in chosen if not _is_plain_addition(c)]):
+            change = entry.change
+            mark = " *bindings*" if change.bindings else ""
+            where = ", ".join(f"`{p}`" for p in entry.paths)
+            lines.append(f"- {where}: {_md(change.message)} (`{change.rule.value}`){mark}")
         if added:
             lines.append(f"- New definitions: {', '.join(f'`{n}`' for n in added)}")
     return "\n".join(lines) + "\n"
 
 
-def render_json(changes: list[Change], old: str, new: str) -> str:
-    """``{"old", "new", "summary", "changes": [one object per change]}``, indented, sorted keys."""
+def render_json(report: Report, fail_on: str) -> str:
+    """The document ``report.schema.json`` describes: folded entries plus everything around them."""
     document = {
-        "old": old,
-        "new": new,
-        "summary": summary(changes),
-        "changes": [c.to_json() for c in changes],
+        "schema_version": 1,
+        "old": report.old,
+        "new": report.new,
+        "raw": report.raw,
+        "fixups": report.fixups,
+        "notes": report.notes,
+        "summary": summary(report.changes),
+        "fail_on": fail_on,
+        "failed": should_fail(report.changes, fail_on),
+        "entries": [e.to_json() for e in report.entries],
+        "ignored": [
+            {"rule": c.rule.value, "path": c.path, "reason": i.reason} for c, i in report.ignored
+        ],
+        "unused_ignores": [i.to_json() for i in report.unused_ignores],
     }
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"

@@ -67,6 +67,13 @@ class Rule(StrEnum):
     ADDITIONAL_PROPERTIES_OPENED = "ADDITIONAL_PROPERTIES_OPENED"
     ADDITIONAL_PROPERTIES_CLOSED = "ADDITIONAL_PROPERTIES_CLOSED"
     DESCRIPTION_CHANGED = "DESCRIPTION_CHANGED"
+    METHOD_BECAME_INPUT_REQUEST = "METHOD_BECAME_INPUT_REQUEST"
+    METHOD_BECAME_REQUEST = "METHOD_BECAME_REQUEST"
+    SERVER_REQUEST_REMOVED = "SERVER_REQUEST_REMOVED"
+    METHOD_CAPABILITY_CHANGED = "METHOD_CAPABILITY_CHANGED"
+    DEPRECATED = "DEPRECATED"
+    UNDEPRECATED = "UNDEPRECATED"
+    DIALECT_CHANGED = "DIALECT_CHANGED"
 
 
 RULE_DOCS: dict[Rule, str] = {
@@ -120,6 +127,21 @@ RULE_DOCS: dict[Rule, str] = {
     Rule.ADDITIONAL_PROPERTIES_CLOSED: "An object now rejects unknown properties: senders that add "
     "extra properties break.",
     Rule.DESCRIPTION_CHANGED: "Only documentation changed (hidden unless --include-descriptions).",
+    Rule.METHOD_BECAME_INPUT_REQUEST: "A server -> client request is now only embedded in an "
+    "input-required result: servers written for OLD send a request NEW clients never answer, and "
+    "clients written for OLD never see the embedded form.",
+    Rule.METHOD_BECAME_REQUEST: "A method embedded in input-required results is a standalone "
+    "server -> client request again (the reverse of METHOD_BECAME_INPUT_REQUEST).",
+    Rule.SERVER_REQUEST_REMOVED: "A server -> client request is gone in every form: servers "
+    "written for OLD that send it get 'method not found'; clients lose a handler they no longer need.",
+    Rule.METHOD_CAPABILITY_CHANGED: "Another receiver capability (or none) now gates a method: "
+    "senders checking the old flag and receivers advertising it may disagree.",
+    Rule.DEPRECATED: "schema.ts marks a definition or property @deprecated: still valid, "
+    "plan its removal.",
+    Rule.UNDEPRECATED: "A @deprecated mark is gone from schema.ts (the item stays, or is removed: "
+    "see the other changes at its path).",
+    Rule.DIALECT_CHANGED: "The schema document declares another JSON Schema dialect ($schema): "
+    "validators and tools reading the schema must support it; messages are unaffected.",
 }
 
 
@@ -231,6 +253,13 @@ _FIXED: dict[Rule, Impact] = {
     Rule.ADDITIONAL_PROPERTIES_OPENED: Impact(_C, _P, False),
     Rule.ADDITIONAL_PROPERTIES_CLOSED: Impact(_B, _C, True),
     Rule.DESCRIPTION_CHANGED: NO_IMPACT,
+    Rule.METHOD_BECAME_INPUT_REQUEST: Impact(_B, _B, True),
+    Rule.METHOD_BECAME_REQUEST: Impact(_B, _B, True),
+    Rule.SERVER_REQUEST_REMOVED: Impact(_B, _C, True),
+    Rule.METHOD_CAPABILITY_CHANGED: Impact(_P, _P, False),
+    Rule.DEPRECATED: NO_IMPACT,
+    Rule.UNDEPRECATED: NO_IMPACT,
+    Rule.DIALECT_CHANGED: NO_IMPACT,
 }
 
 
@@ -266,3 +295,11 @@ def result_changed(*, added: bool, removed: bool) -> Impact:
         _P if added else _C,
         True,
     )
+
+
+def rule_severity(rule: Rule) -> str:
+    """The severity ``mcpbind diff rules`` lists: fixed, or the range a circumstance decides."""
+    fixed = _FIXED.get(rule)
+    if fixed is not None:
+        return fixed.severity.value
+    return "compatible..breaking"

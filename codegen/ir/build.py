@@ -34,9 +34,10 @@ def _era(methods: tuple[Method, ...], revision: str) -> Era:
     )
 
 
-def build_ir(loaded: LoadedSchema) -> RevisionIR:
+def build_ir(loaded: LoadedSchema, *, fixups: bool = True) -> RevisionIR:
+    """The IR of ``loaded``; ``fixups=False`` keeps the upstream bytes' defects (``diff --raw``)."""
     defs = copy.deepcopy(definitions_of(loaded.document))
-    fixups = apply_fixups(defs)
+    applied = apply_fixups(defs) if fixups else ()
     hoisted = hoist_definitions(defs)
     definitions = {
         name: Definition(name, class_name_for(name), schema, origin)
@@ -54,5 +55,5 @@ def build_ir(loaded: LoadedSchema) -> RevisionIR:
         methods=methods,
         notifications=build_notifications(schemas),
         capabilities=build_capabilities(schemas),
-        fixups=fixups,
+        fixups=applied,
     )

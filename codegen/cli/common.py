@@ -1,0 +1,73 @@
+"""What the commands share: one-line errors, the source checkout, where the pins live."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import NoReturn, TypeVar
+
+import click
+
+from ..errors import CodegenError
+from ..pins import pins_file
+
+T = TypeVar("T")
+CODEGEN_ROOT = Path(__file__).resolve().parent.parent
+
+
+def fail(message: str) -> NoReturn:
+    click.echo(f"mcpbind: error: {message}", err=True)
+    sys.exit(2)
+
+
+def guarded(action: Callable[[], T]) -> T:
+    try:
+        return action()
+    except CodegenError as exc:
+        fail(str(exc))
+
+
+def source_checkout() -> Path | None:
+    """The repository mcpbind runs from, if it is a source checkout (an editable install).
+
+    A checkout is the folder holding ``pyproject.toml``, ``schema/pins.toml`` and ``generated/``
+    next to the ``codegen`` sources. An installed package has the latter two as well, but no
+    ``pyproject.toml``: there nothing may be rewritten without an explicit ``--out``/``--pins``.
+    """
+    root = CODEGEN_ROOT.parent
+    markers = (root / "pyproject.toml", root / "schema" / "pins.toml")
+    if all(m.is_file() for m in markers) and (root / "generated").is_dir():
+        return root
+    return None
+
+
+def pins_path(explicit: Path | None) -> Path | None:
+    """``--pins``, else ``$MCPBIND_PINS``, else the checkout's; None: the package's own copy."""
+    if explicit is not None:
+        return explicit
+    from_env = pins_file()
+    if from_env is not None:
+        return from_env
+    checkout = source_checkout()
+    return checkout / "schema" / "pins.toml" if checkout else None
+
+
+def default_out() -> Path | None:
+    """The checkout's ``generated/``; None outside a checkout (``--out`` is required there)."""
+    checkout = source_checkout()
+    return checkout / "generated" if checkout else None
+
+
+def installed_generated() -> Path:
+    """The ``generated/`` folder next to this package: read, never written, by ``revisions``."""
+    return CODEGEN_ROOT.parent / "generated"
+
+
+PINS_OPTION = click.option(
+    "--pins",
+    "pins",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Pins file (default: $MCPBIND_PINS, else schema/pins.toml of the source checkout).",
+)

@@ -1,0 +1,178 @@
+"""``mcpbind pin`` (record a revision's bytes) and ``mcpbind revisions`` (what is pinned, generated,
+and whether the bytes at a pinned URL changed upstream).
+
+A released schema was edited upstream more than once; a pin at a commit URL never changes, but a
+pin at a branch URL (or a re-tagged release) can: ``revisions --remote`` downloads each pinned URL
+and compares its sha256 with the pin (recording the download in the cache), ``--cached`` compares
+the newest download the cache recorded, without the network. Both exit 1 when bytes changed.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import click
+
+from ..errors import CodegenError
+from ..load import cached_latest, fetch, parse_schema, remember, sha256_hex
+from ..pins import Pin, commit_of, load_pins, write_pins
+from ..write import existing_revisions, package_dir
+from .common import PINS_OPTION, default_out, fail, guarded, installed_generated, pins_path
+
+SPEC_RAW = "https://raw.githubusercontent.com/modelcontextprotocol/modelcontextprotocol"
+
+
+@click.command("revisions")
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Folder of the generated packages (default: the checkout's or the installed ones).",
+)
+@click.option("--remote", is_flag=True, help="Download each pinned URL and compare its sha256.")
+@click.option(
+    "--cached", is_flag=True, help="Compare the newest download recorded in the user cache."
+)
+@PINS_OPTION
+def revisions_command(out: Path | None, remote: bool, cached: bool, pins: Path | None) -> None:
+    """List the pinned revisions and whether each generated package is up to date.
+
+    With --remote or --cached, also whether the bytes at each pinned URL changed upstream
+    (exit status 1 if any did).
+    """
+    if remote and cached:
+        fail("give --remote or --cached, not both")
+    folder = out or default_out() or installed_generated()
+    generated = existing_revisions(folder)
+    changed = False
+    for pin in guarded(lambda: load_pins(pins_path(pins))).values():
+        if pin.revision not in generated:
+            state = "not generated"
+        else:
+            header = (folder / package_dir(pin.revision) / "methods.py").read_text(encoding="utf-8")
+            state = (
+                "up to date" if f"# Input sha256: {pin.sha256}" in header else "stale (other input)"
+            )
+        line = f"{pin.revision}  spec {pin.spec_commit[:12]}  sha256 {pin.sha256[:12]}  {state}"
+        if remote or cached:
+            upstream, moved = _upstream(pin, remote)
+            changed = changed or moved
+            line += f"  upstream: {upstream}"
+        click.echo(line)
+    for extra in sorted(set(generated) - set(load_pins(pins_path(pins)))):
+        click.echo(f"{extra}  not pinned, but generated in {folder}: `mcpbind generate` removes it")
+    if changed:
+        click.echo("mcpbind: the bytes at a pinned URL changed; review and `mcpbind pin`", err=True)
+        sys.exit(1)
+
+
+def _upstream(pin: Pin, remote: bool) -> tuple[str, bool]:
+    """What the pinned URL serves now (remote) or served last (cached), and whether it moved."""
+    if remote:
+        try:
+            data = fetch(pin.url)
+        except OSError as exc:
+            return f"unreachable ({exc})", False
+        remember(pin.revision, data, latest=True)
+        digest: str | None = sha256_hex(data)
+    else:
+        digest = cached_latest(pin.revision)
+        if digest is None:
+            return "unknown (no download recorded in the cache; use --remote)", False
+    if digest == pin.sha256:
+        return "unchanged", False
+    return f"CHANGED: now sha256 {digest}", True
+
+
+@click.command("pin")
+@click.argument("revision")
+@click.option("--url", default=None, help="Where the schema.json of REVISION is published.")
+@click.option(
+    "--file",
+    "file",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Read the bytes from this file instead of downloading --url.",
+)
+@click.option(
+    "--commit",
+    default=None,
+    help="Spec repository commit (default: read from a raw.githubusercontent.com commit URL).",
+)
+@PINS_OPTION
+def pin_command(
+    revision: str, url: str | None, file: Path | None, commit: str | None, pins: Path | None
+) -> None:
+    """Pin REVISION to the exact bytes at --url (or in --file): sha256, URL and spec commit go
+    into schema/pins.toml, sorted, its comments kept; `schema.ts` next to it is pinned too when
+    it can be found. Then run `mcpbind generate REVISION`.
+    """
+    target = pins_path(pins)
+    if target is None:
+        fail("pin edits schema/pins.toml of a source checkout; outside one, give --pins FILE")
+    pin, data, ts = guarded(lambda: _make_pin(revision, url, file, commit))
+    existing = guarded(lambda: load_pins(target) if target.is_file() else {})
+    before = existing.get(revision)
+    if before is not None and before.spec_commit == pin.spec_commit:
+        pin = replace(pin, last_change=before.last_change, last_change_date=before.last_change_date)
+    guarded(lambda: write_pins(target, {**existing, revision: pin}))
+    remember(revision, data)
+    if ts is not None:
+        remember(revision, ts, suffix="ts")
+    verb = "pinned" if before is None else ("unchanged" if before == pin else "re-pinned")
+    ts_note = f", schema.ts {pin.ts_sha256[:12]}" if pin.ts_sha256 else ", no schema.ts found"
+    click.echo(
+        f"{verb} {revision}: sha256 {pin.sha256[:12]}, spec commit {pin.spec_commit[:12]}"
+        f"{ts_note} in {target}; now run `mcpbind generate {revision}`"
+    )
+
+
+def _make_pin(
+    revision: str, url: str | None, file: Path | None, commit: str | None
+) -> tuple[Pin, bytes, bytes | None]:
+    if (url is None) == (file is None) and not (url and file):
+        raise CodegenError("give --url URL or --file PATH")
+    if file is not None:
+        try:
+            data = file.read_bytes()
+        except OSError as exc:
+            raise CodegenError(f"cannot read {file}: {exc.strerror or exc}") from None
+    else:
+        assert url is not None
+        try:
+            data = fetch(url)
+        except OSError as exc:
+            raise CodegenError(f"downloading {url} failed: {exc}") from None
+    parse_schema(data, str(file or url))
+    from_url = commit_of(url) if url else None
+    spec_commit = (commit or (from_url[0] if from_url else "")).lower()
+    if len(spec_commit) != 40 or any(c not in "0123456789abcdef" for c in spec_commit):
+        raise CodegenError(
+            "the spec commit is unknown: give --commit SHA (40 hex digits), or a "
+            "raw.githubusercontent.com URL at a commit"
+        )
+    path = from_url[1] if from_url else f"schema/{revision}/schema.json"
+    url = url or f"{SPEC_RAW}/{spec_commit}/{path}"
+    ts = _schema_ts(file, url)
+    pin = Pin(
+        revision=revision,
+        spec_commit=spec_commit,
+        path=path,
+        sha256=sha256_hex(data),
+        url=url,
+        ts_sha256=sha256_hex(ts) if ts is not None else None,
+    )
+    return pin, data, ts
+
+
+def _schema_ts(file: Path | None, url: str) -> bytes | None:
+    """``schema.ts`` beside the file, else beside the URL; None when neither has one."""
+    if file is not None:
+        sibling = file.with_name("schema.ts")
+        return sibling.read_bytes() if sibling.is_file() else None
+    try:
+        return fetch(url.rsplit("/", 1)[0] + "/schema.ts")
+    except OSError:
+        return None
