@@ -106,9 +106,8 @@ class DefinitionComparer:
         self._pairs: dict[tuple[str, str], list[Delta]] = {}
         self._everything: dict[tuple[int, str], bool] = {}
         self._visiting: set[tuple[int, str]] = set()
-        self._invented = frozenset(
-            name for ir in (old, new) for name, d in ir.definitions.items() if d.hoisted
-        )
+        self._old_invented = frozenset(n for n, d in old.definitions.items() if d.hoisted)
+        self._new_invented = frozenset(n for n, d in new.definitions.items() if d.hoisted)
 
     # -- entry point -------------------------------------------------------------------------
 
@@ -169,15 +168,17 @@ class DefinitionComparer:
         """Fold the differences of two shapes into one delta at a node whose identity changed."""
         inner = [d for d in inner if d.rule is not Rule.DESCRIPTION_CHANGED]
         total, variance = fold(inner), fold_variance(inner)
-        was, now = self._describe(old), self._describe(new)
+        was = self._describe(old, self._old_invented)
+        now = self._describe(new, self._new_invented)
         detail = _summary(inner) if inner else "same shape"
         what = f"now {now} instead of {was}: {detail}"
         impact = Impact(total.sender, total.receiver, True)
         return Delta(FOLDED_RULE[variance], path, what, impact, was, now, variance)
 
-    def _describe(self, node: Any) -> str:
+    @staticmethod
+    def _describe(node: Any, invented: frozenset[str]) -> str:
         """Like ``describe``, but a name the generator invented reads as what it is."""
-        return "an inline object" if ref_name(node) in self._invented else describe(node)
+        return "an inline object" if ref_name(node) in invented else describe(node)
 
     def _annotations(self, old: Any, new: Any, path: str) -> list[Delta]:
         if not self.descriptions or not isinstance(old, dict) or not isinstance(new, dict):

@@ -55,11 +55,7 @@ def diff_revisions(
 ) -> list[Change]:
     """Every change from ``old`` to ``new`` (plus the ``extra`` findings read from the documents),
     judged and ordered by subject (``Subject`` order), then by name, worst first."""
-    renames = {
-        o: n
-        for o, n in match_renames(old, new).items()
-        if o not in MESSAGE_UNIONS and n not in MESSAGE_UNIONS
-    }
+    renames = definition_renames(old, new)
     comparer = DefinitionComparer(old, new, renames, include_descriptions)
     findings = [
         *extra,
@@ -72,6 +68,15 @@ def diff_revisions(
         judge(f) for f in findings if include_descriptions or f.rule is not Rule.DESCRIPTION_CHANGED
     ]
     return sorted(changes, key=_order)
+
+
+def definition_renames(old: RevisionIR, new: RevisionIR) -> dict[str, str]:
+    """The renames the diff reports: never a message union (a change of meaning, not a name)."""
+    return {
+        o: n
+        for o, n in match_renames(old, new).items()
+        if o not in MESSAGE_UNIONS and n not in MESSAGE_UNIONS
+    }
 
 
 def _order(change: Change) -> tuple[int, str, int, str, str]:
@@ -200,7 +205,7 @@ class _Definitions:
         )
         flow = self._flows(old_name, new_name)
         owner, base = new_name, new_name
-        if after.origin is not None:
+        if after.origin is not None and before.origin == after.origin:
             base = owner_path(after.origin)
             owner = base.split(".", 1)[0].split("[", 1)[0].split("{", 1)[0].split("|", 1)[0]
         return [

@@ -41,7 +41,9 @@ def test_2025_03_26(steps: dict[str, list[Change]]) -> None:
     one(changes, Rule.PROPERTY_ADDED, "Tool.annotations", C)
     one(changes, Rule.DEFINITION_ADDED, "ToolAnnotations", C)
     # `message` on ProgressNotification.
-    one(changes, Rule.PROPERTY_ADDED, "ProgressNotificationParams.message", C)
+    # (params is an inline object in both revisions: reported at its owner, not at the name
+    # ProgressNotificationParams the generator invented for it)
+    one(changes, Rule.PROPERTY_ADDED, "ProgressNotification.params.message", C)
     # Audio content joins text and image: clients switching on content types may not handle it.
     one(changes, Rule.DEFINITION_ADDED, "AudioContent", C)
     audio = one(changes, Rule.UNION_MEMBER_ADDED, "CallToolResult.content[]", P)
@@ -79,7 +81,7 @@ def test_2025_06_18(steps: dict[str, list[Change]]) -> None:
     one(changes, Rule.DEFINITION_ADDED, "ResourceLink", C)
     # Other schema changes: `_meta` on more types, `context` on completions, `title` for display.
     one(changes, Rule.PROPERTY_ADDED, "Tool._meta", C)
-    one(changes, Rule.PROPERTY_ADDED, "CompleteRequestParams.context", C)
+    one(changes, Rule.PROPERTY_ADDED, "CompleteRequest.params.context", C)
     for name in (
         "Tool",
         "Resource",
@@ -150,8 +152,10 @@ def test_2026_07_28(steps: dict[str, list[Change]]) -> None:
     one(changes, Rule.METHOD_ADDED, "subscriptions/listen", P)
     one(changes, Rule.METHOD_REMOVED, "resources/subscribe", B)
     one(changes, Rule.METHOD_REMOVED, "resources/unsubscribe", B)
-    # 5. ping, logging/setLevel and roots/list_changed removed.
-    assert len([c for c in changes if c.rule is Rule.METHOD_REMOVED and c.path == "ping"]) == 2
+    # 5. ping, logging/setLevel and roots/list_changed removed (ping from servers: only servers
+    # sending it break).
+    one(changes, Rule.METHOD_REMOVED, "ping", B)
+    assert one(changes, Rule.SERVER_REQUEST_REMOVED, "ping", B).affects == ("server",)
     one(changes, Rule.METHOD_REMOVED, "logging/setLevel", B)
     one(changes, Rule.NOTIFICATION_REMOVED, "notifications/roots/list_changed", P)
     # 6. Tasks leave the core protocol.

@@ -29,7 +29,7 @@ def assert_one_line_error(stderr: str, fragment: str) -> None:
 
 def test_text_is_grouped_by_method_then_definition_without_colour_off_a_tty() -> None:
     code, out, _ = run("2025-03-26", "2025-06-18")
-    assert code == 0
+    assert code == 1  # batching removed: breaking, and --fail-on defaults to breaking
     assert out.startswith("mcpbind diff 2025-03-26 -> 2025-06-18: ")
     assert out.index("\nMethods\n") < out.index("\nCapabilities\n") < out.index("\nDefinitions\n")
     assert "METHOD_ADDED: method 'elicitation/create' added" in out
@@ -42,11 +42,13 @@ def test_text_has_colour_on_a_tty_and_lists_everything_when_verbose() -> None:
     _, out, _ = run("2025-03-26", "2025-06-18", color=True)
     assert ANSI in out and click.unstyle(out) != out
     _, verbose, _ = run("2025-03-26", "2025-06-18", "--verbose")
-    assert "PROPERTY_ADDED title: property 'title' added (optional, string)" in verbose
+    # the same change in seven definitions is one folded line, with every path
+    assert "PROPERTY_ADDED (7 places): property 'title' added (optional, string)" in verbose
+    assert "at Implementation.title, Prompt.title, PromptArgument.title, PromptReference.title," in verbose
 
 
 def test_markdown_is_a_release_notes_section() -> None:
-    code, out, _ = run("2025-03-26", "2025-06-18", "--format", "markdown")
+    code, out, _ = run("2025-03-26", "2025-06-18", "--format", "markdown", "--fail-on", "never")
     assert code == 0
     assert out.startswith("## MCP schema changes: 2025-03-26 → 2025-06-18\n")
     assert out.index("### Breaking changes") < out.index("### Compatible changes")
@@ -54,12 +56,13 @@ def test_markdown_is_a_release_notes_section() -> None:
     assert "- New definitions: `BaseMetadata`" in out
 
 
-def test_json_is_one_object_per_change() -> None:
+def test_json_is_one_object_per_folded_entry() -> None:
     code, out, _ = run("2025-11-25", "2026-07-28", "--format", "json")
-    assert code == 0
+    assert code == 1
     document = json.loads(out)
     assert (document["old"], document["new"]) == ("2025-11-25", "2026-07-28")
-    removed = [c for c in document["changes"] if c["rule"] == "METHOD_REMOVED"]
+    assert document["failed"] is True and document["fail_on"] == "breaking"
+    removed = [c for c in document["entries"] if c["rule"] == "METHOD_REMOVED"]
     [initialize] = [c for c in removed if c["path"] == "initialize"]
     assert (initialize["direction"], initialize["severity"]) == ("client_to_server", "breaking")
 
@@ -72,7 +75,7 @@ def test_descriptions_only_when_asked() -> None:
 
 
 def _rules(text: str) -> set[str]:
-    return {c["rule"] for c in json.loads(text)["changes"]}
+    return {c["rule"] for c in json.loads(text)["entries"]}
 
 
 @pytest.mark.parametrize(
@@ -87,7 +90,9 @@ def _rules(text: str) -> set[str]:
 )
 def test_fail_on_sets_exit_status_1(old: str, new: str, fail_on: str, code: int) -> None:
     assert run(old, new, "--fail-on", fail_on)[0] == code
-    assert run(old, new)[0] == 0
+    assert run(old, new, "--fail-on", "never")[0] == 0
+    if fail_on == "breaking":
+        assert run(old, new)[0] == code  # the default
 
 
 def test_files_compare_the_same_revision_at_two_spec_commits(schema_dir: Path) -> None:
@@ -98,7 +103,7 @@ def test_files_compare_the_same_revision_at_two_spec_commits(schema_dir: Path) -
     assert code == 0
     document = json.loads(out)
     assert document["old"] == f"2026-07-28 ({day / 'schema.json'})"
-    assert sorted(c["rule"] for c in document["changes"]) == [
+    assert sorted(c["rule"] for c in document["entries"]) == [
         "DEFINITION_ADDED",
         "DEFINITION_RENAMED",
     ]
