@@ -1,0 +1,134 @@
+"""``mcpbind pin``, ``revisions --remote/--cached`` and removing a pin, without the internet: a
+local HTTP server stands in for raw.githubusercontent.com, a copy of generated/ for the checkout."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from mcpbind.codegen.cli import main
+from mcpbind.codegen.pins import commit_of, load_pins
+
+COMMIT = "a" * 40
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args))
+    if result.exception and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture
+def pins(tmp_path: Path, repo_root: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    copy = tmp_path / "pins.toml"
+    shutil.copy(repo_root / "schema" / "pins.toml", copy)
+    monkeypatch.setenv("MCPBIND_CACHE_DIR", str(tmp_path / "cache"))
+    return copy
+
+
+def test_commit_is_read_from_a_raw_github_commit_url() -> None:
+    url = f"https://raw.githubusercontent.com/modelcontextprotocol/modelcontextprotocol/{COMMIT}/schema/x/schema.json"
+    assert commit_of(url) == (COMMIT, "schema/x/schema.json")
+    assert commit_of("https://raw.githubusercontent.com/o/r/main/schema.json") is None
+
+
+def test_pin_from_a_url_records_sha256_commit_and_schema_ts(
+    served: tuple[str, Path], pins: Path, schema_dir: Path
+) -> None:
+    base, root = served
+    folder = root / "spec" / "2099-01-01"
+    folder.mkdir(parents=True)
+    data = (schema_dir / "2026-07-28" / "schema.json").read_bytes()
+    ts = (schema_dir / "2026-07-28" / "schema.ts").read_bytes()
+    (folder / "schema.json").write_bytes(data)
+    (folder / "schema.ts").write_bytes(ts)
+    before = pins.read_text()
+    url = f"{base}/spec/2099-01-01/schema.json"
+    code, out, err = run("pin", "2099-01-01", "--url", url, "--commit", COMMIT, "--pins", str(pins))
+    assert code == 0, err
+    assert out.startswith("pinned 2099-01-01: sha256 ") and "mcpbind generate 2099-01-01" in out
+    pin = load_pins(pins)["2099-01-01"]
+    assert pin.sha256 == hashlib.sha256(data).hexdigest()
+    assert pin.ts_sha256 == hashlib.sha256(ts).hexdigest()
+    assert (pin.spec_commit, pin.url) == (COMMIT, url)
+    after = pins.read_text()
+    assert after.startswith(before.rstrip("\n"))  # comments and older pins untouched, sorted
+    assert list(load_pins(pins))[-1] == "2099-01-01"
+    # pinning the same bytes again changes nothing
+    assert run("pin", "2099-01-01", "--url", url, "--commit", COMMIT, "--pins", str(pins))[
+        1
+    ].startswith("unchanged")
+    assert pins.read_text() == after
+
+
+def test_pin_needs_a_commit_and_an_mcp_schema(
+    served: tuple[str, Path], pins: Path, tmp_path: Path
+) -> None:
+    base, root = served
+    (root / "s.json").write_text('{"$defs": {"A": {}}}')
+    code, _, err = run("pin", "x", "--url", f"{base}/s.json", "--pins", str(pins))
+    assert code == 2 and "give --commit SHA" in err
+    (root / "bad.json").write_text("[]")
+    code, _, err = run("pin", "x", "--file", str(root / "bad.json"), "--commit", COMMIT)
+    assert code == 2 and "a schema must be a JSON object" in err
+    code, _, err = run("pin", "x", "--pins", str(pins))
+    assert code == 2 and "give --url URL or --file PATH" in err
+
+
+def test_revisions_remote_and_cached_say_when_upstream_bytes_changed(
+    served: tuple[str, Path], pins: Path, schema_dir: Path, repo_root: Path
+) -> None:
+    base, root = served
+    source = schema_dir / "2025-11-25" / "schema.json"
+    (root / "schema.json").write_bytes(source.read_bytes())
+    url = f"{base}/schema.json"
+    assert run("pin", "2025-11-25", "--file", str(source), "--url", url, "--commit", COMMIT,
+               "--pins", str(pins))[0] == 0
+    out_dir = str(repo_root / "generated")
+    code, out, _ = run("revisions", "--remote", "--pins", str(pins), "--out", out_dir)
+    line = next(x for x in out.splitlines() if x.startswith("2025-11-25"))
+    assert code == 0 and line.endswith("upstream: unchanged")
+    # upstream edits the released file
+    (root / "schema.json").write_bytes(source.read_bytes().replace(b"Used by", b"Used  by"))
+    code, out, err = run("revisions", "--remote", "--pins", str(pins), "--out", out_dir)
+    line = next(x for x in out.splitlines() if x.startswith("2025-11-25"))
+    assert code == 1 and "upstream: CHANGED: now sha256 " in line
+    assert "the bytes at a pinned URL changed" in err
+    # the cache remembers: --cached says the same without the network
+    (root / "schema.json").unlink()
+    code, out, _ = run("revisions", "--cached", "--pins", str(pins), "--out", out_dir)
+    line = next(x for x in out.splitlines() if x.startswith("2025-11-25"))
+    assert code == 1 and "upstream: CHANGED" in line
+    other = next(x for x in out.splitlines() if x.startswith("2024-11-05"))
+    assert "no download recorded in the cache" in other
+
+
+def test_removing_a_pin_removes_its_package_and_index_entry(
+    tmp_path: Path, repo_root: Path, pins: Path
+) -> None:
+    out = tmp_path / "generated"
+    shutil.copytree(repo_root / "generated", out, ignore=shutil.ignore_patterns("__pycache__"))
+    text = pins.read_text()
+    start = text.index('[revisions."2024-11-05"]')
+    pins.write_text(text[:start] + text[text.index('[revisions."2025-03-26"]') :])
+    code, report, _ = run("generate", "--check", "--pins", str(pins), "--out", str(out))
+    assert code == 1
+    assert "extra package not produced by the generator: v2024_11_05 (2024-11-05 is not pinned)" in (
+        report
+    )
+    assert "a/__init__.py" in report  # the index still lists it
+    code, msg, _ = run("generate", "2025-11-25", "--pins", str(pins), "--out", str(out))
+    assert code == 0 and "removed 2024-11-05 (no longer pinned)" in msg
+    assert not (out / "v2024_11_05").exists()
+    index = (out / "__init__.py").read_text()
+    assert "2024-11-05" not in index and "2025-03-26" in index
+    assert run("generate", "--check", "--pins", str(pins), "--out", str(out))[0] == 0
+    # a pinned revision whose package is missing is drift too
+    shutil.rmtree(out / "v2025_03_26")
+    code, report, _ = run("generate", "--check", "--pins", str(pins), "--out", str(out))
+    assert code == 1
+    assert "missing package: v2025_03_26 (pinned revision 2025-03-26 is not generated)" in report
