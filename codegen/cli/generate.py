@@ -29,7 +29,9 @@ def _pipeline() -> ModuleType:
         from .. import pipeline
     except ImportError as exc:
         if exc.name and exc.name.split(".")[0] in _EXTRA_MODULES:
-            fail(f"`mcpbind generate` needs the codegen extra ({exc.name} is missing): {EXTRA_HINT}")
+            fail(
+                f"`mcpbind generate` needs the codegen extra ({exc.name} is missing): {EXTRA_HINT}"
+            )
         raise
     return pipeline
 
@@ -80,7 +82,9 @@ def generate_command(
     pipeline = _pipeline()
     target = out or default_out()
     if target is None:
-        fail("--out is required outside a source checkout (an installed package is never rewritten)")
+        fail(
+            "--out is required outside a source checkout (an installed package is never rewritten)"
+        )
     show = progress if progress is not None else sys.stderr.isatty()
     pins_file = pins_path(pins)
     pinned = [] if schema_path else list(guarded(lambda: load_pins(pins_file)))

@@ -80,9 +80,7 @@ def render_junit(report: Report, fail_on: str) -> str:
             name=_title(entry),
         )
         if failing(entry, fail_on):
-            failure = ET.SubElement(
-                case, "failure", type=change.rule.value, message=change.message
-            )
+            failure = ET.SubElement(case, "failure", type=change.rule.value, message=change.message)
             failure.text = "\n".join(
                 [f"severity: {change.severity.value}", *(f"at {p}" for p in entry.paths)]
             )
@@ -95,4 +93,6 @@ def render_junit(report: Report, fail_on: str) -> str:
         out.text = f"unused ignore: {unused.rule} {unused.path} ({unused.reason})"
     suite.set("tests", str(len(entries) + len(report.unused_ignores)))
     ET.indent(suites)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
+    )

@@ -68,7 +68,9 @@ def deprecations(source: str) -> frozenset[str]:
     return frozenset(found)
 
 
-def _finding(rule: Rule, subject: Subject, path: str, what: str, old: object, new: object) -> Finding:
+def _finding(
+    rule: Rule, subject: Subject, path: str, what: str, old: object, new: object
+) -> Finding:
     name = path.split(".", 1)[0]
     return Finding(rule, subject, name, path, what, rules.impact(rule), None, old, new)
 
@@ -79,7 +81,9 @@ def compare_documents(old: SideInfo, new: SideInfo) -> list[Finding]:
     if old.dialect != new.dialect:
         what = f"JSON Schema dialect is now {new.dialect or 'unset'} (was {old.dialect or 'unset'})"
         out.append(
-            _finding(Rule.DIALECT_CHANGED, Subject.DOCUMENT, "$schema", what, old.dialect, new.dialect)
+            _finding(
+                Rule.DIALECT_CHANGED, Subject.DOCUMENT, "$schema", what, old.dialect, new.dialect
+            )
         )
     if old.deprecated is None or new.deprecated is None:
         return out

@@ -89,7 +89,9 @@ def _order(change: Change) -> tuple[int, str, int, str, str]:
     )
 
 
-_POINTER_STEP = re.compile(r"/(properties/([^/]+)|items|additionalProperties|(?:anyOf|oneOf)/(\d+)|allOf/\d+)")
+_POINTER_STEP = re.compile(
+    r"/(properties/([^/]+)|items|additionalProperties|(?:anyOf|oneOf)/(\d+)|allOf/\d+)"
+)
 
 
 def owner_path(origin: str) -> str:

@@ -93,9 +93,7 @@ def preamble(report: Report) -> list[str]:
         lines.append(f"{report.filtered} change(s) hidden by --severity/--only")
     if report.ignored:
         lines.append(f"{len(report.ignored)} change(s) accepted by the ignore file")
-    lines += [
-        f"unused ignore: {i.rule} {i.path} ({i.reason})" for i in report.unused_ignores
-    ]
+    lines += [f"unused ignore: {i.rule} {i.path} ({i.reason})" for i in report.unused_ignores]
     return lines
 
 

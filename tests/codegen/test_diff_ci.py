@@ -107,11 +107,14 @@ def test_github_annotations() -> None:
     assert code == 1
     lines = out.splitlines()
     assert all(line.startswith(("::error ", "::warning ", "::notice ")) for line in lines)
-    became = [line for line in lines if "METHOD_BECAME_INPUT_REQUEST sampling/createMessage" in line]
+    became = [
+        line for line in lines if "METHOD_BECAME_INPUT_REQUEST sampling/createMessage" in line
+    ]
     assert len(became) == 1 and became[0].startswith("::error title=")
     # property values escape ':' and ',' so the runner parses the title
-    assert "title=METHOD_BECAME_INPUT_REQUEST sampling/createMessage (2025-11-25 -> 2026-07-28)::" in (
-        became[0]
+    assert (
+        "title=METHOD_BECAME_INPUT_REQUEST sampling/createMessage (2025-11-25 -> 2026-07-28)::"
+        in (became[0])
     )
     _, relaxed, _ = run(*STEP, "--format", "github", "--fail-on", "never")
     assert not [line for line in relaxed.splitlines() if line.startswith("::error")]

@@ -7,6 +7,7 @@ the release-day schemas against today's show their real changes.
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
@@ -104,7 +105,7 @@ def test_a_change_of_the_gating_capability() -> None:
     assert gate.severity is P
 
 
-@pytest.mark.parametrize(("old", "new"), list(zip(STEPS, STEPS[1:], strict=False)))
+@pytest.mark.parametrize(("old", "new"), list(itertools.pairwise(STEPS)))
 def test_every_step_reads_its_documents(old: str, new: str) -> None:
     """The changelog's schema items of each step are in test_diff_changelog; here what only the
     documents say: the 2020-12 dialect switch (2025-11-25) and 2026-07-28's deprecations."""
@@ -142,7 +143,10 @@ def test_fixups_are_listed_and_raw_shows_what_they_hide(schema_dir: Path) -> Non
         ("2025-03-26", {(Rule.METHOD_ADDED, "resources/templates/list")}),
         (
             "2025-06-18",
-            {(Rule.TYPE_WIDENED, "NumberSchema.minimum"), (Rule.TYPE_WIDENED, "NumberSchema.maximum")},
+            {
+                (Rule.TYPE_WIDENED, "NumberSchema.minimum"),
+                (Rule.TYPE_WIDENED, "NumberSchema.maximum"),
+            },
         ),
         (
             "2025-11-25",

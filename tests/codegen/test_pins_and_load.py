@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-import http.server
 import json
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest

@@ -86,8 +86,21 @@ def test_revisions_remote_and_cached_say_when_upstream_bytes_changed(
     source = schema_dir / "2025-11-25" / "schema.json"
     (root / "schema.json").write_bytes(source.read_bytes())
     url = f"{base}/schema.json"
-    assert run("pin", "2025-11-25", "--file", str(source), "--url", url, "--commit", COMMIT,
-               "--pins", str(pins))[0] == 0
+    assert (
+        run(
+            "pin",
+            "2025-11-25",
+            "--file",
+            str(source),
+            "--url",
+            url,
+            "--commit",
+            COMMIT,
+            "--pins",
+            str(pins),
+        )[0]
+        == 0
+    )
     out_dir = str(repo_root / "generated")
     code, out, _ = run("revisions", "--remote", "--pins", str(pins), "--out", out_dir)
     line = next(x for x in out.splitlines() if x.startswith("2025-11-25"))
@@ -117,8 +130,9 @@ def test_removing_a_pin_removes_its_package_and_index_entry(
     pins.write_text(text[:start] + text[text.index('[revisions."2025-03-26"]') :])
     code, report, _ = run("generate", "--check", "--pins", str(pins), "--out", str(out))
     assert code == 1
-    assert "extra package not produced by the generator: v2024_11_05 (2024-11-05 is not pinned)" in (
-        report
+    assert (
+        "extra package not produced by the generator: v2024_11_05 (2024-11-05 is not pinned)"
+        in (report)
     )
     assert "a/__init__.py" in report  # the index still lists it
     code, msg, _ = run("generate", "2025-11-25", "--pins", str(pins), "--out", str(out))

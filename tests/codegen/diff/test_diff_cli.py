@@ -44,7 +44,10 @@ def test_text_has_colour_on_a_tty_and_lists_everything_when_verbose() -> None:
     _, verbose, _ = run("2025-03-26", "2025-06-18", "--verbose")
     # the same change in seven definitions is one folded line, with every path
     assert "PROPERTY_ADDED (7 places): property 'title' added (optional, string)" in verbose
-    assert "at Implementation.title, Prompt.title, PromptArgument.title, PromptReference.title," in verbose
+    assert (
+        "at Implementation.title, Prompt.title, PromptArgument.title, PromptReference.title,"
+        in verbose
+    )
 
 
 def test_markdown_is_a_release_notes_section() -> None:
