@@ -178,7 +178,7 @@ class DefinitionComparer:
     @staticmethod
     def _describe(node: Any, invented: frozenset[str]) -> str:
         """Like ``describe``, but a name the generator invented reads as what it is."""
-        return "an inline object" if ref_name(node) in invented else describe(node)
+        return "inline object" if ref_name(node) in invented else describe(node)
 
     def _annotations(self, old: Any, new: Any, path: str) -> list[Delta]:
         if not self.descriptions or not isinstance(old, dict) or not isinstance(new, dict):
@@ -377,11 +377,12 @@ class DefinitionComparer:
         for prop in sorted(old_props.keys() - new_props.keys()):
             required = prop in old_required
             kind = "required" if required else "optional"
+            shown = self._describe(old_props[prop], self._old_invented)
             out.append(
                 Delta(
                     Rule.PROPERTY_REMOVED,
                     f"{path}.{prop}",
-                    f"property '{prop}' removed ({kind}, {describe(old_props[prop])})",
+                    f"property '{prop}' removed ({kind}, {shown})",
                     rules.property_removed(required=required, closed=new_closed),
                     describe(old_props[prop]),
                     None,
@@ -391,11 +392,12 @@ class DefinitionComparer:
         for prop in sorted(new_props.keys() - old_props.keys()):
             required = prop in new_required
             kind = "required" if required else "optional"
+            shown = self._describe(new_props[prop], self._new_invented)
             out.append(
                 Delta(
                     Rule.PROPERTY_ADDED,
                     f"{path}.{prop}",
-                    f"property '{prop}' added ({kind}, {describe(new_props[prop])})",
+                    f"property '{prop}' added ({kind}, {shown})",
                     rules.property_added(required=required, closed=old_closed),
                     None,
                     describe(new_props[prop]),
