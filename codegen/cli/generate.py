@@ -88,7 +88,7 @@ def generate_command(
     show = progress if progress is not None else sys.stderr.isatty()
     pins_file = pins_path(pins)
     pinned = [] if schema_path else list(guarded(lambda: load_pins(pins_file)))
-    loaded = guarded(lambda: _inputs(revisions, schema_path, revision_name, pins_file, show))
+    loaded = guarded(lambda: _inputs(revisions, schema_path, revision_name, pins_file))
     total = len(loaded)
     counter = iter(range(1, total + 1))
 
@@ -125,7 +125,6 @@ def _inputs(
     schema_path: Path | None,
     revision_name: str | None,
     pins: Path | None,
-    show: bool,
 ) -> list[LoadedSchema]:
     if schema_path is not None:
         if revisions:
@@ -139,9 +138,4 @@ def _inputs(
         return [loaded]
     if revision_name is not None:
         raise CodegenError("--revision names the revision of a --schema file; give --schema too")
-    out = []
-    for rev in revisions or tuple(load_pins(pins)):
-        if show:
-            click.echo(f"mcpbind: loading {rev}", err=True)
-        out.append(load_revision(rev, pins))
-    return out
+    return [load_revision(rev, pins) for rev in revisions or tuple(load_pins(pins))]
