@@ -36,6 +36,9 @@ def test_json_validates_against_the_published_schema() -> None:
         validator.validate(document)
     bad = {**as_json(*STEP), "entries": [{"rule": "X"}]}
     assert not validator.is_valid(bad)
+    # the published schema names every rule, no more
+    published = json.loads(SCHEMA.read_text())["$defs"]["Rule"]["enum"]
+    assert published == [r.value for r in Rule]
 
 
 def test_rules_lists_every_rule_with_severity_and_one_line() -> None:
