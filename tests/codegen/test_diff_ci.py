@@ -134,9 +134,11 @@ def test_junit_xml_parses_back() -> None:
     assert int(suite.get("failures", "0")) == len(failures) > 0
     assert all(f.find("failure").get("type") for f in failures)  # type: ignore[union-attr]
     names = {c.get("name") for c in failures}
-    assert "SERVER_REQUEST_REMOVED 5 places" not in names
-    assert "METHOD_BECAME_INPUT_REQUEST roles/list" not in names
     assert "METHOD_BECAME_INPUT_REQUEST roots/list" in names
+    passed = [c for c in cases if c.find("failure") is None]
+    assert passed and all(c.find("system-out") is not None for c in passed)
+    _, relaxed, _ = run(*STEP, "--format", "junit", "--fail-on", "never")
+    assert ET.fromstring(relaxed).find("testsuite").get("failures") == "0"  # type: ignore[union-attr]
 
 
 def test_identical_messages_are_folded_and_invented_names_stay_at_their_owner() -> None:
