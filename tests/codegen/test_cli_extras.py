@@ -7,6 +7,7 @@ import fail, as after a plain ``pip install mcpbind``.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -110,3 +111,34 @@ def test_progress_line_per_revision(tmp_path: Path) -> None:
     assert "mcpbind: generating 2025-03-26 (2/2)" in result.stderr
     quiet = CliRunner().invoke(main, ["generate", "2024-11-05", "--out", str(tmp_path)])
     assert "generating" not in quiet.stderr  # not a terminal, no --progress
+
+
+def test_an_installed_copy_never_rewrites_itself(tmp_path: Path, repo_root: Path) -> None:
+    """The layout of a non-editable install (setup.py maps the folders onto ``mcpbind.*``, no
+    pyproject.toml beside them): ``generate`` wants --out; ``revisions`` reads its own packages."""
+    site = tmp_path / "site-packages"
+    skip = shutil.ignore_patterns("__pycache__")
+    for folder in ("codegen", "schema", "generated"):
+        shutil.copytree(repo_root / folder, site / "mcpbind" / folder, ignore=skip)
+    before = sorted(p.read_bytes() for p in (site / "mcpbind" / "generated").rglob("*.py"))
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    code = "import sys, mcpbind.codegen as c; print(c.__file__); from mcpbind.codegen.cli import main; main()"
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-c", code, *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+            timeout=120,
+            check=False,
+        )
+
+    result = run("generate", "2024-11-05")
+    assert result.stdout.startswith(str(site))  # the copy, not the checkout, is imported
+    assert result.returncode == 2
+    assert "--out is required outside a source checkout" in result.stderr
+    revisions = run("revisions")
+    assert revisions.returncode == 0 and "2026-07-28" in revisions.stdout
+    assert sorted(p.read_bytes() for p in (site / "mcpbind" / "generated").rglob("*.py")) == before
