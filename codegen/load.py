@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import threading
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
@@ -93,15 +94,34 @@ def offline() -> bool:
 
 
 def fetch(url: str) -> bytes:
-    """The bytes at ``url`` (http, https or file); ``OSError`` when they cannot be had."""
+    """The bytes at ``url`` (http, https or file); ``OSError`` when they cannot be had.
+
+    The whole attempt, name resolution included, is bounded by ``DOWNLOAD_TIMEOUT_S``: a socket
+    timeout does not cover ``getaddrinfo``, whose retries make an offline lookup take most of a
+    minute, so the download runs in a daemon thread that is abandoned when time is up.
+    """
     if offline():
         raise OSError(f"${OFFLINE_ENV} is set")
-    try:
-        with urllib.request.urlopen(url, timeout=DOWNLOAD_TIMEOUT_S) as response:
-            data: bytes = response.read()
-    except urllib.error.URLError as exc:
-        raise OSError(str(exc.reason)) from None
-    return data
+    outcome: list[bytes | BaseException] = []
+
+    def attempt() -> None:
+        try:
+            with urllib.request.urlopen(url, timeout=DOWNLOAD_TIMEOUT_S) as response:
+                outcome.append(response.read())
+        except urllib.error.URLError as exc:
+            outcome.append(OSError(str(exc.reason)))
+        except OSError as exc:
+            outcome.append(exc)
+
+    worker = threading.Thread(target=attempt, name=f"mcpbind-fetch {url}", daemon=True)
+    worker.start()
+    worker.join(DOWNLOAD_TIMEOUT_S)
+    if not outcome:
+        raise OSError(f"no answer within {DOWNLOAD_TIMEOUT_S:g} s (offline? set ${OFFLINE_ENV}=1)")
+    result = outcome[0]
+    if isinstance(result, BaseException):
+        raise result
+    return result
 
 
 def how_to_provide(revision: str, url: str, name: str = "schema.json") -> str:

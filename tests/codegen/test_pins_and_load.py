@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import socket
 from pathlib import Path
 
 import pytest
+from mcpbind.codegen import load
 from mcpbind.codegen.errors import CodegenError
 from mcpbind.codegen.load import LoadedSchema, load_file, load_revision, resolve_pinned_bytes
 from mcpbind.codegen.pins import Pin, get_pin, load_pins
@@ -143,3 +145,22 @@ def test_pinned_revision_loads_from_env_dir(schema_dir: Path) -> None:
     assert loaded.source == str(schema_dir / "2024-11-05" / "schema.json")
     assert loaded.pin is not None and loaded.sha256 == loaded.pin.sha256
     assert "definitions" in loaded.document and json.dumps(loaded.document)
+
+
+def test_a_silent_server_fails_within_the_download_bound(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A host that accepts and never answers (a black-holed network) is an error, not a hang."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    try:
+        monkeypatch.setattr(load, "DOWNLOAD_TIMEOUT_S", 0.2)
+        monkeypatch.delenv("MCPBIND_SCHEMA_DIR")
+        monkeypatch.setenv("MCPBIND_CACHE_DIR", str(tmp_path))
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}/schema.json"
+        pin = Pin("x", "c" * 40, "s.json", "0" * 64, url, "c" * 40)
+        with pytest.raises(CodegenError, match=r"downloading failed .*(timed out|no answer)"):
+            resolve_pinned_bytes(pin)
+    finally:
+        listener.close()
