@@ -128,7 +128,8 @@ def test_fixups_are_listed_and_raw_shows_what_they_hide(schema_dir: Path) -> Non
     patched = build_report(str(day), "2025-06-18", raw=False, include_descriptions=False)
     assert patched.changes == []  # the fix-up makes the two look alike...
     label = f"2025-06-18 ({day})"
-    assert patched.fixups[label] == ["number-schema-bounds-number"]
+    assert "number-schema-bounds-number" in patched.fixups[label]
+    assert "number-schema-bounds-number" not in patched.fixups["2025-06-18"]
     raw = build_report(str(day), "2025-06-18", raw=True, include_descriptions=False)
     assert raw.fixups == {label: [], "2025-06-18": []}
     widened = find(raw.changes, Rule.TYPE_WIDENED)
