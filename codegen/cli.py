@@ -14,6 +14,7 @@ from typing import NoReturn, TypeVar
 
 import click
 
+from .checkout import default_out
 from .diff.command import diff_command
 from .errors import CodegenError
 from .load import LoadedSchema, load_file, load_revision
@@ -21,7 +22,7 @@ from .pins import load_pins
 from .pipeline import generate, package_dir
 from .write import drift, existing_revisions, write_files
 
-DEFAULT_OUT = Path(__file__).resolve().parent.parent / "generated"
+DEFAULT_OUT = default_out()
 _REVISION_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 T = TypeVar("T")
