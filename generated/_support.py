@@ -33,9 +33,11 @@ __all__ = [
     "MCPModel",
     "MethodSpec",
     "NotificationSpec",
+    "PaginatedMethodSpec",
     "ProgressCallback",
     "RequestOptions",
     "RequestSender",
+    "Revision",
 ]
 
 
@@ -150,6 +152,20 @@ class MethodSpec(Generic[ParamsT, ResultT]):
     page_items: str | None = None
 
 
+ItemT = TypeVar("ItemT")
+
+
+@dataclass(frozen=True)
+class PaginatedMethodSpec(MethodSpec[ParamsT, ResultT], Generic[ParamsT, ResultT, ItemT]):
+    """A list method (``tools/list``): its result pages hold ``ItemT`` items under ``page_items``.
+
+    The item type is a type parameter so that ``client.list_all(methods.TOOLS_LIST)`` is
+    ``list[Tool]`` statically; ``item_type`` holds the same class for the runtime.
+    """
+
+    item_type: Any = None
+
+
 @dataclass(frozen=True)
 class NotificationSpec(Generic[ParamsT]):
     """One notification method of a revision."""
@@ -187,3 +203,28 @@ class RequestSender(Protocol):
     async def send_notification(
         self, spec: NotificationSpec[Any], params: MCPModel | None
     ) -> None: ...
+
+
+ClientStubT = TypeVar("ClientStubT")
+ServerStubT = TypeVar("ServerStubT")
+ImplementationT = TypeVar("ImplementationT")
+ServerCapabilitiesT = TypeVar("ServerCapabilitiesT")
+
+
+@dataclass(frozen=True)
+class Revision(Generic[ClientStubT, ServerStubT, ImplementationT, ServerCapabilitiesT]):
+    """One revision's bindings as a typed value (each revision package's ``BINDINGS``).
+
+    A runtime client bound to it (``Client(transport, bindings=v2025_11_25.BINDINGS)``) is typed
+    by it: its stub is this revision's ``ClientStub``, and what the server told about itself is
+    this revision's ``Implementation`` and ``ServerCapabilities``, all checked statically.
+    """
+
+    name: str
+    era: str
+    client_stub: Callable[[RequestSender], ClientStubT]
+    server_stub: Callable[[RequestSender], ServerStubT]
+    implementation: type[ImplementationT]
+    server_capabilities: type[ServerCapabilitiesT]
+    methods: Mapping[str, MethodSpec[Any, Any]] = field(default_factory=dict, hash=False)
+    notifications: Mapping[str, NotificationSpec[Any]] = field(default_factory=dict, hash=False)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, Generic, Self, TypeVar
 
 import anyio
 import anyio.abc
@@ -16,10 +16,13 @@ from mcpbind.generated._support import (
     MethodSpec,
     NotificationSpec,
     RequestOptions,
+    Revision,
 )
 from pydantic import ValidationError
+from typing_extensions import TypeVar as DefaultTypeVar
 
-from ._bindings import Bindings, dump, validator
+from ._bindings import Bindings, validator
+from ._client_calls import ClientCalls
 from ._endpoint import Endpoint
 from ._lifecycle import ClientLifecycle, HandshakeClient
 from ._listen_client import (
@@ -33,18 +36,27 @@ from ._outgoing import REQUEST_SENT
 from ._session import Route, Session, SessionOptions
 from ._stateless_client import StatelessClient
 from ._stdio import StdioParameters, stdio_client
-from .errors import CapabilityError, ConnectionClosedError, InvalidResultError, McpError
+from .errors import CapabilityError, ConnectionClosedError, McpError, ProtocolVersionError
 from .transport import Connection, Envelope
 
 __all__ = ["Client"]
 
+P = TypeVar("P")
 ResultT = TypeVar("ResultT")
 StubT = TypeVar("StubT")
+# The bound revision's classes; ``Any`` for a client bound to none (any revision, untyped).
+ClientStubT = DefaultTypeVar("ClientStubT", covariant=True, default=Any)
+ServerInfoT = DefaultTypeVar("ServerInfoT", covariant=True, default=Any)
+ServerCapabilitiesT = DefaultTypeVar("ServerCapabilitiesT", covariant=True, default=Any)
 
 _PING = "ping"
 
 
-class Client(Endpoint):
+class Client(
+    Endpoint,
+    ClientCalls[ClientStubT],
+    Generic[ClientStubT, ServerInfoT, ServerCapabilitiesT],
+):
     """An MCP client on one connection; use as ``async with Client(transport) as client``.
 
     ``transport`` is any transport (``stdio_client(...)``, ``server.memory_transport()``, an
@@ -56,9 +68,17 @@ class Client(Endpoint):
     server that does not serve it raises ``ProtocolVersionError``, unless ``fallback=True``
     allows the handshake era (the handshake revisions of ``revisions``, default all) with a
     legacy server. ``client.revision`` tells which revision is in use. Then ``client.stub`` is
-    the negotiated revision's generated ``ClientStub``; ``stub_as(v2025_11_25.client.ClientStub)``
-    gives the same, typed for mypy, after checking the revision. The client itself is a
-    ``RequestSender``, so ``ClientStub(client)`` of any revision works too. Handlers for what the
+    the negotiated revision's generated ``ClientStub``.
+
+    ``bindings=v2025_11_25.BINDINGS`` binds the client to one revision, for the type checker:
+    the client is then a ``Client[ClientStub, Implementation, ServerCapabilities]`` of that
+    revision, so ``client.stub``, ``list_all``, ``call_tool``, ``server_info`` and
+    ``server_capabilities_model`` are all typed with its classes. It offers only that revision
+    (``protocol_version`` and ``revisions`` default to it), and a session that ends up on
+    another one is a ``ProtocolVersionError``. Unbound, the client speaks any revision and those
+    are ``Any``; ``stub_as(v2025_11_25.client.ClientStub)`` still gives a typed stub after
+    checking the revision. The client itself is a ``RequestSender``, so ``ClientStub(client)``
+    of any revision works too. Handlers for what the
     server asks (sampling, roots, elicitation) are registered before entering, like a server's.
     In the stateless era ``client.listen(...)`` opens a ``subscriptions/listen`` subscription
     and yields its notifications.
@@ -76,9 +96,18 @@ class Client(Endpoint):
         options: SessionOptions | None = None,
         lifecycle: ClientLifecycle | None = None,
         fallback: bool = False,
+        bindings: Revision[ClientStubT, Any, ServerInfoT, ServerCapabilitiesT] | None = None,
     ) -> None:
         super().__init__(Direction.CLIENT_TO_SERVER, capabilities)
         self.info: dict[str, Any] = {"name": name, "version": version}
+        self.bound = bindings
+        if bindings is not None:
+            protocol_version, revisions = _bound_offer(bindings, protocol_version, revisions)
+            if fallback:
+                raise ValueError(
+                    f"a client bound to {bindings.name} cannot fall back to another revision; "
+                    "leave out bindings= to allow fallback"
+                )
         if lifecycle is None:
             if protocol_version is not None and generated.ERAS.get(protocol_version) == "stateless":
                 modern = [r for r in revisions or () if generated.ERAS.get(r) == "stateless"]
@@ -104,7 +133,7 @@ class Client(Endpoint):
 
     # -- connection -----------------------------------------------------------------------
 
-    async def __aenter__(self) -> Client:
+    async def __aenter__(self) -> Self:
         stack = AsyncExitStack()
         await stack.__aenter__()
         try:
@@ -117,6 +146,7 @@ class Client(Endpoint):
             tg.start_soon(session.run)
             await session.wait_started()
             await self.lifecycle.open(self, session)
+            self._check_bound(session)
         except BaseException:
             if self._session is not None:
                 self._session.close("the client failed to connect")
@@ -156,9 +186,10 @@ class Client(Endpoint):
         return self.session.bindings.revision
 
     @property
-    def server_info(self) -> Any:
-        """The server's ``Implementation`` (name, version...)."""
-        return self.session.peer.info
+    def server_info(self) -> ServerInfoT:
+        """The server's ``Implementation`` (name, version...), of the bound revision's class."""
+        info: ServerInfoT = self.session.peer.info
+        return info
 
     @property
     def server_capabilities(self) -> dict[str, Any]:
@@ -166,18 +197,40 @@ class Client(Endpoint):
         return self.session.peer.capabilities
 
     @property
+    def server_capabilities_model(self) -> ServerCapabilitiesT:
+        """The server's capabilities as the negotiated revision's ``ServerCapabilities``."""
+        bindings = self.session.bindings
+        caps: ServerCapabilitiesT = validator(bindings.module.types.ServerCapabilities)(
+            self.session.peer.capabilities
+        )
+        return caps
+
+    @property
     def instructions(self) -> str | None:
         """The server's instructions, if it gave any."""
         return self.session.peer.instructions
 
     @property
-    def stub(self) -> Any:
+    def stub(self) -> ClientStubT:
         """The negotiated revision's generated ``ClientStub``, bound to this client."""
         session = self.session
         if self._stub is None or self._stub_revision != session.bindings.revision:
-            self._stub = session.bindings.stub(self)
+            self._check_bound(session)
+            bound = self.bound
+            self._stub = session.bindings.stub(self) if bound is None else bound.client_stub(self)
             self._stub_revision = session.bindings.revision
-        return self._stub
+        stub: ClientStubT = self._stub
+        return stub
+
+    def _check_bound(self, session: Session) -> None:
+        """``ProtocolVersionError`` if the session is not on the revision this client is bound to."""
+        bound = self.bound
+        if bound is not None and session.bindings.revision != bound.name:
+            raise ProtocolVersionError(
+                f"this client is bound to revision {bound.name} (bindings=), but the session "
+                f"speaks {session.bindings.revision}; bind the client to that revision's "
+                "BINDINGS, or leave bindings= out to accept any revision"
+            )
 
     def stub_as(self, cls: type[StubT]) -> StubT:
         """``cls(self)`` if ``cls`` is the negotiated revision's stub class; else ``TypeError``.
@@ -195,25 +248,29 @@ class Client(Endpoint):
 
     async def send_request(
         self,
-        spec: MethodSpec[Any, ResultT],
-        params: MCPModel | dict[str, Any] | None,
+        spec: MethodSpec[P, ResultT],
+        params: P | dict[str, Any] | None,
         options: RequestOptions | None = None,
     ) -> ResultT:
         """Send a request (usually through a stub); see ``Session.send_request``.
+
+        Typed by the spec: ``send_request(methods.TOOLS_CALL, params)`` takes that revision's
+        ``CallToolRequestParams`` (or plain JSON data) and returns its ``CallToolResult``.
 
         In the stateless era a request refused for its headers (-32020) or its version
         (-32022) is sent once more after the lifecycle mended the cause (``recover``).
         """
         session = self.session
+        body: MCPModel | dict[str, Any] | None = params  # type: ignore[assignment]
         try:
-            return await session.send_request(spec, params, options)
+            return await session.send_request(spec, body, options)
         except McpError as exc:
             lifecycle = self.lifecycle
             if not isinstance(lifecycle, StatelessClient) or not await lifecycle.recover(
                 self, session, spec, exc
             ):
                 raise
-        return await session.send_request(spec, params, options)
+        return await session.send_request(spec, body, options)
 
     async def send_notification(self, spec: NotificationSpec[Any], params: MCPModel | None) -> None:
         """Send a notification (usually through a stub)."""
@@ -226,45 +283,6 @@ class Client(Endpoint):
         if spec is None:
             raise CapabilityError(f"revision {self.revision} has no ping")
         await self.session.send_request(spec, None, options)
-
-    async def pages(
-        self,
-        spec: MethodSpec[Any, ResultT],
-        params: MCPModel | None = None,
-        options: RequestOptions | None = None,
-    ) -> AsyncIterator[ResultT]:
-        """Every page of a paginated list method, following ``nextCursor`` to the end."""
-        base = dump(params) or {}
-        seen: set[str] = set()
-        cursor: str | None = None
-        while True:
-            body = dict(base)
-            if cursor is not None:
-                body["cursor"] = cursor
-            page = await self.send_request(spec, body or None, options)
-            yield page
-            cursor = getattr(page, "nextCursor", None)
-            if not cursor:
-                return
-            if cursor in seen:
-                raise InvalidResultError(
-                    f"{spec.method} returned cursor {cursor!r} twice; stopped paginating"
-                )
-            seen.add(cursor)
-
-    async def list_all(
-        self,
-        spec: MethodSpec[Any, Any],
-        params: MCPModel | None = None,
-        options: RequestOptions | None = None,
-    ) -> list[Any]:
-        """The items of every page of a list method (``tools``, ``resources``, ``prompts``...)."""
-        if spec.page_items is None:
-            raise ValueError(f"{spec.method} is not a paginated list method")
-        items: list[Any] = []
-        async for page in self.pages(spec, params, options):
-            items.extend(getattr(page, spec.page_items))
-        return items
 
     # -- subscriptions/listen -------------------------------------------------------------
 
@@ -380,3 +398,21 @@ class Client(Endpoint):
         options: RequestOptions | None,
     ) -> Any:
         return await self.lifecycle.finish_request(self, session, spec, body, raw, options)
+
+
+def _bound_offer(
+    bindings: Revision[Any, Any, Any, Any],
+    protocol_version: str | None,
+    revisions: Sequence[str] | None,
+) -> tuple[str, list[str]]:
+    """What a client bound to ``bindings`` offers: that revision only, unless told otherwise in a
+    way that still includes it (then a session on another one fails at connect)."""
+    if protocol_version is not None and protocol_version != bindings.name:
+        raise ValueError(
+            f"protocol_version={protocol_version!r} contradicts bindings= of revision {bindings.name}"
+        )
+    if revisions is not None and bindings.name not in revisions:
+        raise ValueError(
+            f"revisions={list(revisions)!r} leave out the bound revision {bindings.name}"
+        )
+    return bindings.name, list(revisions) if revisions is not None else [bindings.name]

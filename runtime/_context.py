@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Generic
 
 from mcpbind.generated._support import MCPModel, MethodSpec, NotificationSpec, RequestOptions
+from typing_extensions import TypeVar
 
 from . import _jsonrpc as rpc
 
@@ -16,17 +17,22 @@ __all__ = ["RelatedSender", "RequestContext"]
 
 ResultT = TypeVar("ResultT")
 StubT = TypeVar("StubT")
+PeerT = TypeVar("PeerT", covariant=True, default=Any)
 RequestId = int | str
 
 PROGRESS: Final = "notifications/progress"
 
 
-class RequestContext:
+class RequestContext(Generic[PeerT]):
     """What a handler gets besides its params: who asked, and how to talk back.
 
     ``peer`` is the generated stub for calling the other side (``ServerStub`` in a server, so a
     tool can ``await context.peer.create_message(...)``); messages sent through it are tagged as
-    belonging to this request. In the stateless era a server's requests travel as input requests
+    belonging to this request. The type parameter says which stub that is, for the type checker:
+    a handler annotated ``context: RequestContext[v2025_11_25.client.ServerStub]`` has every call
+    through ``context.peer`` checked (plain ``RequestContext`` is ``RequestContext[Any]``, as
+    before). The annotation is the handler's promise about the revisions it serves; ``peer_as``
+    checks the same at run time. In the stateless era a server's requests travel as input requests
     of a multi round-trip request instead (``rounds``, see ``_input.py``): the same call works in
     both eras. ``transport_context`` is the transport's per-message slot.
     """
@@ -64,7 +70,7 @@ class RequestContext:
         return token if rpc.is_request_id(token) else None
 
     @property
-    def peer(self) -> Any:
+    def peer(self) -> PeerT:
         """The negotiated revision's stub for the other side, bound to this request."""
         if self._peer is None:
             rounds = self.rounds
@@ -74,9 +80,10 @@ class RequestContext:
                 self._peer = self.session.bindings.stub(
                     RelatedSender(self.session, self.request_id)
                 )
-        return self._peer
+        peer: PeerT = self._peer
+        return peer
 
-    def asking(self, key: str) -> Any:
+    def asking(self, key: str) -> PeerT:
         """``peer``, for calls whose input request should be called ``key`` in the stateless era
         (``await context.asking("user_name").elicit(...)``); by default a request is named
         after its method and rank (``elicitation/create#1``). The same stub in the handshake era.
@@ -84,7 +91,8 @@ class RequestContext:
         rounds = self.rounds
         if rounds is None:
             return self.peer
-        return rounds.bindings.stub(rounds.sender(self, key))
+        peer: PeerT = rounds.bindings.stub(rounds.sender(self, key))
+        return peer
 
     def peer_as(self, cls: type[StubT]) -> StubT:
         """``peer``, typed: ``cls`` must be the negotiated revision's stub for the other side;
@@ -94,7 +102,7 @@ class RequestContext:
         ``context.peer_as(v2025_11_25.client.ServerStub).create_message(...)`` is checked by mypy.
         """
         peer = self.peer
-        if type(peer) is cls:
+        if isinstance(peer, cls) and type(peer) is cls:
             return peer
         sender = getattr(peer, "_sender", None)
         if (

@@ -216,7 +216,7 @@ class StatelessClient:
         if session.peer.era == _LEGACY:
             return False
         if error.code == HEADER_MISMATCH and spec.method == _TOOLS_CALL and self.on_http:
-            await client.list_all(session.bindings.methods[_TOOLS_LIST])
+            await client.list_tools()
             return True
         if error.code == UNSUPPORTED_PROTOCOL_VERSION:
             data = error.data if isinstance(error.data, dict) else {}

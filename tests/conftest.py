@@ -24,6 +24,19 @@ for _helpers in ("", "runtime", "runtime/http", "conformance"):
         sys.path.append(str(REPO_ROOT / "tests" / _helpers))
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """The tests run the installed package: refuse one that differs from this checkout."""
+    from mcpbind.codegen.checkout import stale_files
+
+    stale = stale_files(REPO_ROOT)
+    if stale:
+        shown = ", ".join(stale[:5]) + (f" and {len(stale) - 5} more" if len(stale) > 5 else "")
+        raise pytest.UsageError(
+            f"the installed mcpbind differs from the checkout {REPO_ROOT} in {shown}; "
+            "install it again: .venv/bin/pip install '.[test]'"
+        )
+
+
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
     return REPO_ROOT

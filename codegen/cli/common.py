@@ -1,4 +1,7 @@
-"""What the commands share: one-line errors, the source checkout, where the pins live."""
+"""What the commands share: one-line errors, where the pins live, where output goes.
+
+The source checkout (and so the default ``--out``) is found by ``codegen.checkout``.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ from typing import NoReturn, TypeVar
 
 import click
 
+from ..checkout import default_out, source_checkout
 from ..errors import CodegenError
 from ..pins import pins_file
 
@@ -28,20 +32,6 @@ def guarded(action: Callable[[], T]) -> T:
         fail(str(exc))
 
 
-def source_checkout() -> Path | None:
-    """The repository mcpbind runs from, if it is a source checkout (an editable install).
-
-    A checkout is the folder holding ``pyproject.toml``, ``schema/pins.toml`` and ``generated/``
-    next to the ``codegen`` sources. An installed package has the latter two as well, but no
-    ``pyproject.toml``: there nothing may be rewritten without an explicit ``--out``/``--pins``.
-    """
-    root = CODEGEN_ROOT.parent
-    markers = (root / "pyproject.toml", root / "schema" / "pins.toml")
-    if all(m.is_file() for m in markers) and (root / "generated").is_dir():
-        return root
-    return None
-
-
 def pins_path(explicit: Path | None) -> Path | None:
     """``--pins``, else ``$MCPBIND_PINS``, else the checkout's; None: the package's own copy."""
     if explicit is not None:
@@ -51,12 +41,6 @@ def pins_path(explicit: Path | None) -> Path | None:
         return from_env
     checkout = source_checkout()
     return checkout / "schema" / "pins.toml" if checkout else None
-
-
-def default_out() -> Path | None:
-    """The checkout's ``generated/``; None outside a checkout (``--out`` is required there)."""
-    checkout = source_checkout()
-    return checkout / "generated" if checkout else None
 
 
 def installed_generated() -> Path:

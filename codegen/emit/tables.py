@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from ..errors import CodegenError
 from ..ir import Direction, RevisionIR
+from ..ir.refs import ref_name
 from .names import constant, snake, stem
 
 
@@ -23,6 +24,7 @@ class MethodView:
     capabilities: tuple[tuple[str, str], ...]
     lifecycle: bool
     page_items: str | None
+    item_expr: str | None
     summary: str
 
 
@@ -50,6 +52,18 @@ def _enum_member(direction: Direction) -> str:
     return f"Direction.{direction.name}"
 
 
+def _item_expr(ir: RevisionIR, result: str, page_items: str | None) -> str | None:
+    """The class of one item of a paginated result (``types.Tool`` for ``tools/list``), so that
+    the method table can say statically what ``list_all`` returns; ``Any`` for an inline item."""
+    if page_items is None:
+        return None
+    prop = ir.definitions[result].schema.get("properties", {}).get(page_items, {})
+    name = ref_name(prop.get("items") if isinstance(prop, dict) else None)
+    if name is None or name not in ir.definitions:
+        return "Any"
+    return f"types.{ir.definitions[name].class_name}"
+
+
 def method_views(ir: RevisionIR) -> list[MethodView]:
     cls = {name: d.class_name for name, d in ir.definitions.items()}
     views = []
@@ -68,6 +82,7 @@ def method_views(ir: RevisionIR) -> list[MethodView]:
                 capabilities=tuple((_enum_member(d), c) for d, c in m.capabilities),
                 lifecycle=m.lifecycle,
                 page_items=m.page_items,
+                item_expr=_item_expr(ir, m.results[0], m.page_items),
                 summary=_summary(ir.definitions[m.request].schema.get("description")),
             )
         )

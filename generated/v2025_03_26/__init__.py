@@ -6,10 +6,37 @@
 """Bindings of MCP revision 2025-03-26 (handshake era).
 
 ``types`` holds a class for every schema definition, ``methods`` the method table, ``client`` the
-typed stubs and ``server`` the dispatch tables and handler protocols.
+typed stubs and ``server`` the dispatch tables and handler protocols. ``BINDINGS`` is all of it as
+one typed value, for a runtime to bind to (``Client(transport, bindings=BINDINGS)``).
 """
 
+from typing import Final
+
+from .._support import Revision
 from . import client, methods, server, types
 from .methods import ERA, METHODS, NOTIFICATIONS, REVISION
 
-__all__ = ["ERA", "METHODS", "NOTIFICATIONS", "REVISION", "client", "methods", "server", "types"]
+__all__ = [
+    "BINDINGS",
+    "ERA",
+    "METHODS",
+    "NOTIFICATIONS",
+    "REVISION",
+    "client",
+    "methods",
+    "server",
+    "types",
+]
+
+BINDINGS: Final[
+    Revision[client.ClientStub, client.ServerStub, types.Implementation, types.ServerCapabilities]
+] = Revision(
+    name=REVISION,
+    era=ERA,
+    client_stub=client.ClientStub,
+    server_stub=client.ServerStub,
+    implementation=types.Implementation,
+    server_capabilities=types.ServerCapabilities,
+    methods=METHODS,
+    notifications=NOTIFICATIONS,
+)

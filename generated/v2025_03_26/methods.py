@@ -6,7 +6,8 @@
 """Method table of MCP revision 2025-03-26: every request and notification, as data.
 
 Each constant is typed ``MethodSpec[Params, Result]`` so that a runtime can type-check handlers
-and calls against it; ``METHODS`` and ``NOTIFICATIONS`` index them by method name.
+and calls against it; a list method is a ``PaginatedMethodSpec[Params, Result, Item]``, which
+also says what one item of its pages is. ``METHODS`` and ``NOTIFICATIONS`` index them by name.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from .._support import Direction, MethodSpec, NotificationSpec
+from .._support import Direction, MethodSpec, NotificationSpec, PaginatedMethodSpec
 from . import types
 
 __all__ = [
@@ -132,7 +133,9 @@ PROMPTS_GET: Final = MethodSpec[types.GetPromptRequestParams, types.GetPromptRes
 )
 
 
-PROMPTS_LIST: Final = MethodSpec[types.ListPromptsRequestParams, types.ListPromptsResult](
+PROMPTS_LIST: Final = PaginatedMethodSpec[
+    types.ListPromptsRequestParams, types.ListPromptsResult, types.Prompt
+](
     revision=REVISION,
     method="prompts/list",
     handler_name="list_prompts",
@@ -145,10 +148,13 @@ PROMPTS_LIST: Final = MethodSpec[types.ListPromptsRequestParams, types.ListPromp
     capabilities={Direction.CLIENT_TO_SERVER: "prompts"},
     lifecycle=False,
     page_items="prompts",
+    item_type=types.Prompt,
 )
 
 
-RESOURCES_LIST: Final = MethodSpec[types.ListResourcesRequestParams, types.ListResourcesResult](
+RESOURCES_LIST: Final = PaginatedMethodSpec[
+    types.ListResourcesRequestParams, types.ListResourcesResult, types.Resource
+](
     revision=REVISION,
     method="resources/list",
     handler_name="list_resources",
@@ -161,6 +167,7 @@ RESOURCES_LIST: Final = MethodSpec[types.ListResourcesRequestParams, types.ListR
     capabilities={Direction.CLIENT_TO_SERVER: "resources"},
     lifecycle=False,
     page_items="resources",
+    item_type=types.Resource,
 )
 
 
@@ -196,8 +203,10 @@ RESOURCES_SUBSCRIBE: Final = MethodSpec[types.SubscribeRequestParams, types.Empt
 )
 
 
-RESOURCES_TEMPLATES_LIST: Final = MethodSpec[
-    types.ListResourceTemplatesRequestParams, types.ListResourceTemplatesResult
+RESOURCES_TEMPLATES_LIST: Final = PaginatedMethodSpec[
+    types.ListResourceTemplatesRequestParams,
+    types.ListResourceTemplatesResult,
+    types.ResourceTemplate,
 ](
     revision=REVISION,
     method="resources/templates/list",
@@ -211,6 +220,7 @@ RESOURCES_TEMPLATES_LIST: Final = MethodSpec[
     capabilities={Direction.CLIENT_TO_SERVER: "resources"},
     lifecycle=False,
     page_items="resourceTemplates",
+    item_type=types.ResourceTemplate,
 )
 
 
@@ -280,7 +290,9 @@ TOOLS_CALL: Final = MethodSpec[types.CallToolRequestParams, types.CallToolResult
 )
 
 
-TOOLS_LIST: Final = MethodSpec[types.ListToolsRequestParams, types.ListToolsResult](
+TOOLS_LIST: Final = PaginatedMethodSpec[
+    types.ListToolsRequestParams, types.ListToolsResult, types.Tool
+](
     revision=REVISION,
     method="tools/list",
     handler_name="list_tools",
@@ -293,6 +305,7 @@ TOOLS_LIST: Final = MethodSpec[types.ListToolsRequestParams, types.ListToolsResu
     capabilities={Direction.CLIENT_TO_SERVER: "tools"},
     lifecycle=False,
     page_items="tools",
+    item_type=types.Tool,
 )
 
 

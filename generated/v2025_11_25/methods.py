@@ -6,7 +6,8 @@
 """Method table of MCP revision 2025-11-25: every request and notification, as data.
 
 Each constant is typed ``MethodSpec[Params, Result]`` so that a runtime can type-check handlers
-and calls against it; ``METHODS`` and ``NOTIFICATIONS`` index them by method name.
+and calls against it; a list method is a ``PaginatedMethodSpec[Params, Result, Item]``, which
+also says what one item of its pages is. ``METHODS`` and ``NOTIFICATIONS`` index them by name.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from .._support import Direction, MethodSpec, NotificationSpec
+from .._support import Direction, MethodSpec, NotificationSpec, PaginatedMethodSpec
 from . import types
 
 __all__ = [
@@ -155,7 +156,9 @@ PROMPTS_GET: Final = MethodSpec[types.GetPromptRequestParams, types.GetPromptRes
 )
 
 
-PROMPTS_LIST: Final = MethodSpec[types.PaginatedRequestParams, types.ListPromptsResult](
+PROMPTS_LIST: Final = PaginatedMethodSpec[
+    types.PaginatedRequestParams, types.ListPromptsResult, types.Prompt
+](
     revision=REVISION,
     method="prompts/list",
     handler_name="list_prompts",
@@ -168,10 +171,13 @@ PROMPTS_LIST: Final = MethodSpec[types.PaginatedRequestParams, types.ListPrompts
     capabilities={Direction.CLIENT_TO_SERVER: "prompts"},
     lifecycle=False,
     page_items="prompts",
+    item_type=types.Prompt,
 )
 
 
-RESOURCES_LIST: Final = MethodSpec[types.PaginatedRequestParams, types.ListResourcesResult](
+RESOURCES_LIST: Final = PaginatedMethodSpec[
+    types.PaginatedRequestParams, types.ListResourcesResult, types.Resource
+](
     revision=REVISION,
     method="resources/list",
     handler_name="list_resources",
@@ -184,6 +190,7 @@ RESOURCES_LIST: Final = MethodSpec[types.PaginatedRequestParams, types.ListResou
     capabilities={Direction.CLIENT_TO_SERVER: "resources"},
     lifecycle=False,
     page_items="resources",
+    item_type=types.Resource,
 )
 
 
@@ -219,8 +226,8 @@ RESOURCES_SUBSCRIBE: Final = MethodSpec[types.SubscribeRequestParams, types.Empt
 )
 
 
-RESOURCES_TEMPLATES_LIST: Final = MethodSpec[
-    types.PaginatedRequestParams, types.ListResourceTemplatesResult
+RESOURCES_TEMPLATES_LIST: Final = PaginatedMethodSpec[
+    types.PaginatedRequestParams, types.ListResourceTemplatesResult, types.ResourceTemplate
 ](
     revision=REVISION,
     method="resources/templates/list",
@@ -234,6 +241,7 @@ RESOURCES_TEMPLATES_LIST: Final = MethodSpec[
     capabilities={Direction.CLIENT_TO_SERVER: "resources"},
     lifecycle=False,
     page_items="resourceTemplates",
+    item_type=types.ResourceTemplate,
 )
 
 
@@ -322,7 +330,9 @@ TASKS_GET: Final = MethodSpec[types.GetTaskRequestParams, types.GetTaskResult](
 )
 
 
-TASKS_LIST: Final = MethodSpec[types.PaginatedRequestParams, types.ListTasksResult](
+TASKS_LIST: Final = PaginatedMethodSpec[
+    types.PaginatedRequestParams, types.ListTasksResult, types.Task
+](
     revision=REVISION,
     method="tasks/list",
     handler_name="list_tasks",
@@ -338,6 +348,7 @@ TASKS_LIST: Final = MethodSpec[types.PaginatedRequestParams, types.ListTasksResu
     },
     lifecycle=False,
     page_items="tasks",
+    item_type=types.Task,
 )
 
 
@@ -373,7 +384,9 @@ TOOLS_CALL: Final = MethodSpec[types.CallToolRequestParams, types.CallToolResult
 )
 
 
-TOOLS_LIST: Final = MethodSpec[types.PaginatedRequestParams, types.ListToolsResult](
+TOOLS_LIST: Final = PaginatedMethodSpec[
+    types.PaginatedRequestParams, types.ListToolsResult, types.Tool
+](
     revision=REVISION,
     method="tools/list",
     handler_name="list_tools",
@@ -386,6 +399,7 @@ TOOLS_LIST: Final = MethodSpec[types.PaginatedRequestParams, types.ListToolsResu
     capabilities={Direction.CLIENT_TO_SERVER: "tools"},
     lifecycle=False,
     page_items="tools",
+    item_type=types.Tool,
 )
 
 

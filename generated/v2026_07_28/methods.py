@@ -6,7 +6,8 @@
 """Method table of MCP revision 2026-07-28: every request and notification, as data.
 
 Each constant is typed ``MethodSpec[Params, Result]`` so that a runtime can type-check handlers
-and calls against it; ``METHODS`` and ``NOTIFICATIONS`` index them by method name.
+and calls against it; a list method is a ``PaginatedMethodSpec[Params, Result, Item]``, which
+also says what one item of its pages is. ``METHODS`` and ``NOTIFICATIONS`` index them by name.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from .._support import Direction, MethodSpec, NotificationSpec
+from .._support import Direction, MethodSpec, NotificationSpec, PaginatedMethodSpec
 from . import types
 
 __all__ = [
@@ -99,7 +100,9 @@ PROMPTS_GET: Final = MethodSpec[
 )
 
 
-PROMPTS_LIST: Final = MethodSpec[types.PaginatedRequestParams, types.ListPromptsResult](
+PROMPTS_LIST: Final = PaginatedMethodSpec[
+    types.PaginatedRequestParams, types.ListPromptsResult, types.Prompt
+](
     revision=REVISION,
     method="prompts/list",
     handler_name="list_prompts",
@@ -112,10 +115,13 @@ PROMPTS_LIST: Final = MethodSpec[types.PaginatedRequestParams, types.ListPrompts
     capabilities={Direction.CLIENT_TO_SERVER: "prompts"},
     lifecycle=False,
     page_items="prompts",
+    item_type=types.Prompt,
 )
 
 
-RESOURCES_LIST: Final = MethodSpec[types.PaginatedRequestParams, types.ListResourcesResult](
+RESOURCES_LIST: Final = PaginatedMethodSpec[
+    types.PaginatedRequestParams, types.ListResourcesResult, types.Resource
+](
     revision=REVISION,
     method="resources/list",
     handler_name="list_resources",
@@ -128,6 +134,7 @@ RESOURCES_LIST: Final = MethodSpec[types.PaginatedRequestParams, types.ListResou
     capabilities={Direction.CLIENT_TO_SERVER: "resources"},
     lifecycle=False,
     page_items="resources",
+    item_type=types.Resource,
 )
 
 
@@ -149,8 +156,8 @@ RESOURCES_READ: Final = MethodSpec[
 )
 
 
-RESOURCES_TEMPLATES_LIST: Final = MethodSpec[
-    types.PaginatedRequestParams, types.ListResourceTemplatesResult
+RESOURCES_TEMPLATES_LIST: Final = PaginatedMethodSpec[
+    types.PaginatedRequestParams, types.ListResourceTemplatesResult, types.ResourceTemplate
 ](
     revision=REVISION,
     method="resources/templates/list",
@@ -164,6 +171,7 @@ RESOURCES_TEMPLATES_LIST: Final = MethodSpec[
     capabilities={Direction.CLIENT_TO_SERVER: "resources"},
     lifecycle=False,
     page_items="resourceTemplates",
+    item_type=types.ResourceTemplate,
 )
 
 
@@ -253,7 +261,9 @@ TOOLS_CALL: Final = MethodSpec[
 )
 
 
-TOOLS_LIST: Final = MethodSpec[types.PaginatedRequestParams, types.ListToolsResult](
+TOOLS_LIST: Final = PaginatedMethodSpec[
+    types.PaginatedRequestParams, types.ListToolsResult, types.Tool
+](
     revision=REVISION,
     method="tools/list",
     handler_name="list_tools",
@@ -266,6 +276,7 @@ TOOLS_LIST: Final = MethodSpec[types.PaginatedRequestParams, types.ListToolsResu
     capabilities={Direction.CLIENT_TO_SERVER: "tools"},
     lifecycle=False,
     page_items="tools",
+    item_type=types.Tool,
 )
 
 

