@@ -23,6 +23,8 @@ from mcpbind.generated import v2025_11_25, v2026_07_28
 from mcpbind.runtime import Client, RequestContext
 from mcpbind.runtime.http import streamable_http_client
 
+from fixture_auth import make_auth
+
 #: Bounds the whole run, so a misbehaving mock server cannot hang the suite.
 DEADLINE = 25.0
 DEFAULT_VERSION = "2025-11-25"
@@ -57,9 +59,9 @@ def sample_arguments(tool: Any) -> dict[str, Any]:
     }
 
 
-def build_client(url: str, version: str) -> Client:
+def build_client(url: str, version: str, auth: Any = None) -> Client:
     client = Client(
-        streamable_http_client(url, timeout=10.0, sse_read_timeout=20.0),
+        streamable_http_client(url, timeout=10.0, sse_read_timeout=20.0, auth=auth),
         name="mcpbind-conformance-client",
         protocol_version=version,
         capabilities={"elicitation": {"form": {}}, "sampling": {}},
@@ -86,7 +88,7 @@ def register_handlers(client: Client, module: ModuleType) -> None:
 
 
 async def run(scenario: str, url: str, version: str, context: dict[str, Any]) -> None:
-    async with build_client(url, version) as client:
+    async with build_client(url, version, make_auth(scenario, url, context)) as client:
         module = client.session.bindings.module
         types, methods = module.types, module.methods
         stub = client.stub
@@ -125,6 +127,8 @@ async def run(scenario: str, url: str, version: str, context: dict[str, Any]) ->
         elif scenario == "http-custom-headers":
             for planned in context.get("toolCalls", []):
                 await call(planned["name"], planned.get("arguments"))
+        elif scenario.startswith("auth/") and tools:
+            await call(tools[0].name, {})
         elif scenario == "http-invalid-tool-headers":
             for tool in tools:
                 await call(tool.name, sample_arguments(tool))
