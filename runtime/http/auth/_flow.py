@@ -27,6 +27,7 @@ from ._discovery import (
     origin,
 )
 from ._errors import DiscoveryError, TokenRequestError
+from ._http import oauth_client
 from ._registration import client_key
 from ._store import MemoryTokenStore, TokenStore
 from ._token_endpoint import ClientIdentity, Token, request_token
@@ -171,7 +172,7 @@ class OAuthFlow(httpx.Auth):
         return ClientIdentity(client_id=token.client_id or "", token_endpoint_auth_method="none")
 
     def _http(self) -> httpx.AsyncClient:
-        return httpx.AsyncClient(transport=self._transport, timeout=self._timeout)
+        return oauth_client(self._transport, self._timeout)
 
     async def _reauthorize(self, used: Token | None, challenge: Challenge | None, step_up: bool) -> Token:
         async with self._lock:

@@ -22,6 +22,7 @@ import anyio
 import httpx
 
 from ._errors import AuthorizationResponseError
+from ._http import oauth_client
 
 logger = logging.getLogger(__name__)
 
@@ -69,7 +70,7 @@ class FollowRedirectHandler:
         return self._redirect_uri
 
     async def __call__(self, authorization_url: str) -> Mapping[str, str]:
-        async with httpx.AsyncClient(transport=self._transport, timeout=self._timeout) as http:
+        async with oauth_client(self._transport, self._timeout) as http:
             response = await http.get(authorization_url, follow_redirects=False)
         location = response.headers.get("location")
         if not response.is_redirect or location is None:
