@@ -1,6 +1,7 @@
 """The OAuth side of the conformance fixture client: which ``httpx.Auth`` each scenario gets.
 
 ``auth/client-credentials-*`` are machine clients (``ClientCredentialsAuth``);
+``auth/wif-jwt-bearer`` presents the suite's workload identity token (``JwtBearerAuth``);
 ``auth/enterprise-managed-authorization`` trades the suite's ID token at its identity provider
 for an identity assertion (RFC 8693) and that assertion for a token (``JwtBearerAuth``); every
 other ``auth/*`` scenario is the authorization code flow, with the headless
@@ -88,6 +89,13 @@ def make_auth(scenario: str, url: str, context: dict[str, Any]) -> OAuthFlow | N
         )
     if scenario == "auth/enterprise-managed-authorization":
         return enterprise_auth(url, context)
+    if scenario == "auth/wif-jwt-bearer":
+        client_id, workload_token = _required(context, "client_id", "valid_jwt")
+
+        async def workload_identity(issuer: str, resource: str) -> str:
+            return workload_token
+
+        return JwtBearerAuth(url, assertion=workload_identity, client_id=client_id)
     client = None
     if context.get("client_id"):
         client = ClientIdentity(
