@@ -18,12 +18,11 @@ from types import ModuleType
 from typing import Any
 
 import anyio
+from fixture_auth import make_auth
 from mcpbind import generated
 from mcpbind.generated import v2025_11_25, v2026_07_28
 from mcpbind.runtime import Client, HandshakeClient, RequestContext, StatelessClient
 from mcpbind.runtime.http import streamable_http_client
-
-from fixture_auth import make_auth
 
 #: Bounds the whole run, so a misbehaving mock server cannot hang the suite (the suite's own
 #: limit is its --timeout, 30 s by default; the tests pass 60 s, as the SDK's CI does).

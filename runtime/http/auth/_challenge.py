@@ -127,7 +127,7 @@ def parse_www_authenticate(header: str) -> list[Challenge]:
                 continue
         if not _ends_item(header, at):
             raise ChallengeError(
-                f"malformed WWW-Authenticate header: unexpected {header[at:at + 10]!r} at {at}"
+                f"malformed WWW-Authenticate header: unexpected {header[at : at + 10]!r} at {at}"
             )
     return challenges
 

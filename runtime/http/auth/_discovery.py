@@ -87,9 +87,9 @@ def checked_endpoint(value: Any, name: str) -> str:
     if not isinstance(value, str):
         raise DiscoveryError(f"authorization server metadata: {name} is not a URL")
     parts = urlsplit(value)
-    if parts.scheme == "https" or (parts.scheme == "http" and parts.hostname in LOOPBACK):
-        if parts.netloc and not parts.fragment:
-            return value
+    secure = parts.scheme == "https" or (parts.scheme == "http" and parts.hostname in LOOPBACK)
+    if secure and parts.netloc and not parts.fragment:
+        return value
     raise DiscoveryError(f"authorization server metadata: {name} {value!r} is not an HTTPS URL")
 
 

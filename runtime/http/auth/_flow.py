@@ -12,7 +12,7 @@ authorization server than the one the resource now names is never sent.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Generator
 from dataclasses import replace
 
 import anyio
@@ -84,7 +84,7 @@ class OAuthFlow(httpx.Auth):
 
     # -- httpx.Auth ------------------------------------------------------------------------
 
-    def sync_auth_flow(self, request: httpx.Request) -> AsyncGenerator[httpx.Request, httpx.Response]:  # type: ignore[override]
+    def sync_auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response]:
         raise RuntimeError("OAuth authorization needs an httpx.AsyncClient")
 
     async def async_auth_flow(
@@ -174,7 +174,9 @@ class OAuthFlow(httpx.Auth):
     def _http(self) -> httpx.AsyncClient:
         return oauth_client(self._transport, self._timeout)
 
-    async def _reauthorize(self, used: Token | None, challenge: Challenge | None, step_up: bool) -> Token:
+    async def _reauthorize(
+        self, used: Token | None, challenge: Challenge | None, step_up: bool
+    ) -> Token:
         async with self._lock:
             current = await self._usable_token()
             if (
@@ -186,7 +188,9 @@ class OAuthFlow(httpx.Auth):
             async with self._http() as http:
                 if not step_up and current is not None and current.refresh_token is not None:
                     refreshed = await self._refresh(http, current)
-                    if refreshed is not None and await self._same_server(http, challenge, refreshed):
+                    if refreshed is not None and await self._same_server(
+                        http, challenge, refreshed
+                    ):
                         return refreshed
                 token = await self._authorize(http, challenge, step_up)
             await self.store.save(self._token_key, token.to_dict())

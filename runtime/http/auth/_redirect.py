@@ -97,7 +97,9 @@ def _free_port(host: str) -> int:
 
 def _show(url: str) -> None:
     """Open the browser on ``url`` and say so on stderr (where a CLI's user looks)."""
-    print(f"Opening your browser to authorize; if it does not open, visit:\n  {url}", file=sys.stderr)
+    print(
+        f"Opening your browser to authorize; if it does not open, visit:\n  {url}", file=sys.stderr
+    )
     webbrowser.open(url)
 
 

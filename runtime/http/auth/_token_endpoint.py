@@ -142,7 +142,9 @@ async def request_token(
     try:
         response = await http.post(url, content=body.encode(), headers=headers)
     except httpx.HTTPError as exc:
-        raise TokenRequestError(f"the token endpoint is unreachable: {type(exc).__name__}") from None
+        raise TokenRequestError(
+            f"the token endpoint is unreachable: {type(exc).__name__}"
+        ) from None
     if response.status_code != 200:
         raise _refusal(response)
     try:
