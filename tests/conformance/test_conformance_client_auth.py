@@ -1,8 +1,8 @@
 """The official suite's OAuth client scenarios against ``fixture_client.py`` (``fixture_auth``).
 
-One suite run per set, its scenarios in parallel: the ``auth`` suite at each revision the
-requirements name (every ``auth/*`` scenario ``list --requirements`` names must have run, and
-each must pass with no failed check), the 2025-03-26 back-compatibility scenarios (no protected
+One suite run per set, its scenarios in parallel: ``--requirements`` of each revision (every
+``auth/*`` scenario it scores must pass with no failed check; its other client scenarios are
+``test_conformance*.py``'s, run there one at a time), the 2025-03-26 back-compatibility scenarios (no protected
 resource metadata; metadata at the root, or the default endpoints), and the extensions the
 official Python SDK passes too: client credentials (secret and ``private_key_jwt``), enterprise-
 managed authorization, workload identity (JWT bearer). DPoP is not implemented (nor by the SDK).
@@ -80,9 +80,7 @@ def check(key: str, summary: dict[str, tuple[int, int]], wanted: list[str], outp
 def test_auth_scenarios(conformance_suite: Suite, requirements: str, tmp_path: Path) -> None:
     wanted = required_auth(conformance_suite, requirements)
     assert len(wanted) >= 14, wanted
-    summary, output = run_suite(
-        conformance_suite, tmp_path, "--suite", "auth", "--spec-version", requirements
-    )
+    summary, output = run_suite(conformance_suite, tmp_path, "--requirements", requirements)
     check(f"client auth/* --requirements {requirements}", summary, wanted, output)
 
 
