@@ -22,6 +22,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
 
 @dataclass
@@ -59,6 +60,8 @@ class World:
     tokens: dict[str, set[str]] = field(default_factory=dict)
     issued: list[str] = field(default_factory=list)
     codes: dict[str, tuple[str, str]] = field(default_factory=dict)
+    #: A real MCP server (Streamable HTTP or legacy SSE) behind the token check, if given.
+    mcp: Any = None
 
     @property
     def issuer(self) -> str:
@@ -191,7 +194,22 @@ def build_app(world: World) -> Starlette:
         await record(request)
         return JSONResponse({"error": "not_found"}, 404)
 
+    class Guard:
+        """The MCP server, reached only with a token the authorization server issued."""
+
+        async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+            request = Request(scope, receive)
+            if request.headers.get("authorization", "").removeprefix("Bearer ") in world.tokens:
+                await world.mcp(scope, receive, send)
+            else:
+                await (await resource(request))(scope, receive, send)
+
+    mcp_routes = [
+        Route(path, Guard(), methods=["GET", "POST", "DELETE"])
+        for path in ("/mcp", "/sse", "/messages/")
+    ]
     routes = [
+        *(mcp_routes if world.mcp is not None else []),
         Route("/mcp", resource, methods=["GET", "POST"]),
         Route(world.prm_path(), prm),
         Route("/register", register, methods=["POST"]),
@@ -201,7 +219,15 @@ def build_app(world: World) -> Starlette:
     if world.metadata_path() is not None:
         routes.append(Route(str(world.metadata_path()), metadata))
     routes.append(Route("/{rest:path}", missing, methods=["GET", "POST"]))
-    return Starlette(routes=routes)
+    if world.mcp is None:
+        return Starlette(routes=routes)
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with world.mcp.run():
+            yield
+
+    return Starlette(routes=routes, lifespan=lifespan)
 
 
 @asynccontextmanager
