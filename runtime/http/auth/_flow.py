@@ -62,8 +62,6 @@ class OAuthFlow(httpx.Auth):
         self._lock = anyio.Lock()
         self._scopes: list[str] = []
         self._token_key = f"tokens {self.server_url}"
-        #: The resource indicator of the last authorization (the PRM's ``resource``).
-        self._resource: str | None = None
 
     # -- the grant's part ------------------------------------------------------------------
 
@@ -148,7 +146,7 @@ class OAuthFlow(httpx.Auth):
                 identity,
                 "refresh_token",
                 refresh_token=token.refresh_token,
-                resource=self._resource or self.server_url,
+                resource=token.resource or self.server_url,
             )
         except TokenRequestError as exc:
             logger.info("token refresh refused (%s); authorizing again", exc.error or exc)
@@ -186,11 +184,14 @@ class OAuthFlow(httpx.Auth):
             ):
                 return current  # another request got a new token meanwhile
             async with self._http() as http:
-                if not step_up and current is not None and current.refresh_token is not None:
+                if (
+                    not step_up
+                    and current is not None
+                    and current.refresh_token is not None
+                    and await self._same_server(http, challenge, current)
+                ):
                     refreshed = await self._refresh(http, current)
-                    if refreshed is not None and await self._same_server(
-                        http, challenge, refreshed
-                    ):
+                    if refreshed is not None:
                         return refreshed
                 token = await self._authorize(http, challenge, step_up)
             await self.store.save(self._token_key, token.to_dict())
@@ -223,7 +224,6 @@ class OAuthFlow(httpx.Auth):
             base = origin(self.server_url)
             server = await discover_server(http, base) or ServerMetadata.defaults(base)
             resource = self.server_url
-        self._resource = resource
         challenged = challenge.scopes if challenge is not None else []
         if challenged:
             scopes = merge_scopes(self._scopes, challenged) if step_up else challenged

@@ -131,6 +131,7 @@ class LoopbackRedirectHandler:
         return f"http://localhost:{self.port}{self.path}"
 
     async def __call__(self, authorization_url: str) -> Mapping[str, str]:
+        from starlette.applications import Starlette
         from starlette.requests import Request
         from starlette.responses import HTMLResponse, Response
         from starlette.routing import Route
@@ -145,8 +146,6 @@ class LoopbackRedirectHandler:
                 received.append(request.url.query)
                 done.set()
             return HTMLResponse("<p>Authorization received; you can close this window.</p>")
-
-        from starlette.applications import Starlette
 
         app = Starlette(routes=[Route(self.path, callback)])
         async with serving(app, self.host, self.port):
