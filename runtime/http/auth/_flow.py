@@ -114,6 +114,33 @@ class OAuthFlow(httpx.Auth):
             request.headers["Authorization"] = f"Bearer {token.access_token}"
             response = yield request
 
+    async def authorize(self) -> Token:
+        """Get a token now, before connecting: what the server's first 401 would trigger.
+
+        Signing in through a browser can outlast a request's timeout (the 2026-07-28 era opens
+        with a ``server/discover`` probe allowed 10 s), so an interactive app calls this first.
+        The server is asked once without a token for its challenge (scopes, metadata URL);
+        without one, discovery uses the well-known URLs.
+        """
+        async with self._lock:
+            current = await self._usable_token()
+            if current is not None:
+                return current
+            async with self._http() as http:
+                challenge = None
+                try:
+                    async with http.stream(
+                        "GET", self.server_url, headers={"Accept": "text/event-stream"}
+                    ) as response:
+                        if response.status_code == 401:
+                            found = response.headers.get_list("www-authenticate")
+                            challenge = bearer_challenge(found)
+                except httpx.HTTPError as exc:
+                    raise DiscoveryError(f"{self.server_url} is unreachable: {exc}") from exc
+                token = await self._authorize(http, challenge, step_up=False)
+            await self.store.save(self._token_key, token.to_dict())
+            return token
+
     # -- tokens ----------------------------------------------------------------------------
 
     async def token(self) -> Token | None:

@@ -66,3 +66,22 @@ async def test_legacy_sse_client_authorizes_too() -> None:
         async with Client(transport, protocol_version="2024-11-05") as client:
             assert await echo(client) == "authorized"
     assert len(world.token_requests) == 1
+
+
+async def test_authorize_first_then_connect_without_a_401() -> None:
+    """An interactive app signs in before connecting, so no request waits on the browser."""
+    world = World(mcp=StreamableHTTPServer(build_server().serve), challenge_scope="tools")
+    async with serve_world(world):
+        auth = oauth(world)
+        token = await auth.authorize()
+        assert token.access_token in world.tokens and token.scope == "tools"
+        assert world.requests[0] == "GET /mcp"
+        probes = len(world.requests)
+        async with Client(
+            http_client(world.server_url, auth=auth), protocol_version="2026-07-28"
+        ) as client:
+            assert await echo(client) == "authorized"
+        assert (await auth.authorize()).access_token == token.access_token
+    assert len(world.authorize_requests) == 1
+    # Only refused requests reach ``world.requests`` (the guard passes the others on unrecorded).
+    assert world.requests[probes:] == []
