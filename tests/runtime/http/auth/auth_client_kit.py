@@ -60,6 +60,8 @@ class World:
     tokens: dict[str, set[str]] = field(default_factory=dict)
     issued: list[str] = field(default_factory=list)
     codes: dict[str, tuple[str, str]] = field(default_factory=dict)
+    #: Dynamically registered clients: client_id -> the issuer that registered it.
+    registered: dict[str, str] = field(default_factory=dict)
     #: A real MCP server (Streamable HTTP or legacy SSE) behind the token check, if given.
     mcp: Any = None
 
@@ -131,6 +133,8 @@ def build_app(world: World) -> Starlette:
 
     async def metadata(request: Request) -> Response:
         await record(request)
+        if request.url.path != world.metadata_path():
+            return JSONResponse({"error": "not_found"}, 404)
         body: dict[str, Any] = {
             "issuer": world.metadata_issuer or world.issuer,
             "authorization_endpoint": f"{world.base}/authorize",
@@ -147,8 +151,10 @@ def build_app(world: World) -> Starlette:
     async def register(request: Request) -> Response:
         await record(request)
         sent = await request.json()
+        client_id = f"client-{len(world.registered) + 1}"
+        world.registered[client_id] = world.issuer
         return JSONResponse(
-            {**sent, "client_id": "client-1", "client_secret": world.client_secret,
+            {**sent, "client_id": client_id, "client_secret": world.client_secret,
              "token_endpoint_auth_method": "client_secret_basic"},
             201,
         )  # fmt: skip
@@ -170,9 +176,11 @@ def build_app(world: World) -> Starlette:
         await record(request)
         form = {key: str(value) for key, value in (await request.form()).items()}
         world.token_requests.append(form)
-        expected = "Basic " + base64.b64encode(f"client-1:{world.client_secret}".encode()).decode()
-        if request.headers.get("authorization") != expected:
+        basic = request.headers.get("authorization", "").removeprefix("Basic ")
+        client_id, _, secret = base64.b64decode(basic).decode().partition(":")
+        if world.registered.get(client_id) != world.issuer or secret != world.client_secret:
             return JSONResponse({"error": "invalid_client"}, 401)
+        form["client_id"] = client_id
         if form.get("grant_type") == "authorization_code":
             challenge, scope = world.codes.pop(form.get("code", ""), ("", ""))
             digest = hashlib.sha256(form.get("code_verifier", "").encode()).digest()
@@ -216,8 +224,12 @@ def build_app(world: World) -> Starlette:
         Route("/authorize", authorize),
         Route("/token", token, methods=["POST"]),
     ]
-    if world.metadata_path() is not None:
-        routes.append(Route(str(world.metadata_path()), metadata))
+    for pattern in (
+        "/.well-known/oauth-authorization-server{tail:path}",
+        "/.well-known/openid-configuration{tail:path}",
+        "/{head:path}/.well-known/openid-configuration",
+    ):
+        routes.append(Route(pattern, metadata))
     routes.append(Route("/{rest:path}", missing, methods=["GET", "POST"]))
     if world.mcp is None:
         return Starlette(routes=routes)

@@ -16,11 +16,13 @@ from mcpbind.runtime.http.auth import (
     AuthorizationError,
     AuthorizationResponseError,
     ChallengeError,
+    ClientIdentity,
     ClientMetadata,
     DiscoveryError,
     FollowRedirectHandler,
     MemoryTokenStore,
     OAuthClientAuth,
+    RegistrationError,
 )
 
 pytestmark = pytest.mark.anyio
@@ -233,3 +235,34 @@ async def test_tokens_codes_and_secrets_never_reach_the_logs(
     assert "authorized with" in ours
     assert not [secret for secret in secrets if secret in logged]
     assert not [code for code in codes if code in ours + str(refused.value)]
+
+
+async def test_a_new_authorization_server_means_a_new_registration() -> None:
+    """The resource moves to another authorization server: register there, never reuse the
+    first one's client (nor its refresh token)."""
+    world = World(issuer_path="/as1")
+    async with serve_world(world):
+        auth = make_auth(world)
+        assert (await fetch(world, auth)).status_code == 200
+        world.issuer_path = "/as2"
+        world.tokens.clear()
+        assert (await fetch(world, auth)).status_code == 200
+    assert world.registered == {"client-1": f"{world.base}/as1", "client-2": f"{world.base}/as2"}
+    assert [r["client_id"] for r in world.authorize_requests] == ["client-1", "client-2"]
+    assert [r["client_id"] for r in world.token_requests] == ["client-1", "client-2"]
+    assert [r["grant_type"] for r in world.token_requests] == ["authorization_code"] * 2
+
+
+async def test_a_pre_registered_client_is_never_presented_to_another_server() -> None:
+    world = World(issuer_path="/as1")
+    async with serve_world(world):
+        world.registered["pre"] = world.issuer
+        auth = make_auth(world, client=ClientIdentity("pre", world.client_secret))
+        assert (await fetch(world, auth)).status_code == 200
+        world.issuer_path = "/as2"
+        world.tokens.clear()
+        with pytest.raises(RegistrationError, match="belongs to"):
+            await fetch(world, auth)
+    assert [r["client_id"] for r in world.authorize_requests] == ["pre"]
+    assert len(world.token_requests) == 1
+    assert "POST /register" not in world.requests
