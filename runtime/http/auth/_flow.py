@@ -5,8 +5,8 @@ chooses the scopes (the challenge's, else the resource's ``scopes_supported``, e
 lets the grant obtain a token (``_obtain``), then retries the request once. On a 403
 ``insufficient_scope`` it re-authorizes with the union of the scopes asked so far and the
 challenge's, at most ``max_step_up`` times per request. Tokens are kept in a ``TokenStore``
-under the server's canonical URI, refreshed before they expire; a token from another
-authorization server than the one the resource now names is never sent.
+under the server's canonical URI and refreshed before they expire; on a 401 the refresh token
+is used only while the resource still names the authorization server that issued it.
 """
 
 from __future__ import annotations
