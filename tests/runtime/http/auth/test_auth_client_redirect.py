@@ -35,7 +35,7 @@ async def test_the_loopback_handler_receives_the_redirect_and_the_flow_completes
         browser(url)
 
     handler = LoopbackRedirectHandler(show=show, timeout=20.0)
-    assert handler.redirect_uri == f"http://localhost:{handler.port}/callback"
+    assert handler.redirect_uri == f"http://127.0.0.1:{handler.port}/callback"
     async with serve_world(World()) as world:
         auth = OAuthClientAuth(world.server_url, redirect_handler=handler)
         async with httpx.AsyncClient(auth=auth) as http:
