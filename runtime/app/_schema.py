@@ -13,14 +13,15 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import sys
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import GenericAlias, NoneType, UnionType
-from typing import Annotated, Any, get_args, get_origin
+from typing import Annotated, Any, NotRequired, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, WithJsonSchema, create_model
-from typing_extensions import is_typeddict
+from typing_extensions import TypedDict, is_typeddict
 
 __all__ = [
     "CONTENT_TYPE_NAMES",
@@ -179,6 +180,22 @@ def _from_class(cls: type) -> Any:
     return create_model(cls.__name__, __config__=ConfigDict(from_attributes=True), **fields)
 
 
+def _readable_typeddict(cls: Any) -> Any:
+    """A ``typing.TypedDict`` as an equivalent ``typing_extensions`` one, which pydantic reads
+    on Python 3.11 too (it refuses the former there); others unchanged."""
+    if sys.version_info >= (3, 12) or type(cls).__module__ != "typing":
+        return cls
+    hints = typing.get_type_hints(cls, include_extras=True)
+    items = {
+        key: hint if key in cls.__required_keys__ else NotRequired[hint]
+        for key, hint in hints.items()
+    }
+    rebuilt = typing.cast(Callable[[str, dict[str, Any]], Any], TypedDict)(cls.__name__, items)
+    rebuilt.__doc__ = cls.__doc__
+    rebuilt.__module__ = cls.__module__
+    return rebuilt
+
+
 def output_type(fn_name: str, annotation: Any) -> OutputType | None:
     """The structured output ``annotation`` (a return annotation) gives, or None: none when
     it is missing, content, a ``CallToolResult``, or a type pydantic cannot describe."""
@@ -191,7 +208,9 @@ def output_type(fn_name: str, annotation: Any) -> OutputType | None:
     wrap = False
     origin = get_origin(bare)
     if isinstance(bare, type) and not isinstance(bare, GenericAlias) and origin is None:
-        if issubclass(bare, BaseModel) or is_typeddict(bare) or dataclasses.is_dataclass(bare):
+        if is_typeddict(bare):
+            model = _readable_typeddict(bare)
+        elif issubclass(bare, BaseModel) or dataclasses.is_dataclass(bare):
             model = bare
         elif bare in (str, int, float, bool, NoneType):
             model, wrap = None, True
