@@ -11,7 +11,7 @@ import contextlib
 import weakref
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
-from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio.from_thread
 from mcpbind.generated._support import Direction
@@ -34,9 +34,8 @@ if TYPE_CHECKING:
 
 __all__ = ["App"]
 
-P = ParamSpec("P")
-R = TypeVar("R")
-Decorator = Callable[[Callable[P, R]], Callable[P, R]]
+#: A decorated function, returned as it came: it keeps its type, and stays callable.
+F = TypeVar("F", bound=Callable[..., Any])
 
 #: The registries whose changes clients may hear of, by the capability that names them.
 _LISTED = ("tools", "resources", "prompts")
@@ -190,13 +189,13 @@ class App:
         icons: Sequence[Any] | None = None,
         meta: Mapping[str, Any] | None = None,
         structured_output: bool | None = None,
-    ) -> Decorator[P, R]:
+    ) -> Callable[[F], F]:
         """Register the decorated function as a tool (name: the function's; description:
         its docstring). The function is returned unchanged."""
         if callable(name):
             raise TypeError("use @app.tool() with parentheses")
 
-        def register(fn: Callable[P, R]) -> Callable[P, R]:
+        def register(fn: F) -> F:
             self.add_tool(
                 fn,
                 name=name,
@@ -256,11 +255,11 @@ class App:
         annotations: Mapping[str, Any] | None = None,
         icons: Sequence[Mapping[str, Any]] | None = None,
         meta: Mapping[str, Any] | None = None,
-    ) -> Decorator[P, R]:
+    ) -> Callable[[F], F]:
         """Register the decorated function as the resource ``uri``, or as a template when
         ``uri`` has ``{variables}`` (the function's parameters)."""
 
-        def register(fn: Callable[P, R]) -> Callable[P, R]:
+        def register(fn: F) -> F:
             self.add_resource(
                 fn,
                 uri,
@@ -324,12 +323,12 @@ class App:
         description: str | None = None,
         icons: Sequence[Mapping[str, Any]] | None = None,
         meta: Mapping[str, Any] | None = None,
-    ) -> Decorator[P, R]:
+    ) -> Callable[[F], F]:
         """Register the decorated function as a prompt (its parameters: the arguments)."""
         if callable(name):
             raise TypeError("use @app.prompt() with parentheses")
 
-        def register(fn: Callable[P, R]) -> Callable[P, R]:
+        def register(fn: F) -> F:
             self.add_prompt(
                 fn, name=name, title=title, description=description, icons=icons, meta=meta
             )
@@ -361,11 +360,11 @@ class App:
 
     # -- completion ---------------------------------------------------------------------
 
-    def completion(self, target: str, argument: str) -> Decorator[P, R]:
+    def completion(self, target: str, argument: str) -> Callable[[F], F]:
         """Register the decorated function as the completion of ``argument`` of ``target``:
         a resource template (its URI template) or a prompt (its name)."""
 
-        def register(fn: Callable[P, R]) -> Callable[P, R]:
+        def register(fn: F) -> F:
             is_resource = TEMPLATE_VARIABLE.search(target) is not None or "://" in target
             kind = "ref/resource" if is_resource else "ref/prompt"
             self.completions[(kind, target, argument)] = fn
