@@ -150,19 +150,22 @@ class App:
 
     def described(self, kind: str) -> list[dict[str, Any]]:
         """The newest-shape descriptions of one registry, for its list."""
+        # Copied first (one C-level step under the GIL): a sync tool may add or remove entries
+        # from its worker thread meanwhile.
         if kind == "tools":
-            return [entry.describe() for entry in self.tools.values()]
+            return [entry.describe() for entry in list(self.tools.values())]
         if kind == "prompts":
-            return [entry.describe() for entry in self.prompts.values()]
+            return [entry.describe() for entry in list(self.prompts.values())]
         templates = kind == "resourceTemplates"
-        return [e.describe() for e in self.resources.values() if e.is_template == templates]
+        entries = list(self.resources.values())
+        return [e.describe() for e in entries if e.is_template == templates]
 
     def find_resource(self, uri: str) -> tuple[ResourceEntry, dict[str, str]] | None:
         """The resource ``uri`` names (a static one first, then the first matching template)."""
         entry = self.resources.get(uri)
         if entry is not None and not entry.is_template:
             return entry, {}
-        for entry in self.resources.values():
+        for entry in list(self.resources.values()):
             if entry.is_template:
                 variables = entry.match(uri)
                 if variables is not None:
@@ -253,7 +256,7 @@ class App:
         description: str | None = None,
         mime_type: str | None = None,
         annotations: Mapping[str, Any] | None = None,
-        icons: Sequence[Mapping[str, Any]] | None = None,
+        icons: Sequence[Any] | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> Callable[[F], F]:
         """Register the decorated function as the resource ``uri``, or as a template when
@@ -285,7 +288,7 @@ class App:
         description: str | None = None,
         mime_type: str | None = None,
         annotations: Mapping[str, Any] | None = None,
-        icons: Sequence[Mapping[str, Any]] | None = None,
+        icons: Sequence[Any] | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
         """Register a resource or template (see ``resource``); clients are told."""
@@ -321,7 +324,7 @@ class App:
         *,
         title: str | None = None,
         description: str | None = None,
-        icons: Sequence[Mapping[str, Any]] | None = None,
+        icons: Sequence[Any] | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> Callable[[F], F]:
         """Register the decorated function as a prompt (its parameters: the arguments)."""
@@ -343,7 +346,7 @@ class App:
         name: str | None = None,
         title: str | None = None,
         description: str | None = None,
-        icons: Sequence[Mapping[str, Any]] | None = None,
+        icons: Sequence[Any] | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
         """Register ``fn`` as a prompt; clients are told."""
@@ -406,6 +409,14 @@ class App:
         from ..http.server import StreamableHTTPServer
 
         return StreamableHTTPServer(self.server.serve, **options)
+
+    def run_http(self, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
+        """Serve Streamable HTTP on uvicorn until interrupted (blocking); ``options`` go to
+        ``http_app`` (binding beyond loopback needs ``allowed_hosts`` widened there too)."""
+        from .._run import run
+        from ..http.uvicorn import serve_forever
+
+        run(lambda: serve_forever(self.http_app(**options), host, port))
 
     def memory_transport(self) -> AbstractAsyncContextManager[Connection]:
         """A transport to this app in the same process: ``Client(app.memory_transport())``."""
