@@ -8,6 +8,7 @@ got 'x'``).
 from __future__ import annotations
 
 import functools
+import inspect
 from typing import Any
 
 import anyio.to_thread
@@ -53,4 +54,7 @@ async def call(signature: Signature, kwargs: dict[str, Any], context: Any) -> An
         kwargs = {**kwargs, signature.context: context}
     if signature.is_async:
         return await signature.fn(**kwargs)
-    return await anyio.to_thread.run_sync(functools.partial(signature.fn, **kwargs))
+    result = await anyio.to_thread.run_sync(functools.partial(signature.fn, **kwargs))
+    if inspect.isawaitable(result):  # a callable that hides a coroutine (a partial, a wrapper)
+        result = await result
+    return result

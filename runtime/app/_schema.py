@@ -12,6 +12,7 @@ models, TypedDicts, dataclasses and ``dict[str, T]`` as they are, anything else 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 import sys
 import typing
@@ -93,8 +94,14 @@ class Signature:
 def read_signature(fn: Callable[..., Any], context_cls: type, model_name: str) -> Signature:
     """Read ``fn``'s signature into an arguments model; ``TypeError`` for one that cannot be
     served (positional-only or ``*args`` parameters, names starting with ``_``)."""
+    target = fn
+    while isinstance(target, functools.partial):
+        target = target.func
+    if not (inspect.isfunction(target) or inspect.ismethod(target)) and callable(target):
+        call = getattr(target, "__call__", None)  # noqa: B004 - an instance's own __call__
+        target = call if inspect.ismethod(call) else target
     try:
-        hints = typing.get_type_hints(fn, include_extras=True)
+        hints = typing.get_type_hints(target, include_extras=True)
     except NameError as exc:
         raise TypeError(f"cannot resolve the type annotations of {model_name!r}: {exc}") from exc
     signature = inspect.signature(fn)
@@ -127,7 +134,7 @@ def read_signature(fn: Callable[..., Any], context_cls: type, model_name: str) -
         fn,
         model,
         context,
-        inspect.iscoroutinefunction(fn),
+        inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(target),
         parameters,
         hints,
     )

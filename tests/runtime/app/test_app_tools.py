@@ -361,3 +361,37 @@ async def test_context_parameter_found_by_type_under_any_name() -> None:
         result = await peer.call("which", x=1)
     assert list(tools[0]["inputSchema"]["properties"]) == ["x"]
     assert result["content"][0]["text"] == "1 2025-06-18"
+
+
+async def test_methods_partials_and_callable_objects() -> None:
+    import functools
+
+    class Counter:
+        def __init__(self) -> None:
+            self.total = 0
+
+        def bump(self, by: int = 1) -> int:
+            self.total += by
+            return self.total
+
+        async def __call__(self, text: str) -> str:
+            return text.upper()
+
+    async def scaled(value: int, factor: int) -> int:
+        return value * factor
+
+    counter = Counter()
+    app = App("callables")
+    app.add_tool(counter.bump)
+    app.add_tool(counter, name="shout")
+    app.add_tool(functools.partial(scaled, factor=10), name="scaled")
+    async with wire(app, "2025-11-25") as peer:
+        tools = {t["name"]: t for t in (await peer.result("tools/list"))["tools"]}
+        bumped = await peer.call("bump", by=2)
+        shouted = await peer.call("shout", text="hi")
+        scaled_result = await peer.call("scaled", value=4)
+    assert list(tools["bump"]["inputSchema"]["properties"]) == ["by"]
+    assert list(tools["shout"]["inputSchema"]["properties"]) == ["text"]
+    assert bumped["structuredContent"] == {"result": 2}
+    assert shouted["content"] == [{"type": "text", "text": "HI"}]
+    assert scaled_result["content"] == [{"type": "text", "text": "40"}]
