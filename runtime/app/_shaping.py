@@ -141,17 +141,16 @@ class Shaper:
         self.tool_content = _content_classes(types.CallToolResult, "content")
         self.prompt_content = _content_classes(types.PromptMessage, "content")
 
-    def has(self, class_name: str, member: str) -> bool:
-        """Whether this revision's ``class_name`` declares ``member``."""
-        cls = getattr(self.types, class_name, None)
-        return cls is not None and member in _aliases(cls)
-
     def content(
         self, blocks: list[dict[str, Any]], known: dict[Any, type[BaseModel]], where: str
     ) -> list[dict[str, Any]]:
         """Content blocks this revision can carry: unknown types converted or left out."""
         out = []
+        text = known.get("text")
         for block in blocks:
+            if text is not None and len(block) == 2 and block.get("type") == "text":
+                out.append(block)  # a plain text block: the same in every revision
+                continue
             kind = block.get("type")
             cls = known.get(kind)
             if cls is None and kind == "resource_link" and "text" in known:
@@ -166,10 +165,6 @@ class Shaper:
                 continue
             out.append(prune_object(block, cls))
         return out
-
-    def item(self, value: dict[str, Any], class_name: str) -> dict[str, Any]:
-        """A listed item (``Tool``, ``Resource``...) as this revision declares it."""
-        return prune_object(value, getattr(self.types, class_name))
 
 
 def _link_text(block: dict[str, Any]) -> str:
@@ -212,8 +207,10 @@ def shape_result(
     (``ttlMs``, ``cacheScope``) filled from ``cache`` when absent."""
     shaping = shaper(revision)
     fields = _aliases(cls)
+    content = None
     if type(data.get("content")) is list and "content" in fields:
-        data = {**data, "content": shaping.content(data["content"], shaping.tool_content, where)}
+        content = shaping.content(data["content"], shaping.tool_content, where)
+        data = {key: value for key, value in data.items() if key != "content"}
     if type(data.get("messages")) is list and cls.__name__ == "GetPromptResult":
         messages = []
         for message in data["messages"]:
@@ -226,6 +223,8 @@ def shape_result(
             messages.append(message)
         data = {**data, "messages": messages}
     out = prune_object(data, cls)
+    if content is not None:
+        out["content"] = content
     for key, value in cache.items():
         if key in fields and key not in out:
             out[key] = value
