@@ -10,6 +10,7 @@ from app_helpers import STATELESS, wire
 from app_server import app
 from mcpbind.generated import v2025_11_25, v2026_07_28
 from mcpbind.runtime import Client, McpError, Session
+from mcpbind.runtime.app import App, Context
 from runtime_helpers import answering_client
 
 pytestmark = pytest.mark.anyio
@@ -154,3 +155,36 @@ async def test_stateless_logging_only_when_the_request_asks() -> None:
             "params": {"level": "info", "data": "counted to 1"},
         }
     ]
+
+
+@pytest.mark.parametrize("version", ["2025-11-25", STATELESS])
+async def test_two_questions_in_a_row(version: str) -> None:
+    from pydantic import BaseModel
+
+    class Answer(BaseModel):
+        value: str
+
+    asking = App("asking")
+    runs: list[int] = []
+
+    @asking.tool()
+    async def survey(ctx: Context) -> str:
+        runs.append(1)
+        first = await ctx.elicit("First?", Answer)
+        second = await ctx.elicit("Second?", Answer)
+        assert first.data is not None and second.data is not None
+        return f"{first.data.value} then {second.data.value}"
+
+    module = v2026_07_28 if version == STATELESS else v2025_11_25
+    client = Client(asking.memory_transport(), protocol_version=version)
+
+    @client.handler(module.methods.ELICITATION_CREATE)
+    async def answer(params: Any, context: Any) -> Any:
+        return module.types.ElicitResult(action="accept", content={"value": params.message})
+
+    async with client:
+        result = await client.stub.call_tool(module.types.CallToolRequestParams(name="survey"))
+    assert result.content[0].text == "First? then Second?"
+    # The stateless era runs the function again for each round (answers already given come
+    # back at once); the handshake era runs it once.
+    assert len(runs) == (3 if version == STATELESS else 1)
