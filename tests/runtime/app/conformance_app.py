@@ -8,7 +8,7 @@ import argparse
 import base64
 import json
 import sys
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import anyio
 from mcpbind.generated.v2025_11_25 import types
@@ -112,6 +112,173 @@ async def test_elicitation(message: str, ctx: Context) -> str:
     """Asks the user."""
     reply = await ctx.elicit(message, Contact)
     return f"User response: action={reply.action}, content={json.dumps(reply.raw.content)}"
+
+
+class UserName(BaseModel):
+    name: str
+
+
+class Confirm(BaseModel):
+    ok: bool
+
+
+class Colour(BaseModel):
+    color: str
+
+
+@app.tool(structured_output=False)
+async def test_input_required_result_elicitation(ctx: Context) -> str:
+    """Asks the user's name (an input request in the stateless era)."""
+    reply = await ctx.elicit("What is your name?", UserName, key="user_name")
+    return f"Hello, {reply.data.name if reply.data else 'stranger'}!"
+
+
+@app.tool(structured_output=False)
+async def test_input_required_result_sampling(ctx: Context) -> str:
+    """Asks the client's model."""
+    reply = await ctx.sample(
+        "What is the capital of France?", max_tokens=100, key="capital_question"
+    )
+    return f"The model said: {getattr(reply.content, 'text', '')}"
+
+
+@app.tool(structured_output=False)
+async def test_input_required_result_list_roots(ctx: Context) -> str:
+    """Lists the client's roots."""
+    roots = await ctx.list_roots(key="client_roots")
+    return "Roots: " + ", ".join(root.uri for root in roots)
+
+
+@app.tool(structured_output=False)
+async def test_input_required_result_request_state(ctx: Context) -> str:
+    """Asks for a confirmation."""
+    reply = await ctx.elicit("Please confirm", Confirm, key="confirm")
+    return f"Confirmed: {reply.data.ok if reply.data else False}"
+
+
+@app.tool(structured_output=False)
+async def test_input_required_result_multiple_inputs(ctx: Context) -> str:
+    """Asks three things in one round."""
+    answers: dict[str, Any] = {}
+
+    async def name() -> None:
+        answers["name"] = await ctx.elicit("What is your name?", UserName, key="user_name")
+
+    async def greeting() -> None:
+        answers["greeting"] = await ctx.sample("Generate a greeting", max_tokens=50, key="greeting")
+
+    async def roots() -> None:
+        answers["roots"] = await ctx.list_roots(key="client_roots")
+
+    async with anyio.create_task_group() as tg:
+        for ask in (name, greeting, roots):
+            tg.start_soon(ask)
+    return f"Got {len(answers)} answers"
+
+
+@app.tool(structured_output=False)
+async def test_input_required_result_multi_round(ctx: Context) -> str:
+    """Asks twice, one round after the other."""
+    first = await ctx.elicit("Step 1: What is your name?", UserName, key="step1")
+    second = await ctx.elicit("Step 2: What is your favorite color?", Colour, key="step2")
+    name = first.data.name if first.data else "?"
+    return f"{name} likes {second.data.color if second.data else '?'}"
+
+
+@app.tool(structured_output=False)
+async def test_input_required_result_tampered_state(ctx: Context) -> str:
+    """Asks a name; its sealed requestState must come back untouched."""
+    reply = await ctx.elicit("What is your name?", UserName, key="user_name")
+    return f"Hello, {reply.data.name if reply.data else 'stranger'}!"
+
+
+class Topic(BaseModel):
+    context: str
+
+
+@app.tool(structured_output=False)
+async def test_input_required_result_capabilities(ctx: Context) -> str:
+    """Asks only what the client declared it can answer."""
+    asked = []
+    if "sampling" in ctx.client_capabilities:
+        await ctx.sample("What is the capital of France?", max_tokens=100, key="sampling")
+        asked.append("sampling")
+    if "elicitation" in ctx.client_capabilities:
+        await ctx.elicit("What is your name?", UserName, key="elicitation")
+        asked.append("elicitation")
+    return f"Asked: {', '.join(asked) or 'nothing'}"
+
+
+@app.prompt()
+async def test_input_required_result_prompt(ctx: Context) -> str:
+    """A prompt that asks the user for its context first."""
+    reply = await ctx.elicit("What context should the prompt use?", Topic, key="user_context")
+    return f"Use this context: {reply.data.context if reply.data else 'none'}"
+
+
+@app.tool(structured_output=False)
+async def test_missing_capability(ctx: Context) -> str:
+    """Needs sampling: a client that did not declare it gets -32021 (stateless era)."""
+    reply = await ctx.sample("Say hi", max_tokens=10)
+    return f"The model said: {getattr(reply.content, 'text', '')}"
+
+
+@app.tool(structured_output=False)
+async def test_streaming_elicitation(ctx: Context) -> str:
+    """Elicits: in the stateless era an input request, never a request on the stream."""
+    reply = await ctx.elicit("What is your name?", UserName)
+    return f"Hello, {reply.data.name if reply.data else 'stranger'}!"
+
+
+@app.tool(structured_output=False)
+async def test_logging_tool(ctx: Context) -> str:
+    """Logs at every level; only what the request's logLevel asks for is sent."""
+    for level in ("debug", "info", "warning", "error"):
+        await ctx.log(level, f"a {level} message")
+    return "Logged"
+
+
+class Defaults(BaseModel):
+    name: str = "John Doe"
+    age: int = 30
+    score: float = 95.5
+    status: Literal["active", "inactive", "pending"] = "active"
+    verified: bool = True
+
+
+@app.tool(structured_output=False)
+async def test_elicitation_sep1034_defaults(ctx: Context) -> str:
+    """Elicits with defaults for every primitive type."""
+    reply = await ctx.elicit("Please review your details", Defaults)
+    return f"Elicitation completed: action={reply.action}, content={json.dumps(reply.raw.content)}"
+
+
+TITLED = [
+    {"const": f"value{i}", "title": t} for i, t in ((1, "First Option"), (2, "Second Option"))
+]
+CHOICES = [
+    {"const": f"value{i}", "title": t} for i, t in ((1, "First Choice"), (2, "Second Choice"))
+]
+
+
+class Enums(BaseModel):
+    untitledSingle: Literal["option1", "option2", "option3"] | None = None
+    titledSingle: Annotated[str | None, Field(json_schema_extra={"oneOf": TITLED})] = None
+    legacyEnum: Annotated[
+        Literal["opt1", "opt2", "opt3"] | None,
+        Field(json_schema_extra={"enumNames": ["Option One", "Option Two", "Option Three"]}),
+    ] = None
+    untitledMulti: list[Literal["option1", "option2", "option3"]] | None = None
+    titledMulti: Annotated[
+        list[str] | None, Field(json_schema_extra={"items": {"anyOf": CHOICES}})
+    ] = None
+
+
+@app.tool(structured_output=False)
+async def test_elicitation_sep1330_enums(ctx: Context) -> str:
+    """Elicits with every enum schema variant."""
+    reply = await ctx.elicit("Pick your options", Enums)
+    return f"Elicitation completed: action={reply.action}, content={json.dumps(reply.raw.content)}"
 
 
 @app.resource("test://static-text", description="A static text resource")

@@ -1,8 +1,8 @@
 """The official conformance suite against a server written with the app layer
-(``conformance_app.py``, ~190 lines): every tools, resources, prompts and utilities scenario
-of both requirement sets passes. The scenarios that need diagnostic tools this app does not
-write (SEP-1034/1330 elicitation schemas, a hand-written JSON Schema 2020-12 input schema,
-the input-required and tasks fixtures) are the low-level fixture's, in tests/conformance."""
+(``conformance_app.py``): every scored scenario of both requirement sets passes, on one
+process serving both eras, including the stateless era's input-required rounds driven by
+``Context`` (elicit, sample, list_roots under chosen keys). What the suite runs unscored
+(the tasks extension, pending scenarios) is not asserted here."""
 
 from __future__ import annotations
 
@@ -18,43 +18,9 @@ pytestmark = [pytest.mark.interop, pytest.mark.timeout(900)]
 
 APP = Path(__file__).with_name("conformance_app.py")
 
-COMMON = [
-    "completion-complete",
-    "tools-list",
-    "tools-call-simple-text",
-    "tools-call-image",
-    "tools-call-audio",
-    "tools-call-embedded-resource",
-    "tools-call-mixed-content",
-    "tools-call-error",
-    "tools-call-with-progress",
-    "resources-list",
-    "resources-read-text",
-    "resources-read-binary",
-    "resources-templates-read",
-    "prompts-list",
-    "prompts-get-simple",
-    "prompts-get-with-args",
-    "prompts-get-embedded-resource",
-    "prompts-get-with-image",
-    "dns-rebinding-protection",
-    "server-sse-multiple-streams",
-]
-SCENARIOS = {
-    "2025-11-25": [
-        *COMMON,
-        "server-initialize",
-        "logging-set-level",
-        "ping",
-        "tools-call-with-logging",
-        "tools-call-sampling",
-        "tools-call-elicitation",
-        "resources-subscribe",
-        "resources-unsubscribe",
-        "server-session-lifecycle",
-    ],
-    "2026-07-28": [*COMMON, "caching", "sep-2164-resource-not-found", "http-header-validation"],
-}
+REQUIREMENTS = ["2025-11-25", "2026-07-28"]
+#: Scenarios that must be among those run and passed: the app's own tools, resources, prompts.
+MUST_RUN = ["tools-call-mixed-content", "resources-templates-read", "prompts-get-with-args"]
 
 
 @pytest.fixture(scope="module")
@@ -79,8 +45,8 @@ def app_url() -> Iterator[str]:
         process.wait(timeout=10)
 
 
-@pytest.mark.parametrize("requirements", sorted(SCENARIOS))
-def test_the_suite_passes_the_apps_scenarios(
+@pytest.mark.parametrize("requirements", REQUIREMENTS)
+def test_every_scored_scenario_passes(
     suite: Suite, app_url: str, requirements: str, tmp_path: Path
 ) -> None:
     run = subprocess.run(
@@ -89,7 +55,8 @@ def test_the_suite_passes_the_apps_scenarios(
         capture_output=True, text=True, timeout=600, check=False,
     )  # fmt: skip
     summary = parse_summary(run.stdout + run.stderr)
-    results = {name: summary.scenarios.get(name) for name in SCENARIOS[requirements]}
-    missing = [name for name, result in results.items() if result is None]
-    failing = {name: r for name, r in results.items() if r is not None and (r[1] or not r[0])}
-    assert not missing and not failing, (missing, failing, run.stdout[-3000:])
+    passed, failed = summary.totals()
+    assert failed == 0 and summary.failing() == [], run.stdout[-3000:]
+    assert passed > 60
+    ran = {name for name, (ok, _) in summary.scenarios.items() if ok}
+    assert set(MUST_RUN) <= ran
