@@ -27,7 +27,8 @@ class RequestContext:
     ``peer`` is the generated stub for calling the other side (``ServerStub`` in a server, so a
     tool can ``await context.peer.create_message(...)``); messages sent through it are tagged as
     belonging to this request. In the stateless era a server's requests travel as input requests
-    of a multi round-trip request instead (``rounds``, see ``_input.py``): the same call works in
+    of a multi round-trip request instead (``rounds``, see ``_input.py``), and ``peer`` is the
+    revision's ``InputRequestStub``, whose calls become input requests: the same call works in
     both eras. ``transport_context`` is the transport's per-message slot.
     """
 
@@ -69,7 +70,7 @@ class RequestContext:
         if self._peer is None:
             rounds = self.rounds
             if rounds is not None:
-                self._peer = rounds.bindings.stub(rounds.sender(self))
+                self._peer = rounds.bindings.input_stub(rounds.sender(self))
             else:
                 self._peer = self.session.bindings.stub(
                     RelatedSender(self.session, self.request_id)
@@ -84,7 +85,7 @@ class RequestContext:
         rounds = self.rounds
         if rounds is None:
             return self.peer
-        return rounds.bindings.stub(rounds.sender(self, key))
+        return rounds.bindings.input_stub(rounds.sender(self, key))
 
     def peer_as(self, cls: type[StubT]) -> StubT:
         """``peer``, typed: ``cls`` must be the negotiated revision's stub for the other side;
@@ -100,7 +101,7 @@ class RequestContext:
         if (
             self.rounds is not None
             and sender is not None
-            and cls.__qualname__ == type(peer).__qualname__
+            and cls.__qualname__ in (type(peer).__qualname__, "ServerStub")
             and cls.__module__.startswith("mcpbind.generated.")
             and cls.__module__.endswith(".client")
         ):
