@@ -42,7 +42,7 @@ def _discriminator(tp: Any) -> str | None:
     for key in sorted(shared):
         values = [m.__const_values__[key] for m in members]
         if len(set(values)) == len(values):
-            return key
+            return str(key)
     return None
 
 
@@ -121,19 +121,12 @@ class Bindings:
         }
 
     def stub(self, sender: Any) -> Any:
-        """The generated stub this side calls: ``ClientStub`` for a client, ``ServerStub`` for a server."""
+        """The generated stub this side calls: ``ClientStub`` for a client; for a server its
+        ``ServerStub``, or the ``InputRequestStub`` (a ``ServerStub`` that also asks the client,
+        inside an ``InputRequiredResult``) of a revision whose server sends no requests."""
         client_module = self.module.client
-        cls = (
-            client_module.ClientStub
-            if self.local is Direction.CLIENT_TO_SERVER
-            else client_module.ServerStub
-        )
-        return cls(sender)
-
-    def input_stub(self, sender: Any) -> Any:
-        """What a server asks the client for inside an ``InputRequiredResult``: the revision's
-        ``InputRequestStub`` (2026-07-28), else its ``ServerStub``."""
-        client_module = self.module.client
+        if self.local is Direction.CLIENT_TO_SERVER:
+            return client_module.ClientStub(sender)
         return getattr(client_module, "InputRequestStub", client_module.ServerStub)(sender)
 
 

@@ -27,9 +27,10 @@ class RequestContext:
     ``peer`` is the generated stub for calling the other side (``ServerStub`` in a server, so a
     tool can ``await context.peer.create_message(...)``); messages sent through it are tagged as
     belonging to this request. In the stateless era a server's requests travel as input requests
-    of a multi round-trip request instead (``rounds``, see ``_input.py``), and ``peer`` is the
-    revision's ``InputRequestStub``, whose calls become input requests: the same call works in
-    both eras. ``transport_context`` is the transport's per-message slot.
+    of a multi round-trip request instead (``rounds``, see ``_input.py``); ``peer`` is then the
+    revision's ``InputRequestStub`` (its ``ServerStub`` has no requests), whose calls become input
+    requests: the same call works in both eras. ``transport_context`` is the transport's
+    per-message slot.
     """
 
     __slots__ = (
@@ -70,7 +71,7 @@ class RequestContext:
         if self._peer is None:
             rounds = self.rounds
             if rounds is not None:
-                self._peer = rounds.bindings.input_stub(rounds.sender(self))
+                self._peer = rounds.bindings.stub(rounds.sender(self))
             else:
                 self._peer = self.session.bindings.stub(
                     RelatedSender(self.session, self.request_id)
@@ -85,7 +86,7 @@ class RequestContext:
         rounds = self.rounds
         if rounds is None:
             return self.peer
-        return rounds.bindings.input_stub(rounds.sender(self, key))
+        return rounds.bindings.stub(rounds.sender(self, key))
 
     def peer_as(self, cls: type[StubT]) -> StubT:
         """``peer``, typed: ``cls`` must be the negotiated revision's stub for the other side;
@@ -95,7 +96,7 @@ class RequestContext:
         ``context.peer_as(v2025_11_25.client.ServerStub).create_message(...)`` is checked by mypy.
         """
         peer = self.peer
-        if type(peer) is cls:
+        if isinstance(peer, cls):
             return peer
         sender = getattr(peer, "_sender", None)
         if (

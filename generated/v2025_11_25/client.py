@@ -6,8 +6,8 @@
 """Typed stubs of MCP revision 2025-11-25: one coroutine per request the peer handles.
 
 ``ClientStub`` is what a client calls (requests a server handles, notifications a client sends);
-``ServerStub`` is the same for a server. Both delegate to
-a ``RequestSender``, which the runtime's sessions implement.
+``ServerStub`` is the same for a server. Both delegate to a ``RequestSender``, which the runtime's
+sessions implement.
 """
 
 from __future__ import annotations

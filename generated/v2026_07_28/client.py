@@ -6,9 +6,9 @@
 """Typed stubs of MCP revision 2026-07-28: one coroutine per request the peer handles.
 
 ``ClientStub`` is what a client calls (requests a server handles, notifications a client sends);
-``ServerStub`` is the same for a server; ``InputRequestStub`` holds what a server asks a client for
-inside an ``InputRequiredResult``, never as a request of its own. All delegate to
-a ``RequestSender``, which the runtime's sessions implement.
+``ServerStub`` is the same for a server. ``InputRequestStub`` is a ``ServerStub`` that also asks the
+client, inside an ``InputRequiredResult`` (never as a request of its own). All delegate to a ``RequestSender``, which the runtime's
+sessions implement.
 """
 
 from __future__ import annotations
@@ -178,11 +178,8 @@ class ServerStub:
         await self._sender.send_notification(methods.NOTIFICATIONS_TOOLS_LIST_CHANGED, params)
 
 
-class InputRequestStub:
-    """What a server of revision 2026-07-28 may ask a client for: never sent as requests, but embedded in an InputRequiredResult, which the client answers by retrying its request with the results (a runtime's sender turns each call into an input request)."""
-
-    def __init__(self, sender: RequestSender) -> None:
-        self._sender = sender
+class InputRequestStub(ServerStub):
+    """A ServerStub of revision 2026-07-28 that may also ask the client: never as requests, but embedded in an InputRequiredResult, which the client answers by retrying its request with the results (a runtime's sender turns each call into an input request)."""
 
     async def elicit(
         self,
