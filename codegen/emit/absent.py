@@ -129,7 +129,9 @@ def mark_absent_if_none(source: str, fields: dict[str, frozenset[str]]) -> tuple
     if not edits:
         return source, 0
     lines = source.splitlines(keepends=True)
-    for annotation, replacement in sorted(edits, key=lambda e: (e[0].lineno, e[0].col_offset), reverse=True):
+    for annotation, replacement in sorted(
+        edits, key=lambda e: (e[0].lineno, e[0].col_offset), reverse=True
+    ):
         first, last = annotation.lineno - 1, (annotation.end_lineno or annotation.lineno) - 1
         head = lines[first].encode()[: annotation.col_offset].decode()
         tail = lines[last].encode()[annotation.end_col_offset or 0 :].decode()

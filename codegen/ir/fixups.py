@@ -116,7 +116,7 @@ FIXUPS: tuple[Fixup, ...] = (
     Fixup(
         name="result-type-constants",
         pointer="#/$defs/*Result/properties/resultType",
-        reason="schema.ts: ResultType = \"complete\" | \"input_required\" | string, and "
+        reason='schema.ts: ResultType = "complete" | "input_required" | string, and '
         "basic/index.md: an InputRequiredResult's resultType is input_required, a complete "
         "result's complete; the JSON schema types every resultType as any string, so a "
         "request's result union (CallToolResult | InputRequiredResult) cannot be decided by it",

@@ -3,10 +3,11 @@
 Directions come from the ``ClientRequest``/``ServerRequest`` unions (and 2026-07-28's
 ``InputRequest``, the requests a server embeds in an input-required result) and from the
 ``ClientNotification``/``ServerNotification`` unions. A method only the ``InputRequest`` union
-holds is an input request: a server never sends it on its own (its stub does not offer it). A request's result is found, in order: from
-its response envelope (``<X>ResultResponse.result``), by naming (``<X>Request`` -> ``<X>Result``),
-else ``EmptyResult``. The capability guarding a method is the receiver's capability named by the
-method's first segment (``tools/call`` -> ``tools``; ``resources/subscribe`` -> ``resources.subscribe``).
+holds is an input request: a server never sends it on its own (its stub does not offer it).
+A request's result is found, in order: from its response envelope (``<X>ResultResponse.result``),
+by naming (``<X>Request`` -> ``<X>Result``), else ``EmptyResult``. The capability guarding a
+method is the receiver's capability named by the method's first segment (``tools/call`` ->
+``tools``; ``resources/subscribe`` -> ``resources.subscribe``).
 """
 
 from __future__ import annotations

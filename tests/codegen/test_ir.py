@@ -181,7 +181,9 @@ def test_one_member_union_copied_inline_still_gives_directions(irs: dict[str, Re
 
 def test_lifecycle_and_pagination_are_marked(irs: dict[str, RevisionIR]) -> None:
     ir = irs["2025-11-25"]
-    assert ir.method("initialize").lifecycle and ir.notification("notifications/initialized").lifecycle
+    assert (
+        ir.method("initialize").lifecycle and ir.notification("notifications/initialized").lifecycle
+    )
     assert not ir.method("tools/call").lifecycle
     pages = {m.method: m.page_items for m in ir.methods if m.page_items}
     assert pages == {
