@@ -10,13 +10,17 @@ nothing here depends on the runtime, so the bindings can be used on their own.
 
 from __future__ import annotations
 
+import functools
+import operator
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import (
     TYPE_CHECKING,
+    Annotated,
     Any,
     ClassVar,
+    Final,
     Generic,
     Literal,
     Protocol,
@@ -26,10 +30,19 @@ from typing import (
     get_origin,
 )
 
-from pydantic import BaseModel, ConfigDict, ModelWrapValidatorHandler, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    GetCoreSchemaHandler,
+)
+from pydantic_core import PydanticCustomError, PydanticUndefined, core_schema
 
 __all__ = [
+    "ABSENT_IF_NONE",
     "Direction",
+    "JSONInteger",
+    "JSONNumber",
     "MCPModel",
     "MethodSpec",
     "NotificationSpec",
@@ -41,6 +54,60 @@ __all__ = [
 ]
 
 
+def _integral(value: float) -> int:
+    if not value.is_integer():
+        raise PydanticCustomError(
+            "int_from_float", "Input should be a valid integer, got a number with a fractional part"
+        )
+    return int(value)
+
+
+class _Integer:
+    """JSON Schema's ``integer``: a JSON number with a zero fractional part (draft-07 and 2020-12
+    alike), so ``1e20`` and ``1.0`` are integers and become the ``int`` they equal; ``true`` and
+    ``"1"`` are not. Any size: JSON sets no bound, and Python's ``int`` has none."""
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        return core_schema.union_schema(
+            [
+                core_schema.int_schema(strict=True),
+                core_schema.no_info_after_validator_function(
+                    _integral, core_schema.float_schema(strict=True, allow_inf_nan=False)
+                ),
+            ],
+            mode="left_to_right",
+            custom_error_type="int_type",
+        )
+
+
+class _Number:
+    """JSON Schema's ``number``: an integer stays an ``int`` (``50`` is not re-sent as ``50.0``),
+    a fraction a ``float``; no bool, no string, and no infinity or NaN (JSON has neither)."""
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        return core_schema.union_schema(
+            [
+                core_schema.int_schema(strict=True),
+                core_schema.float_schema(strict=True, allow_inf_nan=False),
+            ],
+            mode="left_to_right",
+            custom_error_type="float_type",
+        )
+
+
+JSONInteger = Annotated[int, _Integer()]
+JSONNumber = Annotated[int | float, _Number()]
+
+#: The marker of an optional field whose schema refuses ``null``: ``None`` there means "absent",
+#: so it is never written, whether it was left unset or given explicitly (``description=None``).
+#: A C-level predicate: it runs for every such field a dump writes.
+ABSENT_IF_NONE: Final[Any] = Field(exclude_if=functools.partial(operator.is_, None))
+
+
 class MCPModel(BaseModel):
     """Base of every generated model.
 
@@ -49,9 +116,15 @@ class MCPModel(BaseModel):
     a message's own unknown key ``meta`` stays an extra and is never taken for ``_meta``; the
     keyword constructor also accepts the Python names (``Result(meta=...)``).
 
-    Constant fields (``jsonrpc``, ``method``, ``type``) default to their one value and always
-    count as set, so ``model_dump(exclude_unset=True)`` writes a complete message while leaving
-    out every optional field nobody set, and keeps every explicit ``null``.
+    Constant fields (``jsonrpc``, ``method``, ``type``) are required when parsing, as the schema
+    says (a default would let a union member, or an inline object, claim a message that lacks
+    them, and would add the key on the way back), and default to their one value when a model is
+    built by keyword, so ``model_dump(exclude_unset=True)`` writes a complete message while
+    leaving out every optional field nobody set. ``None`` in an optional field the schema does
+    not let be ``null`` is never written (see ``ABSENT_IF_NONE``); a ``null`` the schema allows
+    (a JSON value, ``Error.data``) is data and is kept. That also covers an unknown key spelled
+    like a field's Python name (``meta``): pydantic counts it in ``model_fields_set``, but the
+    field holds ``None`` and is not written, while the key itself stays an extra.
     """
 
     model_config = ConfigDict(
@@ -65,54 +138,48 @@ class MCPModel(BaseModel):
         # Declared for type checkers only: pydantic evaluates every annotation of a model's
         # bases again for each subclass, and these (strings, under the future import) cost a
         # compile each time, for every generated class.
-        __const_fields__: ClassVar[frozenset[str]]
+        __const_values__: ClassVar[dict[str, Any]]
         __aliases__: ClassVar[dict[str, str]]
-    __const_fields__ = frozenset()
+    __const_values__ = {}
     __aliases__ = {}
 
     def __init__(self, /, **data: Any) -> None:
         for name, alias in self.__aliases__.items():
             if name in data and alias not in data:
                 data[alias] = data.pop(name)
+        for key, value in self.__const_values__.items():
+            data.setdefault(key, value)
         super().__init__(**data)
 
     # Not a "custom init" to pydantic: parsing (``model_validate``) must not call it, or the
-    # translation above would apply to messages too.
+    # translations above would apply to messages too.
     __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
         super().__pydantic_init_subclass__(**kwargs)
-        cls.__const_fields__ = frozenset(
-            name
-            for name, info in cls.model_fields.items()
-            if get_origin(info.annotation) is Literal
-            and len(get_args(info.annotation)) == 1
-            and info.default == get_args(info.annotation)[0]
-        )
+        inherited: dict[str, Any] = {}
+        for base in reversed(cls.__mro__[1:]):
+            inherited.update(getattr(base, "__const_values__", {}))
+        consts: dict[str, Any] = {}
+        for name, info in cls.__pydantic_fields__.items():
+            args = get_args(info.annotation)
+            if get_origin(info.annotation) is not Literal or len(args) != 1:
+                continue
+            key = info.alias or name
+            if info.default == args[0] or (
+                info.default is PydanticUndefined and inherited.get(key) == args[0]
+            ):
+                # Required to the validator; the class keeps its default for type checkers and
+                # the constructor fills it in. The class is not built yet (``defer_build``).
+                info.default = PydanticUndefined
+                consts[key] = args[0]
+        cls.__const_values__ = consts
         cls.__aliases__ = {
             name: info.alias
-            for name, info in cls.model_fields.items()
+            for name, info in cls.__pydantic_fields__.items()
             if info.alias is not None and info.alias != name
         }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _extra_keys_are_not_fields(
-        cls, data: Any, handler: ModelWrapValidatorHandler[MCPModel]
-    ) -> MCPModel:
-        """An unknown key spelled like a field's Python name (``meta``) is an extra, not that
-        field: pydantic counts it in ``model_fields_set``, which would dump ``_meta: null``."""
-        model = handler(data)
-        if cls.__aliases__ and isinstance(data, dict):
-            for name, alias in cls.__aliases__.items():
-                if name in data and alias not in data:
-                    model.model_fields_set.discard(name)
-        return model
-
-    def model_post_init(self, context: Any, /) -> None:
-        if self.__const_fields__:
-            self.model_fields_set.update(self.__const_fields__)
 
 
 class Direction(StrEnum):

@@ -8,21 +8,42 @@ it all comes from the generated tables.
 from __future__ import annotations
 
 import functools
+import types
 from collections.abc import Callable, Mapping
 from types import ModuleType
-from typing import Any
+from typing import Annotated, Any, Union, get_args, get_origin
 
 from mcpbind import generated
-from mcpbind.generated._support import Direction, MethodSpec, NotificationSpec
-from pydantic import BaseModel, TypeAdapter
+from mcpbind.generated._support import Direction, MCPModel, MethodSpec, NotificationSpec
+from pydantic import BaseModel, Field, TypeAdapter
 
 __all__ = ["Bindings", "adapter", "dump", "validator"]
 
 
 @functools.cache
 def adapter(tp: Any) -> TypeAdapter[Any]:
-    """A cached ``TypeAdapter`` for a class, alias or union from the generated code."""
-    return TypeAdapter(tp)
+    """A cached ``TypeAdapter`` for a class, alias or union from the generated code.
+
+    A union of generated models that all hold a constant of one name with distinct values (a
+    method table's ``CallToolResult | InputRequiredResult``, by ``resultType``) is decided by
+    that discriminator, never by trying each member in turn.
+    """
+    key = _discriminator(tp)
+    return TypeAdapter(tp if key is None else Annotated[tp, Field(discriminator=key)])
+
+
+def _discriminator(tp: Any) -> str | None:
+    if get_origin(tp) not in (Union, types.UnionType):
+        return None
+    members = get_args(tp)
+    if not all(isinstance(m, type) and issubclass(m, MCPModel) for m in members):
+        return None
+    shared = set.intersection(*(set(m.__const_values__) for m in members))
+    for key in sorted(shared):
+        values = [m.__const_values__[key] for m in members]
+        if len(set(values)) == len(values):
+            return str(key)
+    return None
 
 
 def validator(tp: Any) -> Callable[[Any], Any]:
@@ -100,14 +121,13 @@ class Bindings:
         }
 
     def stub(self, sender: Any) -> Any:
-        """The generated stub this side calls: ``ClientStub`` for a client, ``ServerStub`` for a server."""
+        """The generated stub this side calls: ``ClientStub`` for a client; for a server its
+        ``ServerStub``, or the ``InputRequestStub`` (a ``ServerStub`` that also asks the client,
+        inside an ``InputRequiredResult``) of a revision whose server sends no requests."""
         client_module = self.module.client
-        cls = (
-            client_module.ClientStub
-            if self.local is Direction.CLIENT_TO_SERVER
-            else client_module.ServerStub
-        )
-        return cls(sender)
+        if self.local is Direction.CLIENT_TO_SERVER:
+            return client_module.ClientStub(sender)
+        return getattr(client_module, "InputRequestStub", client_module.ServerStub)(sender)
 
 
 @functools.cache

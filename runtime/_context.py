@@ -33,8 +33,10 @@ class RequestContext(Generic[PeerT]):
     through ``context.peer`` checked (plain ``RequestContext`` is ``RequestContext[Any]``, as
     before). The annotation is the handler's promise about the revisions it serves; ``peer_as``
     checks the same at run time. In the stateless era a server's requests travel as input requests
-    of a multi round-trip request instead (``rounds``, see ``_input.py``): the same call works in
-    both eras. ``transport_context`` is the transport's per-message slot.
+    of a multi round-trip request instead (``rounds``, see ``_input.py``); ``peer`` is then the
+    revision's ``InputRequestStub`` (its ``ServerStub`` has no requests), whose calls become input
+    requests: the same call works in both eras. ``transport_context`` is the transport's
+    per-message slot.
     """
 
     __slots__ = (
@@ -102,13 +104,13 @@ class RequestContext(Generic[PeerT]):
         ``context.peer_as(v2025_11_25.client.ServerStub).create_message(...)`` is checked by mypy.
         """
         peer = self.peer
-        if isinstance(peer, cls) and type(peer) is cls:
+        if isinstance(peer, cls):
             return peer
         sender = getattr(peer, "_sender", None)
         if (
             self.rounds is not None
             and sender is not None
-            and cls.__qualname__ == type(peer).__qualname__
+            and cls.__qualname__ in (type(peer).__qualname__, "ServerStub")
             and cls.__module__.startswith("mcpbind.generated.")
             and cls.__module__.endswith(".client")
         ):

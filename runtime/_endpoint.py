@@ -36,6 +36,10 @@ def _field_shape(model: Any, name: str) -> tuple[bool, Any]:
         return False, None
     annotation = fields[name].annotation
     args = typing.get_args(annotation) or (annotation,)
+    # A strict flag is ``Annotated[bool, Strict()]`` (``StrictBool``).
+    args = tuple(
+        typing.get_args(a)[0] if typing.get_origin(a) is typing.Annotated else a for a in args
+    )
     is_flag = bool in args
     sub = next((a for a in args if isinstance(a, type) and issubclass(a, BaseModel)), None)
     return is_flag, sub

@@ -12,6 +12,7 @@ from datamodel_code_generator.parser import LiteralType
 
 from ..errors import CodegenError
 from ..ir import RevisionIR
+from .absent import absent_if_none_fields, mark_absent_if_none
 from .ordering import settle_definitions
 from .schema_prep import prepare_document
 
@@ -52,7 +53,9 @@ def emit_models(ir: RevisionIR) -> str:
             raise CodegenError(f"revision {ir.revision}: model generation failed: {exc}") from exc
     if not isinstance(source, str):
         raise CodegenError(f"revision {ir.revision}: datamodel-code-generator returned no module")
-    return settle_definitions(_strip_dcg_banner(source))
+    settled = settle_definitions(_strip_dcg_banner(source))
+    marked, _ = mark_absent_if_none(settled, absent_if_none_fields(document["$defs"]))
+    return marked
 
 
 def _strip_dcg_banner(source: str) -> str:

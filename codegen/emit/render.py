@@ -35,6 +35,7 @@ class SideView:
     doc: str
     requests: list[MethodView]
     notifications: list[NotificationView]
+    base: str = ""
 
 
 @dataclass(frozen=True)
@@ -48,9 +49,13 @@ def render(template: str, **context: Any) -> str:
 
 
 def _stub_sides(ir: RevisionIR) -> list[SideView]:
+    """``ClientStub`` and ``ServerStub``; and ``InputRequestStub``, a ``ServerStub`` that also
+    asks, for a revision whose server asks the client only inside results (its input requests
+    are not on ``ServerStub``)."""
     methods, notifications = method_views(ir), notification_views(ir)
     c2s, s2c = Direction.CLIENT_TO_SERVER, Direction.SERVER_TO_CLIENT
-    return [
+    embedded = {m.method for m in ir.methods if m.input_request}
+    sides = [
         SideView(
             "ClientStub",
             "",
@@ -66,10 +71,27 @@ def _stub_sides(ir: RevisionIR) -> list[SideView]:
             "",
             "",
             f"What a server of revision {ir.revision} sends: requests a client handles, and notifications.",
-            sent_by(methods, s2c),
+            [v for v in sent_by(methods, s2c) if v.method not in embedded],
             notifications_sent_by(notifications, s2c),
         ),
     ]
+    if embedded:
+        sides.append(
+            SideView(
+                "InputRequestStub",
+                "",
+                "",
+                "",
+                f"A ServerStub of revision {ir.revision} that may also ask the client: never "
+                "as requests, but embedded in an InputRequiredResult, which the client answers "
+                "by retrying its request with the results (a runtime's sender turns each call "
+                "into an input request).",
+                [v for v in methods if v.method in embedded],
+                [],
+                base="ServerStub",
+            )
+        )
+    return sides
 
 
 def _handler_sides(ir: RevisionIR) -> list[SideView]:

@@ -2,9 +2,12 @@
 
 These are emit decisions, not facts about the protocol, so they live here and not in the IR:
 formats that pydantic would coerce (``uri`` gains a trailing slash, ``byte`` is decoded) are dropped
-so the value stays the string that was sent; ``number`` admits integers as integers, so ``50`` is
-not re-serialised as ``50.0``; unions whose members all carry a distinct constant ``method`` or
-``type`` get a discriminator, so a bad message yields one precise error instead of one per member;
+so the value stays the string that was sent; every JSON scalar type is a strict Python type
+(``x-python-type``): no ``"true"`` for a boolean, no ``true`` for an integer, an ``integer`` is any
+JSON number without a fraction (``1e20`` included) and never becomes a float, a ``number`` keeps an
+integer an integer, so ``50`` is not re-serialised as ``50.0``; unions whose members all carry a
+distinct constant ``method``, ``type`` or ``resultType`` get a discriminator, so the union is
+decided by it (never by trying members in turn) and a bad message yields one precise error;
 ``_meta`` is never required: where a revision requires it (the per-request protocol fields of the
 stateless era), the runtime's lifecycle writes it into every request and the receiving lifecycle
 checks it before params are validated, so callers build params without it.
@@ -18,16 +21,44 @@ from ..ir import JSONSchema, RevisionIR
 from ..ir.refs import DEFS_PREFIX, const_of, ref_name
 
 COERCING_FORMATS = frozenset({"uri", "uri-reference", "uri-template", "byte", "binary"})
-DISCRIMINATOR_PROPERTIES = ("method", "type")
+DISCRIMINATOR_PROPERTIES = ("method", "type", "resultType")
 META = "_meta"
+SUPPORT = "mcpbind.generated._support"
+# The strict Python type of each JSON scalar type (``None`` for ``null``).
+SCALAR_TYPES: dict[str, str | None] = {
+    "string": "pydantic.StrictStr",
+    "boolean": "pydantic.StrictBool",
+    "integer": f"{SUPPORT}.JSONInteger",
+    "number": f"{SUPPORT}.JSONNumber",
+    "null": None,
+}
+PYTHON_TYPE = "x-python-type"
 
 
-def _number_as_int_or_float(node: JSONSchema) -> None:
+def _strict_scalars(node: JSONSchema) -> JSONSchema:
+    """``node`` with its scalar ``type`` spelled as a strict Python type.
+
+    A list of types becomes an ``anyOf`` of one node per type (the generator honours a Python
+    type on a single type only); ``number`` with ``integer`` is ``number``, which admits both.
+    Constants and enums keep their ``Literal``.
+    """
     kind = node.get("type")
-    if kind == "number":
-        node["type"] = ["integer", "number"]
-    elif isinstance(kind, list) and "number" in kind and "integer" not in kind:
-        node["type"] = [t for t in kind if t != "number"] + ["integer", "number"]
+    if kind is None or "const" in node or "enum" in node:
+        return node
+    kinds = kind if isinstance(kind, list) else [kind]
+    if not all(k in SCALAR_TYPES for k in kinds):
+        return node
+    if "number" in kinds:
+        kinds = [k for k in kinds if k != "integer"]
+    if len(kinds) == 1:
+        return {**node, **_scalar(kinds[0])}
+    rest = {key: value for key, value in node.items() if key != "type"}
+    return {**rest, "anyOf": [_scalar(k) for k in kinds]}
+
+
+def _scalar(kind: str) -> JSONSchema:
+    python = SCALAR_TYPES[kind]
+    return {"type": kind} if python is None else {"type": kind, PYTHON_TYPE: python}
 
 
 def _meta_not_required(node: JSONSchema) -> None:
@@ -69,7 +100,7 @@ class _Preparer:
                 out[key] = value
             else:
                 out[key] = self.visit(value)
-        _number_as_int_or_float(out)
+        out = _strict_scalars(out)
         _meta_not_required(out)
         discriminator = self.discriminator(out)
         if discriminator is not None:

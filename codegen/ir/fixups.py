@@ -43,10 +43,41 @@ def _json_value_scalars(defs: dict[str, Any]) -> bool:
 
 
 def _elicit_content_numbers(defs: dict[str, Any]) -> bool:
+    """2025-06-18 types the values ``{"type": [string, integer, boolean]}``; later revisions add
+    a ``string[]`` member and hold the scalars in ``anyOf``: both forms are widened."""
     content = defs.get("ElicitResult", {}).get("properties", {}).get("content", {})
     values = content.get("additionalProperties", {}) if isinstance(content, dict) else {}
-    members = values.get("anyOf", []) if isinstance(values, dict) else []
+    if not isinstance(values, dict):
+        return False
+    members = values.get("anyOf", [values])
     return any(_widen_type_list(m, ("number",)) for m in members)
+
+
+# The two result types the protocol defines (schema.ts: ResultType = "complete" |
+# "input_required" | string; basic/index.md): an InputRequiredResult says "input_required", every
+# other result of the revision "complete". Extensions may define more, with results of their own.
+INPUT_REQUIRED_RESULT = "InputRequiredResult"
+BASE_RESULT = "Result"
+RESULT_TYPE = "resultType"
+
+
+def _result_type_constants(defs: dict[str, Any]) -> bool:
+    if not isinstance(defs.get(INPUT_REQUIRED_RESULT), dict):
+        return False
+    changed = False
+    for name, schema in defs.items():
+        if name == BASE_RESULT or not isinstance(schema, dict):
+            continue
+        props = schema.get("properties", {})
+        node = props.get(RESULT_TYPE) if isinstance(props, dict) else None
+        if not isinstance(node, dict) or "const" in node or "enum" in node:
+            continue
+        if node.get("type") != "string" or RESULT_TYPE not in schema.get("required", []):
+            continue
+        value = "input_required" if name == INPUT_REQUIRED_RESULT else "complete"
+        props[RESULT_TYPE] = {**node, "const": value}
+        changed = True
+    return changed
 
 
 def _number_schema_bounds(defs: dict[str, Any]) -> bool:
@@ -70,8 +101,8 @@ FIXUPS: tuple[Fixup, ...] = (
     ),
     Fixup(
         name="elicit-result-content-number",
-        pointer="#/$defs/ElicitResult/properties/content/additionalProperties/anyOf",
-        reason="schema.ts: content?: { [key: string]: string | number | boolean | string[] }; "
+        pointer="#/$defs/ElicitResult/properties/content/additionalProperties{,/anyOf}",
+        reason="schema.ts: content?: { [key: string]: string | number | boolean (| string[]) }; "
         "the JSON schema allows integer but not number",
         apply=_elicit_content_numbers,
     ),
@@ -81,6 +112,15 @@ FIXUPS: tuple[Fixup, ...] = (
         reason="schema.ts: minimum?/maximum?/default?: number (@TJS-type number) of a number "
         "field; release-day schemas of 2025-06-18 and 2025-11-25 say integer",
         apply=_number_schema_bounds,
+    ),
+    Fixup(
+        name="result-type-constants",
+        pointer="#/$defs/*Result/properties/resultType",
+        reason='schema.ts: ResultType = "complete" | "input_required" | string, and '
+        "basic/index.md: an InputRequiredResult's resultType is input_required, a complete "
+        "result's complete; the JSON schema types every resultType as any string, so a "
+        "request's result union (CallToolResult | InputRequiredResult) cannot be decided by it",
+        apply=_result_type_constants,
     ),
 )
 

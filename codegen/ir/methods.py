@@ -2,10 +2,12 @@
 
 Directions come from the ``ClientRequest``/``ServerRequest`` unions (and 2026-07-28's
 ``InputRequest``, the requests a server embeds in an input-required result) and from the
-``ClientNotification``/``ServerNotification`` unions. A request's result is found, in order: from
-its response envelope (``<X>ResultResponse.result``), by naming (``<X>Request`` -> ``<X>Result``),
-else ``EmptyResult``. The capability guarding a method is the receiver's capability named by the
-method's first segment (``tools/call`` -> ``tools``; ``resources/subscribe`` -> ``resources.subscribe``).
+``ClientNotification``/``ServerNotification`` unions. A method only the ``InputRequest`` union
+holds is an input request: a server never sends it on its own (its stub does not offer it).
+A request's result is found, in order: from its response envelope (``<X>ResultResponse.result``),
+by naming (``<X>Request`` -> ``<X>Result``), else ``EmptyResult``. The capability guarding a
+method is the receiver's capability named by the method's first segment (``tools/call`` ->
+``tools``; ``resources/subscribe`` -> ``resources.subscribe``).
 """
 
 from __future__ import annotations
@@ -16,10 +18,11 @@ from ..errors import CodegenError
 from .model import Direction, JSONSchema, Method, Notification, ResultLink
 from .refs import const_of, ref_name, union_members
 
+INPUT_REQUEST_UNION = "InputRequest"
 REQUEST_UNIONS: tuple[tuple[str, Direction], ...] = (
     ("ClientRequest", Direction.CLIENT_TO_SERVER),
     ("ServerRequest", Direction.SERVER_TO_CLIENT),
-    ("InputRequest", Direction.SERVER_TO_CLIENT),
+    (INPUT_REQUEST_UNION, Direction.SERVER_TO_CLIENT),
 )
 NOTIFICATION_UNIONS: tuple[tuple[str, Direction], ...] = (
     ("ClientNotification", Direction.CLIENT_TO_SERVER),
@@ -137,8 +140,20 @@ def _page_items(defs: dict[str, JSONSchema], params: str | None, result: str) ->
     return arrays[0] if len(arrays) == 1 else None
 
 
+def _input_requests(defs: dict[str, JSONSchema]) -> set[str]:
+    """Members of the ``InputRequest`` union that no other request union holds."""
+    sent = {
+        member
+        for union, _ in REQUEST_UNIONS
+        if union != INPUT_REQUEST_UNION
+        for member in message_members(defs, union)
+    }
+    return set(message_members(defs, INPUT_REQUEST_UNION)) - sent
+
+
 def build_methods(defs: dict[str, JSONSchema]) -> tuple[Method, ...]:
     methods: list[Method] = []
+    embedded = _input_requests(defs)
     for request, directions in _members_by_direction(defs, REQUEST_UNIONS).items():
         params, params_required = _params(defs, request)
         results, link = _results(defs, request)
@@ -158,6 +173,7 @@ def build_methods(defs: dict[str, JSONSchema]) -> tuple[Method, ...]:
                 caps,
                 lifecycle=name in LIFECYCLE_METHODS,
                 page_items=_page_items(defs, params, results[0]),
+                input_request=request in embedded,
             )
         )
     return tuple(sorted(methods, key=lambda m: m.method))

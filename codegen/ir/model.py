@@ -55,7 +55,12 @@ class Definition:
 
 @dataclass(frozen=True)
 class Method:
-    """A request method: who may send it and which definitions carry its request, params and result."""
+    """A request method: who may send it and which definitions carry its request, params and result.
+
+    ``input_request``: the server never sends it as a request of its own, only inside a result
+    (2026-07-28's ``InputRequest`` union, embedded in an ``InputRequiredResult``); the client
+    still answers it, so its direction stays server-to-client.
+    """
 
     method: str
     directions: tuple[Direction, ...]
@@ -67,6 +72,7 @@ class Method:
     capabilities: tuple[tuple[Direction, str], ...]
     lifecycle: bool = False
     page_items: str | None = None
+    input_request: bool = False
 
     def capability_for(self, direction: Direction) -> str | None:
         """The receiver's capability (dotted path) that must be advertised for this direction."""

@@ -3,30 +3,30 @@
 # Input sha256: 61cea2392d4f284092d09bc84b9ac488c0d5618ac2b38a56942fc5b99fd960ce
 # Do not edit: regenerate with `mcpbind generate 2024-11-05`.
 
-from mcpbind.generated._support import MCPModel
+from pydantic import ConfigDict, Field, StrictBool, StrictStr
+from mcpbind.generated._support import ABSENT_IF_NONE, JSONInteger, JSONNumber, MCPModel
 from typing import Annotated, Any, Dict, Literal
 from typing_extensions import TypeAliasType
-from pydantic import ConfigDict, Field
 
 
 class BlobResourceContents(MCPModel):
-    blob: str
+    blob: StrictStr
     """
     A base64-encoded string representing the binary data of the item.
     """
-    mimeType: str | None = None
+    mimeType: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     The MIME type of this resource, if known.
     """
-    uri: str
+    uri: StrictStr
     """
     The URI of this resource.
     """
 
 
 class CallToolRequestParams(MCPModel):
-    arguments: dict[str, Any] | None = None
-    name: str
+    arguments: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
+    name: StrictStr
 
 
 class ClientCapabilitiesRoots(MCPModel):
@@ -34,7 +34,7 @@ class ClientCapabilitiesRoots(MCPModel):
     Present if the client supports listing roots.
     """
 
-    listChanged: bool | None = None
+    listChanged: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
     """
     Whether the client supports notifications for changes to the roots list.
     """
@@ -45,43 +45,43 @@ class CompleteRequestParamsArgument(MCPModel):
     The argument's information
     """
 
-    name: str
+    name: StrictStr
     """
     The name of the argument
     """
-    value: str
+    value: StrictStr
     """
     The value of the argument to use for completion matching.
     """
 
 
 class CompleteResultCompletion(MCPModel):
-    hasMore: bool | None = None
+    hasMore: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
     """
     Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown.
     """
-    total: int | None = None
+    total: Annotated[JSONInteger | None, ABSENT_IF_NONE] = None
     """
     The total number of completion options available. This can exceed the number of values actually sent in the response.
     """
-    values: list[str]
+    values: list[StrictStr]
     """
     An array of completion values. Must not exceed 100 items.
     """
 
 
-Cursor = TypeAliasType("Cursor", str)
+Cursor = TypeAliasType("Cursor", StrictStr)
 """
 An opaque token used to represent a cursor for pagination.
 """
 
 
 class GetPromptRequestParams(MCPModel):
-    arguments: dict[str, str] | None = None
+    arguments: Annotated[dict[str, StrictStr] | None, ABSENT_IF_NONE] = None
     """
     Arguments to use for templating the prompt.
     """
-    name: str
+    name: StrictStr
     """
     The name of the prompt or prompt template.
     """
@@ -92,8 +92,8 @@ class Implementation(MCPModel):
     Describes the name and version of an MCP implementation.
     """
 
-    name: str
-    version: str
+    name: StrictStr
+    version: StrictStr
 
 
 class InitializedNotificationParams(MCPModel):
@@ -103,14 +103,14 @@ class InitializedNotificationParams(MCPModel):
     __annotations__ = {
         "__pydantic_extra__": Dict[str, Any],
     }
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
     """
 
 
 class JSONRPCErrorError(MCPModel):
-    code: int
+    code: JSONInteger
     """
     The error type that occurred.
     """
@@ -118,7 +118,7 @@ class JSONRPCErrorError(MCPModel):
     """
     Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
     """
-    message: str
+    message: StrictStr
     """
     A short description of the error. The message SHOULD be limited to a concise single sentence.
     """
@@ -131,14 +131,14 @@ class JSONRPCNotificationParams(MCPModel):
     __annotations__ = {
         "__pydantic_extra__": Dict[str, Any],
     }
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
     """
 
 
 class ListPromptsRequestParams(MCPModel):
-    cursor: str | None = None
+    cursor: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor.
@@ -146,7 +146,7 @@ class ListPromptsRequestParams(MCPModel):
 
 
 class ListResourceTemplatesRequestParams(MCPModel):
-    cursor: str | None = None
+    cursor: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor.
@@ -154,7 +154,7 @@ class ListResourceTemplatesRequestParams(MCPModel):
 
 
 class ListResourcesRequestParams(MCPModel):
-    cursor: str | None = None
+    cursor: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor.
@@ -162,7 +162,7 @@ class ListResourcesRequestParams(MCPModel):
 
 
 class ListToolsRequestParams(MCPModel):
-    cursor: str | None = None
+    cursor: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor.
@@ -190,7 +190,7 @@ class LoggingMessageNotificationParams(MCPModel):
     """
     The severity of this log message.
     """
-    logger: str | None = None
+    logger: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     An optional name of the logger issuing this message.
     """
@@ -204,7 +204,7 @@ class ModelHint(MCPModel):
     to the client to interpret.
     """
 
-    name: str | None = None
+    name: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     A hint for a model name.
 
@@ -233,13 +233,13 @@ class ModelPreferences(MCPModel):
     balance them against other considerations.
     """
 
-    costPriority: Annotated[int | float | None, Field(ge=0.0, le=1.0)] = None
+    costPriority: Annotated[JSONNumber | None, Field(ge=0, le=1), ABSENT_IF_NONE] = None
     """
     How much to prioritize cost when selecting a model. A value of 0 means cost
     is not important, while a value of 1 means cost is the most important
     factor.
     """
-    hints: list[ModelHint] | None = None
+    hints: Annotated[list[ModelHint] | None, ABSENT_IF_NONE] = None
     """
     Optional hints to use for model selection.
 
@@ -249,13 +249,13 @@ class ModelPreferences(MCPModel):
     The client SHOULD prioritize these hints over the numeric priorities, but
     MAY still use the priorities to select from ambiguous matches.
     """
-    intelligencePriority: Annotated[int | float | None, Field(ge=0.0, le=1.0)] = None
+    intelligencePriority: Annotated[JSONNumber | None, Field(ge=0, le=1), ABSENT_IF_NONE] = None
     """
     How much to prioritize intelligence and capabilities when selecting a
     model. A value of 0 means intelligence is not important, while a value of 1
     means intelligence is the most important factor.
     """
-    speedPriority: Annotated[int | float | None, Field(ge=0.0, le=1.0)] = None
+    speedPriority: Annotated[JSONNumber | None, Field(ge=0, le=1), ABSENT_IF_NONE] = None
     """
     How much to prioritize sampling speed (latency) when selecting a model. A
     value of 0 means speed is not important, while a value of 1 means speed is
@@ -270,14 +270,14 @@ class NotificationParams(MCPModel):
     __annotations__ = {
         "__pydantic_extra__": Dict[str, Any],
     }
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
     """
 
 
 class PaginatedRequestParams(MCPModel):
-    cursor: str | None = None
+    cursor: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor.
@@ -285,18 +285,18 @@ class PaginatedRequestParams(MCPModel):
 
 
 class PaginatedResult(MCPModel):
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     """
-    nextCursor: str | None = None
+    nextCursor: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
     """
 
 
-ProgressToken = TypeAliasType("ProgressToken", str | int)
+ProgressToken = TypeAliasType("ProgressToken", StrictStr | JSONInteger)
 """
 A progress token, used to associate progress notifications with the original request.
 """
@@ -307,15 +307,15 @@ class PromptArgument(MCPModel):
     Describes an argument that a prompt can accept.
     """
 
-    description: str | None = None
+    description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     A human-readable description of the argument.
     """
-    name: str
+    name: StrictStr
     """
     The name of the argument.
     """
-    required: bool | None = None
+    required: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
     """
     Whether this argument must be provided.
     """
@@ -328,7 +328,7 @@ class PromptListChangedNotificationParams(MCPModel):
     __annotations__ = {
         "__pydantic_extra__": Dict[str, Any],
     }
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
     """
@@ -339,7 +339,7 @@ class PromptReference(MCPModel):
     Identifies a prompt.
     """
 
-    name: str
+    name: StrictStr
     """
     The name of the prompt or prompt template
     """
@@ -347,20 +347,20 @@ class PromptReference(MCPModel):
 
 
 class ReadResourceRequestParams(MCPModel):
-    uri: str
+    uri: StrictStr
     """
     The URI of the resource to read. The URI can use any protocol; it is up to the server how to interpret it.
     """
 
 
-RequestId = TypeAliasType("RequestId", str | int)
+RequestId = TypeAliasType("RequestId", StrictStr | JSONInteger)
 """
 A uniquely identifying ID for a request in JSON-RPC.
 """
 
 
 class RequestParamsMeta(MCPModel):
-    progressToken: ProgressToken | None = None
+    progressToken: Annotated[ProgressToken | None, ABSENT_IF_NONE] = None
     """
     If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     """
@@ -371,11 +371,11 @@ class ResourceContents(MCPModel):
     The contents of a specific resource or sub-resource.
     """
 
-    mimeType: str | None = None
+    mimeType: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     The MIME type of this resource, if known.
     """
-    uri: str
+    uri: StrictStr
     """
     The URI of this resource.
     """
@@ -388,7 +388,7 @@ class ResourceListChangedNotificationParams(MCPModel):
     __annotations__ = {
         "__pydantic_extra__": Dict[str, Any],
     }
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
     """
@@ -400,14 +400,14 @@ class ResourceReference(MCPModel):
     """
 
     type: Literal["ref/resource"] = "ref/resource"
-    uri: str
+    uri: StrictStr
     """
     The URI or URI template of the resource.
     """
 
 
 class ResourceUpdatedNotificationParams(MCPModel):
-    uri: str
+    uri: StrictStr
     """
     The URI of the resource that has been updated. This might be a sub-resource of the one that the client actually subscribed to.
     """
@@ -420,7 +420,7 @@ class Result(MCPModel):
     __annotations__ = {
         "__pydantic_extra__": Dict[str, Any],
     }
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     """
@@ -437,13 +437,13 @@ class Root(MCPModel):
     Represents a root directory or file that the server can operate on.
     """
 
-    name: str | None = None
+    name: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     An optional name for the root. This can be used to provide a human-readable
     identifier for the root, which may be useful for display purposes or for
     referencing the root in other parts of the application.
     """
-    uri: str
+    uri: StrictStr
     """
     The URI identifying the root. This *must* start with file:// for now.
     This restriction may be relaxed in future versions of the protocol to allow
@@ -458,7 +458,7 @@ class RootsListChangedNotificationParams(MCPModel):
     __annotations__ = {
         "__pydantic_extra__": Dict[str, Any],
     }
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
     """
@@ -469,7 +469,7 @@ class ServerCapabilitiesPrompts(MCPModel):
     Present if the server offers any prompt templates.
     """
 
-    listChanged: bool | None = None
+    listChanged: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
     """
     Whether this server supports notifications for changes to the prompt list.
     """
@@ -480,11 +480,11 @@ class ServerCapabilitiesResources(MCPModel):
     Present if the server offers any resources to read.
     """
 
-    listChanged: bool | None = None
+    listChanged: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
     """
     Whether this server supports notifications for changes to the resource list.
     """
-    subscribe: bool | None = None
+    subscribe: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
     """
     Whether this server supports subscribing to resource updates.
     """
@@ -495,7 +495,7 @@ class ServerCapabilitiesTools(MCPModel):
     Present if the server offers any tools to call.
     """
 
-    listChanged: bool | None = None
+    listChanged: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
     """
     Whether this server supports notifications for changes to the tool list.
     """
@@ -509,20 +509,20 @@ class SetLevelRequestParams(MCPModel):
 
 
 class SubscribeRequestParams(MCPModel):
-    uri: str
+    uri: StrictStr
     """
     The URI of the resource to subscribe to. The URI can use any protocol; it is up to the server how to interpret it.
     """
 
 
 class TextContentAnnotations(MCPModel):
-    audience: list[Role] | None = None
+    audience: Annotated[list[Role] | None, ABSENT_IF_NONE] = None
     """
     Describes who the intended customer of this object or data is.
 
     It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
     """
-    priority: Annotated[int | float | None, Field(ge=0.0, le=1.0)] = None
+    priority: Annotated[JSONNumber | None, Field(ge=0, le=1), ABSENT_IF_NONE] = None
     """
     Describes how important this data is for operating the server.
 
@@ -533,15 +533,15 @@ class TextContentAnnotations(MCPModel):
 
 
 class TextResourceContents(MCPModel):
-    mimeType: str | None = None
+    mimeType: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     The MIME type of this resource, if known.
     """
-    text: str
+    text: StrictStr
     """
     The text of the item. This must only be set if the item can actually be represented as text (not binary data).
     """
-    uri: str
+    uri: StrictStr
     """
     The URI of this resource.
     """
@@ -552,8 +552,8 @@ class ToolInputSchema(MCPModel):
     A JSON Schema object defining the expected parameters for the tool.
     """
 
-    properties: dict[str, dict[str, Any]] | None = None
-    required: list[str] | None = None
+    properties: Annotated[dict[str, dict[str, Any]] | None, ABSENT_IF_NONE] = None
+    required: Annotated[list[StrictStr] | None, ABSENT_IF_NONE] = None
     type: Literal["object"] = "object"
 
 
@@ -564,27 +564,27 @@ class ToolListChangedNotificationParams(MCPModel):
     __annotations__ = {
         "__pydantic_extra__": Dict[str, Any],
     }
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
     """
 
 
 class UnsubscribeRequestParams(MCPModel):
-    uri: str
+    uri: StrictStr
     """
     The URI of the resource to unsubscribe from.
     """
 
 
 class AnnotatedAnnotations(MCPModel):
-    audience: list[Role] | None = None
+    audience: Annotated[list[Role] | None, ABSENT_IF_NONE] = None
     """
     Describes who the intended customer of this object or data is.
 
     It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
     """
-    priority: Annotated[int | float | None, Field(ge=0.0, le=1.0)] = None
+    priority: Annotated[JSONNumber | None, Field(ge=0, le=1), ABSENT_IF_NONE] = None
     """
     Describes how important this data is for operating the server.
 
@@ -604,7 +604,7 @@ class CallToolRequest(MCPModel):
 
 
 class CancelledNotificationParams(MCPModel):
-    reason: str | None = None
+    reason: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     An optional string describing the reason for the cancellation. This MAY be logged or presented to the user.
     """
@@ -621,15 +621,15 @@ class ClientCapabilities(MCPModel):
     Capabilities a client may support. Known capabilities are defined here, in this schema, but this is not a closed set: any client can define its own, additional capabilities.
     """
 
-    experimental: dict[str, dict[str, Any]] | None = None
+    experimental: Annotated[dict[str, dict[str, Any]] | None, ABSENT_IF_NONE] = None
     """
     Experimental, non-standard capabilities that the client supports.
     """
-    roots: ClientCapabilitiesRoots | None = None
+    roots: Annotated[ClientCapabilitiesRoots | None, ABSENT_IF_NONE] = None
     """
     Present if the client supports listing roots.
     """
-    sampling: dict[str, Any] | None = None
+    sampling: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
     """
     Present if the client supports sampling from an LLM.
     """
@@ -648,7 +648,7 @@ class CompleteResult(MCPModel):
     The server's response to a completion/complete request
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     """
@@ -656,13 +656,13 @@ class CompleteResult(MCPModel):
 
 
 class EmbeddedResourceAnnotations(MCPModel):
-    audience: list[Role] | None = None
+    audience: Annotated[list[Role] | None, ABSENT_IF_NONE] = None
     """
     Describes who the intended customer of this object or data is.
 
     It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
     """
-    priority: Annotated[int | float | None, Field(ge=0.0, le=1.0)] = None
+    priority: Annotated[JSONNumber | None, Field(ge=0, le=1), ABSENT_IF_NONE] = None
     """
     Describes how important this data is for operating the server.
 
@@ -685,13 +685,13 @@ class GetPromptRequest(MCPModel):
 
 
 class ImageContentAnnotations(MCPModel):
-    audience: list[Role] | None = None
+    audience: Annotated[list[Role] | None, ABSENT_IF_NONE] = None
     """
     Describes who the intended customer of this object or data is.
 
     It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
     """
-    priority: Annotated[int | float | None, Field(ge=0.0, le=1.0)] = None
+    priority: Annotated[JSONNumber | None, Field(ge=0, le=1), ABSENT_IF_NONE] = None
     """
     Describes how important this data is for operating the server.
 
@@ -704,7 +704,7 @@ class ImageContentAnnotations(MCPModel):
 class InitializeRequestParams(MCPModel):
     capabilities: ClientCapabilities
     clientInfo: Implementation
-    protocolVersion: str
+    protocolVersion: StrictStr
     """
     The latest version of the Model Context Protocol that the client supports. The client MAY decide to support older versions as well.
     """
@@ -716,7 +716,7 @@ class InitializedNotification(MCPModel):
     """
 
     method: Literal["notifications/initialized"] = "notifications/initialized"
-    params: InitializedNotificationParams | None = None
+    params: Annotated[InitializedNotificationParams | None, ABSENT_IF_NONE] = None
 
 
 class JSONRPCError(MCPModel):
@@ -735,12 +735,12 @@ class JSONRPCNotification(MCPModel):
     """
 
     jsonrpc: Literal["2.0"] = "2.0"
-    method: str
-    params: JSONRPCNotificationParams | None = None
+    method: StrictStr
+    params: Annotated[JSONRPCNotificationParams | None, ABSENT_IF_NONE] = None
 
 
 class JSONRPCRequestParamsMeta(MCPModel):
-    progressToken: ProgressToken | None = None
+    progressToken: Annotated[ProgressToken | None, ABSENT_IF_NONE] = None
     """
     If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     """
@@ -762,7 +762,7 @@ class ListPromptsRequest(MCPModel):
     """
 
     method: Literal["prompts/list"] = "prompts/list"
-    params: ListPromptsRequestParams | None = None
+    params: Annotated[ListPromptsRequestParams | None, ABSENT_IF_NONE] = None
 
 
 class ListResourceTemplatesRequest(MCPModel):
@@ -771,7 +771,7 @@ class ListResourceTemplatesRequest(MCPModel):
     """
 
     method: Literal["resources/templates/list"] = "resources/templates/list"
-    params: ListResourceTemplatesRequestParams | None = None
+    params: Annotated[ListResourceTemplatesRequestParams | None, ABSENT_IF_NONE] = None
 
 
 class ListResourcesRequest(MCPModel):
@@ -780,11 +780,11 @@ class ListResourcesRequest(MCPModel):
     """
 
     method: Literal["resources/list"] = "resources/list"
-    params: ListResourcesRequestParams | None = None
+    params: Annotated[ListResourcesRequestParams | None, ABSENT_IF_NONE] = None
 
 
 class ListRootsRequestParamsMeta(MCPModel):
-    progressToken: ProgressToken | None = None
+    progressToken: Annotated[ProgressToken | None, ABSENT_IF_NONE] = None
     """
     If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     """
@@ -797,7 +797,7 @@ class ListRootsResult(MCPModel):
     or file that the server can operate on.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     """
@@ -810,7 +810,7 @@ class ListToolsRequest(MCPModel):
     """
 
     method: Literal["tools/list"] = "tools/list"
-    params: ListToolsRequestParams | None = None
+    params: Annotated[ListToolsRequestParams | None, ABSENT_IF_NONE] = None
 
 
 class LoggingMessageNotification(MCPModel):
@@ -823,24 +823,24 @@ class LoggingMessageNotification(MCPModel):
 
 
 class Notification(MCPModel):
-    method: str
-    params: NotificationParams | None = None
+    method: StrictStr
+    params: Annotated[NotificationParams | None, ABSENT_IF_NONE] = None
 
 
 class PaginatedRequest(MCPModel):
-    method: str
-    params: PaginatedRequestParams | None = None
+    method: StrictStr
+    params: Annotated[PaginatedRequestParams | None, ABSENT_IF_NONE] = None
 
 
 class PingRequestParamsMeta(MCPModel):
-    progressToken: ProgressToken | None = None
+    progressToken: Annotated[ProgressToken | None, ABSENT_IF_NONE] = None
     """
     If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     """
 
 
 class ProgressNotificationParams(MCPModel):
-    progress: int | float
+    progress: JSONNumber
     """
     The progress thus far. This should increase every time progress is made, even if the total is unknown.
     """
@@ -848,7 +848,7 @@ class ProgressNotificationParams(MCPModel):
     """
     The progress token which was given in the initial request, used to associate this notification with the request that is proceeding.
     """
-    total: int | float | None = None
+    total: Annotated[JSONNumber | None, ABSENT_IF_NONE] = None
     """
     Total number of items to process (or total progress required), if known.
     """
@@ -859,15 +859,15 @@ class Prompt(MCPModel):
     A prompt or prompt template that the server offers.
     """
 
-    arguments: list[PromptArgument] | None = None
+    arguments: Annotated[list[PromptArgument] | None, ABSENT_IF_NONE] = None
     """
     A list of arguments to use for templating the prompt.
     """
-    description: str | None = None
+    description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     An optional description of what this prompt provides
     """
-    name: str
+    name: StrictStr
     """
     The name of the prompt or prompt template.
     """
@@ -879,7 +879,7 @@ class PromptListChangedNotification(MCPModel):
     """
 
     method: Literal["notifications/prompts/list_changed"] = "notifications/prompts/list_changed"
-    params: PromptListChangedNotificationParams | None = None
+    params: Annotated[PromptListChangedNotificationParams | None, ABSENT_IF_NONE] = None
 
 
 class ReadResourceRequest(MCPModel):
@@ -896,7 +896,7 @@ class ReadResourceResult(MCPModel):
     The server's response to a resources/read request from the client.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     """
@@ -910,17 +910,17 @@ class RequestParams(MCPModel):
     __annotations__ = {
         "__pydantic_extra__": Dict[str, Any],
     }
-    meta: Annotated[RequestParamsMeta | None, Field(alias="_meta")] = None
+    meta: Annotated[RequestParamsMeta | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
 
 
 class ResourceAnnotations(MCPModel):
-    audience: list[Role] | None = None
+    audience: Annotated[list[Role] | None, ABSENT_IF_NONE] = None
     """
     Describes who the intended customer of this object or data is.
 
     It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
     """
-    priority: Annotated[int | float | None, Field(ge=0.0, le=1.0)] = None
+    priority: Annotated[JSONNumber | None, Field(ge=0, le=1), ABSENT_IF_NONE] = None
     """
     Describes how important this data is for operating the server.
 
@@ -936,17 +936,17 @@ class ResourceListChangedNotification(MCPModel):
     """
 
     method: Literal["notifications/resources/list_changed"] = "notifications/resources/list_changed"
-    params: ResourceListChangedNotificationParams | None = None
+    params: Annotated[ResourceListChangedNotificationParams | None, ABSENT_IF_NONE] = None
 
 
 class ResourceTemplateAnnotations(MCPModel):
-    audience: list[Role] | None = None
+    audience: Annotated[list[Role] | None, ABSENT_IF_NONE] = None
     """
     Describes who the intended customer of this object or data is.
 
     It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
     """
-    priority: Annotated[int | float | None, Field(ge=0.0, le=1.0)] = None
+    priority: Annotated[JSONNumber | None, Field(ge=0, le=1), ABSENT_IF_NONE] = None
     """
     Describes how important this data is for operating the server.
 
@@ -973,7 +973,7 @@ class RootsListChangedNotification(MCPModel):
     """
 
     method: Literal["notifications/roots/list_changed"] = "notifications/roots/list_changed"
-    params: RootsListChangedNotificationParams | None = None
+    params: Annotated[RootsListChangedNotificationParams | None, ABSENT_IF_NONE] = None
 
 
 class ServerCapabilities(MCPModel):
@@ -981,23 +981,23 @@ class ServerCapabilities(MCPModel):
     Capabilities that a server may support. Known capabilities are defined here, in this schema, but this is not a closed set: any server can define its own, additional capabilities.
     """
 
-    experimental: dict[str, dict[str, Any]] | None = None
+    experimental: Annotated[dict[str, dict[str, Any]] | None, ABSENT_IF_NONE] = None
     """
     Experimental, non-standard capabilities that the server supports.
     """
-    logging: dict[str, Any] | None = None
+    logging: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
     """
     Present if the server supports sending log messages to the client.
     """
-    prompts: ServerCapabilitiesPrompts | None = None
+    prompts: Annotated[ServerCapabilitiesPrompts | None, ABSENT_IF_NONE] = None
     """
     Present if the server offers any prompt templates.
     """
-    resources: ServerCapabilitiesResources | None = None
+    resources: Annotated[ServerCapabilitiesResources | None, ABSENT_IF_NONE] = None
     """
     Present if the server offers any resources to read.
     """
-    tools: ServerCapabilitiesTools | None = None
+    tools: Annotated[ServerCapabilitiesTools | None, ABSENT_IF_NONE] = None
     """
     Present if the server offers any tools to call.
     """
@@ -1026,8 +1026,8 @@ class TextContent(MCPModel):
     Text provided to or from an LLM.
     """
 
-    annotations: TextContentAnnotations | None = None
-    text: str
+    annotations: Annotated[TextContentAnnotations | None, ABSENT_IF_NONE] = None
+    text: StrictStr
     """
     The text content of the message.
     """
@@ -1039,7 +1039,7 @@ class Tool(MCPModel):
     Definition for a tool the client can call.
     """
 
-    description: str | None = None
+    description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     A human-readable description of the tool.
     """
@@ -1047,7 +1047,7 @@ class Tool(MCPModel):
     """
     A JSON Schema object defining the expected parameters for the tool.
     """
-    name: str
+    name: StrictStr
     """
     The name of the tool.
     """
@@ -1059,7 +1059,7 @@ class ToolListChangedNotification(MCPModel):
     """
 
     method: Literal["notifications/tools/list_changed"] = "notifications/tools/list_changed"
-    params: ToolListChangedNotificationParams | None = None
+    params: Annotated[ToolListChangedNotificationParams | None, ABSENT_IF_NONE] = None
 
 
 class UnsubscribeRequest(MCPModel):
@@ -1076,7 +1076,7 @@ class AnnotatedModel(MCPModel):
     Base for objects that include optional annotations for the client. The client can use annotations to inform how objects are used or displayed
     """
 
-    annotations: AnnotatedAnnotations | None = None
+    annotations: Annotated[AnnotatedAnnotations | None, ABSENT_IF_NONE] = None
 
 
 class CancelledNotification(MCPModel):
@@ -1111,7 +1111,7 @@ class EmbeddedResource(MCPModel):
     of the LLM and/or the user.
     """
 
-    annotations: EmbeddedResourceAnnotations | None = None
+    annotations: Annotated[EmbeddedResourceAnnotations | None, ABSENT_IF_NONE] = None
     resource: TextResourceContents | BlobResourceContents
     type: Literal["resource"] = "resource"
 
@@ -1121,12 +1121,12 @@ class ImageContent(MCPModel):
     An image provided to or from an LLM.
     """
 
-    annotations: ImageContentAnnotations | None = None
-    data: str
+    annotations: Annotated[ImageContentAnnotations | None, ABSENT_IF_NONE] = None
+    data: StrictStr
     """
     The base64-encoded image data.
     """
-    mimeType: str
+    mimeType: StrictStr
     """
     The MIME type of the image. Different providers may support different image types.
     """
@@ -1147,18 +1147,18 @@ class InitializeResult(MCPModel):
     After receiving an initialize request from the client, the server sends this response.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     """
     capabilities: ServerCapabilities
-    instructions: str | None = None
+    instructions: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     Instructions describing how to use the server and its features.
 
     This can be used by clients to improve the LLM's understanding of available tools, resources, etc. It can be thought of like a "hint" to the model. For example, this information MAY be added to the system prompt.
     """
-    protocolVersion: str
+    protocolVersion: StrictStr
     """
     The version of the Model Context Protocol that the server wants to use. This may not match the version that the client requested. If the client cannot support this version, it MUST disconnect.
     """
@@ -1172,7 +1172,7 @@ class JSONRPCRequestParams(MCPModel):
     __annotations__ = {
         "__pydantic_extra__": Dict[str, Any],
     }
-    meta: Annotated[JSONRPCRequestParamsMeta | None, Field(alias="_meta")] = None
+    meta: Annotated[JSONRPCRequestParamsMeta | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
 
 
 class ListPromptsResult(MCPModel):
@@ -1180,11 +1180,11 @@ class ListPromptsResult(MCPModel):
     The server's response to a prompts/list request from the client.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     """
-    nextCursor: str | None = None
+    nextCursor: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
@@ -1199,7 +1199,7 @@ class ListRootsRequestParams(MCPModel):
     __annotations__ = {
         "__pydantic_extra__": Dict[str, Any],
     }
-    meta: Annotated[ListRootsRequestParamsMeta | None, Field(alias="_meta")] = None
+    meta: Annotated[ListRootsRequestParamsMeta | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
 
 
 class ListToolsResult(MCPModel):
@@ -1207,11 +1207,11 @@ class ListToolsResult(MCPModel):
     The server's response to a tools/list request from the client.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     """
-    nextCursor: str | None = None
+    nextCursor: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
@@ -1226,7 +1226,7 @@ class PingRequestParams(MCPModel):
     __annotations__ = {
         "__pydantic_extra__": Dict[str, Any],
     }
-    meta: Annotated[PingRequestParamsMeta | None, Field(alias="_meta")] = None
+    meta: Annotated[PingRequestParamsMeta | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
 
 
 class ProgressNotification(MCPModel):
@@ -1251,8 +1251,8 @@ class PromptMessage(MCPModel):
 
 
 class Request(MCPModel):
-    method: str
-    params: RequestParams | None = None
+    method: StrictStr
+    params: Annotated[RequestParams | None, ABSENT_IF_NONE] = None
 
 
 class Resource(MCPModel):
@@ -1260,30 +1260,30 @@ class Resource(MCPModel):
     A known resource that the server is capable of reading.
     """
 
-    annotations: ResourceAnnotations | None = None
-    description: str | None = None
+    annotations: Annotated[ResourceAnnotations | None, ABSENT_IF_NONE] = None
+    description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     A description of what this resource represents.
 
     This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
     """
-    mimeType: str | None = None
+    mimeType: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     The MIME type of this resource, if known.
     """
-    name: str
+    name: StrictStr
     """
     A human-readable name for this resource.
 
     This can be used by clients to populate UI elements.
     """
-    size: int | None = None
+    size: Annotated[JSONInteger | None, ABSENT_IF_NONE] = None
     """
     The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
 
     This can be used by Hosts to display file sizes and estimate context window usage.
     """
-    uri: str
+    uri: StrictStr
     """
     The URI of this resource.
     """
@@ -1294,24 +1294,24 @@ class ResourceTemplate(MCPModel):
     A template description for resources available on the server.
     """
 
-    annotations: ResourceTemplateAnnotations | None = None
-    description: str | None = None
+    annotations: Annotated[ResourceTemplateAnnotations | None, ABSENT_IF_NONE] = None
+    description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     A description of what this template is for.
 
     This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
     """
-    mimeType: str | None = None
+    mimeType: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     The MIME type for all resources that match this template. This should only be included if all resources matching this template have the same type.
     """
-    name: str
+    name: StrictStr
     """
     A human-readable name for the type of resource this template refers to.
 
     This can be used by clients to populate UI elements.
     """
-    uriTemplate: str
+    uriTemplate: StrictStr
     """
     A URI template (according to RFC 6570) that can be used to construct resource URIs.
     """
@@ -1360,12 +1360,12 @@ class CallToolResult(MCPModel):
     should be reported as an MCP error response.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     """
     content: list[Content]
-    isError: bool | None = None
+    isError: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
     """
     Whether the tool call ended in an error.
 
@@ -1386,29 +1386,31 @@ ClientNotification = TypeAliasType(
 
 
 class CreateMessageRequestParams(MCPModel):
-    includeContext: Literal["allServers", "none", "thisServer"] | None = None
+    includeContext: Annotated[
+        Literal["allServers", "none", "thisServer"] | None, ABSENT_IF_NONE
+    ] = None
     """
     A request to include context from one or more MCP servers (including the caller), to be attached to the prompt. The client MAY ignore this request.
     """
-    maxTokens: int
+    maxTokens: JSONInteger
     """
     The maximum number of tokens to sample, as requested by the server. The client MAY choose to sample fewer tokens than requested.
     """
     messages: list[SamplingMessage]
-    metadata: dict[str, Any] | None = None
+    metadata: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
     """
     Optional metadata to pass through to the LLM provider. The format of this metadata is provider-specific.
     """
-    modelPreferences: ModelPreferences | None = None
+    modelPreferences: Annotated[ModelPreferences | None, ABSENT_IF_NONE] = None
     """
     The server's preferences for which model to select. The client MAY ignore these preferences.
     """
-    stopSequences: list[str] | None = None
-    systemPrompt: str | None = None
+    stopSequences: Annotated[list[StrictStr] | None, ABSENT_IF_NONE] = None
+    systemPrompt: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     An optional system prompt the server wants to use for sampling. The client MAY modify or omit this prompt.
     """
-    temperature: int | float | None = None
+    temperature: Annotated[JSONNumber | None, ABSENT_IF_NONE] = None
 
 
 class CreateMessageResult(MCPModel):
@@ -1416,17 +1418,17 @@ class CreateMessageResult(MCPModel):
     The client's response to a sampling/create_message request from the server. The client should inform the user before returning the sampled message, to allow them to inspect the response (human in the loop) and decide whether to allow the server to see it.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     """
     content: Annotated[TextContent | ImageContent, Field(discriminator="type")]
-    model: str
+    model: StrictStr
     """
     The name of the model that generated the message.
     """
     role: Role
-    stopReason: str | None = None
+    stopReason: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     The reason why sampling stopped, if known.
     """
@@ -1437,11 +1439,11 @@ class GetPromptResult(MCPModel):
     The server's response to a prompts/get request from the client.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     """
-    description: str | None = None
+    description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     An optional description for the prompt.
     """
@@ -1455,8 +1457,8 @@ class JSONRPCRequest(MCPModel):
 
     id: RequestId
     jsonrpc: Literal["2.0"] = "2.0"
-    method: str
-    params: JSONRPCRequestParams | None = None
+    method: StrictStr
+    params: Annotated[JSONRPCRequestParams | None, ABSENT_IF_NONE] = None
 
 
 class ListResourceTemplatesResult(MCPModel):
@@ -1464,11 +1466,11 @@ class ListResourceTemplatesResult(MCPModel):
     The server's response to a resources/templates/list request from the client.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     """
-    nextCursor: str | None = None
+    nextCursor: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
@@ -1481,11 +1483,11 @@ class ListResourcesResult(MCPModel):
     The server's response to a resources/list request from the client.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     """
-    nextCursor: str | None = None
+    nextCursor: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
@@ -1505,7 +1507,7 @@ class ListRootsRequest(MCPModel):
     """
 
     method: Literal["roots/list"] = "roots/list"
-    params: ListRootsRequestParams | None = None
+    params: Annotated[ListRootsRequestParams | None, ABSENT_IF_NONE] = None
 
 
 class PingRequest(MCPModel):
@@ -1514,7 +1516,7 @@ class PingRequest(MCPModel):
     """
 
     method: Literal["ping"] = "ping"
-    params: PingRequestParams | None = None
+    params: Annotated[PingRequestParams | None, ABSENT_IF_NONE] = None
 
 
 ServerResult = TypeAliasType(

@@ -3,9 +3,9 @@
 # Input sha256: 268a5f82ba70fd7e4b6dc4aa1e64f116f74b4d0edcb69dc046829c79dd4e97e7
 # Do not edit: regenerate with `mcpbind generate 2025-11-25`.
 
-from mcpbind.generated._support import MCPModel
+from pydantic import ConfigDict, Field, StrictBool, StrictStr
+from mcpbind.generated._support import ABSENT_IF_NONE, JSONInteger, JSONNumber, MCPModel
 from typing import Annotated, Any, Dict, Literal
-from pydantic import ConfigDict, Field
 from typing_extensions import TypeAliasType
 
 
@@ -14,11 +14,11 @@ class BaseMetadata(MCPModel):
     Base interface for metadata with name (identifier) and title (display name) properties.
     """
 
-    name: str
+    name: StrictStr
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    title: str | None = None
+    title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -30,33 +30,33 @@ class BaseMetadata(MCPModel):
 
 
 class BlobResourceContents(MCPModel):
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    blob: str
+    blob: StrictStr
     """
     A base64-encoded string representing the binary data of the item.
     """
-    mimeType: str | None = None
+    mimeType: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     The MIME type of this resource, if known.
     """
-    uri: str
+    uri: StrictStr
     """
     The URI of this resource.
     """
 
 
 class BooleanSchema(MCPModel):
-    default: bool | None = None
-    description: str | None = None
-    title: str | None = None
+    default: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
+    description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
+    title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     type: Literal["boolean"] = "boolean"
 
 
 class CancelTaskRequestParams(MCPModel):
-    taskId: str
+    taskId: StrictStr
     """
     The task identifier to cancel.
     """
@@ -67,8 +67,8 @@ class ClientCapabilitiesElicitation(MCPModel):
     Present if the client supports elicitation from the server.
     """
 
-    form: dict[str, Any] | None = None
-    url: dict[str, Any] | None = None
+    form: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
+    url: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
 
 
 class ClientCapabilitiesRoots(MCPModel):
@@ -76,7 +76,7 @@ class ClientCapabilitiesRoots(MCPModel):
     Present if the client supports listing roots.
     """
 
-    listChanged: bool | None = None
+    listChanged: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
     """
     Whether the client supports notifications for changes to the roots list.
     """
@@ -87,12 +87,12 @@ class ClientCapabilitiesSampling(MCPModel):
     Present if the client supports sampling from an LLM.
     """
 
-    context: dict[str, Any] | None = None
+    context: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
     """
     Whether the client supports context inclusion via includeContext parameter.
     If not declared, servers SHOULD only use `includeContext: "none"` (or omit it).
     """
-    tools: dict[str, Any] | None = None
+    tools: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
     """
     Whether the client supports tool use via tools and toolChoice parameters.
     """
@@ -103,7 +103,7 @@ class ClientCapabilitiesTasksRequestsElicitation(MCPModel):
     Task support for elicitation-related requests.
     """
 
-    create: dict[str, Any] | None = None
+    create: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
     """
     Whether the client supports task-augmented elicitation/create requests.
     """
@@ -114,7 +114,7 @@ class ClientCapabilitiesTasksRequestsSampling(MCPModel):
     Task support for sampling-related requests.
     """
 
-    createMessage: dict[str, Any] | None = None
+    createMessage: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
     """
     Whether the client supports task-augmented sampling/createMessage requests.
     """
@@ -125,11 +125,11 @@ class CompleteRequestParamsArgument(MCPModel):
     The argument's information
     """
 
-    name: str
+    name: StrictStr
     """
     The name of the argument
     """
-    value: str
+    value: StrictStr
     """
     The value of the argument to use for completion matching.
     """
@@ -140,28 +140,28 @@ class CompleteRequestParamsContext(MCPModel):
     Additional, optional context for completions
     """
 
-    arguments: dict[str, str] | None = None
+    arguments: Annotated[dict[str, StrictStr] | None, ABSENT_IF_NONE] = None
     """
     Previously-resolved variables in a URI template or prompt.
     """
 
 
 class CompleteResultCompletion(MCPModel):
-    hasMore: bool | None = None
+    hasMore: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
     """
     Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown.
     """
-    total: int | None = None
+    total: Annotated[JSONInteger | None, ABSENT_IF_NONE] = None
     """
     The total number of completion options available. This can exceed the number of values actually sent in the response.
     """
-    values: list[str]
+    values: list[StrictStr]
     """
     An array of completion values. Must not exceed 100 items.
     """
 
 
-Cursor = TypeAliasType("Cursor", str)
+Cursor = TypeAliasType("Cursor", StrictStr)
 """
 An opaque token used to represent a cursor for pagination.
 """
@@ -172,7 +172,7 @@ class ElicitResult(MCPModel):
     The client's response to an elicitation request.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
@@ -183,7 +183,9 @@ class ElicitResult(MCPModel):
     - "decline": User explicitly decline the action
     - "cancel": User dismissed without making an explicit choice
     """
-    content: dict[str, list[str] | str | int | bool | float] | None = None
+    content: Annotated[
+        dict[str, list[StrictStr] | StrictStr | StrictBool | JSONNumber] | None, ABSENT_IF_NONE
+    ] = None
     """
     The submitted form data, only present when action is "accept" and mode was "form".
     Contains values matching the requested schema.
@@ -192,14 +194,14 @@ class ElicitResult(MCPModel):
 
 
 class ElicitationCompleteNotificationParams(MCPModel):
-    elicitationId: str
+    elicitationId: StrictStr
     """
     The ID of the elicitation that completed.
     """
 
 
 class Error(MCPModel):
-    code: int
+    code: JSONInteger
     """
     The error type that occurred.
     """
@@ -207,14 +209,14 @@ class Error(MCPModel):
     """
     Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
     """
-    message: str
+    message: StrictStr
     """
     A short description of the error. The message SHOULD be limited to a concise single sentence.
     """
 
 
 class GetTaskPayloadRequestParams(MCPModel):
-    taskId: str
+    taskId: StrictStr
     """
     The task identifier to retrieve results for.
     """
@@ -233,14 +235,14 @@ class GetTaskPayloadResult(MCPModel):
     __annotations__ = {
         "__pydantic_extra__": Dict[str, Any],
     }
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
 
 
 class GetTaskRequestParams(MCPModel):
-    taskId: str
+    taskId: StrictStr
     """
     The task identifier to query.
     """
@@ -251,19 +253,19 @@ class Icon(MCPModel):
     An optionally-sized icon that can be displayed in a user interface.
     """
 
-    mimeType: str | None = None
+    mimeType: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     Optional MIME type override if the source MIME type is missing or generic.
     For example: `"image/png"`, `"image/jpeg"`, or `"image/svg+xml"`.
     """
-    sizes: list[str] | None = None
+    sizes: Annotated[list[StrictStr] | None, ABSENT_IF_NONE] = None
     """
     Optional array of strings that specify sizes at which the icon can be used.
     Each string should be in WxH format (e.g., `"48x48"`, `"96x96"`) or `"any"` for scalable formats like SVG.
 
     If not provided, the client should assume that the icon can be used at any size.
     """
-    src: str
+    src: StrictStr
     """
     A standard URI pointing to an icon resource. May be an HTTP/HTTPS URL or a
     `data:` URI with Base64-encoded image data.
@@ -274,7 +276,7 @@ class Icon(MCPModel):
     Consumers SHOULD take appropriate precautions when consuming SVGs as they can contain
     executable JavaScript.
     """
-    theme: Literal["dark", "light"] | None = None
+    theme: Annotated[Literal["dark", "light"] | None, ABSENT_IF_NONE] = None
     """
     Optional specifier for the theme this icon is designed for. `light` indicates
     the icon is designed to be used with a light background, and `dark` indicates
@@ -289,7 +291,7 @@ class Icons(MCPModel):
     Base interface to add `icons` property.
     """
 
-    icons: list[Icon] | None = None
+    icons: Annotated[list[Icon] | None, ABSENT_IF_NONE] = None
     """
     Optional set of sized icons that the client can display in a user interface.
 
@@ -308,7 +310,7 @@ class Implementation(MCPModel):
     Describes the MCP implementation.
     """
 
-    description: str | None = None
+    description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     An optional human-readable description of what this implementation does.
 
@@ -316,7 +318,7 @@ class Implementation(MCPModel):
     and capabilities. For example, a server might describe the types of resources
     or tools it provides, while a client might describe its intended use case.
     """
-    icons: list[Icon] | None = None
+    icons: Annotated[list[Icon] | None, ABSENT_IF_NONE] = None
     """
     Optional set of sized icons that the client can display in a user interface.
 
@@ -328,11 +330,11 @@ class Implementation(MCPModel):
     - `image/svg+xml` - SVG images (scalable but requires security precautions)
     - `image/webp` - WebP images (modern, efficient format)
     """
-    name: str
+    name: StrictStr
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    title: str | None = None
+    title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -341,8 +343,8 @@ class Implementation(MCPModel):
     where `annotations.title` should be given precedence over using `name`,
     if present).
     """
-    version: str
-    websiteUrl: str | None = None
+    version: StrictStr
+    websiteUrl: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     An optional URL of the website for this implementation.
     """
@@ -354,8 +356,8 @@ class JSONRPCNotification(MCPModel):
     """
 
     jsonrpc: Literal["2.0"] = "2.0"
-    method: str
-    params: dict[str, Any] | None = None
+    method: StrictStr
+    params: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
 
 
 class LegacyTitledEnumSchema(MCPModel):
@@ -364,15 +366,15 @@ class LegacyTitledEnumSchema(MCPModel):
     This interface will be removed in a future version.
     """
 
-    default: str | None = None
-    description: str | None = None
-    enum: list[str]
-    enumNames: list[str] | None = None
+    default: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
+    description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
+    enum: list[StrictStr]
+    enumNames: Annotated[list[StrictStr] | None, ABSENT_IF_NONE] = None
     """
     (Legacy) Display names for enum values.
     Non-standard according to JSON schema 2020-12.
     """
-    title: str | None = None
+    title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     type: Literal["string"] = "string"
 
 
@@ -393,7 +395,7 @@ class LoggingMessageNotificationParams(MCPModel):
     Parameters for a `notifications/message` notification.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
@@ -405,7 +407,7 @@ class LoggingMessageNotificationParams(MCPModel):
     """
     The severity of this log message.
     """
-    logger: str | None = None
+    logger: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     An optional name of the logger issuing this message.
     """
@@ -419,7 +421,7 @@ class ModelHint(MCPModel):
     to the client to interpret.
     """
 
-    name: str | None = None
+    name: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     A hint for a model name.
 
@@ -448,13 +450,13 @@ class ModelPreferences(MCPModel):
     balance them against other considerations.
     """
 
-    costPriority: Annotated[int | float | None, Field(ge=0.0, le=1.0)] = None
+    costPriority: Annotated[JSONNumber | None, Field(ge=0, le=1), ABSENT_IF_NONE] = None
     """
     How much to prioritize cost when selecting a model. A value of 0 means cost
     is not important, while a value of 1 means cost is the most important
     factor.
     """
-    hints: list[ModelHint] | None = None
+    hints: Annotated[list[ModelHint] | None, ABSENT_IF_NONE] = None
     """
     Optional hints to use for model selection.
 
@@ -464,13 +466,13 @@ class ModelPreferences(MCPModel):
     The client SHOULD prioritize these hints over the numeric priorities, but
     MAY still use the priorities to select from ambiguous matches.
     """
-    intelligencePriority: Annotated[int | float | None, Field(ge=0.0, le=1.0)] = None
+    intelligencePriority: Annotated[JSONNumber | None, Field(ge=0, le=1), ABSENT_IF_NONE] = None
     """
     How much to prioritize intelligence and capabilities when selecting a
     model. A value of 0 means intelligence is not important, while a value of 1
     means intelligence is the most important factor.
     """
-    speedPriority: Annotated[int | float | None, Field(ge=0.0, le=1.0)] = None
+    speedPriority: Annotated[JSONNumber | None, Field(ge=0, le=1), ABSENT_IF_NONE] = None
     """
     How much to prioritize sampling speed (latency) when selecting a model. A
     value of 0 means speed is not important, while a value of 1 means speed is
@@ -479,39 +481,39 @@ class ModelPreferences(MCPModel):
 
 
 class Notification(MCPModel):
-    method: str
-    params: dict[str, Any] | None = None
+    method: StrictStr
+    params: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
 
 
 class NotificationParams(MCPModel):
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
 
 
 class NumberSchema(MCPModel):
-    default: int | float | None = None
-    description: str | None = None
-    maximum: int | float | None = None
-    minimum: int | float | None = None
-    title: str | None = None
+    default: Annotated[JSONNumber | None, ABSENT_IF_NONE] = None
+    description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
+    maximum: Annotated[JSONNumber | None, ABSENT_IF_NONE] = None
+    minimum: Annotated[JSONNumber | None, ABSENT_IF_NONE] = None
+    title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     type: Literal["integer", "number"]
 
 
 class PaginatedResult(MCPModel):
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    nextCursor: str | None = None
+    nextCursor: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
     """
 
 
-ProgressToken = TypeAliasType("ProgressToken", str | int)
+ProgressToken = TypeAliasType("ProgressToken", StrictStr | JSONInteger)
 """
 A progress token, used to associate progress notifications with the original request.
 """
@@ -522,19 +524,19 @@ class PromptArgument(MCPModel):
     Describes an argument that a prompt can accept.
     """
 
-    description: str | None = None
+    description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     A human-readable description of the argument.
     """
-    name: str
+    name: StrictStr
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    required: bool | None = None
+    required: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
     """
     Whether this argument must be provided.
     """
-    title: str | None = None
+    title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -552,7 +554,7 @@ class PromptListChangedNotification(MCPModel):
 
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["notifications/prompts/list_changed"] = "notifications/prompts/list_changed"
-    params: NotificationParams | None = None
+    params: Annotated[NotificationParams | None, ABSENT_IF_NONE] = None
 
 
 class PromptReference(MCPModel):
@@ -560,11 +562,11 @@ class PromptReference(MCPModel):
     Identifies a prompt.
     """
 
-    name: str
+    name: StrictStr
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    title: str | None = None
+    title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -587,7 +589,7 @@ class ReadResourceRequestParamsMeta(MCPModel):
     __annotations__ = {
         "__pydantic_extra__": Dict[str, Any],
     }
-    progressToken: ProgressToken | None = None
+    progressToken: Annotated[ProgressToken | None, ABSENT_IF_NONE] = None
     """
     If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     """
@@ -599,18 +601,18 @@ class RelatedTaskMetadata(MCPModel):
     Include this in the `_meta` field under the key `io.modelcontextprotocol/related-task`.
     """
 
-    taskId: str
+    taskId: StrictStr
     """
     The task identifier this message is associated with.
     """
 
 
 class Request(MCPModel):
-    method: str
-    params: dict[str, Any] | None = None
+    method: StrictStr
+    params: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
 
 
-RequestId = TypeAliasType("RequestId", str | int)
+RequestId = TypeAliasType("RequestId", StrictStr | JSONInteger)
 """
 A uniquely identifying ID for a request in JSON-RPC.
 """
@@ -627,7 +629,7 @@ class RequestParamsMeta(MCPModel):
     __annotations__ = {
         "__pydantic_extra__": Dict[str, Any],
     }
-    progressToken: ProgressToken | None = None
+    progressToken: Annotated[ProgressToken | None, ABSENT_IF_NONE] = None
     """
     If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     """
@@ -638,15 +640,15 @@ class ResourceContents(MCPModel):
     The contents of a specific resource or sub-resource.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    mimeType: str | None = None
+    mimeType: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     The MIME type of this resource, if known.
     """
-    uri: str
+    uri: StrictStr
     """
     The URI of this resource.
     """
@@ -659,7 +661,7 @@ class ResourceListChangedNotification(MCPModel):
 
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["notifications/resources/list_changed"] = "notifications/resources/list_changed"
-    params: NotificationParams | None = None
+    params: Annotated[NotificationParams | None, ABSENT_IF_NONE] = None
 
 
 class ResourceRequestParamsMeta(MCPModel):
@@ -673,7 +675,7 @@ class ResourceRequestParamsMeta(MCPModel):
     __annotations__ = {
         "__pydantic_extra__": Dict[str, Any],
     }
-    progressToken: ProgressToken | None = None
+    progressToken: Annotated[ProgressToken | None, ABSENT_IF_NONE] = None
     """
     If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     """
@@ -685,7 +687,7 @@ class ResourceTemplateReference(MCPModel):
     """
 
     type: Literal["ref/resource"] = "ref/resource"
-    uri: str
+    uri: StrictStr
     """
     The URI or URI template of the resource.
     """
@@ -696,11 +698,11 @@ class ResourceUpdatedNotificationParams(MCPModel):
     Parameters for a `notifications/resources/updated` notification.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    uri: str
+    uri: StrictStr
     """
     The URI of the resource that has been updated. This might be a sub-resource of the one that the client actually subscribed to.
     """
@@ -713,7 +715,7 @@ class Result(MCPModel):
     __annotations__ = {
         "__pydantic_extra__": Dict[str, Any],
     }
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
@@ -730,17 +732,17 @@ class Root(MCPModel):
     Represents a root directory or file that the server can operate on.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    name: str | None = None
+    name: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     An optional name for the root. This can be used to provide a human-readable
     identifier for the root, which may be useful for display purposes or for
     referencing the root in other parts of the application.
     """
-    uri: str
+    uri: StrictStr
     """
     The URI identifying the root. This *must* start with file:// for now.
     This restriction may be relaxed in future versions of the protocol to allow
@@ -757,7 +759,7 @@ class RootsListChangedNotification(MCPModel):
 
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["notifications/roots/list_changed"] = "notifications/roots/list_changed"
-    params: NotificationParams | None = None
+    params: Annotated[NotificationParams | None, ABSENT_IF_NONE] = None
 
 
 class ServerCapabilitiesPrompts(MCPModel):
@@ -765,7 +767,7 @@ class ServerCapabilitiesPrompts(MCPModel):
     Present if the server offers any prompt templates.
     """
 
-    listChanged: bool | None = None
+    listChanged: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
     """
     Whether this server supports notifications for changes to the prompt list.
     """
@@ -776,11 +778,11 @@ class ServerCapabilitiesResources(MCPModel):
     Present if the server offers any resources to read.
     """
 
-    listChanged: bool | None = None
+    listChanged: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
     """
     Whether this server supports notifications for changes to the resource list.
     """
-    subscribe: bool | None = None
+    subscribe: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
     """
     Whether this server supports subscribing to resource updates.
     """
@@ -791,7 +793,7 @@ class ServerCapabilitiesTasksRequestsTools(MCPModel):
     Task support for tool-related requests.
     """
 
-    call: dict[str, Any] | None = None
+    call: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
     """
     Whether the server supports task-augmented tools/call requests.
     """
@@ -802,7 +804,7 @@ class ServerCapabilitiesTools(MCPModel):
     Present if the server offers any tools to call.
     """
 
-    listChanged: bool | None = None
+    listChanged: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
     """
     Whether this server supports notifications for changes to the tool list.
     """
@@ -819,19 +821,19 @@ class SetLevelRequestParamsMeta(MCPModel):
     __annotations__ = {
         "__pydantic_extra__": Dict[str, Any],
     }
-    progressToken: ProgressToken | None = None
+    progressToken: Annotated[ProgressToken | None, ABSENT_IF_NONE] = None
     """
     If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     """
 
 
 class StringSchema(MCPModel):
-    default: str | None = None
-    description: str | None = None
-    format: Literal["date", "date-time", "email", "uri"] | None = None
-    maxLength: int | None = None
-    minLength: int | None = None
-    title: str | None = None
+    default: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
+    description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
+    format: Annotated[Literal["date", "date-time", "email", "uri"] | None, ABSENT_IF_NONE] = None
+    maxLength: Annotated[JSONInteger | None, ABSENT_IF_NONE] = None
+    minLength: Annotated[JSONInteger | None, ABSENT_IF_NONE] = None
+    title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     type: Literal["string"] = "string"
 
 
@@ -846,7 +848,7 @@ class SubscribeRequestParamsMeta(MCPModel):
     __annotations__ = {
         "__pydantic_extra__": Dict[str, Any],
     }
-    progressToken: ProgressToken | None = None
+    progressToken: Annotated[ProgressToken | None, ABSENT_IF_NONE] = None
     """
     If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     """
@@ -863,7 +865,7 @@ class TaskAugmentedRequestParamsMeta(MCPModel):
     __annotations__ = {
         "__pydantic_extra__": Dict[str, Any],
     }
-    progressToken: ProgressToken | None = None
+    progressToken: Annotated[ProgressToken | None, ABSENT_IF_NONE] = None
     """
     If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     """
@@ -875,7 +877,7 @@ class TaskMetadata(MCPModel):
     Include this in the `task` field of the request parameters.
     """
 
-    ttl: int | None = None
+    ttl: Annotated[JSONInteger | None, ABSENT_IF_NONE] = None
     """
     Requested duration in milliseconds to retain task from creation.
     """
@@ -890,41 +892,41 @@ The status of a task.
 
 
 class TextResourceContents(MCPModel):
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    mimeType: str | None = None
+    mimeType: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     The MIME type of this resource, if known.
     """
-    text: str
+    text: StrictStr
     """
     The text of the item. This must only be set if the item can actually be represented as text (not binary data).
     """
-    uri: str
+    uri: StrictStr
     """
     The URI of this resource.
     """
 
 
 class TitledMultiSelectEnumSchemaItemsAnyOfItem(MCPModel):
-    const: str
+    const: StrictStr
     """
     The constant enum value.
     """
-    title: str
+    title: StrictStr
     """
     Display title for this option.
     """
 
 
 class TitledSingleSelectEnumSchemaOneOfItem(MCPModel):
-    const: str
+    const: StrictStr
     """
     The enum value.
     """
-    title: str
+    title: StrictStr
     """
     Display label for this option.
     """
@@ -942,7 +944,7 @@ class ToolAnnotations(MCPModel):
     received from untrusted servers.
     """
 
-    destructiveHint: bool | None = None
+    destructiveHint: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
     """
     If true, the tool may perform destructive updates to its environment.
     If false, the tool performs only additive updates.
@@ -951,7 +953,7 @@ class ToolAnnotations(MCPModel):
 
     Default: true
     """
-    idempotentHint: bool | None = None
+    idempotentHint: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
     """
     If true, calling the tool repeatedly with the same arguments
     will have no additional effect on its environment.
@@ -960,7 +962,7 @@ class ToolAnnotations(MCPModel):
 
     Default: false
     """
-    openWorldHint: bool | None = None
+    openWorldHint: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
     """
     If true, this tool may interact with an "open world" of external
     entities. If false, the tool's domain of interaction is closed.
@@ -969,13 +971,13 @@ class ToolAnnotations(MCPModel):
 
     Default: true
     """
-    readOnlyHint: bool | None = None
+    readOnlyHint: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
     """
     If true, the tool does not modify its environment.
 
     Default: false
     """
-    title: str | None = None
+    title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     A human-readable title for the tool.
     """
@@ -986,7 +988,7 @@ class ToolChoice(MCPModel):
     Controls tool selection behavior for sampling requests.
     """
 
-    mode: Literal["auto", "none", "required"] | None = None
+    mode: Annotated[Literal["auto", "none", "required"] | None, ABSENT_IF_NONE] = None
     """
     Controls the tool use ability of the model:
     - "auto": Model decides whether to use tools (default)
@@ -1000,7 +1002,9 @@ class ToolExecution(MCPModel):
     Execution-related properties for a tool.
     """
 
-    taskSupport: Literal["forbidden", "optional", "required"] | None = None
+    taskSupport: Annotated[Literal["forbidden", "optional", "required"] | None, ABSENT_IF_NONE] = (
+        None
+    )
     """
     Indicates whether this tool supports task-augmented execution.
     This allows clients to handle long-running operations through polling
@@ -1019,9 +1023,9 @@ class ToolInputSchema(MCPModel):
     A JSON Schema object defining the expected parameters for the tool.
     """
 
-    schema_: Annotated[str | None, Field(alias="$schema")] = None
-    properties: dict[str, dict[str, Any]] | None = None
-    required: list[str] | None = None
+    schema_: Annotated[StrictStr | None, Field(alias="$schema"), ABSENT_IF_NONE] = None
+    properties: Annotated[dict[str, dict[str, Any]] | None, ABSENT_IF_NONE] = None
+    required: Annotated[list[StrictStr] | None, ABSENT_IF_NONE] = None
     type: Literal["object"] = "object"
 
 
@@ -1032,7 +1036,7 @@ class ToolListChangedNotification(MCPModel):
 
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["notifications/tools/list_changed"] = "notifications/tools/list_changed"
-    params: NotificationParams | None = None
+    params: Annotated[NotificationParams | None, ABSENT_IF_NONE] = None
 
 
 class ToolOutputSchema(MCPModel):
@@ -1044,9 +1048,9 @@ class ToolOutputSchema(MCPModel):
     Currently restricted to type: "object" at the root level.
     """
 
-    schema_: Annotated[str | None, Field(alias="$schema")] = None
-    properties: dict[str, dict[str, Any]] | None = None
-    required: list[str] | None = None
+    schema_: Annotated[StrictStr | None, Field(alias="$schema"), ABSENT_IF_NONE] = None
+    properties: Annotated[dict[str, dict[str, Any]] | None, ABSENT_IF_NONE] = None
+    required: Annotated[list[StrictStr] | None, ABSENT_IF_NONE] = None
     type: Literal["object"] = "object"
 
 
@@ -1055,14 +1059,14 @@ class ToolUseContent(MCPModel):
     A request from the assistant to call a tool.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     Optional metadata about the tool use. Clients SHOULD preserve this field when
     including tool uses in subsequent sampling requests to enable caching optimizations.
 
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    id: str
+    id: StrictStr
     """
     A unique identifier for this tool use.
 
@@ -1072,7 +1076,7 @@ class ToolUseContent(MCPModel):
     """
     The arguments to pass to the tool, conforming to the tool's input schema.
     """
-    name: str
+    name: StrictStr
     """
     The name of the tool to call.
     """
@@ -1090,7 +1094,7 @@ class UnsubscribeRequestParamsMeta(MCPModel):
     __annotations__ = {
         "__pydantic_extra__": Dict[str, Any],
     }
-    progressToken: ProgressToken | None = None
+    progressToken: Annotated[ProgressToken | None, ABSENT_IF_NONE] = None
     """
     If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     """
@@ -1101,7 +1105,7 @@ class UntitledMultiSelectEnumSchemaItems(MCPModel):
     Schema for the array items.
     """
 
-    enum: list[str]
+    enum: list[StrictStr]
     """
     Array of enum values to choose from.
     """
@@ -1113,19 +1117,19 @@ class UntitledSingleSelectEnumSchema(MCPModel):
     Schema for single-selection enumeration without display titles for options.
     """
 
-    default: str | None = None
+    default: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     Optional default value.
     """
-    description: str | None = None
+    description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     Optional description for the enum field.
     """
-    enum: list[str]
+    enum: list[StrictStr]
     """
     Array of enum values to choose from.
     """
-    title: str | None = None
+    title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     Optional title for the enum field.
     """
@@ -1137,13 +1141,13 @@ class Annotations(MCPModel):
     Optional annotations for the client. The client can use annotations to inform how objects are used or displayed
     """
 
-    audience: list[Role] | None = None
+    audience: Annotated[list[Role] | None, ABSENT_IF_NONE] = None
     """
     Describes who the intended audience of this object or data is.
 
     It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
     """
-    lastModified: str | None = None
+    lastModified: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     The moment the resource was last modified, as an ISO 8601 formatted string.
 
@@ -1152,7 +1156,7 @@ class Annotations(MCPModel):
     Examples: last activity timestamp in an open file, timestamp when the resource
     was attached, etc.
     """
-    priority: Annotated[int | float | None, Field(ge=0.0, le=1.0)] = None
+    priority: Annotated[JSONNumber | None, Field(ge=0, le=1), ABSENT_IF_NONE] = None
     """
     Describes how important this data is for operating the server.
 
@@ -1167,19 +1171,19 @@ class AudioContent(MCPModel):
     Audio provided to or from an LLM.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    annotations: Annotations | None = None
+    annotations: Annotated[Annotations | None, ABSENT_IF_NONE] = None
     """
     Optional annotations for the client.
     """
-    data: str
+    data: StrictStr
     """
     The base64-encoded audio data.
     """
-    mimeType: str
+    mimeType: StrictStr
     """
     The MIME type of the audio. Different providers may support different audio types.
     """
@@ -1197,7 +1201,7 @@ class CallToolRequestParamsMeta(MCPModel):
     __annotations__ = {
         "__pydantic_extra__": Dict[str, Any],
     }
-    progressToken: ProgressToken | None = None
+    progressToken: Annotated[ProgressToken | None, ABSENT_IF_NONE] = None
     """
     If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     """
@@ -1219,15 +1223,15 @@ class CancelledNotificationParams(MCPModel):
     Parameters for a `notifications/cancelled` notification.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    reason: str | None = None
+    reason: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     An optional string describing the reason for the cancellation. This MAY be logged or presented to the user.
     """
-    requestId: RequestId | None = None
+    requestId: Annotated[RequestId | None, ABSENT_IF_NONE] = None
     """
     The ID of the request to cancel.
 
@@ -1242,11 +1246,11 @@ class ClientCapabilitiesTasksRequests(MCPModel):
     Specifies which request types can be augmented with tasks.
     """
 
-    elicitation: ClientCapabilitiesTasksRequestsElicitation | None = None
+    elicitation: Annotated[ClientCapabilitiesTasksRequestsElicitation | None, ABSENT_IF_NONE] = None
     """
     Task support for elicitation-related requests.
     """
-    sampling: ClientCapabilitiesTasksRequestsSampling | None = None
+    sampling: Annotated[ClientCapabilitiesTasksRequestsSampling | None, ABSENT_IF_NONE] = None
     """
     Task support for sampling-related requests.
     """
@@ -1263,7 +1267,7 @@ class CompleteRequestParamsMeta(MCPModel):
     __annotations__ = {
         "__pydantic_extra__": Dict[str, Any],
     }
-    progressToken: ProgressToken | None = None
+    progressToken: Annotated[ProgressToken | None, ABSENT_IF_NONE] = None
     """
     If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     """
@@ -1274,7 +1278,7 @@ class CompleteResult(MCPModel):
     The server's response to a completion/complete request
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
@@ -1292,7 +1296,7 @@ class CreateMessageRequestParamsMeta(MCPModel):
     __annotations__ = {
         "__pydantic_extra__": Dict[str, Any],
     }
-    progressToken: ProgressToken | None = None
+    progressToken: Annotated[ProgressToken | None, ABSENT_IF_NONE] = None
     """
     If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     """
@@ -1309,7 +1313,7 @@ class ElicitRequestFormParamsMeta(MCPModel):
     __annotations__ = {
         "__pydantic_extra__": Dict[str, Any],
     }
-    progressToken: ProgressToken | None = None
+    progressToken: Annotated[ProgressToken | None, ABSENT_IF_NONE] = None
     """
     If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     """
@@ -1326,7 +1330,7 @@ class ElicitRequestURLParamsMeta(MCPModel):
     __annotations__ = {
         "__pydantic_extra__": Dict[str, Any],
     }
-    progressToken: ProgressToken | None = None
+    progressToken: Annotated[ProgressToken | None, ABSENT_IF_NONE] = None
     """
     If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     """
@@ -1350,11 +1354,11 @@ class EmbeddedResource(MCPModel):
     of the LLM and/or the user.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    annotations: Annotations | None = None
+    annotations: Annotated[Annotations | None, ABSENT_IF_NONE] = None
     """
     Optional annotations for the client.
     """
@@ -1376,7 +1380,7 @@ class GetPromptRequestParamsMeta(MCPModel):
     __annotations__ = {
         "__pydantic_extra__": Dict[str, Any],
     }
-    progressToken: ProgressToken | None = None
+    progressToken: Annotated[ProgressToken | None, ABSENT_IF_NONE] = None
     """
     If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     """
@@ -1409,19 +1413,19 @@ class ImageContent(MCPModel):
     An image provided to or from an LLM.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    annotations: Annotations | None = None
+    annotations: Annotated[Annotations | None, ABSENT_IF_NONE] = None
     """
     Optional annotations for the client.
     """
-    data: str
+    data: StrictStr
     """
     The base64-encoded image data.
     """
-    mimeType: str
+    mimeType: StrictStr
     """
     The MIME type of the image. Different providers may support different image types.
     """
@@ -1439,7 +1443,7 @@ class InitializeRequestParamsMeta(MCPModel):
     __annotations__ = {
         "__pydantic_extra__": Dict[str, Any],
     }
-    progressToken: ProgressToken | None = None
+    progressToken: Annotated[ProgressToken | None, ABSENT_IF_NONE] = None
     """
     If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     """
@@ -1452,7 +1456,7 @@ class InitializedNotification(MCPModel):
 
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["notifications/initialized"] = "notifications/initialized"
-    params: NotificationParams | None = None
+    params: Annotated[NotificationParams | None, ABSENT_IF_NONE] = None
 
 
 class JSONRPCErrorResponse(MCPModel):
@@ -1461,7 +1465,7 @@ class JSONRPCErrorResponse(MCPModel):
     """
 
     error: Error
-    id: RequestId | None = None
+    id: Annotated[RequestId | None, ABSENT_IF_NONE] = None
     jsonrpc: Literal["2.0"] = "2.0"
 
 
@@ -1472,8 +1476,8 @@ class JSONRPCRequest(MCPModel):
 
     id: RequestId
     jsonrpc: Literal["2.0"] = "2.0"
-    method: str
-    params: dict[str, Any] | None = None
+    method: StrictStr
+    params: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
 
 
 class JSONRPCResultResponse(MCPModel):
@@ -1493,7 +1497,7 @@ class ListRootsResult(MCPModel):
     or file that the server can operate on.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
@@ -1521,7 +1525,7 @@ class PaginatedRequestParamsMeta(MCPModel):
     __annotations__ = {
         "__pydantic_extra__": Dict[str, Any],
     }
-    progressToken: ProgressToken | None = None
+    progressToken: Annotated[ProgressToken | None, ABSENT_IF_NONE] = None
     """
     If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     """
@@ -1532,15 +1536,15 @@ class ProgressNotificationParams(MCPModel):
     Parameters for a `notifications/progress` notification.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    message: str | None = None
+    message: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     An optional message describing the current progress.
     """
-    progress: int | float
+    progress: JSONNumber
     """
     The progress thus far. This should increase every time progress is made, even if the total is unknown.
     """
@@ -1548,7 +1552,7 @@ class ProgressNotificationParams(MCPModel):
     """
     The progress token which was given in the initial request, used to associate this notification with the request that is proceeding.
     """
-    total: int | float | None = None
+    total: Annotated[JSONNumber | None, ABSENT_IF_NONE] = None
     """
     Total number of items to process (or total progress required), if known.
     """
@@ -1559,19 +1563,19 @@ class Prompt(MCPModel):
     A prompt or prompt template that the server offers.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    arguments: list[PromptArgument] | None = None
+    arguments: Annotated[list[PromptArgument] | None, ABSENT_IF_NONE] = None
     """
     A list of arguments to use for templating the prompt.
     """
-    description: str | None = None
+    description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     An optional description of what this prompt provides
     """
-    icons: list[Icon] | None = None
+    icons: Annotated[list[Icon] | None, ABSENT_IF_NONE] = None
     """
     Optional set of sized icons that the client can display in a user interface.
 
@@ -1583,11 +1587,11 @@ class Prompt(MCPModel):
     - `image/svg+xml` - SVG images (scalable but requires security precautions)
     - `image/webp` - WebP images (modern, efficient format)
     """
-    name: str
+    name: StrictStr
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    title: str | None = None
+    title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -1603,11 +1607,13 @@ class ReadResourceRequestParams(MCPModel):
     Parameters for a `resources/read` request.
     """
 
-    meta: Annotated[ReadResourceRequestParamsMeta | None, Field(alias="_meta")] = None
+    meta: Annotated[ReadResourceRequestParamsMeta | None, Field(alias="_meta"), ABSENT_IF_NONE] = (
+        None
+    )
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    uri: str
+    uri: StrictStr
     """
     The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
     """
@@ -1618,7 +1624,7 @@ class ReadResourceResult(MCPModel):
     The server's response to a resources/read request from the client.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
@@ -1630,7 +1636,7 @@ class RequestParams(MCPModel):
     Common params for any request.
     """
 
-    meta: Annotated[RequestParamsMeta | None, Field(alias="_meta")] = None
+    meta: Annotated[RequestParamsMeta | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
@@ -1641,21 +1647,21 @@ class Resource(MCPModel):
     A known resource that the server is capable of reading.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    annotations: Annotations | None = None
+    annotations: Annotated[Annotations | None, ABSENT_IF_NONE] = None
     """
     Optional annotations for the client.
     """
-    description: str | None = None
+    description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     A description of what this resource represents.
 
     This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
     """
-    icons: list[Icon] | None = None
+    icons: Annotated[list[Icon] | None, ABSENT_IF_NONE] = None
     """
     Optional set of sized icons that the client can display in a user interface.
 
@@ -1667,21 +1673,21 @@ class Resource(MCPModel):
     - `image/svg+xml` - SVG images (scalable but requires security precautions)
     - `image/webp` - WebP images (modern, efficient format)
     """
-    mimeType: str | None = None
+    mimeType: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     The MIME type of this resource, if known.
     """
-    name: str
+    name: StrictStr
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    size: int | None = None
+    size: Annotated[JSONInteger | None, ABSENT_IF_NONE] = None
     """
     The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
 
     This can be used by Hosts to display file sizes and estimate context window usage.
     """
-    title: str | None = None
+    title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -1690,7 +1696,7 @@ class Resource(MCPModel):
     where `annotations.title` should be given precedence over using `name`,
     if present).
     """
-    uri: str
+    uri: StrictStr
     """
     The URI of this resource.
     """
@@ -1703,21 +1709,21 @@ class ResourceLink(MCPModel):
     Note: resource links returned by tools are not guaranteed to appear in the results of `resources/list` requests.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    annotations: Annotations | None = None
+    annotations: Annotated[Annotations | None, ABSENT_IF_NONE] = None
     """
     Optional annotations for the client.
     """
-    description: str | None = None
+    description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     A description of what this resource represents.
 
     This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
     """
-    icons: list[Icon] | None = None
+    icons: Annotated[list[Icon] | None, ABSENT_IF_NONE] = None
     """
     Optional set of sized icons that the client can display in a user interface.
 
@@ -1729,21 +1735,21 @@ class ResourceLink(MCPModel):
     - `image/svg+xml` - SVG images (scalable but requires security precautions)
     - `image/webp` - WebP images (modern, efficient format)
     """
-    mimeType: str | None = None
+    mimeType: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     The MIME type of this resource, if known.
     """
-    name: str
+    name: StrictStr
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    size: int | None = None
+    size: Annotated[JSONInteger | None, ABSENT_IF_NONE] = None
     """
     The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
 
     This can be used by Hosts to display file sizes and estimate context window usage.
     """
-    title: str | None = None
+    title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -1753,7 +1759,7 @@ class ResourceLink(MCPModel):
     if present).
     """
     type: Literal["resource_link"] = "resource_link"
-    uri: str
+    uri: StrictStr
     """
     The URI of this resource.
     """
@@ -1764,11 +1770,11 @@ class ResourceRequestParams(MCPModel):
     Common parameters when working with resources.
     """
 
-    meta: Annotated[ResourceRequestParamsMeta | None, Field(alias="_meta")] = None
+    meta: Annotated[ResourceRequestParamsMeta | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    uri: str
+    uri: StrictStr
     """
     The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
     """
@@ -1779,21 +1785,21 @@ class ResourceTemplate(MCPModel):
     A template description for resources available on the server.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    annotations: Annotations | None = None
+    annotations: Annotated[Annotations | None, ABSENT_IF_NONE] = None
     """
     Optional annotations for the client.
     """
-    description: str | None = None
+    description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     A description of what this template is for.
 
     This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
     """
-    icons: list[Icon] | None = None
+    icons: Annotated[list[Icon] | None, ABSENT_IF_NONE] = None
     """
     Optional set of sized icons that the client can display in a user interface.
 
@@ -1805,15 +1811,15 @@ class ResourceTemplate(MCPModel):
     - `image/svg+xml` - SVG images (scalable but requires security precautions)
     - `image/webp` - WebP images (modern, efficient format)
     """
-    mimeType: str | None = None
+    mimeType: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     The MIME type for all resources that match this template. This should only be included if all resources matching this template have the same type.
     """
-    name: str
+    name: StrictStr
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    title: str | None = None
+    title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -1822,7 +1828,7 @@ class ResourceTemplate(MCPModel):
     where `annotations.title` should be given precedence over using `name`,
     if present).
     """
-    uriTemplate: str
+    uriTemplate: StrictStr
     """
     A URI template (according to RFC 6570) that can be used to construct resource URIs.
     """
@@ -1843,7 +1849,7 @@ class ServerCapabilitiesTasksRequests(MCPModel):
     Specifies which request types can be augmented with tasks.
     """
 
-    tools: ServerCapabilitiesTasksRequestsTools | None = None
+    tools: Annotated[ServerCapabilitiesTasksRequestsTools | None, ABSENT_IF_NONE] = None
     """
     Task support for tool-related requests.
     """
@@ -1854,7 +1860,7 @@ class SetLevelRequestParams(MCPModel):
     Parameters for a `logging/setLevel` request.
     """
 
-    meta: Annotated[SetLevelRequestParamsMeta | None, Field(alias="_meta")] = None
+    meta: Annotated[SetLevelRequestParamsMeta | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
@@ -1869,11 +1875,11 @@ class SubscribeRequestParams(MCPModel):
     Parameters for a `resources/subscribe` request.
     """
 
-    meta: Annotated[SubscribeRequestParamsMeta | None, Field(alias="_meta")] = None
+    meta: Annotated[SubscribeRequestParamsMeta | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    uri: str
+    uri: StrictStr
     """
     The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
     """
@@ -1884,15 +1890,15 @@ class Task(MCPModel):
     Data associated with a task.
     """
 
-    createdAt: str
+    createdAt: StrictStr
     """
     ISO 8601 timestamp when the task was created.
     """
-    lastUpdatedAt: str
+    lastUpdatedAt: StrictStr
     """
     ISO 8601 timestamp when the task was last updated.
     """
-    pollInterval: int | None = None
+    pollInterval: Annotated[JSONInteger | None, ABSENT_IF_NONE] = None
     """
     Suggested polling interval in milliseconds.
     """
@@ -1900,7 +1906,7 @@ class Task(MCPModel):
     """
     Current task state.
     """
-    statusMessage: str | None = None
+    statusMessage: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     Optional human-readable message describing the current task state.
     This can provide context for any status, including:
@@ -1908,11 +1914,11 @@ class Task(MCPModel):
     - Summaries for "completed" status
     - Diagnostic information for "failed" status (e.g., error details, what went wrong)
     """
-    taskId: str
+    taskId: StrictStr
     """
     The task identifier.
     """
-    ttl: int | None
+    ttl: JSONInteger | None
     """
     Actual retention duration from creation in milliseconds, null for unlimited.
     """
@@ -1923,11 +1929,13 @@ class TaskAugmentedRequestParams(MCPModel):
     Common params for any task-augmented request.
     """
 
-    meta: Annotated[TaskAugmentedRequestParamsMeta | None, Field(alias="_meta")] = None
+    meta: Annotated[TaskAugmentedRequestParamsMeta | None, Field(alias="_meta"), ABSENT_IF_NONE] = (
+        None
+    )
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    task: TaskMetadata | None = None
+    task: Annotated[TaskMetadata | None, ABSENT_IF_NONE] = None
     """
     If specified, the caller is requesting task-augmented execution for this request.
     The request will return a CreateTaskResult immediately, and the actual result can be
@@ -1949,15 +1957,15 @@ class TextContent(MCPModel):
     Text provided to or from an LLM.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    annotations: Annotations | None = None
+    annotations: Annotated[Annotations | None, ABSENT_IF_NONE] = None
     """
     Optional annotations for the client.
     """
-    text: str
+    text: StrictStr
     """
     The text content of the message.
     """
@@ -1980,11 +1988,11 @@ class TitledSingleSelectEnumSchema(MCPModel):
     Schema for single-selection enumeration with display titles for each option.
     """
 
-    default: str | None = None
+    default: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     Optional default value.
     """
-    description: str | None = None
+    description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     Optional description for the enum field.
     """
@@ -1992,7 +2000,7 @@ class TitledSingleSelectEnumSchema(MCPModel):
     """
     Array of enum options with values and display labels.
     """
-    title: str | None = None
+    title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     Optional title for the enum field.
     """
@@ -2004,27 +2012,27 @@ class Tool(MCPModel):
     Definition for a tool the client can call.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    annotations: ToolAnnotations | None = None
+    annotations: Annotated[ToolAnnotations | None, ABSENT_IF_NONE] = None
     """
     Optional additional tool information.
 
     Display name precedence order is: title, annotations.title, then name.
     """
-    description: str | None = None
+    description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     A human-readable description of the tool.
 
     This can be used by clients to improve the LLM's understanding of available tools. It can be thought of like a "hint" to the model.
     """
-    execution: ToolExecution | None = None
+    execution: Annotated[ToolExecution | None, ABSENT_IF_NONE] = None
     """
     Execution-related properties for this tool.
     """
-    icons: list[Icon] | None = None
+    icons: Annotated[list[Icon] | None, ABSENT_IF_NONE] = None
     """
     Optional set of sized icons that the client can display in a user interface.
 
@@ -2040,11 +2048,11 @@ class Tool(MCPModel):
     """
     A JSON Schema object defining the expected parameters for the tool.
     """
-    name: str
+    name: StrictStr
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    outputSchema: ToolOutputSchema | None = None
+    outputSchema: Annotated[ToolOutputSchema | None, ABSENT_IF_NONE] = None
     """
     An optional JSON Schema object defining the structure of the tool's output returned in
     the structuredContent field of a CallToolResult.
@@ -2052,7 +2060,7 @@ class Tool(MCPModel):
     Defaults to JSON Schema 2020-12 when no explicit $schema is provided.
     Currently restricted to type: "object" at the root level.
     """
-    title: str | None = None
+    title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -2068,11 +2076,13 @@ class UnsubscribeRequestParams(MCPModel):
     Parameters for a `resources/unsubscribe` request.
     """
 
-    meta: Annotated[UnsubscribeRequestParamsMeta | None, Field(alias="_meta")] = None
+    meta: Annotated[UnsubscribeRequestParamsMeta | None, Field(alias="_meta"), ABSENT_IF_NONE] = (
+        None
+    )
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    uri: str
+    uri: StrictStr
     """
     The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
     """
@@ -2083,11 +2093,11 @@ class UntitledMultiSelectEnumSchema(MCPModel):
     Schema for multiple-selection enumeration without display titles for options.
     """
 
-    default: list[str] | None = None
+    default: Annotated[list[StrictStr] | None, ABSENT_IF_NONE] = None
     """
     Optional default value.
     """
-    description: str | None = None
+    description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     Optional description for the enum field.
     """
@@ -2095,15 +2105,15 @@ class UntitledMultiSelectEnumSchema(MCPModel):
     """
     Schema for the array items.
     """
-    maxItems: int | None = None
+    maxItems: Annotated[JSONInteger | None, ABSENT_IF_NONE] = None
     """
     Maximum number of items to select.
     """
-    minItems: int | None = None
+    minItems: Annotated[JSONInteger | None, ABSENT_IF_NONE] = None
     """
     Minimum number of items to select.
     """
-    title: str | None = None
+    title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     Optional title for the enum field.
     """
@@ -2115,19 +2125,19 @@ class CallToolRequestParams(MCPModel):
     Parameters for a `tools/call` request.
     """
 
-    meta: Annotated[CallToolRequestParamsMeta | None, Field(alias="_meta")] = None
+    meta: Annotated[CallToolRequestParamsMeta | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    arguments: dict[str, Any] | None = None
+    arguments: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
     """
     Arguments to use for the tool call.
     """
-    name: str
+    name: StrictStr
     """
     The name of the tool.
     """
-    task: TaskMetadata | None = None
+    task: Annotated[TaskMetadata | None, ABSENT_IF_NONE] = None
     """
     If specified, the caller is requesting task-augmented execution for this request.
     The request will return a CreateTaskResult immediately, and the actual result can be
@@ -2167,15 +2177,15 @@ class ClientCapabilitiesTasks(MCPModel):
     Present if the client supports task-augmented requests.
     """
 
-    cancel: dict[str, Any] | None = None
+    cancel: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
     """
     Whether this client supports tasks/cancel.
     """
-    list: dict[str, Any] | None = None
+    list: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
     """
     Whether this client supports tasks/list.
     """
-    requests: ClientCapabilitiesTasksRequests | None = None
+    requests: Annotated[ClientCapabilitiesTasksRequests | None, ABSENT_IF_NONE] = None
     """
     Specifies which request types can be augmented with tasks.
     """
@@ -2186,7 +2196,7 @@ class CompleteRequestParams(MCPModel):
     Parameters for a `completion/complete` request.
     """
 
-    meta: Annotated[CompleteRequestParamsMeta | None, Field(alias="_meta")] = None
+    meta: Annotated[CompleteRequestParamsMeta | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
@@ -2194,7 +2204,7 @@ class CompleteRequestParams(MCPModel):
     """
     The argument's information
     """
-    context: CompleteRequestParamsContext | None = None
+    context: Annotated[CompleteRequestParamsContext | None, ABSENT_IF_NONE] = None
     """
     Additional, optional context for completions
     """
@@ -2215,7 +2225,7 @@ class CreateTaskResult(MCPModel):
     A response to a task-augmented request.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
@@ -2227,16 +2237,16 @@ class ElicitRequestURLParams(MCPModel):
     The parameters for a request to elicit information from the user via a URL in the client.
     """
 
-    meta: Annotated[ElicitRequestURLParamsMeta | None, Field(alias="_meta")] = None
+    meta: Annotated[ElicitRequestURLParamsMeta | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    elicitationId: str
+    elicitationId: StrictStr
     """
     The ID of the elicitation, which must be unique within the context of the server.
     The client MUST treat this ID as an opaque value.
     """
-    message: str
+    message: StrictStr
     """
     The message to present to the user explaining why the interaction is needed.
     """
@@ -2244,7 +2254,7 @@ class ElicitRequestURLParams(MCPModel):
     """
     The elicitation mode.
     """
-    task: TaskMetadata | None = None
+    task: Annotated[TaskMetadata | None, ABSENT_IF_NONE] = None
     """
     If specified, the caller is requesting task-augmented execution for this request.
     The request will return a CreateTaskResult immediately, and the actual result can be
@@ -2253,7 +2263,7 @@ class ElicitRequestURLParams(MCPModel):
     Task augmentation is subject to capability negotiation - receivers MUST declare support
     for task augmentation of specific request types in their capabilities.
     """
-    url: str
+    url: StrictStr
     """
     The URL that the user should navigate to.
     """
@@ -2264,15 +2274,15 @@ class GetPromptRequestParams(MCPModel):
     Parameters for a `prompts/get` request.
     """
 
-    meta: Annotated[GetPromptRequestParamsMeta | None, Field(alias="_meta")] = None
+    meta: Annotated[GetPromptRequestParamsMeta | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    arguments: dict[str, str] | None = None
+    arguments: Annotated[dict[str, StrictStr] | None, ABSENT_IF_NONE] = None
     """
     Arguments to use for templating the prompt.
     """
-    name: str
+    name: StrictStr
     """
     The name of the prompt or prompt template.
     """
@@ -2304,11 +2314,11 @@ class ListPromptsResult(MCPModel):
     The server's response to a prompts/list request from the client.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    nextCursor: str | None = None
+    nextCursor: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
@@ -2321,11 +2331,11 @@ class ListResourceTemplatesResult(MCPModel):
     The server's response to a resources/templates/list request from the client.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    nextCursor: str | None = None
+    nextCursor: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
@@ -2338,11 +2348,11 @@ class ListResourcesResult(MCPModel):
     The server's response to a resources/list request from the client.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    nextCursor: str | None = None
+    nextCursor: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
@@ -2364,7 +2374,7 @@ class ListRootsRequest(MCPModel):
     id: RequestId
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["roots/list"] = "roots/list"
-    params: RequestParams | None = None
+    params: Annotated[RequestParams | None, ABSENT_IF_NONE] = None
 
 
 class ListTasksResult(MCPModel):
@@ -2372,11 +2382,11 @@ class ListTasksResult(MCPModel):
     The response to a tasks/list request.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    nextCursor: str | None = None
+    nextCursor: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
@@ -2389,11 +2399,11 @@ class ListToolsResult(MCPModel):
     The server's response to a tools/list request from the client.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    nextCursor: str | None = None
+    nextCursor: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
@@ -2406,11 +2416,11 @@ class PaginatedRequestParams(MCPModel):
     Common parameters for paginated requests.
     """
 
-    meta: Annotated[PaginatedRequestParamsMeta | None, Field(alias="_meta")] = None
+    meta: Annotated[PaginatedRequestParamsMeta | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    cursor: str | None = None
+    cursor: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor.
@@ -2425,7 +2435,7 @@ class PingRequest(MCPModel):
     id: RequestId
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["ping"] = "ping"
-    params: RequestParams | None = None
+    params: Annotated[RequestParams | None, ABSENT_IF_NONE] = None
 
 
 class ProgressNotification(MCPModel):
@@ -2466,15 +2476,15 @@ class ServerCapabilitiesTasks(MCPModel):
     Present if the server supports task-augmented requests.
     """
 
-    cancel: dict[str, Any] | None = None
+    cancel: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
     """
     Whether this server supports tasks/cancel.
     """
-    list: dict[str, Any] | None = None
+    list: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
     """
     Whether this server supports tasks/list.
     """
-    requests: ServerCapabilitiesTasksRequests | None = None
+    requests: Annotated[ServerCapabilitiesTasksRequests | None, ABSENT_IF_NONE] = None
     """
     Specifies which request types can be augmented with tasks.
     """
@@ -2522,11 +2532,11 @@ class TitledMultiSelectEnumSchema(MCPModel):
     Schema for multiple-selection enumeration with display titles for each option.
     """
 
-    default: list[str] | None = None
+    default: Annotated[list[StrictStr] | None, ABSENT_IF_NONE] = None
     """
     Optional default value.
     """
-    description: str | None = None
+    description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     Optional description for the enum field.
     """
@@ -2534,15 +2544,15 @@ class TitledMultiSelectEnumSchema(MCPModel):
     """
     Schema for array items with enum options and display labels.
     """
-    maxItems: int | None = None
+    maxItems: Annotated[JSONInteger | None, ABSENT_IF_NONE] = None
     """
     Maximum number of items to select.
     """
-    minItems: int | None = None
+    minItems: Annotated[JSONInteger | None, ABSENT_IF_NONE] = None
     """
     Minimum number of items to select.
     """
-    title: str | None = None
+    title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     Optional title for the enum field.
     """
@@ -2554,7 +2564,7 @@ class ToolResultContent(MCPModel):
     The result of a tool use, provided by the user back to the assistant.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     Optional metadata about the tool result. Clients SHOULD preserve this field when
     including tool results in subsequent sampling requests to enable caching optimizations.
@@ -2568,20 +2578,20 @@ class ToolResultContent(MCPModel):
     This has the same format as CallToolResult.content and can include text, images,
     audio, resource links, and embedded resources.
     """
-    isError: bool | None = None
+    isError: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
     """
     Whether the tool use resulted in an error.
 
     If true, the content typically describes the error that occurred.
     Default: false
     """
-    structuredContent: dict[str, Any] | None = None
+    structuredContent: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
     """
     An optional structured result object.
 
     If the tool defined an outputSchema, this SHOULD conform to that schema.
     """
-    toolUseId: str
+    toolUseId: StrictStr
     """
     The ID of the tool use this result corresponds to.
 
@@ -2627,7 +2637,7 @@ class CallToolResult(MCPModel):
     The server's response to a tool call.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
@@ -2635,7 +2645,7 @@ class CallToolResult(MCPModel):
     """
     A list of content objects that represent the unstructured result of the tool call.
     """
-    isError: bool | None = None
+    isError: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
     """
     Whether the tool call ended in an error.
 
@@ -2650,7 +2660,7 @@ class CallToolResult(MCPModel):
     server does not support tool calls, or any other exceptional conditions,
     should be reported as an MCP error response.
     """
-    structuredContent: dict[str, Any] | None = None
+    structuredContent: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
     """
     An optional JSON object that represents the structured result of the tool call.
     """
@@ -2661,23 +2671,23 @@ class ClientCapabilities(MCPModel):
     Capabilities a client may support. Known capabilities are defined here, in this schema, but this is not a closed set: any client can define its own, additional capabilities.
     """
 
-    elicitation: ClientCapabilitiesElicitation | None = None
+    elicitation: Annotated[ClientCapabilitiesElicitation | None, ABSENT_IF_NONE] = None
     """
     Present if the client supports elicitation from the server.
     """
-    experimental: dict[str, dict[str, Any]] | None = None
+    experimental: Annotated[dict[str, dict[str, Any]] | None, ABSENT_IF_NONE] = None
     """
     Experimental, non-standard capabilities that the client supports.
     """
-    roots: ClientCapabilitiesRoots | None = None
+    roots: Annotated[ClientCapabilitiesRoots | None, ABSENT_IF_NONE] = None
     """
     Present if the client supports listing roots.
     """
-    sampling: ClientCapabilitiesSampling | None = None
+    sampling: Annotated[ClientCapabilitiesSampling | None, ABSENT_IF_NONE] = None
     """
     Present if the client supports sampling from an LLM.
     """
-    tasks: ClientCapabilitiesTasks | None = None
+    tasks: Annotated[ClientCapabilitiesTasks | None, ABSENT_IF_NONE] = None
     """
     Present if the client supports task-augmented requests.
     """
@@ -2733,11 +2743,11 @@ class GetPromptResult(MCPModel):
     The server's response to a prompts/get request from the client.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    description: str | None = None
+    description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     An optional description for the prompt.
     """
@@ -2749,13 +2759,13 @@ class InitializeRequestParams(MCPModel):
     Parameters for an `initialize` request.
     """
 
-    meta: Annotated[InitializeRequestParamsMeta | None, Field(alias="_meta")] = None
+    meta: Annotated[InitializeRequestParamsMeta | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
     capabilities: ClientCapabilities
     clientInfo: Implementation
-    protocolVersion: str
+    protocolVersion: StrictStr
     """
     The latest version of the Model Context Protocol that the client supports. The client MAY decide to support older versions as well.
     """
@@ -2769,7 +2779,7 @@ class ListPromptsRequest(MCPModel):
     id: RequestId
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["prompts/list"] = "prompts/list"
-    params: PaginatedRequestParams | None = None
+    params: Annotated[PaginatedRequestParams | None, ABSENT_IF_NONE] = None
 
 
 class ListResourceTemplatesRequest(MCPModel):
@@ -2780,7 +2790,7 @@ class ListResourceTemplatesRequest(MCPModel):
     id: RequestId
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["resources/templates/list"] = "resources/templates/list"
-    params: PaginatedRequestParams | None = None
+    params: Annotated[PaginatedRequestParams | None, ABSENT_IF_NONE] = None
 
 
 class ListResourcesRequest(MCPModel):
@@ -2791,7 +2801,7 @@ class ListResourcesRequest(MCPModel):
     id: RequestId
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["resources/list"] = "resources/list"
-    params: PaginatedRequestParams | None = None
+    params: Annotated[PaginatedRequestParams | None, ABSENT_IF_NONE] = None
 
 
 class ListTasksRequest(MCPModel):
@@ -2802,7 +2812,7 @@ class ListTasksRequest(MCPModel):
     id: RequestId
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["tasks/list"] = "tasks/list"
-    params: PaginatedRequestParams | None = None
+    params: Annotated[PaginatedRequestParams | None, ABSENT_IF_NONE] = None
 
 
 class ListToolsRequest(MCPModel):
@@ -2813,7 +2823,7 @@ class ListToolsRequest(MCPModel):
     id: RequestId
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["tools/list"] = "tools/list"
-    params: PaginatedRequestParams | None = None
+    params: Annotated[PaginatedRequestParams | None, ABSENT_IF_NONE] = None
 
 
 MultiSelectEnumSchema = TypeAliasType(
@@ -2824,8 +2834,8 @@ MultiSelectEnumSchema = TypeAliasType(
 class PaginatedRequest(MCPModel):
     id: RequestId
     jsonrpc: Literal["2.0"] = "2.0"
-    method: str
-    params: PaginatedRequestParams | None = None
+    method: StrictStr
+    params: Annotated[PaginatedRequestParams | None, ABSENT_IF_NONE] = None
 
 
 PrimitiveSchemaDefinition = TypeAliasType(
@@ -2859,31 +2869,31 @@ class ServerCapabilities(MCPModel):
     Capabilities that a server may support. Known capabilities are defined here, in this schema, but this is not a closed set: any server can define its own, additional capabilities.
     """
 
-    completions: dict[str, Any] | None = None
+    completions: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
     """
     Present if the server supports argument autocompletion suggestions.
     """
-    experimental: dict[str, dict[str, Any]] | None = None
+    experimental: Annotated[dict[str, dict[str, Any]] | None, ABSENT_IF_NONE] = None
     """
     Experimental, non-standard capabilities that the server supports.
     """
-    logging: dict[str, Any] | None = None
+    logging: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
     """
     Present if the server supports sending log messages to the client.
     """
-    prompts: ServerCapabilitiesPrompts | None = None
+    prompts: Annotated[ServerCapabilitiesPrompts | None, ABSENT_IF_NONE] = None
     """
     Present if the server offers any prompt templates.
     """
-    resources: ServerCapabilitiesResources | None = None
+    resources: Annotated[ServerCapabilitiesResources | None, ABSENT_IF_NONE] = None
     """
     Present if the server offers any resources to read.
     """
-    tasks: ServerCapabilitiesTasks | None = None
+    tasks: Annotated[ServerCapabilitiesTasks | None, ABSENT_IF_NONE] = None
     """
     Present if the server supports task-augmented requests.
     """
-    tools: ServerCapabilitiesTools | None = None
+    tools: Annotated[ServerCapabilitiesTools | None, ABSENT_IF_NONE] = None
     """
     Present if the server offers any tools to call.
     """
@@ -2921,7 +2931,7 @@ class CreateMessageResult(MCPModel):
     to inspect the response (human in the loop) and decide whether to allow the server to see it.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
@@ -2933,12 +2943,12 @@ class CreateMessageResult(MCPModel):
         | ToolResultContent
         | list[SamplingMessageContentBlock]
     )
-    model: str
+    model: StrictStr
     """
     The name of the model that generated the message.
     """
     role: Role
-    stopReason: str | None = None
+    stopReason: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     The reason why sampling stopped, if known.
 
@@ -2958,9 +2968,9 @@ class ElicitRequestFormParamsRequestedSchema(MCPModel):
     Only top-level properties are allowed, without nesting.
     """
 
-    schema_: Annotated[str | None, Field(alias="$schema")] = None
+    schema_: Annotated[StrictStr | None, Field(alias="$schema"), ABSENT_IF_NONE] = None
     properties: dict[str, PrimitiveSchemaDefinition]
-    required: list[str] | None = None
+    required: Annotated[list[StrictStr] | None, ABSENT_IF_NONE] = None
     type: Literal["object"] = "object"
 
 
@@ -2980,18 +2990,18 @@ class InitializeResult(MCPModel):
     After receiving an initialize request from the client, the server sends this response.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
     capabilities: ServerCapabilities
-    instructions: str | None = None
+    instructions: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     Instructions describing how to use the server and its features.
 
     This can be used by clients to improve the LLM's understanding of available tools, resources, etc. It can be thought of like a "hint" to the model. For example, this information MAY be added to the system prompt.
     """
-    protocolVersion: str
+    protocolVersion: StrictStr
     """
     The version of the Model Context Protocol that the server wants to use. This may not match the version that the client requested. If the client cannot support this version, it MUST disconnect.
     """
@@ -3003,7 +3013,7 @@ class SamplingMessage(MCPModel):
     Describes a message issued to or received from an LLM API.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
@@ -3043,7 +3053,7 @@ class URLElicitationRequiredError(MCPModel):
     """
 
     error: URLElicitationRequiredErrorError
-    id: RequestId | None = None
+    id: Annotated[RequestId | None, ABSENT_IF_NONE] = None
     jsonrpc: Literal["2.0"] = "2.0"
 
 
@@ -3090,11 +3100,15 @@ class CreateMessageRequestParams(MCPModel):
     Parameters for a `sampling/createMessage` request.
     """
 
-    meta: Annotated[CreateMessageRequestParamsMeta | None, Field(alias="_meta")] = None
+    meta: Annotated[CreateMessageRequestParamsMeta | None, Field(alias="_meta"), ABSENT_IF_NONE] = (
+        None
+    )
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    includeContext: Literal["allServers", "none", "thisServer"] | None = None
+    includeContext: Annotated[
+        Literal["allServers", "none", "thisServer"] | None, ABSENT_IF_NONE
+    ] = None
     """
     A request to include context from one or more MCP servers (including the caller), to be attached to the prompt.
     The client MAY ignore this request.
@@ -3102,27 +3116,27 @@ class CreateMessageRequestParams(MCPModel):
     Default is "none". Values "thisServer" and "allServers" are soft-deprecated. Servers SHOULD only use these values if the client
     declares ClientCapabilities.sampling.context. These values may be removed in future spec releases.
     """
-    maxTokens: int
+    maxTokens: JSONInteger
     """
     The requested maximum number of tokens to sample (to prevent runaway completions).
 
     The client MAY choose to sample fewer tokens than the requested maximum.
     """
     messages: list[SamplingMessage]
-    metadata: dict[str, Any] | None = None
+    metadata: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
     """
     Optional metadata to pass through to the LLM provider. The format of this metadata is provider-specific.
     """
-    modelPreferences: ModelPreferences | None = None
+    modelPreferences: Annotated[ModelPreferences | None, ABSENT_IF_NONE] = None
     """
     The server's preferences for which model to select. The client MAY ignore these preferences.
     """
-    stopSequences: list[str] | None = None
-    systemPrompt: str | None = None
+    stopSequences: Annotated[list[StrictStr] | None, ABSENT_IF_NONE] = None
+    systemPrompt: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     An optional system prompt the server wants to use for sampling. The client MAY modify or omit this prompt.
     """
-    task: TaskMetadata | None = None
+    task: Annotated[TaskMetadata | None, ABSENT_IF_NONE] = None
     """
     If specified, the caller is requesting task-augmented execution for this request.
     The request will return a CreateTaskResult immediately, and the actual result can be
@@ -3131,14 +3145,14 @@ class CreateMessageRequestParams(MCPModel):
     Task augmentation is subject to capability negotiation - receivers MUST declare support
     for task augmentation of specific request types in their capabilities.
     """
-    temperature: int | float | None = None
-    toolChoice: ToolChoice | None = None
+    temperature: Annotated[JSONNumber | None, ABSENT_IF_NONE] = None
+    toolChoice: Annotated[ToolChoice | None, ABSENT_IF_NONE] = None
     """
     Controls how the model uses tools.
     The client MUST return an error if this field is provided but ClientCapabilities.sampling.tools is not declared.
     Default is `{ mode: "auto" }`.
     """
-    tools: list[Tool] | None = None
+    tools: Annotated[list[Tool] | None, ABSENT_IF_NONE] = None
     """
     Tools that the model may use during generation.
     The client MUST return an error if this field is provided but ClientCapabilities.sampling.tools is not declared.
@@ -3150,15 +3164,15 @@ class ElicitRequestFormParams(MCPModel):
     The parameters for a request to elicit non-sensitive information from the user via a form in the client.
     """
 
-    meta: Annotated[ElicitRequestFormParamsMeta | None, Field(alias="_meta")] = None
+    meta: Annotated[ElicitRequestFormParamsMeta | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    message: str
+    message: StrictStr
     """
     The message to present to the user describing what information is being requested.
     """
-    mode: Literal["form"] | None = None
+    mode: Annotated[Literal["form"] | None, ABSENT_IF_NONE] = None
     """
     The elicitation mode.
     """
@@ -3167,7 +3181,7 @@ class ElicitRequestFormParams(MCPModel):
     A restricted subset of JSON Schema.
     Only top-level properties are allowed, without nesting.
     """
-    task: TaskMetadata | None = None
+    task: Annotated[TaskMetadata | None, ABSENT_IF_NONE] = None
     """
     If specified, the caller is requesting task-augmented execution for this request.
     The request will return a CreateTaskResult immediately, and the actual result can be

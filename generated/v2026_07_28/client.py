@@ -6,7 +6,8 @@
 """Typed stubs of MCP revision 2026-07-28: one coroutine per request the peer handles.
 
 ``ClientStub`` is what a client calls (requests a server handles, notifications a client sends);
-``ServerStub`` is the same for a server. Both delegate to a ``RequestSender``, which the runtime's
+``ServerStub`` is the same for a server. ``InputRequestStub`` is a ``ServerStub`` that also asks the
+client, inside an ``InputRequiredResult`` (never as a request of its own). All delegate to a ``RequestSender``, which the runtime's
 sessions implement.
 """
 
@@ -15,7 +16,7 @@ from __future__ import annotations
 from .._support import RequestOptions, RequestSender
 from . import methods, types
 
-__all__ = ["ClientStub", "ServerStub"]
+__all__ = ["ClientStub", "ServerStub", "InputRequestStub"]
 
 
 class ClientStub:
@@ -118,30 +119,6 @@ class ServerStub:
     def __init__(self, sender: RequestSender) -> None:
         self._sender = sender
 
-    async def elicit(
-        self,
-        params: types.ElicitRequestParams,
-        options: RequestOptions | None = None,
-    ) -> types.ElicitResult:
-        """``elicitation/create``: A request from the server to elicit additional information from the user via the client."""
-        return await self._sender.send_request(methods.ELICITATION_CREATE, params, options)
-
-    async def list_roots(
-        self,
-        params: types.ListRootsRequestParams | None = None,
-        options: RequestOptions | None = None,
-    ) -> types.ListRootsResult:
-        """``roots/list``: Sent from the server to request a list of root URIs from the client. Roots allow servers to ask for specific directories or files to operate on. A common example for roots is providing a set of repositories or directories a server should operate on."""
-        return await self._sender.send_request(methods.ROOTS_LIST, params, options)
-
-    async def create_message(
-        self,
-        params: types.CreateMessageRequestParams,
-        options: RequestOptions | None = None,
-    ) -> types.CreateMessageResult:
-        """``sampling/createMessage``: A request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it."""
-        return await self._sender.send_request(methods.SAMPLING_CREATEMESSAGE, params, options)
-
     async def send_cancelled(
         self,
         params: types.CancelledNotificationParams,
@@ -199,3 +176,31 @@ class ServerStub:
     ) -> None:
         """``notifications/tools/list_changed``: An optional notification from the server to the client, informing it that the list of tools it offers has changed. This is only delivered on a {@link SubscriptionsListenRequestsubscriptions/listen} stream when the client requested it via the `toolsListChanged` filter field."""
         await self._sender.send_notification(methods.NOTIFICATIONS_TOOLS_LIST_CHANGED, params)
+
+
+class InputRequestStub(ServerStub):
+    """A ServerStub of revision 2026-07-28 that may also ask the client: never as requests, but embedded in an InputRequiredResult, which the client answers by retrying its request with the results (a runtime's sender turns each call into an input request)."""
+
+    async def elicit(
+        self,
+        params: types.ElicitRequestParams,
+        options: RequestOptions | None = None,
+    ) -> types.ElicitResult:
+        """``elicitation/create``: A request from the server to elicit additional information from the user via the client."""
+        return await self._sender.send_request(methods.ELICITATION_CREATE, params, options)
+
+    async def list_roots(
+        self,
+        params: types.ListRootsRequestParams | None = None,
+        options: RequestOptions | None = None,
+    ) -> types.ListRootsResult:
+        """``roots/list``: Sent from the server to request a list of root URIs from the client. Roots allow servers to ask for specific directories or files to operate on. A common example for roots is providing a set of repositories or directories a server should operate on."""
+        return await self._sender.send_request(methods.ROOTS_LIST, params, options)
+
+    async def create_message(
+        self,
+        params: types.CreateMessageRequestParams,
+        options: RequestOptions | None = None,
+    ) -> types.CreateMessageResult:
+        """``sampling/createMessage``: A request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it."""
+        return await self._sender.send_request(methods.SAMPLING_CREATEMESSAGE, params, options)

@@ -3,9 +3,9 @@
 # Input sha256: ef70b61f99b6d2e5e3b46863822eab08dff6a45bedc7a08914e0e5b133f40203
 # Do not edit: regenerate with `mcpbind generate 2026-07-28`.
 
-from mcpbind.generated._support import MCPModel
+from pydantic import ConfigDict, Field, StrictBool, StrictStr
+from mcpbind.generated._support import ABSENT_IF_NONE, JSONInteger, JSONNumber, MCPModel
 from typing import Annotated, Any, Dict, Literal, Optional, Union
-from pydantic import ConfigDict, Field
 from typing_extensions import TypeAliasType
 
 
@@ -14,11 +14,11 @@ class BaseMetadata(MCPModel):
     Base interface for metadata with name (identifier) and title (display name) properties.
     """
 
-    name: str
+    name: StrictStr
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    title: str | None = None
+    title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -30,9 +30,9 @@ class BaseMetadata(MCPModel):
 
 
 class BooleanSchema(MCPModel):
-    default: bool | None = None
-    description: str | None = None
-    title: str | None = None
+    default: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
+    description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
+    title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     type: Literal["boolean"] = "boolean"
 
 
@@ -41,11 +41,11 @@ class CompleteRequestParamsArgument(MCPModel):
     The argument's information
     """
 
-    name: str
+    name: StrictStr
     """
     The name of the argument
     """
-    value: str
+    value: StrictStr
     """
     The value of the argument to use for completion matching.
     """
@@ -56,28 +56,28 @@ class CompleteRequestParamsContext(MCPModel):
     Additional, optional context for completions
     """
 
-    arguments: dict[str, str] | None = None
+    arguments: Annotated[dict[str, StrictStr] | None, ABSENT_IF_NONE] = None
     """
     Previously-resolved variables in a URI template or prompt.
     """
 
 
 class CompleteResultCompletion(MCPModel):
-    hasMore: bool | None = None
+    hasMore: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
     """
     Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown.
     """
-    total: int | None = None
+    total: Annotated[JSONInteger | None, ABSENT_IF_NONE] = None
     """
     The total number of completion options available. This can exceed the number of values actually sent in the response.
     """
-    values: Annotated[list[str], Field(max_length=100)]
+    values: Annotated[list[StrictStr], Field(max_length=100)]
     """
     An array of completion values. Must not exceed 100 items.
     """
 
 
-Cursor = TypeAliasType("Cursor", str)
+Cursor = TypeAliasType("Cursor", StrictStr)
 """
 An opaque token used to represent a cursor for pagination.
 """
@@ -88,7 +88,7 @@ class ElicitRequestURLParams(MCPModel):
     The parameters for a request to elicit information from the user via a URL in the client.
     """
 
-    message: str
+    message: StrictStr
     """
     The message to present to the user explaining why the interaction is needed.
     """
@@ -96,7 +96,7 @@ class ElicitRequestURLParams(MCPModel):
     """
     The elicitation mode.
     """
-    url: str
+    url: StrictStr
     """
     The URL that the user should navigate to.
     """
@@ -114,7 +114,9 @@ class ElicitResult(MCPModel):
     - `"decline"`: User explicitly declined the action
     - `"cancel"`: User dismissed without making an explicit choice
     """
-    content: dict[str, list[str] | str | int | bool | float] | None = None
+    content: Annotated[
+        dict[str, list[StrictStr] | StrictStr | StrictBool | JSONNumber] | None, ABSENT_IF_NONE
+    ] = None
     """
     The submitted form data, only present when action is `"accept"` and mode was `"form"`.
     Contains values matching the requested schema.
@@ -123,7 +125,7 @@ class ElicitResult(MCPModel):
 
 
 class Error(MCPModel):
-    code: int
+    code: JSONInteger
     """
     The error type that occurred.
     """
@@ -131,7 +133,7 @@ class Error(MCPModel):
     """
     Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
     """
-    message: str
+    message: StrictStr
     """
     A short description of the error. The message SHOULD be limited to a concise single sentence.
     """
@@ -149,19 +151,19 @@ class Icon(MCPModel):
     An optionally-sized icon that can be displayed in a user interface.
     """
 
-    mimeType: str | None = None
+    mimeType: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     Optional MIME type override if the source MIME type is missing or generic.
     For example: `"image/png"`, `"image/jpeg"`, or `"image/svg+xml"`.
     """
-    sizes: list[str] | None = None
+    sizes: Annotated[list[StrictStr] | None, ABSENT_IF_NONE] = None
     """
     Optional array of strings that specify sizes at which the icon can be used.
     Each string should be in WxH format (e.g., `"48x48"`, `"96x96"`) or `"any"` for scalable formats like SVG.
 
     If not provided, the client should assume that the icon can be used at any size.
     """
-    src: str
+    src: StrictStr
     """
     A standard URI pointing to an icon resource. May be an HTTP/HTTPS URL or a
     `data:` URI with Base64-encoded image data.
@@ -172,7 +174,7 @@ class Icon(MCPModel):
     Consumers SHOULD take appropriate precautions when consuming SVGs as they can contain
     executable JavaScript.
     """
-    theme: Literal["dark", "light"] | None = None
+    theme: Annotated[Literal["dark", "light"] | None, ABSENT_IF_NONE] = None
     """
     Optional specifier for the theme this icon is designed for. `"light"` indicates
     the icon is designed to be used with a light background, and `"dark"` indicates
@@ -187,7 +189,7 @@ class Icons(MCPModel):
     Base interface to add `icons` property.
     """
 
-    icons: list[Icon] | None = None
+    icons: Annotated[list[Icon] | None, ABSENT_IF_NONE] = None
     """
     Optional set of sized icons that the client can display in a user interface.
 
@@ -206,7 +208,7 @@ class Implementation(MCPModel):
     Describes the MCP implementation.
     """
 
-    description: str | None = None
+    description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     An optional human-readable description of what this implementation does.
 
@@ -214,7 +216,7 @@ class Implementation(MCPModel):
     and capabilities. For example, a server might describe the types of resources
     or tools it provides, while a client might describe its intended use case.
     """
-    icons: list[Icon] | None = None
+    icons: Annotated[list[Icon] | None, ABSENT_IF_NONE] = None
     """
     Optional set of sized icons that the client can display in a user interface.
 
@@ -226,11 +228,11 @@ class Implementation(MCPModel):
     - `image/svg+xml` - SVG images (scalable but requires security precautions)
     - `image/webp` - WebP images (modern, efficient format)
     """
-    name: str
+    name: StrictStr
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    title: str | None = None
+    title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -239,11 +241,11 @@ class Implementation(MCPModel):
     where `annotations.title` should be given precedence over using `name`,
     if present).
     """
-    version: str
+    version: StrictStr
     """
     The version of this implementation.
     """
-    websiteUrl: str | None = None
+    websiteUrl: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     An optional URL of the website for this implementation.
     """
@@ -262,7 +264,7 @@ class InternalError(MCPModel):
     """
     Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
     """
-    message: str
+    message: StrictStr
     """
     A short description of the error. The message SHOULD be limited to a concise single sentence.
     """
@@ -290,7 +292,7 @@ class InvalidParamsError(MCPModel):
     """
     Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
     """
-    message: str
+    message: StrictStr
     """
     A short description of the error. The message SHOULD be limited to a concise single sentence.
     """
@@ -309,7 +311,7 @@ class InvalidRequestError(MCPModel):
     """
     Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
     """
-    message: str
+    message: StrictStr
     """
     A short description of the error. The message SHOULD be limited to a concise single sentence.
     """
@@ -321,8 +323,8 @@ class JSONRPCNotification(MCPModel):
     """
 
     jsonrpc: Literal["2.0"] = "2.0"
-    method: str
-    params: dict[str, Any] | None = None
+    method: StrictStr
+    params: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
 
 
 class LegacyTitledEnumSchema(MCPModel):
@@ -331,15 +333,15 @@ class LegacyTitledEnumSchema(MCPModel):
     This interface will be removed in a future version.
     """
 
-    default: str | None = None
-    description: str | None = None
-    enum: list[str]
-    enumNames: list[str] | None = None
+    default: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
+    description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
+    enum: list[StrictStr]
+    enumNames: Annotated[list[StrictStr] | None, ABSENT_IF_NONE] = None
     """
     (Legacy) Display names for enum values.
     Non-standard according to JSON schema 2020-12.
     """
-    title: str | None = None
+    title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     type: Literal["string"] = "string"
 
 
@@ -392,7 +394,7 @@ class MethodNotFoundError(MCPModel):
     """
     Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
     """
-    message: str
+    message: StrictStr
     """
     A short description of the error. The message SHOULD be limited to a concise single sentence.
     """
@@ -406,7 +408,7 @@ class ModelHint(MCPModel):
     to the client to interpret.
     """
 
-    name: str | None = None
+    name: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     A hint for a model name.
 
@@ -435,13 +437,13 @@ class ModelPreferences(MCPModel):
     balance them against other considerations.
     """
 
-    costPriority: Annotated[int | float | None, Field(ge=0.0, le=1.0)] = None
+    costPriority: Annotated[JSONNumber | None, Field(ge=0, le=1), ABSENT_IF_NONE] = None
     """
     How much to prioritize cost when selecting a model. A value of 0 means cost
     is not important, while a value of 1 means cost is the most important
     factor.
     """
-    hints: list[ModelHint] | None = None
+    hints: Annotated[list[ModelHint] | None, ABSENT_IF_NONE] = None
     """
     Optional hints to use for model selection.
 
@@ -451,13 +453,13 @@ class ModelPreferences(MCPModel):
     The client SHOULD prioritize these hints over the numeric priorities, but
     MAY still use the priorities to select from ambiguous matches.
     """
-    intelligencePriority: Annotated[int | float | None, Field(ge=0.0, le=1.0)] = None
+    intelligencePriority: Annotated[JSONNumber | None, Field(ge=0, le=1), ABSENT_IF_NONE] = None
     """
     How much to prioritize intelligence and capabilities when selecting a
     model. A value of 0 means intelligence is not important, while a value of 1
     means intelligence is the most important factor.
     """
-    speedPriority: Annotated[int | float | None, Field(ge=0.0, le=1.0)] = None
+    speedPriority: Annotated[JSONNumber | None, Field(ge=0, le=1), ABSENT_IF_NONE] = None
     """
     How much to prioritize sampling speed (latency) when selecting a model. A
     value of 0 means speed is not important, while a value of 1 means speed is
@@ -466,16 +468,16 @@ class ModelPreferences(MCPModel):
 
 
 class Notification(MCPModel):
-    method: str
-    params: dict[str, Any] | None = None
+    method: StrictStr
+    params: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
 
 
 class NumberSchema(MCPModel):
-    default: int | float | None = None
-    description: str | None = None
-    maximum: int | float | None = None
-    minimum: int | float | None = None
-    title: str | None = None
+    default: Annotated[JSONNumber | None, ABSENT_IF_NONE] = None
+    description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
+    maximum: Annotated[JSONNumber | None, ABSENT_IF_NONE] = None
+    minimum: Annotated[JSONNumber | None, ABSENT_IF_NONE] = None
+    title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     type: Literal["integer", "number"]
 
 
@@ -492,13 +494,13 @@ class ParseError(MCPModel):
     """
     Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
     """
-    message: str
+    message: StrictStr
     """
     A short description of the error. The message SHOULD be limited to a concise single sentence.
     """
 
 
-ProgressToken = TypeAliasType("ProgressToken", str | int)
+ProgressToken = TypeAliasType("ProgressToken", StrictStr | JSONInteger)
 """
 A progress token, used to associate progress notifications with the original request.
 """
@@ -509,19 +511,19 @@ class PromptArgument(MCPModel):
     Describes an argument that a prompt can accept.
     """
 
-    description: str | None = None
+    description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     A human-readable description of the argument.
     """
-    name: str
+    name: StrictStr
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    required: bool | None = None
+    required: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
     """
     Whether this argument must be provided.
     """
-    title: str | None = None
+    title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -537,11 +539,11 @@ class PromptReference(MCPModel):
     Identifies a prompt.
     """
 
-    name: str
+    name: StrictStr
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    title: str | None = None
+    title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -554,11 +556,11 @@ class PromptReference(MCPModel):
 
 
 class Request(MCPModel):
-    method: str
-    params: dict[str, Any] | None = None
+    method: StrictStr
+    params: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
 
 
-RequestId = TypeAliasType("RequestId", str | int)
+RequestId = TypeAliasType("RequestId", StrictStr | JSONInteger)
 """
 A uniquely identifying ID for a request in JSON-RPC.
 """
@@ -569,12 +571,12 @@ class ResourceContents(MCPModel):
     The contents of a specific resource or sub-resource.
     """
 
-    meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
-    mimeType: str | None = None
+    meta: Annotated[MetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
+    mimeType: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     The MIME type of this resource, if known.
     """
-    uri: str
+    uri: StrictStr
     """
     The URI of this resource.
     """
@@ -586,7 +588,7 @@ class ResourceTemplateReference(MCPModel):
     """
 
     type: Literal["ref/resource"] = "ref/resource"
-    uri: str
+    uri: StrictStr
     """
     The URI or URI template of the resource.
     """
@@ -598,7 +600,7 @@ class ResultMetaObject(MCPModel):
     """
 
     io_modelcontextprotocol_serverInfo: Annotated[
-        Implementation | None, Field(alias="io.modelcontextprotocol/serverInfo")
+        Implementation | None, Field(alias="io.modelcontextprotocol/serverInfo"), ABSENT_IF_NONE
     ] = None
     """
     Identifies the server software producing the response. Servers SHOULD
@@ -615,7 +617,7 @@ class ResultMetaObject(MCPModel):
     """
 
 
-ResultType = TypeAliasType("ResultType", str)
+ResultType = TypeAliasType("ResultType", StrictStr)
 """
 Indicates the type of a {@link Result} object, allowing the client to
 determine how to parse the response.
@@ -636,14 +638,14 @@ class Root(MCPModel):
     Represents a root directory or file that the server can operate on.
     """
 
-    meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
-    name: str | None = None
+    meta: Annotated[MetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
+    name: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     An optional name for the root. This can be used to provide a human-readable
     identifier for the root, which may be useful for display purposes or for
     referencing the root in other parts of the application.
     """
-    uri: str
+    uri: StrictStr
     """
     The URI identifying the root. This *must* start with `file://` for now.
     This restriction may be relaxed in future versions of the protocol to allow
@@ -656,7 +658,7 @@ class ServerCapabilitiesPrompts(MCPModel):
     Present if the server offers any prompt templates.
     """
 
-    listChanged: bool | None = None
+    listChanged: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
     """
     Whether this server supports notifications for changes to the prompt list.
     """
@@ -667,11 +669,11 @@ class ServerCapabilitiesResources(MCPModel):
     Present if the server offers any resources to read.
     """
 
-    listChanged: bool | None = None
+    listChanged: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
     """
     Whether this server supports notifications for changes to the resource list.
     """
-    subscribe: bool | None = None
+    subscribe: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
     """
     Whether this server supports subscribing to resource updates.
     """
@@ -682,19 +684,19 @@ class ServerCapabilitiesTools(MCPModel):
     Present if the server offers any tools to call.
     """
 
-    listChanged: bool | None = None
+    listChanged: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
     """
     Whether this server supports notifications for changes to the tool list.
     """
 
 
 class StringSchema(MCPModel):
-    default: str | None = None
-    description: str | None = None
-    format: Literal["date", "date-time", "email", "uri"] | None = None
-    maxLength: int | None = None
-    minLength: int | None = None
-    title: str | None = None
+    default: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
+    description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
+    format: Annotated[Literal["date", "date-time", "email", "uri"] | None, ABSENT_IF_NONE] = None
+    maxLength: Annotated[JSONInteger | None, ABSENT_IF_NONE] = None
+    minLength: Annotated[JSONInteger | None, ABSENT_IF_NONE] = None
+    title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     type: Literal["string"] = "string"
 
 
@@ -707,20 +709,20 @@ class SubscriptionFilter(MCPModel):
     notification types the client has not explicitly requested here.
     """
 
-    promptsListChanged: bool | None = None
+    promptsListChanged: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
     """
     If true, receive {@link PromptListChangedNotificationnotifications/prompts/list_changed}.
     """
-    resourceSubscriptions: list[str] | None = None
+    resourceSubscriptions: Annotated[list[StrictStr] | None, ABSENT_IF_NONE] = None
     """
     Subscribe to {@link ResourceUpdatedNotificationnotifications/resources/updated} for these resource URIs.
     Replaces the former `resources/subscribe` RPC.
     """
-    resourcesListChanged: bool | None = None
+    resourcesListChanged: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
     """
     If true, receive {@link ResourceListChangedNotificationnotifications/resources/list_changed}.
     """
-    toolsListChanged: bool | None = None
+    toolsListChanged: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
     """
     If true, receive {@link ToolListChangedNotificationnotifications/tools/list_changed}.
     """
@@ -733,7 +735,7 @@ class SubscriptionsListenResultMetaObject(MCPModel):
     """
 
     io_modelcontextprotocol_serverInfo: Annotated[
-        Implementation | None, Field(alias="io.modelcontextprotocol/serverInfo")
+        Implementation | None, Field(alias="io.modelcontextprotocol/serverInfo"), ABSENT_IF_NONE
     ] = None
     """
     Identifies the server software producing the response. Servers SHOULD
@@ -761,38 +763,38 @@ class SubscriptionsListenResultMetaObject(MCPModel):
 
 
 class TextResourceContents(MCPModel):
-    meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
-    mimeType: str | None = None
+    meta: Annotated[MetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
+    mimeType: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     The MIME type of this resource, if known.
     """
-    text: str
+    text: StrictStr
     """
     The text of the item. This must only be set if the item can actually be represented as text (not binary data).
     """
-    uri: str
+    uri: StrictStr
     """
     The URI of this resource.
     """
 
 
 class TitledMultiSelectEnumSchemaItemsAnyOfItem(MCPModel):
-    const: str
+    const: StrictStr
     """
     The constant enum value.
     """
-    title: str
+    title: StrictStr
     """
     Display title for this option.
     """
 
 
 class TitledSingleSelectEnumSchemaOneOfItem(MCPModel):
-    const: str
+    const: StrictStr
     """
     The enum value.
     """
-    title: str
+    title: StrictStr
     """
     Display label for this option.
     """
@@ -810,7 +812,7 @@ class ToolAnnotations(MCPModel):
     received from untrusted servers.
     """
 
-    destructiveHint: bool | None = None
+    destructiveHint: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
     """
     If true, the tool may perform destructive updates to its environment.
     If false, the tool performs only additive updates.
@@ -819,7 +821,7 @@ class ToolAnnotations(MCPModel):
 
     Default: true
     """
-    idempotentHint: bool | None = None
+    idempotentHint: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
     """
     If true, calling the tool repeatedly with the same arguments
     will have no additional effect on its environment.
@@ -828,7 +830,7 @@ class ToolAnnotations(MCPModel):
 
     Default: false
     """
-    openWorldHint: bool | None = None
+    openWorldHint: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
     """
     If true, this tool may interact with an "open world" of external
     entities. If false, the tool's domain of interaction is closed.
@@ -837,13 +839,13 @@ class ToolAnnotations(MCPModel):
 
     Default: true
     """
-    readOnlyHint: bool | None = None
+    readOnlyHint: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
     """
     If true, the tool does not modify its environment.
 
     Default: false
     """
-    title: str | None = None
+    title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     A human-readable title for the tool.
     """
@@ -854,7 +856,7 @@ class ToolChoice(MCPModel):
     Controls tool selection behavior for sampling requests.
     """
 
-    mode: Literal["auto", "none", "required"] | None = None
+    mode: Annotated[Literal["auto", "none", "required"] | None, ABSENT_IF_NONE] = None
     """
     Controls the tool use ability of the model:
     - `"auto"`: Model decides whether to use tools (default)
@@ -887,7 +889,7 @@ class ToolInputSchema(MCPModel):
     __annotations__ = {
         "__pydantic_extra__": Dict[str, Any],
     }
-    schema_: Annotated[str | None, Field(alias="$schema")] = None
+    schema_: Annotated[StrictStr | None, Field(alias="$schema"), ABSENT_IF_NONE] = None
     type: Literal["object"] = "object"
 
 
@@ -905,7 +907,7 @@ class ToolOutputSchema(MCPModel):
     __annotations__ = {
         "__pydantic_extra__": Dict[str, Any],
     }
-    schema_: Annotated[str | None, Field(alias="$schema")] = None
+    schema_: Annotated[StrictStr | None, Field(alias="$schema"), ABSENT_IF_NONE] = None
 
 
 class ToolUseContent(MCPModel):
@@ -913,12 +915,12 @@ class ToolUseContent(MCPModel):
     A request from the assistant to call a tool.
     """
 
-    meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
+    meta: Annotated[MetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     Optional metadata about the tool use. Clients SHOULD preserve this field when
     including tool uses in subsequent sampling requests to enable caching optimizations.
     """
-    id: str
+    id: StrictStr
     """
     A unique identifier for this tool use.
 
@@ -928,7 +930,7 @@ class ToolUseContent(MCPModel):
     """
     The arguments to pass to the tool, conforming to the tool's input schema.
     """
-    name: str
+    name: StrictStr
     """
     The name of the tool to call.
     """
@@ -936,11 +938,11 @@ class ToolUseContent(MCPModel):
 
 
 class UnsupportedProtocolVersionErrorErrorData(MCPModel):
-    requested: str
+    requested: StrictStr
     """
     The protocol version that was requested by the client.
     """
-    supported: list[str]
+    supported: list[StrictStr]
     """
     Protocol versions the server supports. The client should choose a
     mutually supported version from this list and retry.
@@ -952,7 +954,7 @@ class UntitledMultiSelectEnumSchemaItems(MCPModel):
     Schema for the array items.
     """
 
-    enum: list[str]
+    enum: list[StrictStr]
     """
     Array of enum values to choose from.
     """
@@ -964,19 +966,19 @@ class UntitledSingleSelectEnumSchema(MCPModel):
     Schema for single-selection enumeration without display titles for options.
     """
 
-    default: str | None = None
+    default: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     Optional default value.
     """
-    description: str | None = None
+    description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     Optional description for the enum field.
     """
-    enum: list[str]
+    enum: list[StrictStr]
     """
     Array of enum values to choose from.
     """
-    title: str | None = None
+    title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     Optional title for the enum field.
     """
@@ -988,13 +990,13 @@ class Annotations(MCPModel):
     Optional annotations for the client. The client can use annotations to inform how objects are used or displayed
     """
 
-    audience: list[Role] | None = None
+    audience: Annotated[list[Role] | None, ABSENT_IF_NONE] = None
     """
     Describes who the intended audience of this object or data is.
 
     It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
     """
-    lastModified: str | None = None
+    lastModified: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     The moment the resource was last modified, as an ISO 8601 formatted string.
 
@@ -1003,7 +1005,7 @@ class Annotations(MCPModel):
     Examples: last activity timestamp in an open file, timestamp when the resource
     was attached, etc.
     """
-    priority: Annotated[int | float | None, Field(ge=0.0, le=1.0)] = None
+    priority: Annotated[JSONNumber | None, Field(ge=0, le=1), ABSENT_IF_NONE] = None
     """
     Describes how important this data is for operating the server.
 
@@ -1018,16 +1020,16 @@ class AudioContent(MCPModel):
     Audio provided to or from an LLM.
     """
 
-    meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
-    annotations: Annotations | None = None
+    meta: Annotated[MetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
+    annotations: Annotated[Annotations | None, ABSENT_IF_NONE] = None
     """
     Optional annotations for the client.
     """
-    data: str
+    data: StrictStr
     """
     The base64-encoded audio data.
     """
-    mimeType: str
+    mimeType: StrictStr
     """
     The MIME type of the audio. Different providers may support different audio types.
     """
@@ -1035,16 +1037,16 @@ class AudioContent(MCPModel):
 
 
 class BlobResourceContents(MCPModel):
-    meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
-    blob: str
+    meta: Annotated[MetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
+    blob: StrictStr
     """
     A base64-encoded string representing the binary data of the item.
     """
-    mimeType: str | None = None
+    mimeType: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     The MIME type of this resource, if known.
     """
-    uri: str
+    uri: StrictStr
     """
     The URI of this resource.
     """
@@ -1055,7 +1057,7 @@ class CacheableResult(MCPModel):
     A result that supports a time-to-live (TTL) hint for client-side caching.
     """
 
-    meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
+    meta: Annotated[ResultMetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     cacheScope: Literal["private", "public"]
     """
     Indicates the intended scope of the cached response, analogous to HTTP
@@ -1069,7 +1071,7 @@ class CacheableResult(MCPModel):
       authorization contexts (e.g., a different access token requires a
       different cache).
     """
-    resultType: str
+    resultType: Literal["complete"] = "complete"
     """
     Indicates the type of the result, which allows the client to determine
     how to parse the result object.
@@ -1079,7 +1081,7 @@ class CacheableResult(MCPModel):
     server implementing an earlier protocol version (which does not include
     `resultType`), the client MUST treat the absent field as `"complete"`.
     """
-    ttlMs: Annotated[int, Field(ge=0)]
+    ttlMs: Annotated[JSONInteger, Field(ge=0)]
     """
     A hint from the server indicating how long (in milliseconds) the
     client MAY cache this response before re-fetching. Semantics are
@@ -1097,9 +1099,9 @@ class CompleteResult(MCPModel):
     The result returned by the server for a {@link CompleteRequestcompletion/complete} request.
     """
 
-    meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
+    meta: Annotated[ResultMetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     completion: CompleteResultCompletion
-    resultType: str
+    resultType: Literal["complete"] = "complete"
     """
     Indicates the type of the result, which allows the client to determine
     how to parse the result object.
@@ -1129,8 +1131,8 @@ class EmbeddedResource(MCPModel):
     of the LLM and/or the user.
     """
 
-    meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
-    annotations: Annotations | None = None
+    meta: Annotated[MetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
+    annotations: Annotated[Annotations | None, ABSENT_IF_NONE] = None
     """
     Optional annotations for the client.
     """
@@ -1147,7 +1149,7 @@ class HeaderMismatchError(MCPModel):
     """
 
     error: HeaderMismatchErrorError
-    id: RequestId | None = None
+    id: Annotated[RequestId | None, ABSENT_IF_NONE] = None
     jsonrpc: Literal["2.0"] = "2.0"
 
 
@@ -1156,16 +1158,16 @@ class ImageContent(MCPModel):
     An image provided to or from an LLM.
     """
 
-    meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
-    annotations: Annotations | None = None
+    meta: Annotated[MetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
+    annotations: Annotated[Annotations | None, ABSENT_IF_NONE] = None
     """
     Optional annotations for the client.
     """
-    data: str
+    data: StrictStr
     """
     The base64-encoded image data.
     """
-    mimeType: str
+    mimeType: StrictStr
     """
     The MIME type of the image. Different providers may support different image types.
     """
@@ -1178,7 +1180,7 @@ class JSONRPCErrorResponse(MCPModel):
     """
 
     error: Error
-    id: RequestId | None = None
+    id: Annotated[RequestId | None, ABSENT_IF_NONE] = None
     jsonrpc: Literal["2.0"] = "2.0"
 
 
@@ -1189,12 +1191,12 @@ class JSONRPCRequest(MCPModel):
 
     id: RequestId
     jsonrpc: Literal["2.0"] = "2.0"
-    method: str
-    params: dict[str, Any] | None = None
+    method: StrictStr
+    params: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
 
 
 class ListRootsRequestParams(MCPModel):
-    meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
+    meta: Annotated[MetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
 
 
 class ListRootsResult(MCPModel):
@@ -1213,7 +1215,7 @@ class NotificationMetaObject(MCPModel):
     """
 
     io_modelcontextprotocol_subscriptionId: Annotated[
-        RequestId | None, Field(alias="io.modelcontextprotocol/subscriptionId")
+        RequestId | None, Field(alias="io.modelcontextprotocol/subscriptionId"), ABSENT_IF_NONE
     ] = None
     """
     Identifies the subscription stream a notification was delivered on. The
@@ -1234,17 +1236,17 @@ class NotificationParams(MCPModel):
     Common params for any notification.
     """
 
-    meta: Annotated[NotificationMetaObject | None, Field(alias="_meta")] = None
+    meta: Annotated[NotificationMetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
 
 
 class PaginatedResult(MCPModel):
-    meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
-    nextCursor: str | None = None
+    meta: Annotated[ResultMetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
+    nextCursor: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
     """
-    resultType: str
+    resultType: Literal["complete"] = "complete"
     """
     Indicates the type of the result, which allows the client to determine
     how to parse the result object.
@@ -1261,12 +1263,12 @@ class ProgressNotificationParams(MCPModel):
     Parameters for a {@link ProgressNotificationnotifications/progress} notification.
     """
 
-    meta: Annotated[NotificationMetaObject | None, Field(alias="_meta")] = None
-    message: str | None = None
+    meta: Annotated[NotificationMetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
+    message: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     An optional message describing the current progress.
     """
-    progress: int | float
+    progress: JSONNumber
     """
     The progress thus far. This should increase every time progress is made, even if the total is unknown.
     """
@@ -1274,7 +1276,7 @@ class ProgressNotificationParams(MCPModel):
     """
     The progress token which was given in the initial request, used to associate this notification with the request that is proceeding.
     """
-    total: int | float | None = None
+    total: Annotated[JSONNumber | None, ABSENT_IF_NONE] = None
     """
     Total number of items to process (or total progress required), if known.
     """
@@ -1285,16 +1287,16 @@ class Prompt(MCPModel):
     A prompt or prompt template that the server offers.
     """
 
-    meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
-    arguments: list[PromptArgument] | None = None
+    meta: Annotated[MetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
+    arguments: Annotated[list[PromptArgument] | None, ABSENT_IF_NONE] = None
     """
     A list of arguments to use for templating the prompt.
     """
-    description: str | None = None
+    description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     An optional description of what this prompt provides
     """
-    icons: list[Icon] | None = None
+    icons: Annotated[list[Icon] | None, ABSENT_IF_NONE] = None
     """
     Optional set of sized icons that the client can display in a user interface.
 
@@ -1306,11 +1308,11 @@ class Prompt(MCPModel):
     - `image/svg+xml` - SVG images (scalable but requires security precautions)
     - `image/webp` - WebP images (modern, efficient format)
     """
-    name: str
+    name: StrictStr
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    title: str | None = None
+    title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -1328,7 +1330,7 @@ class PromptListChangedNotification(MCPModel):
 
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["notifications/prompts/list_changed"] = "notifications/prompts/list_changed"
-    params: NotificationParams | None = None
+    params: Annotated[NotificationParams | None, ABSENT_IF_NONE] = None
 
 
 class ReadResourceResult(MCPModel):
@@ -1336,7 +1338,7 @@ class ReadResourceResult(MCPModel):
     The result returned by the server for a {@link ReadResourceRequestresources/read} request.
     """
 
-    meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
+    meta: Annotated[ResultMetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     cacheScope: Literal["private", "public"]
     """
     Indicates the intended scope of the cached response, analogous to HTTP
@@ -1351,7 +1353,7 @@ class ReadResourceResult(MCPModel):
       different cache).
     """
     contents: list[TextResourceContents | BlobResourceContents]
-    resultType: str
+    resultType: Literal["complete"] = "complete"
     """
     Indicates the type of the result, which allows the client to determine
     how to parse the result object.
@@ -1361,7 +1363,7 @@ class ReadResourceResult(MCPModel):
     server implementing an earlier protocol version (which does not include
     `resultType`), the client MUST treat the absent field as `"complete"`.
     """
-    ttlMs: Annotated[int, Field(ge=0)]
+    ttlMs: Annotated[JSONInteger, Field(ge=0)]
     """
     A hint from the server indicating how long (in milliseconds) the
     client MAY cache this response before re-fetching. Semantics are
@@ -1379,18 +1381,18 @@ class Resource(MCPModel):
     A known resource that the server is capable of reading.
     """
 
-    meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
-    annotations: Annotations | None = None
+    meta: Annotated[MetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
+    annotations: Annotated[Annotations | None, ABSENT_IF_NONE] = None
     """
     Optional annotations for the client.
     """
-    description: str | None = None
+    description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     A description of what this resource represents.
 
     This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
     """
-    icons: list[Icon] | None = None
+    icons: Annotated[list[Icon] | None, ABSENT_IF_NONE] = None
     """
     Optional set of sized icons that the client can display in a user interface.
 
@@ -1402,21 +1404,21 @@ class Resource(MCPModel):
     - `image/svg+xml` - SVG images (scalable but requires security precautions)
     - `image/webp` - WebP images (modern, efficient format)
     """
-    mimeType: str | None = None
+    mimeType: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     The MIME type of this resource, if known.
     """
-    name: str
+    name: StrictStr
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    size: int | None = None
+    size: Annotated[JSONInteger | None, ABSENT_IF_NONE] = None
     """
     The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
 
     This can be used by Hosts to display file sizes and estimate context window usage.
     """
-    title: str | None = None
+    title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -1425,7 +1427,7 @@ class Resource(MCPModel):
     where `annotations.title` should be given precedence over using `name`,
     if present).
     """
-    uri: str
+    uri: StrictStr
     """
     The URI of this resource.
     """
@@ -1438,18 +1440,18 @@ class ResourceLink(MCPModel):
     Note: resource links returned by tools are not guaranteed to appear in the results of {@link ListResourcesRequestresources/list} requests.
     """
 
-    meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
-    annotations: Annotations | None = None
+    meta: Annotated[MetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
+    annotations: Annotated[Annotations | None, ABSENT_IF_NONE] = None
     """
     Optional annotations for the client.
     """
-    description: str | None = None
+    description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     A description of what this resource represents.
 
     This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
     """
-    icons: list[Icon] | None = None
+    icons: Annotated[list[Icon] | None, ABSENT_IF_NONE] = None
     """
     Optional set of sized icons that the client can display in a user interface.
 
@@ -1461,21 +1463,21 @@ class ResourceLink(MCPModel):
     - `image/svg+xml` - SVG images (scalable but requires security precautions)
     - `image/webp` - WebP images (modern, efficient format)
     """
-    mimeType: str | None = None
+    mimeType: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     The MIME type of this resource, if known.
     """
-    name: str
+    name: StrictStr
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    size: int | None = None
+    size: Annotated[JSONInteger | None, ABSENT_IF_NONE] = None
     """
     The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
 
     This can be used by Hosts to display file sizes and estimate context window usage.
     """
-    title: str | None = None
+    title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -1485,7 +1487,7 @@ class ResourceLink(MCPModel):
     if present).
     """
     type: Literal["resource_link"] = "resource_link"
-    uri: str
+    uri: StrictStr
     """
     The URI of this resource.
     """
@@ -1498,7 +1500,7 @@ class ResourceListChangedNotification(MCPModel):
 
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["notifications/resources/list_changed"] = "notifications/resources/list_changed"
-    params: NotificationParams | None = None
+    params: Annotated[NotificationParams | None, ABSENT_IF_NONE] = None
 
 
 class ResourceTemplate(MCPModel):
@@ -1506,18 +1508,18 @@ class ResourceTemplate(MCPModel):
     A template description for resources available on the server.
     """
 
-    meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
-    annotations: Annotations | None = None
+    meta: Annotated[MetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
+    annotations: Annotated[Annotations | None, ABSENT_IF_NONE] = None
     """
     Optional annotations for the client.
     """
-    description: str | None = None
+    description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     A description of what this template is for.
 
     This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
     """
-    icons: list[Icon] | None = None
+    icons: Annotated[list[Icon] | None, ABSENT_IF_NONE] = None
     """
     Optional set of sized icons that the client can display in a user interface.
 
@@ -1529,15 +1531,15 @@ class ResourceTemplate(MCPModel):
     - `image/svg+xml` - SVG images (scalable but requires security precautions)
     - `image/webp` - WebP images (modern, efficient format)
     """
-    mimeType: str | None = None
+    mimeType: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     The MIME type for all resources that match this template. This should only be included if all resources matching this template have the same type.
     """
-    name: str
+    name: StrictStr
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    title: str | None = None
+    title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -1546,7 +1548,7 @@ class ResourceTemplate(MCPModel):
     where `annotations.title` should be given precedence over using `name`,
     if present).
     """
-    uriTemplate: str
+    uriTemplate: StrictStr
     """
     A URI template (according to RFC 6570) that can be used to construct resource URIs.
     """
@@ -1557,8 +1559,8 @@ class ResourceUpdatedNotificationParams(MCPModel):
     Parameters for a `notifications/resources/updated` notification.
     """
 
-    meta: Annotated[NotificationMetaObject | None, Field(alias="_meta")] = None
-    uri: str
+    meta: Annotated[NotificationMetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
+    uri: StrictStr
     """
     The URI of the resource that has been updated. This might be a sub-resource of the one that the client actually subscribed to.
     """
@@ -1575,8 +1577,8 @@ class Result(MCPModel):
     __annotations__ = {
         "__pydantic_extra__": Dict[str, Any],
     }
-    meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
-    resultType: str
+    meta: Annotated[ResultMetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
+    resultType: StrictStr
     """
     Indicates the type of the result, which allows the client to determine
     how to parse the result object.
@@ -1593,7 +1595,7 @@ class SubscriptionsAcknowledgedNotificationParams(MCPModel):
     Parameters for a {@link SubscriptionsAcknowledgedNotificationnotifications/subscriptions/acknowledged} notification.
     """
 
-    meta: Annotated[NotificationMetaObject | None, Field(alias="_meta")] = None
+    meta: Annotated[NotificationMetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     notifications: SubscriptionFilter
     """
     The subset of requested notification types the server agreed to honor.
@@ -1612,8 +1614,10 @@ class SubscriptionsListenResult(MCPModel):
     close carries no response. The result body is otherwise empty.
     """
 
-    meta: Annotated[SubscriptionsListenResultMetaObject | None, Field(alias="_meta")] = None
-    resultType: str
+    meta: Annotated[
+        SubscriptionsListenResultMetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE
+    ] = None
+    resultType: Literal["complete"] = "complete"
     """
     Indicates the type of the result, which allows the client to determine
     how to parse the result object.
@@ -1641,12 +1645,12 @@ class TextContent(MCPModel):
     Text provided to or from an LLM.
     """
 
-    meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
-    annotations: Annotations | None = None
+    meta: Annotated[MetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
+    annotations: Annotated[Annotations | None, ABSENT_IF_NONE] = None
     """
     Optional annotations for the client.
     """
-    text: str
+    text: StrictStr
     """
     The text content of the message.
     """
@@ -1669,11 +1673,11 @@ class TitledSingleSelectEnumSchema(MCPModel):
     Schema for single-selection enumeration with display titles for each option.
     """
 
-    default: str | None = None
+    default: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     Optional default value.
     """
-    description: str | None = None
+    description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     Optional description for the enum field.
     """
@@ -1681,7 +1685,7 @@ class TitledSingleSelectEnumSchema(MCPModel):
     """
     Array of enum options with values and display labels.
     """
-    title: str | None = None
+    title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     Optional title for the enum field.
     """
@@ -1693,20 +1697,20 @@ class Tool(MCPModel):
     Definition for a tool the client can call.
     """
 
-    meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
-    annotations: ToolAnnotations | None = None
+    meta: Annotated[MetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
+    annotations: Annotated[ToolAnnotations | None, ABSENT_IF_NONE] = None
     """
     Optional additional tool information.
 
     Display name precedence order is: `title`, `annotations.title`, then `name`.
     """
-    description: str | None = None
+    description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     A human-readable description of the tool.
 
     This can be used by clients to improve the LLM's understanding of available tools. It can be thought of like a "hint" to the model.
     """
-    icons: list[Icon] | None = None
+    icons: Annotated[list[Icon] | None, ABSENT_IF_NONE] = None
     """
     Optional set of sized icons that the client can display in a user interface.
 
@@ -1735,18 +1739,18 @@ class Tool(MCPModel):
 
     Defaults to JSON Schema 2020-12 when no explicit `$schema` is provided.
     """
-    name: str
+    name: StrictStr
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    outputSchema: ToolOutputSchema | None = None
+    outputSchema: Annotated[ToolOutputSchema | None, ABSENT_IF_NONE] = None
     """
     An optional JSON Schema object defining the structure of the tool's output returned in
     the structuredContent field of a {@link CallToolResult}. This can be any valid JSON Schema 2020-12.
 
     Defaults to JSON Schema 2020-12 when no explicit `$schema` is provided.
     """
-    title: str | None = None
+    title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -1764,7 +1768,7 @@ class ToolListChangedNotification(MCPModel):
 
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["notifications/tools/list_changed"] = "notifications/tools/list_changed"
-    params: NotificationParams | None = None
+    params: Annotated[NotificationParams | None, ABSENT_IF_NONE] = None
 
 
 class UnsupportedProtocolVersionErrorError(Error):
@@ -1780,11 +1784,11 @@ class UntitledMultiSelectEnumSchema(MCPModel):
     Schema for multiple-selection enumeration without display titles for options.
     """
 
-    default: list[str] | None = None
+    default: Annotated[list[StrictStr] | None, ABSENT_IF_NONE] = None
     """
     Optional default value.
     """
-    description: str | None = None
+    description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     Optional description for the enum field.
     """
@@ -1792,15 +1796,15 @@ class UntitledMultiSelectEnumSchema(MCPModel):
     """
     Schema for the array items.
     """
-    maxItems: int | None = None
+    maxItems: Annotated[JSONInteger | None, ABSENT_IF_NONE] = None
     """
     Maximum number of items to select.
     """
-    minItems: int | None = None
+    minItems: Annotated[JSONInteger | None, ABSENT_IF_NONE] = None
     """
     Minimum number of items to select.
     """
-    title: str | None = None
+    title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     Optional title for the enum field.
     """
@@ -1812,8 +1816,8 @@ class CancelledNotificationParams(MCPModel):
     Parameters for a `notifications/cancelled` notification.
     """
 
-    meta: Annotated[NotificationMetaObject | None, Field(alias="_meta")] = None
-    reason: str | None = None
+    meta: Annotated[NotificationMetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
+    reason: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     An optional string describing the reason for the cancellation. This MAY be logged or presented to the user.
     """
@@ -1877,7 +1881,7 @@ class ListPromptsResult(MCPModel):
     The result returned by the server for a {@link ListPromptsRequestprompts/list} request.
     """
 
-    meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
+    meta: Annotated[ResultMetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     cacheScope: Literal["private", "public"]
     """
     Indicates the intended scope of the cached response, analogous to HTTP
@@ -1891,13 +1895,13 @@ class ListPromptsResult(MCPModel):
       authorization contexts (e.g., a different access token requires a
       different cache).
     """
-    nextCursor: str | None = None
+    nextCursor: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
     """
     prompts: list[Prompt]
-    resultType: str
+    resultType: Literal["complete"] = "complete"
     """
     Indicates the type of the result, which allows the client to determine
     how to parse the result object.
@@ -1907,7 +1911,7 @@ class ListPromptsResult(MCPModel):
     server implementing an earlier protocol version (which does not include
     `resultType`), the client MUST treat the absent field as `"complete"`.
     """
-    ttlMs: Annotated[int, Field(ge=0)]
+    ttlMs: Annotated[JSONInteger, Field(ge=0)]
     """
     A hint from the server indicating how long (in milliseconds) the
     client MAY cache this response before re-fetching. Semantics are
@@ -1935,7 +1939,7 @@ class ListResourceTemplatesResult(MCPModel):
     The result returned by the server for a {@link ListResourceTemplatesRequestresources/templates/list} request.
     """
 
-    meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
+    meta: Annotated[ResultMetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     cacheScope: Literal["private", "public"]
     """
     Indicates the intended scope of the cached response, analogous to HTTP
@@ -1949,13 +1953,13 @@ class ListResourceTemplatesResult(MCPModel):
       authorization contexts (e.g., a different access token requires a
       different cache).
     """
-    nextCursor: str | None = None
+    nextCursor: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
     """
     resourceTemplates: list[ResourceTemplate]
-    resultType: str
+    resultType: Literal["complete"] = "complete"
     """
     Indicates the type of the result, which allows the client to determine
     how to parse the result object.
@@ -1965,7 +1969,7 @@ class ListResourceTemplatesResult(MCPModel):
     server implementing an earlier protocol version (which does not include
     `resultType`), the client MUST treat the absent field as `"complete"`.
     """
-    ttlMs: Annotated[int, Field(ge=0)]
+    ttlMs: Annotated[JSONInteger, Field(ge=0)]
     """
     A hint from the server indicating how long (in milliseconds) the
     client MAY cache this response before re-fetching. Semantics are
@@ -1993,7 +1997,7 @@ class ListResourcesResult(MCPModel):
     The result returned by the server for a {@link ListResourcesRequestresources/list} request.
     """
 
-    meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
+    meta: Annotated[ResultMetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     cacheScope: Literal["private", "public"]
     """
     Indicates the intended scope of the cached response, analogous to HTTP
@@ -2007,13 +2011,13 @@ class ListResourcesResult(MCPModel):
       authorization contexts (e.g., a different access token requires a
       different cache).
     """
-    nextCursor: str | None = None
+    nextCursor: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
     """
     resources: list[Resource]
-    resultType: str
+    resultType: Literal["complete"] = "complete"
     """
     Indicates the type of the result, which allows the client to determine
     how to parse the result object.
@@ -2023,7 +2027,7 @@ class ListResourcesResult(MCPModel):
     server implementing an earlier protocol version (which does not include
     `resultType`), the client MUST treat the absent field as `"complete"`.
     """
-    ttlMs: Annotated[int, Field(ge=0)]
+    ttlMs: Annotated[JSONInteger, Field(ge=0)]
     """
     A hint from the server indicating how long (in milliseconds) the
     client MAY cache this response before re-fetching. Semantics are
@@ -2058,7 +2062,7 @@ class ListRootsRequest(MCPModel):
     """
 
     method: Literal["roots/list"] = "roots/list"
-    params: ListRootsRequestParams | None = None
+    params: Annotated[ListRootsRequestParams | None, ABSENT_IF_NONE] = None
 
 
 class ListToolsResult(MCPModel):
@@ -2066,7 +2070,7 @@ class ListToolsResult(MCPModel):
     The result returned by the server for a {@link ListToolsRequesttools/list} request.
     """
 
-    meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
+    meta: Annotated[ResultMetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     cacheScope: Literal["private", "public"]
     """
     Indicates the intended scope of the cached response, analogous to HTTP
@@ -2080,12 +2084,12 @@ class ListToolsResult(MCPModel):
       authorization contexts (e.g., a different access token requires a
       different cache).
     """
-    nextCursor: str | None = None
+    nextCursor: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
     """
-    resultType: str
+    resultType: Literal["complete"] = "complete"
     """
     Indicates the type of the result, which allows the client to determine
     how to parse the result object.
@@ -2096,7 +2100,7 @@ class ListToolsResult(MCPModel):
     `resultType`), the client MUST treat the absent field as `"complete"`.
     """
     tools: list[Tool]
-    ttlMs: Annotated[int, Field(ge=0)]
+    ttlMs: Annotated[JSONInteger, Field(ge=0)]
     """
     A hint from the server indicating how long (in milliseconds) the
     client MAY cache this response before re-fetching. Semantics are
@@ -2124,7 +2128,7 @@ class LoggingMessageNotificationParams(MCPModel):
     Parameters for a `notifications/message` notification.
     """
 
-    meta: Annotated[NotificationMetaObject | None, Field(alias="_meta")] = None
+    meta: Annotated[NotificationMetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     data: Any
     """
     The data to be logged, such as a string message or an object. Any JSON serializable type is allowed here.
@@ -2133,7 +2137,7 @@ class LoggingMessageNotificationParams(MCPModel):
     """
     The severity of this log message.
     """
-    logger: str | None = None
+    logger: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     An optional name of the logger issuing this message.
     """
@@ -2202,11 +2206,11 @@ class TitledMultiSelectEnumSchema(MCPModel):
     Schema for multiple-selection enumeration with display titles for each option.
     """
 
-    default: list[str] | None = None
+    default: Annotated[list[StrictStr] | None, ABSENT_IF_NONE] = None
     """
     Optional default value.
     """
-    description: str | None = None
+    description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     Optional description for the enum field.
     """
@@ -2214,15 +2218,15 @@ class TitledMultiSelectEnumSchema(MCPModel):
     """
     Schema for array items with enum options and display labels.
     """
-    maxItems: int | None = None
+    maxItems: Annotated[JSONInteger | None, ABSENT_IF_NONE] = None
     """
     Maximum number of items to select.
     """
-    minItems: int | None = None
+    minItems: Annotated[JSONInteger | None, ABSENT_IF_NONE] = None
     """
     Minimum number of items to select.
     """
-    title: str | None = None
+    title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     Optional title for the enum field.
     """
@@ -2234,7 +2238,7 @@ class ToolResultContent(MCPModel):
     The result of a tool use, provided by the user back to the assistant.
     """
 
-    meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
+    meta: Annotated[MetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     """
     Optional metadata about the tool result. Clients SHOULD preserve this field when
     including tool results in subsequent sampling requests to enable caching optimizations.
@@ -2246,7 +2250,7 @@ class ToolResultContent(MCPModel):
     This has the same format as {@link CallToolResult.content} and can include text, images,
     audio, resource links, and embedded resources.
     """
-    isError: bool | None = None
+    isError: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
     """
     Whether the tool use resulted in an error.
 
@@ -2260,7 +2264,7 @@ class ToolResultContent(MCPModel):
     This can be any JSON value (object, array, string, number, boolean, or null).
     If the tool defined an {@link Tool.outputSchema}, this SHOULD conform to that schema.
     """
-    toolUseId: str
+    toolUseId: StrictStr
     """
     The ID of the tool use this result corresponds to.
 
@@ -2278,7 +2282,7 @@ class UnsupportedProtocolVersionError(MCPModel):
     """
 
     error: UnsupportedProtocolVersionErrorError
-    id: RequestId | None = None
+    id: Annotated[RequestId | None, ABSENT_IF_NONE] = None
     jsonrpc: Literal["2.0"] = "2.0"
 
 
@@ -2287,12 +2291,12 @@ class CallToolResult(MCPModel):
     The result returned by the server for a {@link CallToolRequesttools/call} request.
     """
 
-    meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
+    meta: Annotated[ResultMetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     content: list[ContentBlock]
     """
     A list of content objects that represent the unstructured result of the tool call.
     """
-    isError: bool | None = None
+    isError: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
     """
     Whether the tool call ended in an error.
 
@@ -2307,7 +2311,7 @@ class CallToolResult(MCPModel):
     server does not support tool calls, or any other exceptional conditions,
     should be reported as an MCP error response.
     """
-    resultType: str
+    resultType: Literal["complete"] = "complete"
     """
     Indicates the type of the result, which allows the client to determine
     how to parse the result object.
@@ -2357,13 +2361,13 @@ class GetPromptResult(MCPModel):
     The result returned by the server for a {@link GetPromptRequestprompts/get} request.
     """
 
-    meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
-    description: str | None = None
+    meta: Annotated[ResultMetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
+    description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     An optional description for the prompt.
     """
     messages: list[PromptMessage]
-    resultType: str
+    resultType: Literal["complete"] = "complete"
     """
     Indicates the type of the result, which allows the client to determine
     how to parse the result object.
@@ -2454,7 +2458,7 @@ class CreateMessageResult(MCPModel):
     to inspect the response (human in the loop) and decide whether to allow the server to see it.
     """
 
-    meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
+    meta: Annotated[MetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     content: (
         TextContent
         | ImageContent
@@ -2463,12 +2467,12 @@ class CreateMessageResult(MCPModel):
         | ToolResultContent
         | list[SamplingMessageContentBlock]
     )
-    model: str
+    model: StrictStr
     """
     The name of the model that generated the message.
     """
     role: Role
-    stopReason: str | None = None
+    stopReason: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     The reason why sampling stopped, if known.
 
@@ -2488,9 +2492,9 @@ class ElicitRequestFormParamsRequestedSchema(MCPModel):
     Only top-level properties are allowed, without nesting.
     """
 
-    schema_: Annotated[str | None, Field(alias="$schema")] = None
+    schema_: Annotated[StrictStr | None, Field(alias="$schema"), ABSENT_IF_NONE] = None
     properties: dict[str, PrimitiveSchemaDefinition]
-    required: list[str] | None = None
+    required: Annotated[list[StrictStr] | None, ABSENT_IF_NONE] = None
     type: Literal["object"] = "object"
 
 
@@ -2510,7 +2514,7 @@ class SamplingMessage(MCPModel):
     Describes a message issued to or received from an LLM API.
     """
 
-    meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
+    meta: Annotated[MetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     content: (
         TextContent
         | ImageContent
@@ -2527,11 +2531,11 @@ class ElicitRequestFormParams(MCPModel):
     The parameters for a request to elicit non-sensitive information from the user via a form in the client.
     """
 
-    message: str
+    message: StrictStr
     """
     The message to present to the user describing what information is being requested.
     """
-    mode: Literal["form"] | None = None
+    mode: Annotated[Literal["form"] | None, ABSENT_IF_NONE] = None
     """
     The elicitation mode.
     """
@@ -2570,8 +2574,8 @@ class ClientCapabilitiesElicitation(MCPModel):
     Present if the client supports elicitation from the server.
     """
 
-    form: JSONObject | None = None
-    url: JSONObject | None = None
+    form: Annotated[JSONObject | None, ABSENT_IF_NONE] = None
+    url: Annotated[JSONObject | None, ABSENT_IF_NONE] = None
 
 
 class ClientCapabilitiesSampling(MCPModel):
@@ -2579,12 +2583,12 @@ class ClientCapabilitiesSampling(MCPModel):
     Present if the client supports sampling from an LLM.
     """
 
-    context: JSONObject | None = None
+    context: Annotated[JSONObject | None, ABSENT_IF_NONE] = None
     """
     Whether the client supports context inclusion via `includeContext` parameter.
     If not declared, servers SHOULD only use `includeContext: "none"` (or omit it).
     """
-    tools: JSONObject | None = None
+    tools: Annotated[JSONObject | None, ABSENT_IF_NONE] = None
     """
     Whether the client supports tool use via `tools` and `toolChoice` parameters.
     """
@@ -2595,15 +2599,15 @@ class ClientCapabilities(MCPModel):
     Capabilities a client may support. Known capabilities are defined here, in this schema, but this is not a closed set: any client can define its own, additional capabilities.
     """
 
-    elicitation: ClientCapabilitiesElicitation | None = None
+    elicitation: Annotated[ClientCapabilitiesElicitation | None, ABSENT_IF_NONE] = None
     """
     Present if the client supports elicitation from the server.
     """
-    experimental: dict[str, JSONObject] | None = None
+    experimental: Annotated[dict[str, JSONObject] | None, ABSENT_IF_NONE] = None
     """
     Experimental, non-standard capabilities that the client supports.
     """
-    extensions: dict[str, JSONObject] | None = None
+    extensions: Annotated[dict[str, JSONObject] | None, ABSENT_IF_NONE] = None
     """
     Optional MCP extensions that the client supports. Keys are extension identifiers
     (e.g., "io.modelcontextprotocol/oauth-client-credentials"), and values are
@@ -2612,11 +2616,11 @@ class ClientCapabilities(MCPModel):
     Keys MUST follow the {@link MetaObject`_meta` key naming rules}, with a
     mandatory prefix.
     """
-    roots: dict[str, Any] | None = None
+    roots: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
     """
     Present if the client supports listing roots.
     """
-    sampling: ClientCapabilitiesSampling | None = None
+    sampling: Annotated[ClientCapabilitiesSampling | None, ABSENT_IF_NONE] = None
     """
     Present if the client supports sampling from an LLM.
     """
@@ -2627,7 +2631,9 @@ class CreateMessageRequestParams(MCPModel):
     Parameters for a `sampling/createMessage` request.
     """
 
-    includeContext: Literal["allServers", "none", "thisServer"] | None = None
+    includeContext: Annotated[
+        Literal["allServers", "none", "thisServer"] | None, ABSENT_IF_NONE
+    ] = None
     """
     A request to include context from one or more MCP servers (including the caller), to be attached to the prompt.
     The client MAY ignore this request.
@@ -2636,34 +2642,34 @@ class CreateMessageRequestParams(MCPModel):
     omit this field or use `"none"`, and SHOULD only use the deprecated values if the client declares
     {@link ClientCapabilities.sampling.context}.
     """
-    maxTokens: int
+    maxTokens: JSONInteger
     """
     The requested maximum number of tokens to sample (to prevent runaway completions).
 
     The client MAY choose to sample fewer tokens than the requested maximum.
     """
     messages: list[SamplingMessage]
-    metadata: JSONObject | None = None
+    metadata: Annotated[JSONObject | None, ABSENT_IF_NONE] = None
     """
     Optional metadata to pass through to the LLM provider. The format of this metadata is provider-specific.
     """
-    modelPreferences: ModelPreferences | None = None
+    modelPreferences: Annotated[ModelPreferences | None, ABSENT_IF_NONE] = None
     """
     The server's preferences for which model to select. The client MAY ignore these preferences.
     """
-    stopSequences: list[str] | None = None
-    systemPrompt: str | None = None
+    stopSequences: Annotated[list[StrictStr] | None, ABSENT_IF_NONE] = None
+    systemPrompt: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     An optional system prompt the server wants to use for sampling. The client MAY modify or omit this prompt.
     """
-    temperature: int | float | None = None
-    toolChoice: ToolChoice | None = None
+    temperature: Annotated[JSONNumber | None, ABSENT_IF_NONE] = None
+    toolChoice: Annotated[ToolChoice | None, ABSENT_IF_NONE] = None
     """
     Controls how the model uses tools.
     The client MUST return an error if this field is provided but {@link ClientCapabilities.sampling.tools} is not declared.
     Default is `{ mode: "auto" }`.
     """
-    tools: list[Tool] | None = None
+    tools: Annotated[list[Tool] | None, ABSENT_IF_NONE] = None
     """
     Tools that the model may use during generation.
     The client MUST return an error if this field is provided but {@link ClientCapabilities.sampling.tools} is not declared.
@@ -2702,10 +2708,10 @@ class InputRequiredResult(MCPModel):
     At least one of `inputRequests` or `requestState` MUST be present.
     """
 
-    meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
-    inputRequests: InputRequests | None = None
-    requestState: str | None = None
-    resultType: str
+    meta: Annotated[ResultMetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
+    inputRequests: Annotated[InputRequests | None, ABSENT_IF_NONE] = None
+    requestState: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
+    resultType: Literal["input_required"] = "input_required"
     """
     Indicates the type of the result, which allows the client to determine
     how to parse the result object.
@@ -2724,7 +2730,7 @@ class CallToolResultResponse(MCPModel):
 
     id: RequestId
     jsonrpc: Literal["2.0"] = "2.0"
-    result: InputRequiredResult | CallToolResult
+    result: Annotated[InputRequiredResult | CallToolResult, Field(discriminator="resultType")]
 
 
 class GetPromptResultResponse(MCPModel):
@@ -2734,11 +2740,11 @@ class GetPromptResultResponse(MCPModel):
 
     id: RequestId
     jsonrpc: Literal["2.0"] = "2.0"
-    result: InputRequiredResult | GetPromptResult
+    result: Annotated[InputRequiredResult | GetPromptResult, Field(discriminator="resultType")]
 
 
 JSONValue = TypeAliasType(
-    "JSONValue", Optional[Union[JSONObject, "list[JSONValue]", str, int, bool, float]]
+    "JSONValue", Optional[Union[JSONObject, "list[JSONValue]", StrictStr, StrictBool, JSONNumber]]
 )
 
 
@@ -2765,7 +2771,7 @@ class MissingRequiredClientCapabilityError(MCPModel):
     """
 
     error: MissingRequiredClientCapabilityErrorError
-    id: RequestId | None = None
+    id: Annotated[RequestId | None, ABSENT_IF_NONE] = None
     jsonrpc: Literal["2.0"] = "2.0"
 
 
@@ -2776,7 +2782,7 @@ class ReadResourceResultResponse(MCPModel):
 
     id: RequestId
     jsonrpc: Literal["2.0"] = "2.0"
-    result: InputRequiredResult | ReadResourceResult
+    result: Annotated[InputRequiredResult | ReadResourceResult, Field(discriminator="resultType")]
 
 
 class RequestMetaObject(MCPModel):
@@ -2795,7 +2801,7 @@ class RequestMetaObject(MCPModel):
     Servers MUST NOT infer capabilities from prior requests.
     """
     io_modelcontextprotocol_clientInfo: Annotated[
-        Implementation | None, Field(alias="io.modelcontextprotocol/clientInfo")
+        Implementation | None, Field(alias="io.modelcontextprotocol/clientInfo"), ABSENT_IF_NONE
     ] = None
     """
     Identifies the client software making the request. Clients SHOULD
@@ -2811,7 +2817,7 @@ class RequestMetaObject(MCPModel):
     security decisions.
     """
     io_modelcontextprotocol_logLevel: Annotated[
-        LoggingLevel | None, Field(alias="io.modelcontextprotocol/logLevel")
+        LoggingLevel | None, Field(alias="io.modelcontextprotocol/logLevel"), ABSENT_IF_NONE
     ] = None
     """
     The desired log level for this request. Optional.
@@ -2821,7 +2827,7 @@ class RequestMetaObject(MCPModel):
     explicitly setting a level. Replaces the former `logging/setLevel` RPC.
     """
     io_modelcontextprotocol_protocolVersion: Annotated[
-        str, Field(alias="io.modelcontextprotocol/protocolVersion")
+        StrictStr, Field(alias="io.modelcontextprotocol/protocolVersion")
     ]
     """
     The MCP Protocol Version being used for this request. Required.
@@ -2831,7 +2837,7 @@ class RequestMetaObject(MCPModel):
     server does not support the requested version, it MUST return an
     {@link UnsupportedProtocolVersionError}.
     """
-    progressToken: ProgressToken | None = None
+    progressToken: Annotated[ProgressToken | None, ABSENT_IF_NONE] = None
     """
     If specified, the caller is requesting out-of-band progress notifications for this request (as represented by {@link ProgressNotificationnotifications/progress}). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     """
@@ -2842,17 +2848,17 @@ class CallToolRequestParams(MCPModel):
     Parameters for a `tools/call` request.
     """
 
-    meta: Annotated[RequestMetaObject | None, Field(alias="_meta")] = None
-    arguments: dict[str, Any] | None = None
+    meta: Annotated[RequestMetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
+    arguments: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
     """
     Arguments to use for the tool call.
     """
-    inputResponses: InputResponses | None = None
-    name: str
+    inputResponses: Annotated[InputResponses | None, ABSENT_IF_NONE] = None
+    name: StrictStr
     """
     The name of the tool.
     """
-    requestState: str | None = None
+    requestState: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
 
 
 class CallToolRequest(MCPModel):
@@ -2891,12 +2897,12 @@ class CompleteRequestParams(MCPModel):
     Parameters for a `completion/complete` request.
     """
 
-    meta: Annotated[RequestMetaObject | None, Field(alias="_meta")] = None
+    meta: Annotated[RequestMetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     argument: CompleteRequestParamsArgument
     """
     The argument's information
     """
-    context: CompleteRequestParamsContext | None = None
+    context: Annotated[CompleteRequestParamsContext | None, ABSENT_IF_NONE] = None
     """
     Additional, optional context for completions
     """
@@ -2919,17 +2925,17 @@ class GetPromptRequestParams(MCPModel):
     Parameters for a `prompts/get` request.
     """
 
-    meta: Annotated[RequestMetaObject | None, Field(alias="_meta")] = None
-    arguments: dict[str, str] | None = None
+    meta: Annotated[RequestMetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
+    arguments: Annotated[dict[str, StrictStr] | None, ABSENT_IF_NONE] = None
     """
     Arguments to use for templating the prompt.
     """
-    inputResponses: InputResponses | None = None
-    name: str
+    inputResponses: Annotated[InputResponses | None, ABSENT_IF_NONE] = None
+    name: StrictStr
     """
     The name of the prompt or prompt template.
     """
-    requestState: str | None = None
+    requestState: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
 
 
 class GetPromptRequest(MCPModel):
@@ -2944,9 +2950,9 @@ class GetPromptRequest(MCPModel):
 
 
 class InputResponseRequestParams(MCPModel):
-    meta: Annotated[RequestMetaObject | None, Field(alias="_meta")] = None
-    inputResponses: InputResponses | None = None
-    requestState: str | None = None
+    meta: Annotated[RequestMetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
+    inputResponses: Annotated[InputResponses | None, ABSENT_IF_NONE] = None
+    requestState: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
 
 
 class PaginatedRequestParams(MCPModel):
@@ -2954,8 +2960,8 @@ class PaginatedRequestParams(MCPModel):
     Common params for paginated requests.
     """
 
-    meta: Annotated[RequestMetaObject | None, Field(alias="_meta")] = None
-    cursor: str | None = None
+    meta: Annotated[RequestMetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
+    cursor: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor.
@@ -3009,7 +3015,7 @@ class ListToolsRequest(MCPModel):
 class PaginatedRequest(MCPModel):
     id: RequestId
     jsonrpc: Literal["2.0"] = "2.0"
-    method: str
+    method: StrictStr
     params: PaginatedRequestParams
 
 
@@ -3018,10 +3024,10 @@ class ReadResourceRequestParams(MCPModel):
     Parameters for a `resources/read` request.
     """
 
-    meta: Annotated[RequestMetaObject | None, Field(alias="_meta")] = None
-    inputResponses: InputResponses | None = None
-    requestState: str | None = None
-    uri: str
+    meta: Annotated[RequestMetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
+    inputResponses: Annotated[InputResponses | None, ABSENT_IF_NONE] = None
+    requestState: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
+    uri: StrictStr
     """
     The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
     """
@@ -3043,7 +3049,7 @@ class RequestParams(MCPModel):
     Common params for any request.
     """
 
-    meta: Annotated[RequestMetaObject | None, Field(alias="_meta")] = None
+    meta: Annotated[RequestMetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
 
 
 class DiscoverRequest(MCPModel):
@@ -3065,8 +3071,8 @@ class ResourceRequestParams(MCPModel):
     Common params for resource-related requests.
     """
 
-    meta: Annotated[RequestMetaObject | None, Field(alias="_meta")] = None
-    uri: str
+    meta: Annotated[RequestMetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
+    uri: StrictStr
     """
     The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
     """
@@ -3077,15 +3083,15 @@ class ServerCapabilities(MCPModel):
     Capabilities that a server may support. Known capabilities are defined here, in this schema, but this is not a closed set: any server can define its own, additional capabilities.
     """
 
-    completions: JSONObject | None = None
+    completions: Annotated[JSONObject | None, ABSENT_IF_NONE] = None
     """
     Present if the server supports argument autocompletion suggestions.
     """
-    experimental: dict[str, JSONObject] | None = None
+    experimental: Annotated[dict[str, JSONObject] | None, ABSENT_IF_NONE] = None
     """
     Experimental, non-standard capabilities that the server supports.
     """
-    extensions: dict[str, JSONObject] | None = None
+    extensions: Annotated[dict[str, JSONObject] | None, ABSENT_IF_NONE] = None
     """
     Optional MCP extensions that the server supports. Keys are extension identifiers
     (e.g., "io.modelcontextprotocol/tasks"), and values are per-extension settings
@@ -3094,19 +3100,19 @@ class ServerCapabilities(MCPModel):
     Keys MUST follow the {@link MetaObject`_meta` key naming rules}, with a
     mandatory prefix.
     """
-    logging: JSONObject | None = None
+    logging: Annotated[JSONObject | None, ABSENT_IF_NONE] = None
     """
     Present if the server supports sending log messages to the client.
     """
-    prompts: ServerCapabilitiesPrompts | None = None
+    prompts: Annotated[ServerCapabilitiesPrompts | None, ABSENT_IF_NONE] = None
     """
     Present if the server offers any prompt templates.
     """
-    resources: ServerCapabilitiesResources | None = None
+    resources: Annotated[ServerCapabilitiesResources | None, ABSENT_IF_NONE] = None
     """
     Present if the server offers any resources to read.
     """
-    tools: ServerCapabilitiesTools | None = None
+    tools: Annotated[ServerCapabilitiesTools | None, ABSENT_IF_NONE] = None
     """
     Present if the server offers any tools to call.
     """
@@ -3117,7 +3123,7 @@ class DiscoverResult(MCPModel):
     The result returned by the server for a {@link DiscoverRequestserver/discover} request.
     """
 
-    meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
+    meta: Annotated[ResultMetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     cacheScope: Literal["private", "public"]
     """
     Indicates the intended scope of the cached response, analogous to HTTP
@@ -3135,7 +3141,7 @@ class DiscoverResult(MCPModel):
     """
     The capabilities of the server.
     """
-    instructions: str | None = None
+    instructions: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
     """
     Natural-language guidance describing the server and its features.
 
@@ -3144,7 +3150,7 @@ class DiscoverResult(MCPModel):
     focus on information that helps the model use the server effectively
     and should not duplicate information already in tool descriptions.
     """
-    resultType: str
+    resultType: Literal["complete"] = "complete"
     """
     Indicates the type of the result, which allows the client to determine
     how to parse the result object.
@@ -3154,12 +3160,12 @@ class DiscoverResult(MCPModel):
     server implementing an earlier protocol version (which does not include
     `resultType`), the client MUST treat the absent field as `"complete"`.
     """
-    supportedVersions: list[str]
+    supportedVersions: list[StrictStr]
     """
     MCP Protocol Versions this server supports. The client should choose a
     version from this list for use in subsequent requests.
     """
-    ttlMs: Annotated[int, Field(ge=0)]
+    ttlMs: Annotated[JSONInteger, Field(ge=0)]
     """
     A hint from the server indicating how long (in milliseconds) the
     client MAY cache this response before re-fetching. Semantics are
@@ -3204,7 +3210,7 @@ class SubscriptionsListenRequestParams(MCPModel):
     Parameters for a {@link SubscriptionsListenRequestsubscriptions/listen} request.
     """
 
-    meta: Annotated[RequestMetaObject | None, Field(alias="_meta")] = None
+    meta: Annotated[RequestMetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
     notifications: SubscriptionFilter
     """
     The notifications the client opts in to on this stream. The server

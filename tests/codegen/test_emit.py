@@ -16,16 +16,21 @@ from mcpbind.codegen.load import load_revision
 from mcpbind.codegen.pipeline import generate_revision, package_dir
 
 
-def test_prepared_document_drops_coercing_formats_and_widens_numbers(
+def test_prepared_document_drops_coercing_formats_and_types_scalars_strictly(
     irs: dict[str, RevisionIR],
 ) -> None:
     doc = prepare_document(irs["2025-11-25"])["$defs"]
     assert "format" not in doc["Resource"]["properties"]["uri"]
     assert "format" not in doc["BlobResourceContents"]["properties"]["blob"]
-    assert doc["ProgressNotificationParams"]["properties"]["progress"]["type"] == [
-        "integer",
-        "number",
+    progress = doc["ProgressNotificationParams"]["properties"]["progress"]
+    assert progress["x-python-type"] == "mcpbind.generated._support.JSONNumber"
+    assert doc["Resource"]["properties"]["uri"]["x-python-type"] == "pydantic.StrictStr"
+    # A list of types becomes one member per type, each strict; a const keeps its Literal.
+    assert doc["RequestId"]["anyOf"] == [
+        {"type": "string", "x-python-type": "pydantic.StrictStr"},
+        {"type": "integer", "x-python-type": "mcpbind.generated._support.JSONInteger"},
     ]
+    assert "x-python-type" not in doc["TextContent"]["properties"]["type"]
 
 
 def test_unions_with_distinct_constants_get_a_discriminator(irs: dict[str, RevisionIR]) -> None:
@@ -33,6 +38,10 @@ def test_unions_with_distinct_constants_get_a_discriminator(irs: dict[str, Revis
     assert doc["ClientRequest"]["discriminator"] == {"propertyName": "method"}
     assert doc["ContentBlock"]["discriminator"] == {"propertyName": "type"}
     assert "discriminator" not in doc["ServerResult"]  # results carry no tag
+    # 2026-07-28: a request's result union is decided by resultType (fix-up result-type-constants).
+    stateless = prepare_document(irs["2026-07-28"])["$defs"]
+    result = stateless["CallToolResultResponse"]["properties"]["result"]
+    assert result["discriminator"] == {"propertyName": "resultType"}
 
 
 def test_reserved_names_are_renamed_consistently(irs: dict[str, RevisionIR]) -> None:

@@ -129,9 +129,23 @@ def test_capabilities_of_both_sides(irs: dict[str, RevisionIR]) -> None:
 
 def test_fixups_apply_where_the_defect_is(irs: dict[str, RevisionIR], schema_dir: Path) -> None:
     applied = {rev: {f.name for f in ir.fixups} for rev, ir in irs.items()}
-    assert applied["2026-07-28"] == {"json-value-number-and-null", "elicit-result-content-number"}
+    assert applied["2026-07-28"] == {
+        "json-value-number-and-null",
+        "elicit-result-content-number",
+        "result-type-constants",
+    }
     assert applied["2025-11-25"] == {"elicit-result-content-number"}
+    # 2025-06-18 types the content values as a bare type list, not an anyOf: widened too.
+    assert applied["2025-06-18"] == {"elicit-result-content-number"}
+    content = irs["2025-06-18"].definitions["ElicitResult"].schema["properties"]["content"]
+    assert content["additionalProperties"]["type"] == ["string", "integer", "boolean", "number"]
     assert applied["2024-11-05"] == set()
+    stateless = irs["2026-07-28"].definitions
+    assert stateless["InputRequiredResult"].schema["properties"]["resultType"]["const"] == (
+        "input_required"
+    )
+    assert stateless["CallToolResult"].schema["properties"]["resultType"]["const"] == "complete"
+    assert "const" not in stateless["Result"].schema["properties"]["resultType"]
     json_value = irs["2026-07-28"].definitions["JSONValue"].schema
     assert {"number", "null"} <= set(json_value["anyOf"][2]["type"])
 
@@ -139,6 +153,16 @@ def test_fixups_apply_where_the_defect_is(irs: dict[str, RevisionIR], schema_dir
     ir = build_ir(load_file(release_day, "2025-11-25"))
     assert "number-schema-bounds-number" in {f.name for f in ir.fixups}
     assert ir.definitions["NumberSchema"].schema["properties"]["minimum"]["type"] == "number"
+
+
+def test_input_requests_are_told_from_requests(irs: dict[str, RevisionIR]) -> None:
+    """2026-07-28: sampling, elicitation and roots are only in the InputRequest union."""
+    embedded = {m.method for m in irs["2026-07-28"].methods if m.input_request}
+    assert embedded == {"sampling/createMessage", "elicitation/create", "roots/list"}
+    for method in embedded:
+        assert irs["2026-07-28"].method(method).directions == (S2C,)
+    for revision in ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"):
+        assert not any(m.input_request for m in irs[revision].methods)
 
 
 def test_unknown_era_is_refused(tmp_path: Path) -> None:
@@ -157,7 +181,9 @@ def test_one_member_union_copied_inline_still_gives_directions(irs: dict[str, Re
 
 def test_lifecycle_and_pagination_are_marked(irs: dict[str, RevisionIR]) -> None:
     ir = irs["2025-11-25"]
-    assert ir.method("initialize").lifecycle and ir.notification("notifications/initialized").lifecycle
+    assert (
+        ir.method("initialize").lifecycle and ir.notification("notifications/initialized").lifecycle
+    )
     assert not ir.method("tools/call").lifecycle
     pages = {m.method: m.page_items for m in ir.methods if m.page_items}
     assert pages == {

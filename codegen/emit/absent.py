@@ -1,0 +1,160 @@
+"""Mark the optional fields whose schema refuses ``null``, so that ``None`` there is never written.
+
+datamodel-code-generator types every optional property ``X | None = None``: ``None`` is how
+Python spells "absent". Where the schema does not let the property be ``null`` (nearly every
+optional property), a ``None`` written to the wire would be a message the schema refuses, so
+such a field gets ``ABSENT_IF_NONE`` (``Field(exclude_if=...)``): ``Tool(description=None)``
+dumps without ``description``. Where the schema admits ``null`` (``Error.data``, a JSON value),
+``None`` is data and the field is left as it is. The generator has no option for this, so the
+fields are marked in its output, from the same prepared schema it read.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from ..errors import CodegenError
+from ..ir import JSONSchema
+from ..ir.refs import ref_name
+
+MARKER = "ABSENT_IF_NONE"
+SUPPORT_IMPORT = "from mcpbind.generated._support import "
+
+__all__ = ["absent_if_none_fields", "admits_null", "mark_absent_if_none"]
+
+
+def admits_null(node: Any, defs: dict[str, JSONSchema], seen: frozenset[str] = frozenset()) -> bool:
+    """Whether ``null`` is valid against ``node`` (``$ref`` into ``defs`` followed)."""
+    if node is True:
+        return True
+    if not isinstance(node, dict):
+        return False
+    target = ref_name(node)
+    if target is not None:
+        return target not in seen and admits_null(defs.get(target), defs, seen | {target})
+    if "const" in node:
+        return node["const"] is None
+    if "enum" in node:
+        return None in node["enum"]
+    for key in ("anyOf", "oneOf"):
+        if isinstance(node.get(key), list):
+            return any(admits_null(member, defs, seen) for member in node[key])
+    if isinstance(node.get("allOf"), list) and not all(
+        admits_null(member, defs, seen) for member in node["allOf"]
+    ):
+        return False
+    kind = node.get("type")
+    return kind is None or kind == "null" or (isinstance(kind, list) and "null" in kind)
+
+
+def _own_properties(schema: JSONSchema) -> tuple[dict[str, Any], set[str]]:
+    """Properties a definition declares itself (inline ``allOf`` members included) and its
+    required names (those of every ``allOf`` member)."""
+    props: dict[str, Any] = dict(schema.get("properties", {}))
+    required = set(schema.get("required", []))
+    for member in schema.get("allOf", []):
+        if isinstance(member, dict) and ref_name(member) is None:
+            inner, inner_required = _own_properties(member)
+            props.update(inner)
+            required |= inner_required
+        elif isinstance(member, dict):
+            required |= set(member.get("required", []))
+    return props, required
+
+
+def absent_if_none_fields(defs: dict[str, JSONSchema]) -> dict[str, frozenset[str]]:
+    """Class name -> JSON names of its optional properties that refuse ``null``."""
+    out: dict[str, frozenset[str]] = {}
+    for name, schema in defs.items():
+        props, required = _own_properties(schema)
+        fields = frozenset(
+            prop
+            for prop, node in props.items()
+            if prop not in required and not admits_null(node, defs)
+        )
+        if fields:
+            out[name] = fields
+    return out
+
+
+def _json_name(statement: ast.AnnAssign) -> str:
+    """The property a field reads: its ``Field(alias=...)``, else its Python name."""
+    assert isinstance(statement.target, ast.Name)
+    annotation = statement.annotation
+    if (
+        isinstance(annotation, ast.Subscript)
+        and isinstance(annotation.value, ast.Name)
+        and annotation.value.id == "Annotated"
+        and isinstance(annotation.slice, ast.Tuple)
+    ):
+        for meta in annotation.slice.elts[1:]:
+            if isinstance(meta, ast.Call):
+                for keyword in meta.keywords:
+                    if keyword.arg == "alias" and isinstance(keyword.value, ast.Constant):
+                        return str(keyword.value.value)
+    return statement.target.id
+
+
+def _marked(annotation: ast.expr, source: str) -> str:
+    text = ast.get_source_segment(source, annotation)
+    if text is None:
+        raise CodegenError(f"types.py: no source for {ast.unparse(annotation)!r}")
+    if (
+        isinstance(annotation, ast.Subscript)
+        and isinstance(annotation.value, ast.Name)
+        and annotation.value.id == "Annotated"
+    ):
+        return f"{text[:-1].rstrip().rstrip(',')}, {MARKER}]"
+    return f"Annotated[{text}, {MARKER}]"
+
+
+def mark_absent_if_none(source: str, fields: dict[str, frozenset[str]]) -> tuple[str, int]:
+    """``source`` (datamodel-code-generator's ``types.py``) with ``ABSENT_IF_NONE`` on every field
+    listed in ``fields``; and how many fields were marked."""
+    tree = ast.parse(source)
+    edits: list[tuple[ast.expr, str]] = []
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef) or node.name not in fields:
+            continue
+        for statement in node.body:
+            if (
+                isinstance(statement, ast.AnnAssign)
+                and isinstance(statement.target, ast.Name)
+                and isinstance(statement.value, ast.Constant)
+                and statement.value.value is None
+                and _json_name(statement) in fields[node.name]
+            ):
+                edits.append((statement.annotation, _marked(statement.annotation, source)))
+    if not edits:
+        return source, 0
+    lines = source.splitlines(keepends=True)
+    for annotation, replacement in sorted(
+        edits, key=lambda e: (e[0].lineno, e[0].col_offset), reverse=True
+    ):
+        first, last = annotation.lineno - 1, (annotation.end_lineno or annotation.lineno) - 1
+        head = lines[first].encode()[: annotation.col_offset].decode()
+        tail = lines[last].encode()[annotation.end_col_offset or 0 :].decode()
+        lines[first : last + 1] = [head + replacement + tail]
+    return _with_imports("".join(lines)), len(edits)
+
+
+def _with_imports(source: str) -> str:
+    """Import the marker (and ``Annotated``, which a module may not import yet)."""
+    lines = source.splitlines(keepends=True)
+    for index, line in enumerate(lines):
+        if line.startswith(SUPPORT_IMPORT):
+            names = {n.strip() for n in line[len(SUPPORT_IMPORT) :].split(",")} | {MARKER}
+            lines[index] = SUPPORT_IMPORT + ", ".join(sorted(names)) + "\n"
+            break
+    else:
+        raise CodegenError(f"types.py: no line {SUPPORT_IMPORT!r}... to extend")
+    out = "".join(lines)
+    if not any(
+        isinstance(n, ast.ImportFrom)
+        and n.module == "typing"
+        and any(a.name == "Annotated" for a in n.names)
+        for n in ast.parse(out).body
+    ):
+        out = out.replace(SUPPORT_IMPORT, "from typing import Annotated\n" + SUPPORT_IMPORT, 1)
+    return out
