@@ -49,8 +49,17 @@ def _members(annotation: Any) -> list[Any]:
 
 
 def _type_tag(cls: type[BaseModel]) -> Any:
+    """The one value of ``cls``'s ``type`` member (a ``Literal``; required when parsing, so it
+    has no default to read), or None."""
     field = cls.model_fields.get("type")
-    return field.default if field is not None else None
+    if field is None:
+        return None
+    args = get_args(_unwrap(field.annotation))
+    return (
+        args[0]
+        if get_origin(_unwrap(field.annotation)) is typing.Literal and len(args) == 1
+        else None
+    )
 
 
 @functools.cache
