@@ -39,7 +39,7 @@ def bearer_token(scope: Scope) -> Credentials:
         return Credentials(None, "more than one Authorization header")
     text = found[0].decode("latin-1")
     if not text.isprintable():
-        return Credentials(None, "the Authorization header holds control characters")
+        return Credentials(None, "control characters")
     scheme, _, rest = text.strip(" \t").partition(" ")
     if scheme.lower() != "bearer":
         shown = scheme[:20] if scheme.isascii() else "a non-ASCII scheme"

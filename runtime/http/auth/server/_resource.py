@@ -158,7 +158,7 @@ class ResourceServer:
         verified ``AccessToken``, or False once the refusal has been sent."""
         credentials = bearer_token(scope)
         if credentials.problem is not None:
-            await self._refuse(send, 400, "invalid_request", f"malformed: {credentials.problem}")
+            await self._refuse(send, 400, "invalid_request", f"malformed Authorization header ({credentials.problem})")
             return False
         if credentials.token is None:
             why = (
