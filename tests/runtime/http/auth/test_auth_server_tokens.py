@@ -16,7 +16,6 @@ import pytest
 from auth_server_kit import (
     modern_whoami_headers,
     protected,
-    whoami_2025,
     whoami_2026,
 )
 from httpkit import ACCEPT_BOTH, INITIALIZE, answers
