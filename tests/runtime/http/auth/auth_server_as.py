@@ -17,7 +17,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 from joserfc import jwt
 from joserfc.jwk import KeySet, RSAKey
@@ -196,15 +196,8 @@ class LocalAuthorizationServer:
 
     async def _introspect(self, request: Request) -> Response:
         self.introspections += 1
-        expected = (
-            "Basic "
-            + base64.b64encode(
-                ":".join(
-                    part.replace(":", "%3A").replace("/", "%2F").replace(" ", "%20")
-                    for part in RS_CLIENT
-                ).encode()  # fmt: skip
-            ).decode()
-        )
+        pair = ":".join(quote(part, safe="") for part in RS_CLIENT)  # RFC 6749 2.3.1
+        expected = "Basic " + base64.b64encode(pair.encode()).decode()
         if request.headers.get("authorization") != expected:
             return JSONResponse({"error": "invalid_client"}, 401)
         token = str((await request.form()).get("token", ""))
