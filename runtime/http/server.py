@@ -332,6 +332,8 @@ class StreamableHTTPServer:
         if parsed is None:
             return
         messages, batch = parsed
+        if self.auth is not None and not await self.auth.admit_operations(scope, send, messages):
+            return
         version = headers.get(PROTOCOL_VERSION)
         version = version.strip() if version is not None else None
         if version in STATELESS_REVISIONS or (not batch and meta_version(messages[0]) is not None):

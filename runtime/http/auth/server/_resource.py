@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 import weakref
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final
 from urllib.parse import urlsplit, urlunsplit
 
@@ -73,8 +73,12 @@ class ResourceServer:
     from (at least one). ``required_scopes`` must all be granted for any request;
     ``implied_scopes`` maps a broad scope to the narrower ones it includes (``{"files:write":
     ["files:read"]}``), which the check honours (2026-07-28: servers account for scope
-    hierarchies). ``scopes_supported`` (default: the required ones) and ``metadata`` (any other
-    RFC 9728 fields, e.g. ``resource_name``) go into the document.
+    hierarchies). ``operation_scopes(method, params)`` may name more scopes one request needs
+    (a tool that writes): a token without them gets 403 ``insufficient_scope`` naming all the
+    scopes that operation needs, so the client can step up (Streamable HTTP; the legacy
+    transport checks ``required_scopes`` only). ``scopes_supported`` (default: the required
+    ones) and ``metadata`` (any other RFC 9728 fields, e.g. ``resource_name``) go into the
+    document.
     """
 
     def __init__(
@@ -87,6 +91,7 @@ class ResourceServer:
         scopes_supported: Sequence[str] | None = None,
         implied_scopes: Mapping[str, Iterable[str]] | None = None,
         audiences: Iterable[str] = (),
+        operation_scopes: Callable[[str, Any], Iterable[str]] | None = None,
         metadata: Mapping[str, Any] | None = None,
     ) -> None:
         if not authorization_servers:
@@ -102,6 +107,7 @@ class ResourceServer:
             list(scopes_supported) if scopes_supported is not None else list(required_scopes)
         )
         self.implied_scopes = {k: tuple(v) for k, v in (implied_scopes or {}).items()}
+        self.operation_scopes = operation_scopes
         self.audiences = frozenset({self.resource, *(canonical_resource(a) for a in audiences)})
         parts = urlsplit(self.resource)
         origin = f"{parts.scheme}://{parts.netloc}"
@@ -158,7 +164,12 @@ class ResourceServer:
         verified ``AccessToken``, or False once the refusal has been sent."""
         credentials = bearer_token(scope)
         if credentials.problem is not None:
-            await self._refuse(send, 400, "invalid_request", f"malformed Authorization header ({credentials.problem})")
+            await self._refuse(
+                send,
+                400,
+                "invalid_request",
+                f"malformed Authorization header ({credentials.problem})",
+            )
             return False
         if credentials.token is None:
             why = (
@@ -208,8 +219,46 @@ class ResourceServer:
         scope[AUTH_SCOPE_KEY] = token
         return True
 
-    async def _refuse(self, send: Send, status: int, oauth: str | None, why: str) -> None:
-        header = challenge(self.resource_metadata_url, self.required_scopes, oauth, why)
+    async def admit_operations(self, scope: Scope, send: Send, messages: Sequence[Any]) -> bool:
+        """Check the scopes the POSTed requests need beyond ``required_scopes`` (called once
+        the body is parsed): True, or False once the 403 has been sent."""
+        needs = self.operation_scopes
+        token = scope.get(AUTH_SCOPE_KEY)
+        if needs is None or not isinstance(token, AccessToken):
+            return True
+        wanted = dict.fromkeys(self.required_scopes)
+        try:
+            for message in messages:
+                method = message.get("method") if type(message) is dict else None
+                if type(method) is str:
+                    wanted.update(dict.fromkeys(needs(method, message.get("params"))))
+        except Exception:
+            logger.exception("operation_scopes failed")
+            await error(
+                send,
+                400,
+                CONNECTION_ERROR,
+                "Bad Request: the scopes this request needs are unknown",
+            )
+            return False
+        granted = self.granted(token)
+        missing = [s for s in wanted if s not in granted]
+        if missing:
+            why = f"this operation needs the scope {' '.join(missing)}"
+            await self._refuse(send, 403, "insufficient_scope", why, list(wanted))
+            return False
+        return True
+
+    async def _refuse(
+        self,
+        send: Send,
+        status: int,
+        oauth: str | None,
+        why: str,
+        scopes: Sequence[str] | None = None,
+    ) -> None:
+        needed = self.required_scopes if scopes is None else scopes
+        header = challenge(self.resource_metadata_url, needed, oauth, why)
         title = {400: "Bad Request", 401: "Unauthorized", 403: "Forbidden"}[status]
         data = {"error": oauth, "error_description": why} if oauth is not None else None
         await error(

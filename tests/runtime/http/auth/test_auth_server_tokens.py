@@ -16,9 +16,10 @@ import pytest
 from auth_server_kit import (
     modern_whoami_headers,
     protected,
+    whoami_2025,
     whoami_2026,
 )
-from httpkit import ACCEPT_BOTH, INITIALIZE, answers
+from httpkit import ACCEPT_BOTH, INITIALIZE, answers, session_headers
 from joserfc.jwk import RSAKey
 from mcpbind.generated.v2025_11_25 import types
 from mcpbind.generated.v2026_07_28 import types as modern_types
@@ -165,3 +166,44 @@ async def test_a_jwks_endpoint_that_fails_gives_503() -> None:
         setup.resource_server.verifier.jwks_url = "http://127.0.0.1:9/jwks"  # type: ignore[attr-defined]
         down = await modern_whoami(http, setup.url, setup.good_token())
         assert down.status_code == 503
+
+
+def sudo_needs_admin(method: str, params: Any) -> list[str]:
+    arguments = params.get("arguments") if isinstance(params, dict) else None
+    return ["mcp:admin"] if method == "tools/call" and (arguments or {}).get("sudo") else []
+
+
+async def test_an_operation_needing_more_scopes_gets_a_step_up_challenge() -> None:
+    """403 ``insufficient_scope`` naming every scope the operation needs (2026-07-28: all in
+    one challenge), in both eras; with the scope granted, the same call goes through."""
+    async with protected(operation_scopes=sudo_needs_admin) as setup, httpx.AsyncClient() as http:
+        sudo_2026 = whoami_2026()
+        sudo_2026["params"]["arguments"] = {"sudo": True}
+        for scopes, status in [("mcp:tools", 403), ("mcp:tools mcp:admin", 200)]:
+            token = setup.good_token(scopes)
+            headers = modern_whoami_headers(authorization=f"Bearer {token}")
+            response = await http.post(setup.url, json=sudo_2026, headers=headers)
+            assert response.status_code == status, response.text
+            if status == 403:
+                header = response.headers["www-authenticate"]
+                assert 'error="insufficient_scope"' in header
+                assert 'scope="mcp:tools mcp:admin"' in header
+        plain = setup.good_token("mcp:tools")
+        assert (await modern_whoami(http, setup.url, plain)).status_code == 200
+
+        opened = await http.post(
+            setup.url, json=INITIALIZE, headers=setup.bearer(plain, **ACCEPT_BOTH)
+        )
+        sid = opened.headers["mcp-session-id"]
+        sudo_2025 = whoami_2025()
+        sudo_2025["params"]["arguments"] = {"sudo": True}
+        in_session = setup.bearer(plain, **session_headers(sid))
+        refused = await http.post(setup.url, json=sudo_2025, headers=in_session)
+        assert challenge_error(refused)[:2] == (403, "insufficient_scope")
+        stepped_up = setup.bearer(setup.good_token("mcp:tools mcp:admin"), **session_headers(sid))
+        allowed = await http.post(setup.url, json=sudo_2025, headers=stepped_up)
+        assert allowed.status_code == 200
+        assert json.loads(answers(allowed)[0]["result"]["content"][0]["text"])["scopes"] == [
+            "mcp:admin",
+            "mcp:tools",
+        ]
