@@ -136,14 +136,13 @@ class ResourceServer:
             return False
         cors = {"access-control-allow-origin": "*"}
         method = scope["method"]
-        if method in ("GET", "HEAD"):
-            body = self._body if method == "GET" else b""
-            await respond(send, 200, body, JSON, {**cors, "cache-control": "max-age=300"})
+        if method == "GET":
+            await respond(send, 200, self._body, JSON, {**cors, "cache-control": "max-age=300"})
         elif method == "OPTIONS":
-            allow = {"access-control-allow-methods": "GET, HEAD, OPTIONS"}
+            allow = {"access-control-allow-methods": "GET, OPTIONS"}
             await respond(send, 204, headers={**cors, **allow})
         else:
-            await error(send, 405, CONNECTION_ERROR, "Method not allowed", allow="GET, HEAD")
+            await error(send, 405, CONNECTION_ERROR, "Method not allowed", allow="GET")
         return True
 
     # -- admission ----------------------------------------------------------------------

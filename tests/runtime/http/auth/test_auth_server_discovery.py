@@ -9,6 +9,7 @@ metadata (RFC 8414) must then be reachable: the whole discovery path a client wa
 from __future__ import annotations
 
 import re
+import sys
 
 import httpx
 import pytest
@@ -146,3 +147,12 @@ async def test_resource_server_configuration_is_checked() -> None:
     assert canonical.resource_metadata_url == (
         "https://mcp.example/.well-known/oauth-protected-resource/mcp"
     )
+
+
+def test_the_jwt_verifier_names_the_extra_when_joserfc_is_missing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for name in ("joserfc", "joserfc.jwt", "joserfc.jwk", "joserfc.errors"):
+        monkeypatch.setitem(sys.modules, name, None)
+    with pytest.raises(ImportError, match=r"pip install 'mcpbind\[auth\]'"):
+        JWTVerifier("https://as.example", jwks_url="https://as.example/jwks")
