@@ -4,7 +4,8 @@ A starlette app served by uvicorn like the MCP servers: RFC 8414 metadata, a JWK
 client registration (RFC 7591), an authorization endpoint that approves at once (no user to
 ask) and redirects with ``code``, ``state`` and ``iss`` (RFC 9207), a token endpoint checking
 PKCE S256 and the ``resource`` (RFC 8707), and RFC 7662 introspection for the resource server
-(with its own client credentials). JWTs are signed with joserfc; ``mint`` makes any token a
+(with its own client credentials). Clients with a secret must authenticate at the token
+endpoint (Basic or form); refresh tokens rotate. JWTs are signed with joserfc; ``mint`` makes any token a
 test needs (expired, foreign audience, unknown key...) without the flow.
 """
 
@@ -17,7 +18,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote, urlencode
+from urllib.parse import quote, unquote_plus, urlencode
 
 from joserfc import jwt
 from joserfc.jwk import KeySet, RSAKey
@@ -49,6 +50,7 @@ class LocalAuthorizationServer:
     keys: list[RSAKey] = field(default_factory=lambda: [RSAKey.generate_key(2048, {"kid": "k1"})])
     clients: dict[str, dict[str, Any]] = field(default_factory=dict)
     grants: dict[str, Grant] = field(default_factory=dict)
+    refresh_tokens: dict[str, Grant] = field(default_factory=dict)
     opaque: dict[str, dict[str, Any]] = field(default_factory=dict)
     revoked: set[str] = field(default_factory=set)
     token_requests: list[dict[str, str]] = field(default_factory=list)
@@ -132,7 +134,11 @@ class LocalAuthorizationServer:
             "response_types_supported": ["code"],
             "grant_types_supported": ["authorization_code", "refresh_token"],
             "code_challenge_methods_supported": ["S256"],
-            "token_endpoint_auth_methods_supported": ["none", "client_secret_basic"],
+            "token_endpoint_auth_methods_supported": [
+                "none",
+                "client_secret_basic",
+                "client_secret_post",
+            ],
             "scopes_supported": list(self.scopes_supported),
             "authorization_response_iss_parameter_supported": True,
         }
@@ -175,24 +181,53 @@ class LocalAuthorizationServer:
             answer["state"] = query["state"]
         return RedirectResponse(f"{redirect_uri}?{urlencode(answer)}", 302)
 
+    def _client_of(self, request: Request, form: dict[str, str]) -> str | None:
+        """The client a token request authenticates as (RFC 6749 2.3.1: Basic with
+        form-urlencoded parts, or the form); ``None`` if its secret is wrong or missing."""
+        header = request.headers.get("authorization", "")
+        client_id, secret = form.get("client_id"), form.get("client_secret")
+        if header.lower().startswith("basic "):
+            decoded = base64.b64decode(header[6:]).decode()
+            client_id, _, secret = (unquote_plus(part) for part in decoded.partition(":"))
+        client = self.clients.get(client_id or "")
+        if client is None or client.get("client_secret", secret) != secret:
+            return None
+        return client_id
+
+    def _tokens(self, grant: Grant) -> Response:
+        refresh = secrets.token_urlsafe(16)
+        self.refresh_tokens[refresh] = grant
+        token = self.mint(grant.resource, grant.scope, client_id=grant.client_id)
+        answer = {"access_token": token, "token_type": "Bearer", "expires_in": 300,
+                  "scope": grant.scope, "refresh_token": refresh}  # fmt: skip
+        return JSONResponse(answer, headers={"cache-control": "no-store"})
+
     async def _token(self, request: Request) -> Response:
         form = {k: str(v) for k, v in (await request.form()).items()}
         self.token_requests.append(form)
-        if form.get("grant_type") != "authorization_code":
+        client_id = self._client_of(request, form)
+        if client_id is None:
+            return JSONResponse({"error": "invalid_client"}, 401)
+        kind = form.get("grant_type")
+        if kind == "refresh_token":
+            grant = self.refresh_tokens.pop(form.get("refresh_token", ""), None)
+            if grant is None or grant.client_id != client_id:
+                return JSONResponse({"error": "invalid_grant"}, 400)
+            return self._tokens(grant)
+        if kind != "authorization_code":
             return JSONResponse({"error": "unsupported_grant_type"}, 400)
         grant = self.grants.pop(form.get("code", ""), None)
         verifier = form.get("code_verifier", "").encode()
         digest = base64.urlsafe_b64encode(hashlib.sha256(verifier).digest()).rstrip(b"=")
         if (
             grant is None
+            or grant.client_id != client_id
             or digest.decode() != grant.challenge
             or form.get("redirect_uri") != grant.redirect_uri
             or form.get("resource", grant.resource) != grant.resource
         ):
             return JSONResponse({"error": "invalid_grant"}, 400)
-        token = self.mint(grant.resource, grant.scope, client_id=grant.client_id)
-        answer = {"access_token": token, "token_type": "Bearer", "expires_in": 300}
-        return JSONResponse(answer | {"scope": grant.scope}, headers={"cache-control": "no-store"})
+        return self._tokens(grant)
 
     async def _introspect(self, request: Request) -> Response:
         self.introspections += 1
