@@ -491,6 +491,7 @@ async def streamable_http_client(
     terminate_on_close: bool = True,
     max_reconnects: int = 5,
     fallback_to_sse: bool = True,
+    auth: httpx.Auth | None = None,
 ) -> AsyncIterator[Connection]:
     """A Streamable HTTP transport to ``url`` (the server's MCP endpoint).
 
@@ -498,7 +499,8 @@ async def streamable_http_client(
     sending; ``sse_read_timeout`` bounds the wait for the next bytes of a response (a handler
     that runs longer without sending anything must report progress). ``http_client`` lets the
     caller share a pool, TLS or auth set-up (it is not closed here). ``max_reconnects`` bounds
-    consecutive failed attempts to resume a dropped stream.
+    consecutive failed attempts to resume a dropped stream. ``auth`` (e.g. an
+    ``auth.OAuthClientAuth``) authorizes every request of the clients made here.
     """
     in_send, in_receive = anyio.create_memory_object_stream[Envelope](STREAM_BUFFER)
     out_send, out_receive = anyio.create_memory_object_stream[Envelope](STREAM_BUFFER)
@@ -513,6 +515,7 @@ async def streamable_http_client(
             limits=httpx.Limits(max_connections=connections, max_keepalive_connections=connections),
             follow_redirects=True,
             verify=tls if tls is not None else True,
+            auth=auth,
         )
 
     http = http_client or make_client(POOL_SIZE)

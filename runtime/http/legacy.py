@@ -431,12 +431,16 @@ async def sse_client(
     timeout: float = 30.0,
     sse_read_timeout: float = 300.0,
     http_client: httpx.AsyncClient | None = None,
+    auth: httpx.Auth | None = None,
 ) -> AsyncIterator[Connection]:
-    """An HTTP+SSE (2024-11-05) transport to the server's SSE endpoint ``url``."""
+    """An HTTP+SSE (2024-11-05) transport to the server's SSE endpoint ``url``; ``auth`` (e.g.
+    an ``auth.OAuthClientAuth``) authorizes its requests."""
     in_send, in_receive = anyio.create_memory_object_stream[Envelope](STREAM_BUFFER)
     out_send, out_receive = anyio.create_memory_object_stream[Envelope](STREAM_BUFFER)
     own = http_client is None
-    http = http_client or httpx.AsyncClient(timeout=httpx.Timeout(timeout, read=sse_read_timeout))
+    http = http_client or httpx.AsyncClient(
+        timeout=httpx.Timeout(timeout, read=sse_read_timeout), auth=auth
+    )
     reason: list[str] = []
 
     async def feed(message: Any) -> None:

@@ -18,13 +18,15 @@ from types import ModuleType
 from typing import Any
 
 import anyio
+from fixture_auth import make_auth
 from mcpbind import generated
 from mcpbind.generated import v2025_11_25, v2026_07_28
-from mcpbind.runtime import Client, RequestContext
+from mcpbind.runtime import Client, HandshakeClient, RequestContext, StatelessClient
 from mcpbind.runtime.http import streamable_http_client
 
-#: Bounds the whole run, so a misbehaving mock server cannot hang the suite.
-DEADLINE = 25.0
+#: Bounds the whole run, so a misbehaving mock server cannot hang the suite (the suite's own
+#: limit is its --timeout, 30 s by default; the tests pass 60 s, as the SDK's CI does).
+DEADLINE = 50.0
 DEFAULT_VERSION = "2025-11-25"
 #: The tools of the MRTR scenario, in the order the suite expects them called.
 MRTR_TOOLS = (
@@ -57,12 +59,19 @@ def sample_arguments(tool: Any) -> dict[str, Any]:
     }
 
 
-def build_client(url: str, version: str) -> Client:
+def build_client(url: str, version: str, auth: Any = None) -> Client:
+    lifecycle = None
+    if auth is not None and generated.ERAS[version] == "stateless":
+        # The suite's OAuth mocks are handshake-era servers, and the whole authorization runs
+        # inside the first request: probe with server/discover, fall back, and give the probe
+        # the time the authorization takes on a loaded machine.
+        lifecycle = StatelessClient(version, [version], HandshakeClient(), probe_timeout=DEADLINE)
     client = Client(
-        streamable_http_client(url, timeout=10.0, sse_read_timeout=20.0),
+        streamable_http_client(url, timeout=10.0, sse_read_timeout=20.0, auth=auth),
         name="mcpbind-conformance-client",
         protocol_version=version,
         capabilities={"elicitation": {"form": {}}, "sampling": {}},
+        lifecycle=lifecycle,
     )
     for module in (v2025_11_25, v2026_07_28):
         register_handlers(client, module)
@@ -86,7 +95,7 @@ def register_handlers(client: Client, module: ModuleType) -> None:
 
 
 async def run(scenario: str, url: str, version: str, context: dict[str, Any]) -> None:
-    async with build_client(url, version) as client:
+    async with build_client(url, version, make_auth(scenario, url, context)) as client:
         module = client.session.bindings.module
         types, methods = module.types, module.methods
         stub = client.stub
@@ -125,6 +134,8 @@ async def run(scenario: str, url: str, version: str, context: dict[str, Any]) ->
         elif scenario == "http-custom-headers":
             for planned in context.get("toolCalls", []):
                 await call(planned["name"], planned.get("arguments"))
+        elif scenario.startswith("auth/") and tools:
+            await call(tools[0].name, {})
         elif scenario == "http-invalid-tool-headers":
             for tool in tools:
                 await call(tool.name, sample_arguments(tool))

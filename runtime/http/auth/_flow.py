@@ -1,0 +1,238 @@
+"""The part every OAuth grant shares: an ``httpx.Auth`` that answers 401 and 403 challenges.
+
+On a 401 it parses the Bearer challenge, discovers the authorization server (``_discovery``),
+chooses the scopes (the challenge's, else the resource's ``scopes_supported``, else none) and
+lets the grant obtain a token (``_obtain``), then retries the request once. On a 403
+``insufficient_scope`` it re-authorizes with the union of the scopes asked so far and the
+challenge's, at most ``max_step_up`` times per request. Tokens are kept in a ``TokenStore``
+under the server's canonical URI, refreshed before they expire; a token from another
+authorization server than the one the resource now names is never sent.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncGenerator, Generator
+from dataclasses import replace
+
+import anyio
+import httpx
+
+from ._challenge import Challenge, bearer_challenge
+from ._discovery import (
+    ServerMetadata,
+    canonical_resource,
+    discover_resource,
+    discover_server,
+    origin,
+)
+from ._errors import DiscoveryError, TokenRequestError
+from ._http import oauth_client
+from ._registration import client_key
+from ._store import MemoryTokenStore, TokenStore
+from ._token_endpoint import ClientIdentity, Token, request_token
+
+logger = logging.getLogger(__name__)
+
+
+def merge_scopes(*groups: list[str] | None) -> list[str]:
+    """The union of scope lists, in first-seen order."""
+    return list(dict.fromkeys(scope for group in groups if group for scope in group))
+
+
+class OAuthFlow(httpx.Auth):
+    """Base of the OAuth ``httpx.Auth`` classes; subclasses implement ``_obtain``."""
+
+    def __init__(
+        self,
+        server_url: str,
+        *,
+        store: TokenStore | None = None,
+        client: ClientIdentity | None = None,
+        max_step_up: int = 2,
+        transport: httpx.AsyncBaseTransport | None = None,
+        timeout: float = 30.0,
+    ) -> None:
+        self.server_url = canonical_resource(server_url)
+        self.store: TokenStore = store if store is not None else MemoryTokenStore()
+        self.client = client
+        self.max_step_up = max_step_up
+        self._transport = transport
+        self._timeout = timeout
+        self._lock = anyio.Lock()
+        self._scopes: list[str] = []
+        self._token_key = f"tokens {self.server_url}"
+        #: The resource indicator of the last authorization (the PRM's ``resource``).
+        self._resource: str | None = None
+
+    # -- the grant's part ------------------------------------------------------------------
+
+    async def _obtain(
+        self,
+        http: httpx.AsyncClient,
+        server: ServerMetadata,
+        resource: str,
+        scopes: list[str],
+    ) -> Token:
+        raise NotImplementedError
+
+    def _bind(self, server: ServerMetadata) -> ClientIdentity | None:
+        """The pre-registered client, bound to the first authorization server it meets."""
+        if self.client is not None and self.client.issuer is None:
+            self.client = replace(self.client, issuer=server.issuer)
+        return self.client
+
+    # -- httpx.Auth ------------------------------------------------------------------------
+
+    def sync_auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response]:
+        raise RuntimeError("OAuth authorization needs an httpx.AsyncClient")
+
+    async def async_auth_flow(
+        self, request: httpx.Request
+    ) -> AsyncGenerator[httpx.Request, httpx.Response]:
+        token = await self.token()
+        if token is not None:
+            request.headers["Authorization"] = f"Bearer {token.access_token}"
+        response = yield request
+        step_ups = 0
+        reauthorized = False
+        while response.status_code in (401, 403):
+            challenge = bearer_challenge(response.headers.get_list("www-authenticate"))
+            if response.status_code == 403:
+                if challenge is None or challenge.error != "insufficient_scope":
+                    return
+                if step_ups >= self.max_step_up:
+                    logger.warning(
+                        "still insufficient_scope after %d step-up(s): giving up", step_ups
+                    )
+                    return
+                step_ups += 1
+            elif reauthorized:
+                return
+            else:
+                reauthorized = True
+            await response.aread()
+            token = await self._reauthorize(token, challenge, response.status_code == 403)
+            request.headers["Authorization"] = f"Bearer {token.access_token}"
+            response = yield request
+
+    # -- tokens ----------------------------------------------------------------------------
+
+    async def token(self) -> Token | None:
+        """The stored token, refreshed first if it is about to expire (None: none usable)."""
+        async with self._lock:
+            return await self._usable_token()
+
+    async def _usable_token(self) -> Token | None:
+        stored = await self.store.load(self._token_key)
+        token = Token.from_dict(stored) if stored is not None else None
+        if token is None or not token.expired():
+            return token
+        if token.refresh_token is None:
+            return None
+        async with self._http() as http:
+            return await self._refresh(http, token)
+
+    async def _refresh(self, http: httpx.AsyncClient, token: Token) -> Token | None:
+        """A refreshed token (RFC 6749 section 6), or None (and the old one dropped)."""
+        if token.issuer is None or token.token_endpoint is None or token.refresh_token is None:
+            return None
+        server = ServerMetadata(
+            issuer=token.issuer, authorization_endpoint=None, token_endpoint=token.token_endpoint
+        )
+        identity = await self._identity_for_refresh(token)
+        try:
+            fresh = await request_token(
+                http,
+                server,
+                identity,
+                "refresh_token",
+                refresh_token=token.refresh_token,
+                resource=self._resource or self.server_url,
+            )
+        except TokenRequestError as exc:
+            logger.info("token refresh refused (%s); authorizing again", exc.error or exc)
+            await self.store.delete(self._token_key)
+            return None
+        if fresh.refresh_token is None:
+            fresh.refresh_token = token.refresh_token
+        fresh.scope = fresh.scope or token.scope
+        await self.store.save(self._token_key, fresh.to_dict())
+        logger.info("refreshed the access token for %s", self.server_url)
+        return fresh
+
+    async def _identity_for_refresh(self, token: Token) -> ClientIdentity:
+        if self.client is not None and self.client.client_id == token.client_id:
+            return self.client
+        stored = await self.store.load(client_key(token.issuer or ""))
+        if stored is not None:
+            identity = ClientIdentity.from_dict(stored)
+            if identity.client_id == token.client_id:
+                return identity
+        return ClientIdentity(client_id=token.client_id or "", token_endpoint_auth_method="none")
+
+    def _http(self) -> httpx.AsyncClient:
+        return oauth_client(self._transport, self._timeout)
+
+    async def _reauthorize(
+        self, used: Token | None, challenge: Challenge | None, step_up: bool
+    ) -> Token:
+        async with self._lock:
+            current = await self._usable_token()
+            if (
+                not step_up
+                and current is not None
+                and (used is None or current.access_token != used.access_token)
+            ):
+                return current  # another request got a new token meanwhile
+            async with self._http() as http:
+                if not step_up and current is not None and current.refresh_token is not None:
+                    refreshed = await self._refresh(http, current)
+                    if refreshed is not None and await self._same_server(
+                        http, challenge, refreshed
+                    ):
+                        return refreshed
+                token = await self._authorize(http, challenge, step_up)
+            await self.store.save(self._token_key, token.to_dict())
+            return token
+
+    async def _same_server(
+        self, http: httpx.AsyncClient, challenge: Challenge | None, token: Token
+    ) -> bool:
+        """Whether the resource still names the server that issued ``token``."""
+        resource = await discover_resource(
+            http, self.server_url, challenge.resource_metadata if challenge else None
+        )
+        issuers = resource.authorization_servers if resource else [origin(self.server_url)]
+        return token.issuer in issuers
+
+    async def _authorize(
+        self, http: httpx.AsyncClient, challenge: Challenge | None, step_up: bool
+    ) -> Token:
+        resource_metadata = await discover_resource(
+            http, self.server_url, challenge.resource_metadata if challenge else None
+        )
+        if resource_metadata is not None:
+            issuer = resource_metadata.authorization_servers[0]
+            server = await discover_server(http, issuer)
+            if server is None:
+                raise DiscoveryError(f"no authorization server metadata found for {issuer}")
+            resource = canonical_resource(resource_metadata.resource)
+        else:
+            # 2025-03-26: no PRM; the server's origin is its authorization server.
+            base = origin(self.server_url)
+            server = await discover_server(http, base) or ServerMetadata.defaults(base)
+            resource = self.server_url
+        self._resource = resource
+        challenged = challenge.scopes if challenge is not None else []
+        if challenged:
+            scopes = merge_scopes(self._scopes, challenged) if step_up else challenged
+        elif step_up:
+            scopes = self._scopes
+        else:
+            supported = resource_metadata.scopes_supported if resource_metadata else None
+            scopes = list(supported or [])
+        token = await self._obtain(http, server, resource, scopes)
+        self._scopes = scopes
+        logger.info("authorized with %s for %s", server.issuer, resource)
+        return token

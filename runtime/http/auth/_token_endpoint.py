@@ -1,0 +1,177 @@
+"""Token requests (RFC 6749 section 3.2) and the tokens they return.
+
+authlib builds the request: the form body (``prepare_token_request``), the client
+authentication (``ClientAuth``: ``client_secret_basic``, ``client_secret_post``, ``none``, and
+``PrivateKeyJWT`` for ``private_key_jwt``, RFC 7523, signed with joserfc), and the token's expiry
+(``OAuth2Token``). We send it over httpx and check the answer. Every request carries the
+``resource`` parameter (RFC 8707) its caller gives.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import httpx
+
+from . import _deps
+from ._discovery import ServerMetadata
+from ._errors import TokenRequestError
+
+logger = logging.getLogger(__name__)
+
+JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+#: A token this close to its expiry is refreshed before use.
+EXPIRY_LEEWAY = 30.0
+
+
+@dataclass
+class ClientIdentity:
+    """A client's identity at one authorization server (``issuer``; None: not yet bound).
+
+    ``private_key`` (PEM) selects ``private_key_jwt``; a secret selects ``client_secret_basic``
+    or ``client_secret_post`` (whichever the server supports); neither, ``none``.
+    """
+
+    client_id: str
+    client_secret: str | None = field(default=None, repr=False)
+    token_endpoint_auth_method: str | None = None
+    private_key: str | None = field(default=None, repr=False)
+    signing_algorithm: str = "RS256"
+    issuer: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ClientIdentity:
+        known = {name: data[name] for name in cls.__dataclass_fields__ if name in data}
+        return cls(**known)
+
+    def auth_method(self, server: ServerMetadata) -> str:
+        if self.private_key is not None:
+            return "private_key_jwt"
+        if self.token_endpoint_auth_method is not None:
+            return self.token_endpoint_auth_method
+        if self.client_secret is None:
+            return "none"
+        supported = server.token_endpoint_auth_methods_supported or ["client_secret_basic"]
+        if "client_secret_basic" not in supported and "client_secret_post" in supported:
+            return "client_secret_post"
+        return "client_secret_basic"
+
+
+@dataclass
+class Token:
+    """An access token and what it takes to refresh it (which server, which client)."""
+
+    access_token: str = field(repr=False)
+    token_type: str = "Bearer"
+    expires_at: float | None = None
+    refresh_token: str | None = field(default=None, repr=False)
+    scope: str | None = None
+    issuer: str | None = None
+    client_id: str | None = None
+    token_endpoint: str | None = None
+
+    def expired(self, leeway: float = EXPIRY_LEEWAY) -> bool:
+        return self.expires_at is not None and self.expires_at - leeway <= time.time()
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Token | None:
+        if not isinstance(data.get("access_token"), str):
+            return None
+        known = {name: data[name] for name in cls.__dataclass_fields__ if name in data}
+        return cls(**known)
+
+
+def _client_auth(identity: ClientIdentity, server: ServerMetadata) -> Any:
+    auth = _deps.load("authlib.oauth2.auth")
+    method: Any = identity.auth_method(server)
+    secret: Any = identity.client_secret
+    if method == "private_key_jwt":
+        rfc7523 = _deps.load("authlib.oauth2.rfc7523")
+        jwk = _deps.load("joserfc.jwk")
+        if identity.private_key is None:
+            raise TokenRequestError("private_key_jwt needs a private key")
+        secret = jwk.import_key(identity.private_key)
+        # The audience is the authorization server's issuer (RFC 7523 section 3).
+        method = rfc7523.PrivateKeyJWT(
+            server.token_endpoint, claims={"aud": server.issuer}, alg=identity.signing_algorithm
+        )
+    return auth.ClientAuth(identity.client_id, secret, method)
+
+
+def _refusal(response: httpx.Response) -> TokenRequestError:
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    error = body.get("error") if isinstance(body, dict) else None
+    detail = body.get("error_description") if isinstance(body, dict) else None
+    if isinstance(error, str):
+        described = f": {detail}" if isinstance(detail, str) else ""
+        return TokenRequestError(
+            f"the token endpoint refused the request ({error}){described}", error=error
+        )
+    return TokenRequestError(f"the token endpoint answered HTTP {response.status_code}")
+
+
+async def request_token(
+    http: httpx.AsyncClient,
+    server: ServerMetadata,
+    identity: ClientIdentity,
+    grant_type: str,
+    **params: str | None,
+) -> Token:
+    """POST a ``grant_type`` request to ``server``'s token endpoint; the token it returns."""
+    parameters = _deps.load("authlib.oauth2.rfc6749.parameters")
+    wrappers = _deps.load("authlib.oauth2.rfc6749.wrappers")
+    given = {name: value for name, value in params.items() if value}
+    body: str = parameters.prepare_token_request(grant_type, **given)
+    headers = {"Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"}
+    url, headers, body = _client_auth(identity, server).prepare(
+        "POST", server.token_endpoint, headers, body
+    )
+    logger.debug("token request (%s) to %s", grant_type, url)
+    try:
+        response = await http.post(url, content=body.encode(), headers=headers)
+    except httpx.HTTPError as exc:
+        raise TokenRequestError(
+            f"the token endpoint is unreachable: {type(exc).__name__}"
+        ) from None
+    if response.status_code != 200:
+        raise _refusal(response)
+    try:
+        data = response.json()
+    except ValueError:
+        data = None
+    if (
+        not isinstance(data, dict)
+        or not isinstance(data.get("access_token"), str)
+        or not isinstance(data.get("token_type"), str)
+    ):
+        raise TokenRequestError("the token endpoint's answer is not a token response")
+    if data["token_type"].lower() != "bearer":
+        raise TokenRequestError(f"unsupported token type {data['token_type']!r}")
+    data.pop("expires_at", None)
+    if not isinstance(data.get("expires_in"), int | float):
+        data.pop("expires_in", None)
+    parsed = wrappers.OAuth2Token(data)
+    refresh = parsed.get("refresh_token")
+    scope = parsed.get("scope")
+    return Token(
+        access_token=parsed["access_token"],
+        token_type="Bearer",
+        expires_at=parsed.get("expires_at"),
+        refresh_token=refresh if isinstance(refresh, str) else None,
+        scope=scope if isinstance(scope, str) else given.get("scope"),
+        issuer=server.issuer,
+        client_id=identity.client_id,
+        token_endpoint=server.token_endpoint,
+    )
