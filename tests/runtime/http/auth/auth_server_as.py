@@ -54,6 +54,7 @@ class LocalAuthorizationServer:
     opaque: dict[str, dict[str, Any]] = field(default_factory=dict)
     revoked: set[str] = field(default_factory=set)
     token_requests: list[dict[str, str]] = field(default_factory=list)
+    authorizations: list[dict[str, str]] = field(default_factory=list)
     introspections: int = 0
 
     # -- tokens -------------------------------------------------------------------------
@@ -163,6 +164,7 @@ class LocalAuthorizationServer:
 
     async def _authorize(self, request: Request) -> Response:
         query = request.query_params
+        self.authorizations.append(dict(query))
         client = self.clients.get(query.get("client_id", ""))
         redirect_uri = query.get("redirect_uri", "")
         if client is None or redirect_uri not in client["redirect_uris"]:
