@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 import pytest
+from auth_server_as import RS_CLIENT
 from auth_server_kit import (
     modern_whoami_headers,
     protected,
@@ -20,11 +21,18 @@ from auth_server_kit import (
     whoami_2026,
 )
 from httpkit import ACCEPT_BOTH, INITIALIZE, answers, session_headers
-from joserfc.jwk import RSAKey
+from joserfc import jwt
+from joserfc.jwk import KeySet, RSAKey
 from mcpbind.generated.v2025_11_25 import types
 from mcpbind.generated.v2026_07_28 import types as modern_types
 from mcpbind.runtime import Client
 from mcpbind.runtime.http import streamable_http_client
+from mcpbind.runtime.http.auth.server import (
+    IntrospectionVerifier,
+    JWTVerifier,
+    TokenError,
+    VerifierUnavailable,
+)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 
@@ -207,3 +215,37 @@ async def test_an_operation_needing_more_scopes_gets_a_step_up_challenge() -> No
             "mcp:admin",
             "mcp:tools",
         ]
+
+
+async def test_verifiers_directly_given_keys_type_exp_and_client_credentials() -> None:
+    """The JWT verifier with keys given up front (no fetching: an unknown kid stays unknown),
+    the RFC 9068 ``typ`` check and the required ``exp``; the introspection verifier with the
+    wrong credentials of its own (the AS says 401: that is our misconfiguration, so 503)."""
+    async with protected() as setup:
+        issuer = setup.authorization.issuer
+        published = KeySet(list(setup.authorization.keys)).as_dict(private=False)
+        verifier = JWTVerifier(issuer, keys=published, token_type="at+jwt")
+        token = await verifier.verify(setup.good_token())
+        assert token is not None and token.subject == "user-1" and token.issuer == issuer
+        assert "claims=" not in repr(token)  # what a log line of it shows: no claims, no token
+        setup.authorization.rotate()
+        with pytest.raises(TokenError, match="unknown key"):
+            await verifier.verify(setup.good_token())
+        key = setup.authorization.keys[0]
+        now = int(time.time())
+        plain = jwt.encode({"alg": "RS256", "kid": key.kid},
+                           {"iss": issuer, "aud": setup.url, "exp": now + 60}, key)  # fmt: skip
+        with pytest.raises(TokenError, match="type is not 'at\\+jwt'"):
+            await verifier.verify(plain)
+        no_exp = jwt.encode({"alg": "RS256", "kid": key.kid}, {"iss": issuer}, key)
+        with pytest.raises(TokenError, match="lacks the claim 'exp'"):
+            await JWTVerifier(issuer, keys=published).verify(no_exp)
+        assert await JWTVerifier(issuer, keys=published, require_exp=False).verify(no_exp)
+
+        wrong = IntrospectionVerifier(
+            f"{issuer}/introspect", client_id=RS_CLIENT[0], client_secret="wrong"
+        )
+        with pytest.raises(VerifierUnavailable, match="HTTP 401"):
+            await wrong.verify(setup.good_token())
+        with pytest.raises(ValueError, match="needs a client_secret"):
+            IntrospectionVerifier(f"{issuer}/introspect", client_id="x")
