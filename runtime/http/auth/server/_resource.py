@@ -199,7 +199,8 @@ class ResourceServer:
         if token is None:
             await self._refuse(send, 401, "invalid_token", "the token is not valid")
             return False
-        if not any(_same_resource(aud, self.audiences) for aud in token.audience):
+        audiences = self.audiences
+        if not any(a in audiences or _same_resource(a, audiences) for a in token.audience):
             logger.info(
                 "refused a token for audience %s (this resource: %s)",
                 printable(", ".join(token.audience) or "(none)"),

@@ -249,3 +249,24 @@ async def test_verifiers_directly_given_keys_type_exp_and_client_credentials() -
             await wrong.verify(setup.good_token())
         with pytest.raises(ValueError, match="needs a client_secret"):
             IntrospectionVerifier(f"{issuer}/introspect", client_id="x")
+
+
+async def test_remembered_tokens_still_expire_and_go_with_their_key() -> None:
+    """A verified token is remembered, but not past its expiry, nor past a fetch of the key
+    set that no longer has its key."""
+    async with protected() as setup:
+        issuer = setup.authorization.issuer
+        verifier = JWTVerifier(issuer, jwks_url=f"{issuer}/jwks", leeway=120, refetch_interval=0)
+        late = setup.good_token(lifetime=-60)  # expired, but within the leeway
+        assert await verifier.verify(late) is not None
+        verifier.leeway = 0
+        with pytest.raises(TokenError, match="expired"):
+            await verifier.verify(late)
+
+        token = setup.good_token()
+        assert await verifier.verify(token) is not None
+        setup.authorization.keys = [RSAKey.generate_key(2048, {"kid": "k9"})]  # k1 withdrawn
+        with pytest.raises(TokenError, match="unknown key"):
+            await verifier.verify(setup.good_token(key=RSAKey.generate_key(2048, {"kid": "k7"})))
+        with pytest.raises(TokenError, match="unknown key"):  # the refetch forgot it
+            await verifier.verify(token)
