@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import hashlib
 import logging
+import time
 from typing import Any, Final, Literal
 from urllib.parse import quote
 
@@ -35,7 +37,9 @@ class IntrospectionVerifier:
     ``auth_method`` (``"bearer"`` sends ``client_secret`` as a bearer token). ``issuer``, if
     given, must match the answer's ``iss`` when it has one. An unreachable endpoint, or an
     answer that is not a JSON object, raises ``VerifierUnavailable`` (the client is told 503,
-    not sent to re-authorize); ``active: false`` is an invalid token (401).
+    not sent to re-authorize); ``active: false`` is an invalid token (401). ``cache_ttl``
+    seconds (default 0: ask every time, so a revocation counts at once) an active answer is
+    reused for the same token, at most ``cache_size`` of them, never past the token's expiry.
     """
 
     def __init__(
@@ -48,6 +52,8 @@ class IntrospectionVerifier:
         issuer: str | None = None,
         leeway: float = 30.0,
         require_exp: bool = False,
+        cache_ttl: float = 0.0,
+        cache_size: int = 1024,
         http_client: httpx.AsyncClient | None = None,
         timeout: float = 10.0,
     ) -> None:
@@ -64,6 +70,9 @@ class IntrospectionVerifier:
         self.require_exp = require_exp
         self._http = http_client
         self._timeout = timeout
+        self.cache_ttl = cache_ttl
+        self.cache_size = cache_size
+        self._answers: dict[bytes, tuple[float, AccessToken]] = {}
 
     def _request(self, token: str) -> tuple[dict[str, str], dict[str, str]]:
         """The form and the headers of one introspection request."""
@@ -94,6 +103,24 @@ class IntrospectionVerifier:
     async def verify(self, token: str) -> AccessToken | None:
         if len(token) > _MAX_TOKEN:
             raise TokenError("the token is too long")
+        if self.cache_ttl <= 0:
+            return await self._introspect(token)
+        digest = hashlib.sha256(token.encode()).digest()
+        now = time.monotonic()
+        known = self._answers.get(digest)
+        if known is not None:
+            until, answer = known
+            if now < until and (answer.expires_at is None or answer.expires_at > time.time()):
+                return answer
+            del self._answers[digest]
+        answer = await self._introspect(token)
+        if answer is not None:
+            if len(self._answers) >= self.cache_size:
+                del self._answers[next(iter(self._answers))]
+            self._answers[digest] = (now + self.cache_ttl, answer)
+        return answer
+
+    async def _introspect(self, token: str) -> AccessToken | None:
         form, headers = self._request(token)
         try:
             response = await self._post(form, headers)

@@ -270,3 +270,21 @@ async def test_remembered_tokens_still_expire_and_go_with_their_key() -> None:
             await verifier.verify(setup.good_token(key=RSAKey.generate_key(2048, {"kid": "k7"})))
         with pytest.raises(TokenError, match="unknown key"):  # the refetch forgot it
             await verifier.verify(token)
+
+
+async def test_introspection_answers_are_reused_only_when_asked() -> None:
+    async with protected() as setup:
+        issuer = setup.authorization.issuer
+        endpoint = f"{issuer}/introspect"
+        eager = IntrospectionVerifier(endpoint, client_id=RS_CLIENT[0], client_secret=RS_CLIENT[1])
+        cached = IntrospectionVerifier(
+            endpoint, client_id=RS_CLIENT[0], client_secret=RS_CLIENT[1], cache_ttl=60
+        )
+        token = setup.authorization.mint_opaque(setup.url)
+        for verifier in (eager, cached, eager, cached):
+            assert await verifier.verify(token) is not None
+        assert setup.authorization.introspections == 3  # the cached verifier asked once
+        setup.authorization.revoked.add(token)
+        assert await eager.verify(token) is None  # revocation counts at once without a cache
+        assert await cached.verify(token) is not None  # ... and after cache_ttl with one
+        assert await cached.verify(setup.authorization.mint_opaque(setup.url, lifetime=-5)) is None
