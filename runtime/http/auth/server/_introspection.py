@@ -109,9 +109,10 @@ class IntrospectionVerifier:
         now = time.monotonic()
         known = self._answers.get(digest)
         if known is not None:
-            until, answer = known
-            if now < until and (answer.expires_at is None or answer.expires_at > time.time()):
-                return answer
+            until, remembered = known
+            expiry = remembered.expires_at
+            if now < until and (expiry is None or expiry > time.time()):
+                return remembered
             del self._answers[digest]
         answer = await self._introspect(token)
         if answer is not None:
