@@ -156,8 +156,10 @@ class LocalAuthorizationServer:
         if not isinstance(uris, list) or not uris:
             return JSONResponse({"error": "invalid_redirect_uri"}, 400)
         client_id = f"client-{secrets.token_hex(4)}"
-        info = {**body, "client_id": client_id, "client_id_issued_at": int(time.time())}
-        if body.get("token_endpoint_auth_method", "client_secret_basic") != "none":
+        method = body.get("token_endpoint_auth_method", "client_secret_basic")  # RFC 7591 2
+        info = {**body, "client_id": client_id, "client_id_issued_at": int(time.time()),
+                "token_endpoint_auth_method": method}  # fmt: skip
+        if method != "none":
             info["client_secret"] = secrets.token_urlsafe(16)
         self.clients[client_id] = info
         return JSONResponse(info, 201)
