@@ -305,6 +305,11 @@ class LegacySSEServer:
         if message == []:
             return _refusal(400, INVALID_REQUEST, "Invalid Request: empty batch")
         count = len(message) if type(message) is list else 1
+        if self.auth is not None:
+            batch = message if type(message) is list else [message]
+            refused = self.auth.operation_refusal(request.scope, batch)
+            if refused is not None:
+                return Response(refused[1], refused[0], refused[2], media_type=JSON)
         envelope = Envelope(message, HttpRequestContext(request, session.id))
         try:
             queued = session.inbox.offer(envelope, held, count)

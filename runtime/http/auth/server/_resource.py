@@ -75,10 +75,9 @@ class ResourceServer:
     ["files:read"]}``), which the check honours (2026-07-28: servers account for scope
     hierarchies). ``operation_scopes(method, params)`` may name more scopes one request needs
     (a tool that writes): a token without them gets 403 ``insufficient_scope`` naming all the
-    scopes that operation needs, so the client can step up (Streamable HTTP; the legacy
-    transport checks ``required_scopes`` only). ``scopes_supported`` (default: the required
-    ones) and ``metadata`` (any other RFC 9728 fields, e.g. ``resource_name``) go into the
-    document.
+    scopes that operation needs, so the client can step up. ``scopes_supported`` (default:
+    the required ones) and ``metadata`` (any other RFC 9728 fields, e.g. ``resource_name``) go
+    into the document.
     """
 
     def __init__(
@@ -219,13 +218,15 @@ class ResourceServer:
         scope[AUTH_SCOPE_KEY] = token
         return True
 
-    async def admit_operations(self, scope: Scope, send: Send, messages: Sequence[Any]) -> bool:
-        """Check the scopes the POSTed requests need beyond ``required_scopes`` (called once
-        the body is parsed): True, or False once the 403 has been sent."""
+    def operation_refusal(
+        self, scope: Scope, messages: Sequence[Any]
+    ) -> tuple[int, bytes, dict[str, str]] | None:
+        """The refusal (status, body, headers) of POSTed requests whose operations need scopes
+        the token lacks (``operation_scopes``), or ``None`` to let them through."""
         needs = self.operation_scopes
         token = scope.get(AUTH_SCOPE_KEY)
         if needs is None or not isinstance(token, AccessToken):
-            return True
+            return None
         wanted = dict.fromkeys(self.required_scopes)
         try:
             for message in messages:
@@ -234,37 +235,37 @@ class ResourceServer:
                     wanted.update(dict.fromkeys(needs(method, message.get("params"))))
         except Exception:
             logger.exception("operation_scopes failed")
-            await error(
-                send,
-                400,
-                CONNECTION_ERROR,
-                "Bad Request: the scopes this request needs are unknown",
-            )
-            return False
+            why = "Bad Request: the scopes this request needs are unknown"
+            return 400, rpc.encode(rpc.error_response(None, CONNECTION_ERROR, why)), {}
         granted = self.granted(token)
         missing = [s for s in wanted if s not in granted]
-        if missing:
-            why = f"this operation needs the scope {' '.join(missing)}"
-            await self._refuse(send, 403, "insufficient_scope", why, list(wanted))
-            return False
-        return True
+        if not missing:
+            return None
+        why = f"this operation needs the scope {' '.join(missing)}"
+        return self._refusal(403, "insufficient_scope", why, list(wanted))
 
-    async def _refuse(
-        self,
-        send: Send,
-        status: int,
-        oauth: str | None,
-        why: str,
-        scopes: Sequence[str] | None = None,
-    ) -> None:
+    async def admit_operations(self, scope: Scope, send: Send, messages: Sequence[Any]) -> bool:
+        """``operation_refusal`` as a hook: True, or False once the refusal has been sent."""
+        refusal = self.operation_refusal(scope, messages)
+        if refusal is None:
+            return True
+        status, body, headers = refusal
+        await respond(send, status, body, JSON, headers)
+        return False
+
+    def _refusal(
+        self, status: int, oauth: str | None, why: str, scopes: Sequence[str] | None = None
+    ) -> tuple[int, bytes, dict[str, str]]:
         needed = self.required_scopes if scopes is None else scopes
         header = challenge(self.resource_metadata_url, needed, oauth, why)
         title = {400: "Bad Request", 401: "Unauthorized", 403: "Forbidden"}[status]
         data = {"error": oauth, "error_description": why} if oauth is not None else None
-        await error(
-            send, status, CONNECTION_ERROR, f"{title}: {why}", data=data,
-            **{"www-authenticate": header},
-        )  # fmt: skip
+        body = rpc.encode(rpc.error_response(None, CONNECTION_ERROR, f"{title}: {why}", data))
+        return status, body, {"www-authenticate": header}
+
+    async def _refuse(self, send: Send, status: int, oauth: str | None, why: str) -> None:
+        _, body, headers = self._refusal(status, oauth, why)
+        await respond(send, status, body, JSON, headers)
 
     # -- sessions bound to identities ---------------------------------------------------
 

@@ -130,6 +130,12 @@ async def protected(
             yield Setup(authorization, resource_server, base)
 
 
+def sudo_needs_admin(method: str, params: Any) -> list[str]:
+    """``operation_scopes`` for the tests: ``whoami`` with ``sudo`` needs ``mcp:admin``."""
+    arguments = params.get("arguments") if isinstance(params, dict) else None
+    return ["mcp:admin"] if method == "tools/call" and (arguments or {}).get("sudo") else []
+
+
 def whoami_2025(request_id: int = 1) -> dict[str, Any]:
     params = {"name": "whoami", "arguments": {}}
     return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}

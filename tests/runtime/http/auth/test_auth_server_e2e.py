@@ -15,7 +15,7 @@ import json
 from typing import Any
 
 import pytest
-from auth_server_kit import protected
+from auth_server_kit import protected, sudo_needs_admin
 from mcpbind.generated.v2025_11_25 import types
 from mcpbind.generated.v2026_07_28 import types as modern_types
 from mcpbind.runtime import Client
@@ -31,11 +31,6 @@ ERAS = ["2025-11-25", "2026-07-28"]
 def whoami(revision: str, **arguments: Any) -> Any:
     params = types if revision == "2025-11-25" else modern_types
     return params.CallToolRequestParams(name="whoami", arguments=arguments)
-
-
-def sudo_needs_admin(method: str, params: Any) -> list[str]:
-    arguments = params.get("arguments") if isinstance(params, dict) else None
-    return ["mcp:admin"] if method == "tools/call" and (arguments or {}).get("sudo") else []
 
 
 @pytest.mark.parametrize("revision", ERAS)

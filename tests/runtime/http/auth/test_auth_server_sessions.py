@@ -1,5 +1,6 @@
 """A session id is not a credential: a handshake-era session (Streamable HTTP or the legacy
-HTTP+SSE transport) belongs to the identity that opened it, and every request is checked.
+HTTP+SSE transport) belongs to the identity that opened it, and every request is checked
+(on the legacy transport too, for the scopes an operation needs: ``operation_scopes``).
 
 Another user presenting the id, even with a perfectly valid token of their own, finds no
 session (404: the session key is, in effect, identity and id together); the owner with a
@@ -13,7 +14,7 @@ import json
 import anyio
 import httpx
 import pytest
-from auth_server_kit import protected, whoami_2025
+from auth_server_kit import protected, sudo_needs_admin, whoami_2025
 from httpkit import ACCEPT_BOTH, INITIALIZE, answers, session_headers
 from mcpbind.generated.v2025_11_25 import types
 from mcpbind.runtime import Client
@@ -72,7 +73,10 @@ async def test_a_session_is_bound_to_the_identity_that_opened_it() -> None:
 
 
 async def test_the_legacy_transport_is_protected_and_bound_too() -> None:
-    async with protected(legacy=True) as setup, httpx.AsyncClient() as http:
+    async with (
+        protected(legacy=True, operation_scopes=sudo_needs_admin) as setup,
+        httpx.AsyncClient() as http,
+    ):
         sse_url = f"{setup.base}/sse"
         refused = await http.get(sse_url, headers={"accept": "text/event-stream"})
         assert refused.status_code == 401
@@ -103,3 +107,11 @@ async def test_the_legacy_transport_is_protected_and_bound_too() -> None:
                 await http.post(endpoint, content=json.dumps(INITIALIZE), headers=as_alice)
             ).status_code == 202
             assert (await http.post(endpoint, json=body)).status_code == 401
+            sudo = whoami_2025()
+            sudo["params"]["arguments"] = {"sudo": True}
+            refused = await http.post(endpoint, json=sudo, headers=as_alice)
+            assert refused.status_code == 403
+            assert 'scope="mcp:tools mcp:admin"' in refused.headers["www-authenticate"]
+            admin = setup.good_token("mcp:tools mcp:admin", subject="alice")
+            stepped_up = setup.bearer(admin, **{"content-type": "application/json"})
+            assert (await http.post(endpoint, json=sudo, headers=stepped_up)).status_code == 202

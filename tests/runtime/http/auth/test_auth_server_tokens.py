@@ -17,6 +17,7 @@ from auth_server_as import RS_CLIENT
 from auth_server_kit import (
     modern_whoami_headers,
     protected,
+    sudo_needs_admin,
     whoami_2025,
     whoami_2026,
 )
@@ -174,11 +175,6 @@ async def test_a_jwks_endpoint_that_fails_gives_503() -> None:
         setup.resource_server.verifier.jwks_url = "http://127.0.0.1:9/jwks"  # type: ignore[attr-defined]
         down = await modern_whoami(http, setup.url, setup.good_token())
         assert down.status_code == 503
-
-
-def sudo_needs_admin(method: str, params: Any) -> list[str]:
-    arguments = params.get("arguments") if isinstance(params, dict) else None
-    return ["mcp:admin"] if method == "tools/call" and (arguments or {}).get("sudo") else []
 
 
 async def test_an_operation_needing_more_scopes_gets_a_step_up_challenge() -> None:
