@@ -10,7 +10,7 @@ from typing import Final
 
 from starlette.types import Scope
 
-__all__ = ["Credentials", "bearer_token", "challenge", "valid_scope_token"]
+__all__ = ["MAX_TOKEN", "Credentials", "bearer_token", "challenge", "valid_scope_token"]
 
 #: RFC 6750 2.1 ``b64token``.
 _B64TOKEN: Final = re.compile(r"[A-Za-z0-9\-._~+/]+=*")

@@ -14,18 +14,18 @@ import dataclasses
 import hashlib
 import logging
 import time
-from typing import Any, Final, Literal
+from typing import Any, Literal
 from urllib.parse import quote
 
 import httpx
 
+from ._bearer import MAX_TOKEN
 from ._token import AccessToken, TokenError, VerifierUnavailable, check_times, from_claims
 
 __all__ = ["IntrospectionVerifier"]
 
 logger = logging.getLogger("mcpbind.runtime.http.auth")
 
-_MAX_TOKEN: Final = 16 * 1024
 
 AuthMethod = Literal["client_secret_basic", "client_secret_post", "bearer", "none"]
 
@@ -101,7 +101,7 @@ class IntrospectionVerifier:
             return await http.post(self.endpoint, data=form, headers=headers)
 
     async def verify(self, token: str) -> AccessToken | None:
-        if len(token) > _MAX_TOKEN:
+        if len(token) > MAX_TOKEN:
             raise TokenError("the token is too long")
         if self.cache_ttl <= 0:
             return await self._introspect(token)

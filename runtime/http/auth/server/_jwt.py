@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 import httpx
 
+from ._bearer import MAX_TOKEN
 from ._token import AccessToken, TokenError, VerifierUnavailable, from_claims
 
 if TYPE_CHECKING:
@@ -35,8 +36,6 @@ logger = logging.getLogger("mcpbind.runtime.http.auth")
 #: Asymmetric algorithms only: a resource server holds public keys, never a shared secret.
 DEFAULT_ALGORITHMS: Final = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256",
                              "ES384", "ES512", "EdDSA")  # fmt: skip
-#: A JWS compact serialization is three base64url parts; anything else is refused unparsed.
-_MAX_TOKEN: Final = 16 * 1024
 
 
 def require(module: str) -> Any:
@@ -144,7 +143,7 @@ class JWTVerifier:
         return self._keys
 
     async def verify(self, token: str) -> AccessToken | None:
-        if len(token) > _MAX_TOKEN or token.count(".") != 2:
+        if len(token) > MAX_TOKEN or token.count(".") != 2:
             raise TokenError("the token is not a signed JWT")
         digest = hashlib.sha256(token.encode()).digest()
         known = self._verified.get(digest)

@@ -16,6 +16,7 @@ __all__ = [
     "TokenError",
     "TokenVerifier",
     "VerifierUnavailable",
+    "check_times",
     "from_claims",
 ]
 
