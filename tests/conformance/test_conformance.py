@@ -4,7 +4,7 @@ Server: every scenario of ``--requirements 2025-11-25`` and of ``--requirements 
 runs against ONE ``fixture_server.py`` process on 127.0.0.1 in the default configuration
 (both eras from one endpoint); every scored check must pass, and so must the 2026 scenarios
 the suite runs unscored (pending). Client: every 2025-11-25 client scenario except
-``auth/*`` (OAuth is not part of this runtime yet), each run with ``fixture_client.py``.
+``auth/*`` (those are ``test_conformance_client_auth.py``'s), each run with ``fixture_client.py``.
 """
 
 from __future__ import annotations

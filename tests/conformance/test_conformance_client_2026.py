@@ -1,7 +1,7 @@
 """The official conformance suite's 2026-07-28 client scenarios against ``fixture_client.py``.
 
-Every client scenario ``--requirements 2026-07-28`` lists outside ``auth/*`` (OAuth is not part
-of this runtime yet) runs at the 2026-07-28 wire (``--spec-version 2026-07-28``, so the suite
+Every client scenario ``--requirements 2026-07-28`` lists outside ``auth/*`` (those are
+``test_conformance_client_auth.py``'s) runs at the 2026-07-28 wire (``--spec-version 2026-07-28``, so the suite
 tells the fixture to speak that revision), plus the unscored one added after the release; each
 must end with every check passed and none failed.
 """

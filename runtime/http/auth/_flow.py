@@ -5,8 +5,8 @@ chooses the scopes (the challenge's, else the resource's ``scopes_supported``, e
 lets the grant obtain a token (``_obtain``), then retries the request once. On a 403
 ``insufficient_scope`` it re-authorizes with the union of the scopes asked so far and the
 challenge's, at most ``max_step_up`` times per request. Tokens are kept in a ``TokenStore``
-under the server's canonical URI, refreshed before they expire; a token from another
-authorization server than the one the resource now names is never sent.
+under the server's canonical URI and refreshed before they expire; on a 401 the refresh token
+is used only while the resource still names the authorization server that issued it.
 """
 
 from __future__ import annotations
@@ -62,8 +62,6 @@ class OAuthFlow(httpx.Auth):
         self._lock = anyio.Lock()
         self._scopes: list[str] = []
         self._token_key = f"tokens {self.server_url}"
-        #: The resource indicator of the last authorization (the PRM's ``resource``).
-        self._resource: str | None = None
 
     # -- the grant's part ------------------------------------------------------------------
 
@@ -116,6 +114,33 @@ class OAuthFlow(httpx.Auth):
             request.headers["Authorization"] = f"Bearer {token.access_token}"
             response = yield request
 
+    async def authorize(self) -> Token:
+        """Get a token now, before connecting: what the server's first 401 would trigger.
+
+        Signing in through a browser can outlast a request's timeout (the 2026-07-28 era opens
+        with a ``server/discover`` probe allowed 10 s), so an interactive app calls this first.
+        The server is asked once without a token for its challenge (scopes, metadata URL);
+        without one, discovery uses the well-known URLs.
+        """
+        async with self._lock:
+            current = await self._usable_token()
+            if current is not None:
+                return current
+            async with self._http() as http:
+                challenge = None
+                try:
+                    async with http.stream(
+                        "GET", self.server_url, headers={"Accept": "text/event-stream"}
+                    ) as response:
+                        if response.status_code == 401:
+                            found = response.headers.get_list("www-authenticate")
+                            challenge = bearer_challenge(found)
+                except httpx.HTTPError as exc:
+                    raise DiscoveryError(f"{self.server_url} is unreachable: {exc}") from exc
+                token = await self._authorize(http, challenge, step_up=False)
+            await self.store.save(self._token_key, token.to_dict())
+            return token
+
     # -- tokens ----------------------------------------------------------------------------
 
     async def token(self) -> Token | None:
@@ -148,7 +173,7 @@ class OAuthFlow(httpx.Auth):
                 identity,
                 "refresh_token",
                 refresh_token=token.refresh_token,
-                resource=self._resource or self.server_url,
+                resource=token.resource or self.server_url,
             )
         except TokenRequestError as exc:
             logger.info("token refresh refused (%s); authorizing again", exc.error or exc)
@@ -186,11 +211,14 @@ class OAuthFlow(httpx.Auth):
             ):
                 return current  # another request got a new token meanwhile
             async with self._http() as http:
-                if not step_up and current is not None and current.refresh_token is not None:
+                if (
+                    not step_up
+                    and current is not None
+                    and current.refresh_token is not None
+                    and await self._same_server(http, challenge, current)
+                ):
                     refreshed = await self._refresh(http, current)
-                    if refreshed is not None and await self._same_server(
-                        http, challenge, refreshed
-                    ):
+                    if refreshed is not None:
                         return refreshed
                 token = await self._authorize(http, challenge, step_up)
             await self.store.save(self._token_key, token.to_dict())
@@ -223,7 +251,6 @@ class OAuthFlow(httpx.Auth):
             base = origin(self.server_url)
             server = await discover_server(http, base) or ServerMetadata.defaults(base)
             resource = self.server_url
-        self._resource = resource
         challenged = challenge.scopes if challenge is not None else []
         if challenged:
             scopes = merge_scopes(self._scopes, challenged) if step_up else challenged

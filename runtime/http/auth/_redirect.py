@@ -104,11 +104,13 @@ def _show(url: str) -> None:
 
 
 class LoopbackRedirectHandler:
-    """A callback server on ``http://localhost:<port><path>`` for command-line apps.
+    """A callback server on ``http://127.0.0.1:<port><path>`` for command-line apps.
 
-    ``port`` 0 picks a free one now (so the redirect URI is known before registering).
-    ``show`` presents the authorization URL to the user (default: open the browser and print
-    it on stderr). The server runs only while waiting, at most ``timeout`` seconds.
+    The redirect URI names the loopback address literally, as RFC 8252 section 7.3 recommends
+    (``localhost`` may resolve to another interface). ``port`` 0 picks a free one now, so the
+    redirect URI is known before registering. ``show`` presents the authorization URL to the
+    user (default: open the browser and print it on stderr). The server runs only while
+    waiting, at most ``timeout`` seconds.
     """
 
     def __init__(
@@ -128,9 +130,11 @@ class LoopbackRedirectHandler:
 
     @property
     def redirect_uri(self) -> str:
-        return f"http://localhost:{self.port}{self.path}"
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}{self.path}"
 
     async def __call__(self, authorization_url: str) -> Mapping[str, str]:
+        from starlette.applications import Starlette
         from starlette.requests import Request
         from starlette.responses import HTMLResponse, Response
         from starlette.routing import Route
@@ -145,8 +149,6 @@ class LoopbackRedirectHandler:
                 received.append(request.url.query)
                 done.set()
             return HTMLResponse("<p>Authorization received; you can close this window.</p>")
-
-        from starlette.applications import Starlette
 
         app = Starlette(routes=[Route(self.path, callback)])
         async with serving(app, self.host, self.port):

@@ -56,7 +56,7 @@ class FileTokenStore:
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path)
+        self.path = Path(path).expanduser()
         self._lock = anyio.Lock()
 
     def _read(self) -> dict[str, dict[str, Any]]:

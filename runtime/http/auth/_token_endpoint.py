@@ -75,6 +75,8 @@ class Token:
     issuer: str | None = None
     client_id: str | None = None
     token_endpoint: str | None = None
+    #: The resource indicator (RFC 8707) it was obtained for, sent again when refreshing.
+    resource: str | None = None
 
     def expired(self, leeway: float = EXPIRY_LEEWAY) -> bool:
         return self.expires_at is not None and self.expires_at - leeway <= time.time()
@@ -174,4 +176,5 @@ async def request_token(
         issuer=server.issuer,
         client_id=identity.client_id,
         token_endpoint=server.token_endpoint,
+        resource=given.get("resource"),
     )
