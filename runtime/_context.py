@@ -12,6 +12,7 @@ from . import _jsonrpc as rpc
 if TYPE_CHECKING:
     from ._input import InputRounds
     from ._session import Session
+    from .http.auth.server import AccessToken
 
 __all__ = ["RelatedSender", "RequestContext"]
 
@@ -64,6 +65,14 @@ class RequestContext(Generic[PeerT]):
         self.transport_context = transport_context
         self.rounds: InputRounds | None = None
         self._peer: Any = None
+
+    @property
+    def auth(self) -> AccessToken | None:
+        """Who the request's OAuth access token speaks for (subject, client, scopes), on an
+        HTTP server protected by a ``ResourceServer``; ``None`` elsewhere. Checked on every
+        HTTP request, so in both eras it is the token of the POST that carried this request."""
+        token: AccessToken | None = getattr(self.transport_context, "auth", None)
+        return token
 
     @property
     def progress_token(self) -> int | str | None:

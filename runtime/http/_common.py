@@ -14,6 +14,7 @@ from mcpbind import generated
 from .._jsonrpc import encode
 
 __all__ = [
+    "AUTH_SCOPE_KEY",
     "DEFAULT_PROTOCOL_VERSION",
     "JSON",
     "LAST_EVENT_ID",
@@ -26,6 +27,8 @@ __all__ = [
 ]
 
 SESSION_ID: Final = "mcp-session-id"
+#: The ASGI scope key under which a protected server keeps the request's verified access token.
+AUTH_SCOPE_KEY: Final = "mcpbind.auth"
 PROTOCOL_VERSION: Final = "mcp-protocol-version"
 LAST_EVENT_ID: Final = "last-event-id"
 JSON: Final = "application/json"

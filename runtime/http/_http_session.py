@@ -15,12 +15,13 @@ from starlette.types import Scope
 from .. import _jsonrpc as rpc
 from .._lifecycle import ASSUME_INITIALIZED
 from ..transport import Connection, Envelope
-from ._common import PRIMING_SINCE, encode_event
+from ._common import AUTH_SCOPE_KEY, PRIMING_SINCE, encode_event
 from ._signals import Inbox, Lock, on_asyncio
 from ._streams import BACKLOG, CONSUMER_BUFFER, JSON_MODE, SSE_MODE, RequestId, Stream
 from .event_store import EventStore
 
 if TYPE_CHECKING:
+    from .auth.server import AccessToken
     from .server import StreamableHTTPServer
 
 __all__ = ["HttpRequestContext", "HttpSession"]
@@ -54,6 +55,12 @@ class HttpRequestContext:
         self._scope: Scope = request.scope if isinstance(request, Request) else request
         self.session_id = session_id
         self.close_sse_stream = close_sse_stream
+
+    @property
+    def auth(self) -> AccessToken | None:
+        """The request's verified access token, on a server protected by a ``ResourceServer``."""
+        token: AccessToken | None = self._scope.get(AUTH_SCOPE_KEY)
+        return token
 
     @property
     def request(self) -> Request:

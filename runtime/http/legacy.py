@@ -14,7 +14,7 @@ import logging
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import unquote, urljoin, urlsplit
 
 import anyio
@@ -34,6 +34,9 @@ from ._common import JSON, SSE, accepts, encode_event
 from ._legacy_queues import Answers, Budget, Inbox, Outbox, Reservation
 from .security import LOOPBACK_HOSTS, HostGuard
 from .server import HttpRequestContext
+
+if TYPE_CHECKING:
+    from .auth.server import ResourceServer
 
 __all__ = ["LegacySSEChannel", "LegacySSEServer", "combined_app", "sse_client"]
 
@@ -89,6 +92,9 @@ class LegacySSEServer:
     for a slow reader, then the session itself waits. So whatever one client sends, the server
     holds at most those bytes of its requests (parsed, a message takes a few times its JSON
     size) and of answers to them.
+
+    ``auth`` (a ``ResourceServer``) requires a bearer token on both endpoints and binds each
+    session to the identity whose GET opened it: POSTs with another's token find no session.
     """
 
     def __init__(
@@ -106,6 +112,7 @@ class LegacySSEServer:
         max_total_queued_bytes: int = 32 * 1024 * 1024,
         max_outgoing_bytes: int = 8 * 1024 * 1024,
         retry_after: int = 1,
+        auth: ResourceServer | None = None,
     ) -> None:
         self.serve = serve
         self.sse_path = sse_path
@@ -117,6 +124,7 @@ class LegacySSEServer:
         self.max_queued_messages = max_queued_messages
         self.max_outgoing_bytes = max_outgoing_bytes
         self.retry_after = retry_after
+        self.auth = auth
         self.queued = Budget(max_total_queued_bytes)
         self.sessions: dict[str, _LegacySession] = {}
         self._tg: TaskGroup | None = None
@@ -140,11 +148,16 @@ class LegacySSEServer:
             return
         if scope["type"] != "http":
             return
+        auth = self.auth
+        if auth is not None and await auth.serve_metadata(scope, send):
+            return
         request = Request(scope, receive)
         if not self.guard.host_ok(request.headers.get("host")):
             response = _refusal(403, CONNECTION_ERROR, "Forbidden: Host not allowed")
         elif not self.guard.origin_ok(request.headers.get("origin")):
             response = _refusal(403, CONNECTION_ERROR, "Forbidden: Origin not allowed")
+        elif auth is not None and not await auth.admit(scope, send):
+            return
         else:
             path = scope["path"].rstrip("/")
             if path == self.sse_path.rstrip("/") and request.method == "GET":
@@ -184,6 +197,8 @@ class LegacySSEServer:
             return
         session = _LegacySession(secrets.token_hex(16), self)
         self.sessions[session.id] = session
+        if self.auth is not None:
+            self.auth.bind(session, scope)
         self._tg.start_soon(self._run_session, session)
         endpoint = f"{scope.get('root_path', '')}{self.message_path}?session_id={session.id}"
 
@@ -244,7 +259,9 @@ class LegacySSEServer:
                 "Unsupported Media Type: Content-Type must be application/json",
             )
         session = self.sessions.get(session_id)
-        if session is None:
+        if session is None or (
+            self.auth is not None and not self.auth.owns(session, request.scope)
+        ):
             return _refusal(404, CONNECTION_ERROR, "Could not find session")
         declared = request.headers.get("content-length")
         if declared is not None and not (declared.isascii() and declared.isdigit()):
@@ -288,6 +305,11 @@ class LegacySSEServer:
         if message == []:
             return _refusal(400, INVALID_REQUEST, "Invalid Request: empty batch")
         count = len(message) if type(message) is list else 1
+        if self.auth is not None:
+            batch = message if type(message) is list else [message]
+            refused = self.auth.operation_refusal(request.scope, batch)
+            if refused is not None:
+                return Response(refused[1], refused[0], refused[2], media_type=JSON)
         envelope = Envelope(message, HttpRequestContext(request, session.id))
         try:
             queued = session.inbox.offer(envelope, held, count)

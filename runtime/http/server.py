@@ -45,7 +45,7 @@ import logging
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 from anyio.abc import TaskGroup
@@ -75,6 +75,9 @@ from ._streams import RequestId, Stream
 from ._tool_headers import ToolHeaderCache
 from .event_store import EventStore, InMemoryEventStore
 from .security import LOOPBACK_HOSTS, HostGuard
+
+if TYPE_CHECKING:
+    from .auth.server import ResourceServer
 
 __all__ = ["HttpRequestContext", "SessionRunner", "StreamableHTTPServer"]
 
@@ -110,6 +113,8 @@ class StreamableHTTPServer:
     ``stateless=True`` serves handshake-era requests that way too (no sessions at all).
     ``tool_headers_ttl`` is how long the tools' ``x-mcp-header`` annotations, which say what
     ``Mcp-Param-*`` headers a ``tools/call`` must carry, are reused (``ToolHeaderCache``).
+    ``auth`` (a ``ResourceServer``) requires an OAuth bearer token on every request, serves the
+    Protected Resource Metadata, and binds each session to the identity that opened it.
     """
 
     def __init__(
@@ -132,6 +137,7 @@ class StreamableHTTPServer:
         sse_keepalive: float | None = 15.0,
         detach_stuck_after: float = 10.0,
         tool_headers_ttl: float = 30.0,
+        auth: ResourceServer | None = None,
     ) -> None:
         self.serve = serve
         self.path = path
@@ -152,6 +158,7 @@ class StreamableHTTPServer:
         self.sessions: dict[str, HttpSession] = {}
         self._tg: TaskGroup | None = None
         self.tool_headers = ToolHeaderCache(serve, tool_headers_ttl)
+        self.auth = auth
 
     async def close_subscriptions(self) -> None:
         """End open ``subscriptions/listen`` streams with their graceful ``complete`` answer
@@ -216,6 +223,9 @@ class StreamableHTTPServer:
             if kind == "lifespan":
                 await self._lifespan(receive, send)
             return
+        auth = self.auth
+        if auth is not None and await auth.serve_metadata(scope, send):
+            return
         if self._path is not None and scope["path"].rstrip("/") != self._path:
             await respond(send, 404, b"Not Found", "text/plain; charset=utf-8")
             return
@@ -230,13 +240,15 @@ class StreamableHTTPServer:
         if not self.guard.origin_ok(headers.get("origin")):
             await error(send, 403, CONNECTION_ERROR, "Forbidden: Origin not allowed")
             return
+        if auth is not None and not await auth.admit(scope, send):
+            return
         method = scope["method"]
         if method == "POST":
             await self._post(scope, receive, send, headers)
         elif method == "GET":
             await self._get(scope, receive, send, headers)
         elif method == "DELETE":
-            await self._delete(send, headers)
+            await self._delete(scope, send, headers)
         else:
             await error(
                 send, 405, CONNECTION_ERROR, "Method not allowed", allow="GET, POST, DELETE"
@@ -285,13 +297,20 @@ class StreamableHTTPServer:
             return False
         return True
 
-    async def _session_for(self, send: Send, headers: dict[str, str]) -> HttpSession | None:
+    async def _session_for(
+        self, scope: Scope, send: Send, headers: dict[str, str]
+    ) -> HttpSession | None:
+        """The session a request names; another identity's session is not found either."""
         sid = headers.get(SESSION_ID)
         if not sid:
             await error(send, 400, CONNECTION_ERROR, "Bad Request: missing Mcp-Session-Id header")
             return None
         session = self.sessions.get(sid)
-        if session is None or session.closed:
+        if (
+            session is None
+            or session.closed
+            or (self.auth is not None and not self.auth.owns(session, scope))
+        ):
             await error(send, 404, CONNECTION_ERROR, "Session not found")
             return None
         return session
@@ -313,6 +332,8 @@ class StreamableHTTPServer:
         if parsed is None:
             return
         messages, batch = parsed
+        if self.auth is not None and not await self.auth.admit_operations(scope, send, messages):
+            return
         version = headers.get(PROTOCOL_VERSION)
         version = version.strip() if version is not None else None
         if version in STATELESS_REVISIONS or (not batch and meta_version(messages[0]) is not None):
@@ -335,8 +356,10 @@ class StreamableHTTPServer:
             return
         if initialize and not headers.get(SESSION_ID):
             session = await self._new_session(send)
+            if session is not None and self.auth is not None:
+                self.auth.bind(session, scope)
         else:
-            session = await self._session_for(send, headers)
+            session = await self._session_for(scope, send, headers)
         if session is None:
             return
         if batch and not await self._batch_allowed(send, version or session.protocol_version):
@@ -485,7 +508,7 @@ class StreamableHTTPServer:
             send, (headers.get(PROTOCOL_VERSION) or "").strip() or None
         ):
             return
-        session = await self._session_for(send, headers)
+        session = await self._session_for(scope, send, headers)
         if session is None:
             return
         session.touch()
@@ -530,7 +553,7 @@ class StreamableHTTPServer:
                 standalone.queue.appendleft(priming)
         await write_sse(session, standalone, token, receive, send, extra, 0.0, self.sse_keepalive)
 
-    async def _delete(self, send: Send, headers: dict[str, str]) -> None:
+    async def _delete(self, scope: Scope, send: Send, headers: dict[str, str]) -> None:
         if self._sessionless(headers):
             await error(
                 send,
@@ -540,7 +563,7 @@ class StreamableHTTPServer:
                 allow="POST",
             )
             return
-        session = await self._session_for(send, headers)
+        session = await self._session_for(scope, send, headers)
         if session is None:
             return
         session.terminate("the client ended the session")
