@@ -1,0 +1,163 @@
+"""examples/app_server.py's server on the low-level runtime: one handler per MCP method.
+
+The same three tools (``weather`` with structured output, ``count`` reporting progress), the
+``config://app`` resource and the ``greet`` prompt, written against the 2025-11-25 bindings and
+served to clients of every revision. Use this style for full control of each method; the app
+layer derives all of it from plain typed functions.
+
+Run it with ``python examples/lowlevel_server.py`` (stdio) or ``... --http PORT`` (Streamable
+HTTP on 127.0.0.1; it prints the endpoint's URL, ``--http 0`` picks a free port).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import anyio
+from mcpbind.generated.v2025_11_25 import methods, types
+from mcpbind.runtime import INVALID_PARAMS, McpError, RequestContext, Server
+from mcpbind.runtime.http import StreamableHTTPServer, serving
+from pydantic import BaseModel, ValidationError
+
+
+class Weather(BaseModel):
+    city: str
+    temperature_c: float
+    conditions: str
+
+
+class EchoArguments(BaseModel):
+    text: str
+
+
+class WeatherArguments(BaseModel):
+    city: str
+
+
+class CountArguments(BaseModel):
+    steps: int
+
+
+def schema(model: type[BaseModel]) -> dict[str, Any]:
+    return model.model_json_schema()
+
+
+TOOLS = [
+    types.Tool(
+        name="echo",
+        description="Return the text it is given.",
+        inputSchema=types.ToolInputSchema.model_validate(schema(EchoArguments)),
+    ),
+    types.Tool(
+        name="weather",
+        title="Weather",
+        description="Today's weather in a city.",
+        inputSchema=types.ToolInputSchema.model_validate(schema(WeatherArguments)),
+        outputSchema=types.ToolOutputSchema.model_validate(schema(Weather)),
+    ),
+    types.Tool(
+        name="count",
+        description="Count to `steps`, reporting progress at each step.",
+        inputSchema=types.ToolInputSchema.model_validate(schema(CountArguments)),
+    ),
+]
+CONFIG = '{"theme": "dark", "units": "metric"}'
+
+server = Server("demo", "1.0")
+
+
+def text(value: str, is_error: bool = False) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(text=value)], isError=is_error)
+
+
+@server.handler(methods.TOOLS_LIST)
+async def list_tools(
+    params: types.PaginatedRequestParams, context: RequestContext
+) -> types.ListToolsResult:
+    return types.ListToolsResult(tools=TOOLS)
+
+
+@server.handler(methods.TOOLS_CALL)
+async def call_tool(
+    params: types.CallToolRequestParams, context: RequestContext
+) -> types.CallToolResult:
+    arguments = params.arguments or {}
+    try:
+        if params.name == "echo":
+            return text(EchoArguments.model_validate(arguments).text)
+        if params.name == "weather":
+            city = WeatherArguments.model_validate(arguments).city
+            report = Weather(city=city, temperature_c=21.5, conditions="sunny")
+            content = [types.TextContent(text=report.model_dump_json())]
+            return types.CallToolResult(content=content, structuredContent=report.model_dump())
+        if params.name == "count":
+            steps = CountArguments.model_validate(arguments).steps
+            for step in range(1, steps + 1):
+                await context.report_progress(step, steps, f"step {step} of {steps}")
+            return text(f"counted to {steps}")
+    except ValidationError as exc:
+        # Bad arguments are the model's to correct: a tool error it can read, not -32603.
+        return text(f"invalid arguments for {params.name}: {exc}", is_error=True)
+    raise McpError(INVALID_PARAMS, f"unknown tool {params.name!r}")
+
+
+@server.handler(methods.RESOURCES_LIST)
+async def list_resources(
+    params: types.PaginatedRequestParams, context: RequestContext
+) -> types.ListResourcesResult:
+    config = types.Resource(
+        uri="config://app",
+        name="config",
+        description="The app's settings.",
+        mimeType="application/json",
+    )
+    return types.ListResourcesResult(resources=[config])
+
+
+@server.handler(methods.RESOURCES_READ)
+async def read_resource(
+    params: types.ReadResourceRequestParams, context: RequestContext
+) -> types.ReadResourceResult:
+    if params.uri != "config://app":
+        raise McpError(-32002, "Resource not found", {"uri": params.uri})
+    contents = types.TextResourceContents(uri=params.uri, text=CONFIG, mimeType="application/json")
+    return types.ReadResourceResult(contents=[contents])
+
+
+@server.handler(methods.PROMPTS_LIST)
+async def list_prompts(
+    params: types.PaginatedRequestParams, context: RequestContext
+) -> types.ListPromptsResult:
+    greet = types.Prompt(
+        name="greet",
+        description="Greet someone by name.",
+        arguments=[types.PromptArgument(name="name", required=True)],
+    )
+    return types.ListPromptsResult(prompts=[greet])
+
+
+@server.handler(methods.PROMPTS_GET)
+async def get_prompt(
+    params: types.GetPromptRequestParams, context: RequestContext
+) -> types.GetPromptResult:
+    name = (params.arguments or {}).get("name")
+    if params.name != "greet" or name is None:
+        raise McpError(INVALID_PARAMS, "the greet prompt needs a name", {"prompt": params.name})
+    message = types.PromptMessage(
+        role="user", content=types.TextContent(text=f"Please greet {name} warmly.")
+    )
+    return types.GetPromptResult(description="Greet someone by name.", messages=[message])
+
+
+async def serve_http(port: int) -> None:
+    async with serving(StreamableHTTPServer(server.serve), port=port) as url:
+        print(f"{url}/mcp", flush=True)
+        await anyio.sleep_forever()
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--http"]:
+        anyio.run(serve_http, int(sys.argv[2]))
+    else:
+        server.run_stdio()
