@@ -7,6 +7,7 @@ protocol revision, the stateless 2026-07-28 era included.
 
 import sys
 
+import anyio
 from mcpbind.runtime.app import App, Context
 from pydantic import BaseModel
 
@@ -33,9 +34,10 @@ async def weather(city: str) -> Weather:
 
 @app.tool()
 async def count(steps: int, ctx: Context) -> str:
-    """Count to `steps`, reporting progress at each step."""
+    """Count to `steps`, a step every 0.1 s, reporting progress."""
     for step in range(1, steps + 1):
         await ctx.report_progress(step, steps, f"step {step} of {steps}")
+        await anyio.sleep(0.1)
     return f"counted to {steps}"
 
 

@@ -58,13 +58,22 @@ TOOLS = [
     ),
     types.Tool(
         name="count",
-        description="Count to `steps`, reporting progress at each step.",
+        description="Count to `steps`, a step every 0.1 s, reporting progress.",
         inputSchema=types.ToolInputSchema.model_validate(schema(CountArguments)),
     ),
+]
+#: Tools as clients before 2025-06-18 know them: no title, no output schema.
+OLD_TOOLS = [
+    types.Tool(name=t.name, description=t.description, inputSchema=t.inputSchema) for t in TOOLS
 ]
 CONFIG = '{"theme": "dark", "units": "metric"}'
 
 server = Server("demo", "1.0")
+
+
+def structured(context: RequestContext) -> bool:
+    """Whether the client's revision has structured tool output (2025-06-18 and later)."""
+    return context.session.bindings.revision >= "2025-06-18"
 
 
 def text(value: str, is_error: bool = False) -> types.CallToolResult:
@@ -75,7 +84,7 @@ def text(value: str, is_error: bool = False) -> types.CallToolResult:
 async def list_tools(
     params: types.PaginatedRequestParams, context: RequestContext
 ) -> types.ListToolsResult:
-    return types.ListToolsResult(tools=TOOLS)
+    return types.ListToolsResult(tools=TOOLS if structured(context) else OLD_TOOLS)
 
 
 @server.handler(methods.TOOLS_CALL)
@@ -90,11 +99,14 @@ async def call_tool(
             city = WeatherArguments.model_validate(arguments).city
             report = Weather(city=city, temperature_c=21.5, conditions="sunny")
             content = [types.TextContent(text=report.model_dump_json())]
+            if not structured(context):
+                return types.CallToolResult(content=content)
             return types.CallToolResult(content=content, structuredContent=report.model_dump())
         if params.name == "count":
             steps = CountArguments.model_validate(arguments).steps
             for step in range(1, steps + 1):
                 await context.report_progress(step, steps, f"step {step} of {steps}")
+                await anyio.sleep(0.1)
             return text(f"counted to {steps}")
     except ValidationError as exc:
         # Bad arguments are the model's to correct: a tool error it can read, not -32603.

@@ -6,6 +6,7 @@ Run it with ``python bench/peers/sdk_small_server.py`` (stdio) or ``... --http P
 
 import sys
 
+import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import BaseModel
 
@@ -32,9 +33,10 @@ async def weather(city: str) -> Weather:
 
 @mcp.tool()
 async def count(steps: int, ctx: Context) -> str:
-    """Count to `steps`, reporting progress at each step."""
+    """Count to `steps`, a step every 0.1 s, reporting progress."""
     for step in range(1, steps + 1):
         await ctx.report_progress(step, steps, f"step {step} of {steps}")
+        await anyio.sleep(0.1)
     return f"counted to {steps}"
 
 
