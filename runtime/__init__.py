@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     )
     from ._stateless_client import StatelessClient
     from ._stdio import StdioParameters, stdio_client, stdio_server
+    from .app import App
     from .errors import (
         HTTP_STATUS,
         INTERNAL_ERROR,
@@ -92,6 +93,7 @@ _SOURCES: dict[str, str] = {
     "Subscription": "._listen_client",
     "run": "._run",
     "Server": "._server",
+    "App": ".app",
     "PeerState": "._session",
     "RequestContext": "._session",
     "Route": "._session",
@@ -136,6 +138,7 @@ __all__ = [
     "SERVER_UNAVAILABLE",
     "STATELESS_REVISIONS",
     "UNSUPPORTED_PROTOCOL_VERSION",
+    "App",
     "CapabilityError",
     "Client",
     "ClientLifecycle",

@@ -1,0 +1,26 @@
+"""The app layer: an MCP server from plain typed functions, on the runtime's ``Server``.
+
+::
+
+    from mcpbind.runtime.app import App, Context
+
+    app = App("demo")
+
+    @app.tool()
+    def add(a: int, b: int = 0) -> int:
+        \"\"\"Add two numbers.\"\"\"
+        return a + b
+
+    if __name__ == "__main__":
+        app.run_stdio()
+
+Schemas come from signatures and return annotations, results are shaped for the revision each
+client negotiated (2024-11-05 .. 2026-07-28), and a ``Context`` parameter gives progress,
+logging, elicitation, sampling and roots in both protocol eras.
+"""
+
+from ._app import App
+from ._context import Context, ElicitationResult
+from ._tools import ToolError
+
+__all__ = ["App", "Context", "ElicitationResult", "ToolError"]

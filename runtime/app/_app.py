@@ -1,0 +1,413 @@
+"""``App``: tools, resources and prompts from plain typed functions, served by a ``Server``.
+
+The registries live here; the answers to the protocol's methods are in ``_handlers`` and are
+registered on the runtime ``Server`` per revision, the first time a client speaks it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import weakref
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
+
+import anyio.from_thread
+from mcpbind.generated._support import Direction
+from pydantic import BaseModel
+
+from .._bindings import Bindings
+from .._server import Server
+from .._session import Session
+from ..transport import Connection
+from ._completion import values_of
+from ._context import LOG_LEVELS, Context
+from ._handlers import handlers_for
+from ._prompts import PromptEntry, make_prompt
+from ._resources import TEMPLATE_VARIABLE, ResourceEntry, make_resource
+from ._shaping import shaper
+from ._tools import ToolEntry, make_tool
+
+if TYPE_CHECKING:
+    from ..http.server import StreamableHTTPServer
+
+__all__ = ["App"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+Decorator = Callable[[Callable[P, R]], Callable[P, R]]
+
+#: The registries whose changes clients may hear of, by the capability that names them.
+_LISTED = ("tools", "resources", "prompts")
+
+
+class _AppServer(Server):
+    """A ``Server`` that registers the app's handlers for a revision when it first meets it
+    (importing only the revisions clients speak), and advertises what the app holds."""
+
+    app: App
+
+    def find_route(self, bindings: Bindings, method: str) -> Any:
+        self.app.install(bindings.revision)
+        return super().find_route(bindings, method)
+
+    def capabilities_for(self, bindings: Bindings) -> dict[str, Any]:
+        self.app.install(bindings.revision)
+        return self.app.adjust_capabilities(super().capabilities_for(bindings))
+
+
+class App:
+    """A high-level MCP server: decorate typed functions, then run it.
+
+    ``page_size`` bounds every list's pages (None: one page). ``mask_errors`` hides the
+    message of an unexpected exception from the client (it is logged either way).
+    ``ttl_ms`` and ``cache_scope`` are what stateless-era results that require them say
+    (``caching.md``: 0 is "stale at once"; ``private`` the cautious scope). Everything else
+    (``revisions``, ``options``, ``request_state``, ``send_timeout``...) goes to the ``Server``,
+    which is ``app.server``.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        version: str = "0.1.0",
+        *,
+        title: str | None = None,
+        instructions: str | None = None,
+        page_size: int | None = None,
+        mask_errors: bool = False,
+        ttl_ms: int = 0,
+        cache_scope: str = "private",
+        **server_options: Any,
+    ) -> None:
+        if page_size is not None and page_size < 1:
+            raise ValueError("page_size must be at least 1")
+        server = _AppServer(name, version, title=title, instructions=instructions, **server_options)
+        server.app = self
+        self.server: Server = server
+        self.page_size = page_size
+        self.mask_errors = mask_errors
+        self.cache_members: dict[str, Any] = {"ttlMs": ttl_ms, "cacheScope": cache_scope}
+        self.tools: dict[str, ToolEntry] = {}
+        self.resources: dict[str, ResourceEntry] = {}
+        self.prompts: dict[str, PromptEntry] = {}
+        self.completions: dict[tuple[str, str, str], Callable[..., Any]] = {}
+        self._installed: set[str] = set()
+        self._log_levels: weakref.WeakKeyDictionary[Session, str] = weakref.WeakKeyDictionary()
+        self._pending: set[asyncio.Task[Any]] = set()
+
+    # -- the runtime side ---------------------------------------------------------------
+
+    def install(self, revision: str) -> None:
+        """Register the app's handlers for ``revision`` (once)."""
+        if revision in self._installed:
+            return
+        self._installed.add(revision)
+        bindings = Bindings.load(revision, Direction.SERVER_TO_CLIENT)
+        shaper(revision)
+        for spec, handler in handlers_for(self, revision, dict(bindings.incoming_requests)):
+            self.server.add_handler(spec, handler)
+
+    def adjust_capabilities(self, derived: dict[str, Any]) -> dict[str, Any]:
+        """What the handlers imply, fitted to what is registered: a list capability only
+        with something in it (and ``listChanged``, since changes are announced), completions
+        only with something to complete, and logging in every revision."""
+        given = self.server.extra_capabilities
+        out = dict(derived)
+        held = {"tools": self.tools, "prompts": self.prompts, "resources": self.resources}
+        for key in _LISTED:
+            if key in given:
+                continue
+            if not held[key]:
+                out.pop(key, None)
+            elif key in out:
+                out[key] = {**out[key], "listChanged": True}
+        if "completions" in out and "completions" not in given and not self._completable():
+            out.pop("completions")
+        out.setdefault("logging", {})
+        return out
+
+    def _completable(self) -> bool:
+        if self.completions:
+            return True
+        entries: list[PromptEntry | ResourceEntry] = [
+            *self.prompts.values(),
+            *self.resources.values(),
+        ]
+        return any(
+            values_of(entry.signature.hints.get(name)) is not None
+            for entry in entries
+            for name in entry.signature.parameters
+        )
+
+    def log_level(self, session: Session) -> str | None:
+        """The level a handshake-era session asked for (``debug``, all, until it asks)."""
+        return self._log_levels.get(session, "debug")
+
+    def set_log_level(self, session: Session, level: str) -> None:
+        if level in LOG_LEVELS:
+            self._log_levels[session] = level
+
+    def described(self, kind: str) -> list[dict[str, Any]]:
+        """The newest-shape descriptions of one registry, for its list."""
+        if kind == "tools":
+            return [entry.describe() for entry in self.tools.values()]
+        if kind == "prompts":
+            return [entry.describe() for entry in self.prompts.values()]
+        templates = kind == "resourceTemplates"
+        return [e.describe() for e in self.resources.values() if e.is_template == templates]
+
+    def find_resource(self, uri: str) -> tuple[ResourceEntry, dict[str, str]] | None:
+        """The resource ``uri`` names (a static one first, then the first matching template)."""
+        entry = self.resources.get(uri)
+        if entry is not None and not entry.is_template:
+            return entry, {}
+        for entry in self.resources.values():
+            if entry.is_template:
+                variables = entry.match(uri)
+                if variables is not None:
+                    return entry, variables
+        return None
+
+    def argument_choices(self, ref_type: str, target: str, name: str) -> list[str] | None:
+        """The values of a ``Literal``/``Enum`` prompt argument or template variable."""
+        if ref_type == "ref/prompt":
+            entry: PromptEntry | ResourceEntry | None = self.prompts.get(target)
+        else:
+            entry = self.resources.get(target)
+        return None if entry is None else values_of(entry.signature.hints.get(name))
+
+    # -- tools --------------------------------------------------------------------------
+
+    def tool(
+        self,
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: Mapping[str, Any] | BaseModel | None = None,
+        icons: Sequence[Any] | None = None,
+        meta: Mapping[str, Any] | None = None,
+        structured_output: bool | None = None,
+    ) -> Decorator[P, R]:
+        """Register the decorated function as a tool (name: the function's; description:
+        its docstring). The function is returned unchanged."""
+        if callable(name):
+            raise TypeError("use @app.tool() with parentheses")
+
+        def register(fn: Callable[P, R]) -> Callable[P, R]:
+            self.add_tool(
+                fn,
+                name=name,
+                title=title,
+                description=description,
+                annotations=annotations,
+                icons=icons,
+                meta=meta,
+                structured_output=structured_output,
+            )
+            return fn
+
+        return register
+
+    def add_tool(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: Mapping[str, Any] | BaseModel | None = None,
+        icons: Sequence[Any] | None = None,
+        meta: Mapping[str, Any] | None = None,
+        structured_output: bool | None = None,
+    ) -> None:
+        """Register ``fn`` as a tool (replacing one of the same name); clients are told."""
+        entry = make_tool(
+            fn,
+            Context,
+            name=name,
+            title=title,
+            description=description,
+            annotations=annotations,
+            icons=icons,
+            meta=meta,
+            structured_output=structured_output,
+        )
+        self.tools[entry.name] = entry
+        self._changed(self.server.notify_tools_changed)
+
+    def remove_tool(self, name: str) -> None:
+        """Remove a tool; ``KeyError`` if there is none of that name. Clients are told."""
+        del self.tools[name]
+        self._changed(self.server.notify_tools_changed)
+
+    # -- resources ----------------------------------------------------------------------
+
+    def resource(
+        self,
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        annotations: Mapping[str, Any] | None = None,
+        icons: Sequence[Mapping[str, Any]] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> Decorator[P, R]:
+        """Register the decorated function as the resource ``uri``, or as a template when
+        ``uri`` has ``{variables}`` (the function's parameters)."""
+
+        def register(fn: Callable[P, R]) -> Callable[P, R]:
+            self.add_resource(
+                fn,
+                uri,
+                name=name,
+                title=title,
+                description=description,
+                mime_type=mime_type,
+                annotations=annotations,
+                icons=icons,
+                meta=meta,
+            )
+            return fn
+
+        return register
+
+    def add_resource(
+        self,
+        fn: Callable[..., Any],
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        annotations: Mapping[str, Any] | None = None,
+        icons: Sequence[Mapping[str, Any]] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Register a resource or template (see ``resource``); clients are told."""
+        entry = make_resource(
+            uri,
+            fn,
+            Context,
+            name=name,
+            title=title,
+            description=description,
+            mime_type=mime_type,
+            annotations=annotations,
+            icons=icons,
+            meta=meta,
+        )
+        self.resources[uri] = entry
+        self._changed(self.server.notify_resources_changed)
+
+    def remove_resource(self, uri: str) -> None:
+        """Remove a resource or template by its URI (template); clients are told."""
+        del self.resources[uri]
+        self._changed(self.server.notify_resources_changed)
+
+    async def notify_resource_updated(self, uri: str) -> int:
+        """``notifications/resources/updated`` to the clients subscribed to ``uri``."""
+        return await self.server.notify_resource_updated(uri)
+
+    # -- prompts ------------------------------------------------------------------------
+
+    def prompt(
+        self,
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        icons: Sequence[Mapping[str, Any]] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> Decorator[P, R]:
+        """Register the decorated function as a prompt (its parameters: the arguments)."""
+        if callable(name):
+            raise TypeError("use @app.prompt() with parentheses")
+
+        def register(fn: Callable[P, R]) -> Callable[P, R]:
+            self.add_prompt(
+                fn, name=name, title=title, description=description, icons=icons, meta=meta
+            )
+            return fn
+
+        return register
+
+    def add_prompt(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        icons: Sequence[Mapping[str, Any]] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Register ``fn`` as a prompt; clients are told."""
+        entry = make_prompt(
+            fn, Context, name=name, title=title, description=description, icons=icons, meta=meta
+        )
+        self.prompts[entry.name] = entry
+        self._changed(self.server.notify_prompts_changed)
+
+    def remove_prompt(self, name: str) -> None:
+        """Remove a prompt; clients are told."""
+        del self.prompts[name]
+        self._changed(self.server.notify_prompts_changed)
+
+    # -- completion ---------------------------------------------------------------------
+
+    def completion(self, target: str, argument: str) -> Decorator[P, R]:
+        """Register the decorated function as the completion of ``argument`` of ``target``:
+        a resource template (its URI template) or a prompt (its name)."""
+
+        def register(fn: Callable[P, R]) -> Callable[P, R]:
+            is_resource = TEMPLATE_VARIABLE.search(target) is not None or "://" in target
+            kind = "ref/resource" if is_resource else "ref/prompt"
+            self.completions[(kind, target, argument)] = fn
+            return fn
+
+        return register
+
+    # -- change notifications -----------------------------------------------------------
+
+    def _changed(self, notify: Callable[[], Coroutine[Any, Any, int]]) -> None:
+        """Tell connected clients a list changed, from wherever the change was made: a task
+        on the running loop, or (from a worker thread, e.g. a sync tool) through the loop."""
+        if not self.server.sessions:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            # No loop here: a worker thread (a sync tool) reaches its loop; elsewhere nobody
+            # is being served from this thread, so there is no one to tell.
+            with contextlib.suppress(RuntimeError):
+                anyio.from_thread.run(notify)
+            return
+        task = loop.create_task(notify())
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
+
+    # -- serving ------------------------------------------------------------------------
+
+    def run_stdio(self, **stdio_options: Any) -> None:
+        """Serve on stdin/stdout until stdin closes (blocking)."""
+        self.server.run_stdio(**stdio_options)
+
+    async def serve_stdio(self, **stdio_options: Any) -> None:
+        await self.server.serve_stdio(**stdio_options)
+
+    def http_app(self, **options: Any) -> StreamableHTTPServer:
+        """An ASGI app serving Streamable HTTP, both eras on one endpoint (``options``: those
+        of ``StreamableHTTPServer``, e.g. ``path``, ``allowed_hosts``)."""
+        from ..http.server import StreamableHTTPServer
+
+        return StreamableHTTPServer(self.server.serve, **options)
+
+    def memory_transport(self) -> AbstractAsyncContextManager[Connection]:
+        """A transport to this app in the same process: ``Client(app.memory_transport())``."""
+        return self.server.memory_transport()

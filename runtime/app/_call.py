@@ -1,0 +1,56 @@
+"""Validating a function's arguments and calling it: sync functions in a worker thread.
+
+A validation failure becomes ``ArgumentsError`` whose message names each argument and what was
+wrong with it, in words a model can act on (``argument 'a': Input should be a valid integer,
+got 'x'``).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import anyio.to_thread
+from pydantic import ValidationError
+
+from ._schema import Signature
+
+__all__ = ["ArgumentsError", "call", "describe_errors", "validate"]
+
+
+class ArgumentsError(ValueError):
+    """Arguments that do not fit a function's signature; the message says which and why."""
+
+
+def describe_errors(exc: ValidationError, what: str = "argument") -> str:
+    """A validation error as one line per problem: where, what was expected, what was given."""
+    lines = []
+    for error in exc.errors(include_url=False, include_context=False):
+        where = ".".join(str(part) for part in error["loc"]) or "(arguments)"
+        line = f"{what} {where!r}: {error['msg']}"
+        if error["type"] != "missing" and "input" in error:
+            shown = repr(error["input"])
+            line += f", got {shown if len(shown) <= 80 else shown[:77] + '...'}"
+        lines.append(line)
+    return "; ".join(lines)
+
+
+def validate(signature: Signature, arguments: dict[str, Any], what: str) -> dict[str, Any]:
+    """``arguments`` validated into keyword arguments of ``signature``'s function."""
+    try:
+        model = signature.model.model_validate(arguments)
+    except ValidationError as exc:
+        raise ArgumentsError(f"Invalid arguments for {what}: {describe_errors(exc)}") from None
+    values = {}
+    for name, field in type(model).model_fields.items():
+        values[field.alias or name] = getattr(model, name)
+    return values
+
+
+async def call(signature: Signature, kwargs: dict[str, Any], context: Any) -> Any:
+    """Call the function: awaited if async, else in a worker thread (never blocking the loop)."""
+    if signature.context is not None:
+        kwargs = {**kwargs, signature.context: context}
+    if signature.is_async:
+        return await signature.fn(**kwargs)
+    return await anyio.to_thread.run_sync(functools.partial(signature.fn, **kwargs))

@@ -1,0 +1,216 @@
+"""``Context``: what a tool, resource or prompt function may ask for by annotating a parameter.
+
+One object for both protocol eras: ``report_progress`` and the log methods send notifications
+tied to the request; ``elicit``, ``sample`` and ``list_roots`` ask the client through the
+runtime's ``context.peer``, a request in the handshake era and an input-required round trip in
+the stateless one. In the stateless era a function that asks the client is run again from the
+top when the client answers (the answers it already has come back at once), so work it does
+before asking is done again: ask first, act after.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
+
+from pydantic import BaseModel
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
+from pydantic_core import core_schema
+
+from .._bindings import Bindings, validator
+from .._session import RequestContext, Session
+from ..errors import CapabilityError
+
+if TYPE_CHECKING:
+    from ._app import App
+
+__all__ = ["LOG_LEVELS", "Context", "ElicitationResult"]
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
+LOG_LEVELS: tuple[str, ...] = (
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+)
+#: The ``_meta`` key by which a stateless-era request asks for log messages (logging.md).
+LOG_LEVEL_META = "io.modelcontextprotocol/logLevel"
+
+
+@dataclass
+class ElicitationResult(Generic[ModelT]):
+    """The user's answer: ``action`` is ``accept``, ``decline`` or ``cancel``; ``data`` is the
+    content validated into the schema's model when accepted (else None); ``raw`` the result."""
+
+    action: str
+    data: ModelT | None
+    raw: Any
+
+
+class _FlatSchema(GenerateJsonSchema):
+    """Elicitation schemas take no ``anyOf``/null: an optional field is one not required."""
+
+    def nullable_schema(self, schema: core_schema.NullableSchema) -> JsonSchemaValue:
+        return self.generate_inner(schema["schema"])
+
+    def default_schema(self, schema: core_schema.WithDefaultSchema) -> JsonSchemaValue:
+        result = super().default_schema(schema)
+        if result.get("default") is None:
+            result.pop("default", None)
+        return result
+
+
+def requested_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The flat object schema of ``model`` that ``elicitation/create`` takes."""
+    schema = model.model_json_schema(schema_generator=_FlatSchema)
+    out: dict[str, Any] = {"type": "object", "properties": schema.get("properties", {})}
+    if schema.get("required"):
+        out["required"] = schema["required"]
+    return out
+
+
+class Context:
+    """The request being handled, and ways to talk back to its client (both eras).
+
+    ``revision`` is the protocol revision of the request; ``request_context`` the runtime's
+    ``RequestContext`` (``peer``, ``session``, ``meta``...), for anything not offered here.
+    """
+
+    def __init__(self, app: App, request_context: RequestContext, revision: str) -> None:
+        self.app = app
+        self.request_context = request_context
+        self.revision = revision
+
+    @property
+    def request_id(self) -> int | str:
+        return self.request_context.request_id
+
+    @property
+    def session(self) -> Session:
+        return self.request_context.session
+
+    @property
+    def client_info(self) -> Any:
+        """What the client said of itself (its ``Implementation``), if it did."""
+        return self.session.peer.info
+
+    @property
+    def client_capabilities(self) -> dict[str, Any]:
+        return self.session.peer.capabilities
+
+    @property
+    def stateless(self) -> bool:
+        """Whether the request is of the stateless era (2026-07-28 and later)."""
+        return Bindings.load(self.revision, self.app.server.local).era == "stateless"
+
+    async def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """``notifications/progress``, if the caller asked for progress; a no-op otherwise."""
+        await self.request_context.report_progress(progress, total, message)
+
+    # -- logging ----------------------------------------------------------------------------
+
+    def _log_threshold(self) -> str | None:
+        if self.stateless:
+            meta = self.request_context.meta or {}
+            level = meta.get(LOG_LEVEL_META)
+            return level if level in LOG_LEVELS else None
+        return self.app.log_level(self.session)
+
+    async def log(self, level: LogLevel, data: Any, *, logger: str | None = None) -> None:
+        """``notifications/message`` to the client, if it asked for messages of ``level``:
+        by ``logging/setLevel`` in the handshake era (all levels until it does), by the
+        request's ``_meta`` level in the stateless era (none unless it asks)."""
+        threshold = self._log_threshold()
+        if threshold is None or LOG_LEVELS.index(level) < LOG_LEVELS.index(threshold):
+            return
+        bindings = Bindings.load(self.revision, self.app.server.local)
+        spec = bindings.notifications["notifications/message"]
+        params: dict[str, Any] = {"level": level, "data": data}
+        if logger is not None:
+            params["logger"] = logger
+        await self.request_context.send_notification(spec, validator(spec.params_type)(params))
+
+    async def debug(self, data: Any, *, logger: str | None = None) -> None:
+        await self.log("debug", data, logger=logger)
+
+    async def info(self, data: Any, *, logger: str | None = None) -> None:
+        await self.log("info", data, logger=logger)
+
+    async def warning(self, data: Any, *, logger: str | None = None) -> None:
+        await self.log("warning", data, logger=logger)
+
+    async def error(self, data: Any, *, logger: str | None = None) -> None:
+        await self.log("error", data, logger=logger)
+
+    # -- asking the client ----------------------------------------------------------------
+
+    async def elicit(
+        self, message: str, schema: type[ModelT], *, key: str | None = None
+    ) -> ElicitationResult[ModelT]:
+        """Ask the user for data shaped like ``schema`` (a model of primitive fields).
+
+        ``key`` names the question in the stateless era (default: its rank in the call).
+        """
+        peer = self.request_context.asking(key) if key else self.request_context.peer
+        if getattr(peer, "elicit", None) is None:
+            raise CapabilityError(f"elicitation is not in protocol revision {self.revision}")
+        params = {"message": message, "requestedSchema": requested_schema(schema)}
+        reply = await peer.elicit(params)
+        data = None
+        if reply.action == "accept":
+            data = schema.model_validate(reply.content or {})
+        return ElicitationResult(str(reply.action), data, reply)
+
+    async def sample(
+        self,
+        messages: str | Sequence[Any],
+        *,
+        max_tokens: int = 1000,
+        system_prompt: str | None = None,
+        temperature: float | None = None,
+        stop_sequences: Sequence[str] | None = None,
+        model_preferences: Any = None,
+        key: str | None = None,
+    ) -> Any:
+        """Ask the client's LLM (``sampling/createMessage``); returns its result (``.content``,
+        ``.model``...). ``messages`` is a user prompt, or a list of strings (user turns) and
+        ``SamplingMessage`` objects or dicts."""
+        peer = self.request_context.asking(key) if key else self.request_context.peer
+        turns = [messages] if isinstance(messages, str) else list(messages)
+        params: dict[str, Any] = {
+            "messages": [
+                {"role": "user", "content": {"type": "text", "text": turn}}
+                if isinstance(turn, str)
+                else (
+                    turn.model_dump(mode="json", by_alias=True, exclude_unset=True)
+                    if isinstance(turn, BaseModel)
+                    else turn
+                )
+                for turn in turns
+            ],
+            "maxTokens": max_tokens,
+        }
+        if system_prompt is not None:
+            params["systemPrompt"] = system_prompt
+        if temperature is not None:
+            params["temperature"] = temperature
+        if stop_sequences is not None:
+            params["stopSequences"] = list(stop_sequences)
+        if model_preferences is not None:
+            params["modelPreferences"] = model_preferences
+        return await peer.create_message(params)
+
+    async def list_roots(self, *, key: str | None = None) -> list[Any]:
+        """The client's roots (``roots/list``)."""
+        peer = self.request_context.asking(key) if key else self.request_context.peer
+        result = await peer.list_roots()
+        return list(result.roots)

@@ -1,0 +1,172 @@
+"""The app's answers to the generated methods, one handler per method and revision.
+
+Each handler is registered with the revision's own ``MethodSpec`` (so the runtime validates
+params and results with that revision's classes), builds its result from the registries in
+the newest shape, and has ``shape_result`` fit it to the revision. Nothing here is specific to
+one revision: which methods exist, their params and result classes all come from the tables.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from mcpbind import generated
+from mcpbind.generated._support import MethodSpec
+
+from .._session import RequestContext
+from ..errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
+from ._completion import complete, completion_result
+from ._context import Context
+from ._pages import page
+from ._shaping import shape_result
+
+if TYPE_CHECKING:
+    from ._app import App
+
+__all__ = ["handlers_for"]
+
+logger = logging.getLogger("mcpbind.app")
+
+#: -32002 "Resource not found" in the handshake era; -32602 from 2026-07-28 (resources.md).
+_NOT_FOUND_HANDSHAKE = -32002
+
+Handler = Callable[[Any, RequestContext], Awaitable[Any]]
+
+
+def handlers_for(
+    app: App, revision: str, methods: dict[str, MethodSpec[Any, Any]]
+) -> list[tuple[MethodSpec[Any, Any], Handler]]:
+    """The handlers the app registers for ``revision`` (only methods it has)."""
+    makers: dict[str, Callable[[App, str, MethodSpec[Any, Any]], Handler]] = {
+        "tools/list": _list_tools,
+        "tools/call": _call_tool,
+        "resources/list": _list_resources,
+        "resources/templates/list": _list_templates,
+        "resources/read": _read_resource,
+        "resources/subscribe": _empty,
+        "resources/unsubscribe": _empty,
+        "prompts/list": _list_prompts,
+        "prompts/get": _get_prompt,
+        "completion/complete": _complete,
+        "logging/setLevel": _set_level,
+    }
+    return [
+        (methods[name], make(app, revision, methods[name]))
+        for name, make in makers.items()
+        if name in methods
+    ]
+
+
+def _shaped(
+    app: App, spec: MethodSpec[Any, Any], revision: str, data: dict[str, Any], where: str
+) -> Any:
+    return shape_result(data, spec.result_type, revision, where, app.cache_members)
+
+
+def _lister(kind: str) -> Callable[[App, str, MethodSpec[Any, Any]], Handler]:
+    """A paginated list of one registry's descriptions, under the spec's ``page_items``."""
+
+    def make(app: App, revision: str, spec: MethodSpec[Any, Any]) -> Handler:
+        key = spec.page_items or kind
+
+        async def handler(params: Any, context: RequestContext) -> Any:
+            items, cursor = page(
+                app.described(kind), getattr(params, "cursor", None), app.page_size
+            )
+            data: dict[str, Any] = {key: items}
+            if cursor is not None:
+                data["nextCursor"] = cursor
+            return _shaped(app, spec, revision, data, spec.method)
+
+        return handler
+
+    return make
+
+
+_list_tools = _lister("tools")
+_list_resources = _lister("resources")
+_list_templates = _lister("resourceTemplates")
+_list_prompts = _lister("prompts")
+
+
+def _call_tool(app: App, revision: str, spec: MethodSpec[Any, Any]) -> Handler:
+    async def handler(params: Any, context: RequestContext) -> Any:
+        entry = app.tools.get(params.name)
+        if entry is None:
+            raise McpError(INVALID_PARAMS, f"Unknown tool: {params.name}", {"name": params.name})
+        ctx = Context(app, context, revision)
+        data = await entry.run(params.arguments or {}, ctx, app.mask_errors)
+        return _shaped(app, spec, revision, data, f"tool {entry.name!r}")
+
+    return handler
+
+
+def _read_resource(app: App, revision: str, spec: MethodSpec[Any, Any]) -> Handler:
+    not_found = _NOT_FOUND_HANDSHAKE if generated.ERAS[revision] == "handshake" else INVALID_PARAMS
+
+    async def handler(params: Any, context: RequestContext) -> Any:
+        uri = str(params.uri)
+        found = app.find_resource(uri)
+        if found is None:
+            raise McpError(not_found, "Resource not found", {"uri": uri})
+        entry, variables = found
+        try:
+            contents = await entry.read(uri, variables, Context(app, context, revision))
+        except McpError:
+            raise
+        except Exception as exc:
+            logger.exception("resource %r failed", uri)
+            detail = "" if app.mask_errors else f": {type(exc).__name__}: {exc}"
+            raise McpError(
+                INTERNAL_ERROR, f"Error reading resource {uri}{detail}", {"uri": uri}
+            ) from None
+        return _shaped(app, spec, revision, {"contents": contents}, f"resource {uri!r}")
+
+    return handler
+
+
+def _get_prompt(app: App, revision: str, spec: MethodSpec[Any, Any]) -> Handler:
+    async def handler(params: Any, context: RequestContext) -> Any:
+        entry = app.prompts.get(params.name)
+        if entry is None:
+            raise McpError(INVALID_PARAMS, f"Unknown prompt: {params.name}", {"name": params.name})
+        data = await entry.get(dict(params.arguments or {}), Context(app, context, revision))
+        return _shaped(app, spec, revision, data, f"prompt {entry.name!r}")
+
+    return handler
+
+
+def _complete(app: App, revision: str, spec: MethodSpec[Any, Any]) -> Handler:
+    async def handler(params: Any, context: RequestContext) -> Any:
+        ref = params.ref
+        target = (
+            getattr(ref, "name", None) if ref.type == "ref/prompt" else getattr(ref, "uri", None)
+        )
+        name, prefix = params.argument.name, params.argument.value
+        given = getattr(getattr(params, "context", None), "arguments", None) or {}
+        fn = app.completions.get((ref.type, str(target), name))
+        if fn is not None:
+            values = await complete(fn, prefix, dict(given))
+        else:
+            choices = app.argument_choices(ref.type, str(target), name) or []
+            values = [v for v in choices if v.startswith(prefix)]
+        return _shaped(app, spec, revision, completion_result(values), spec.method)
+
+    return handler
+
+
+def _set_level(app: App, revision: str, spec: MethodSpec[Any, Any]) -> Handler:
+    async def handler(params: Any, context: RequestContext) -> Any:
+        app.set_log_level(context.session, str(params.level))
+        return _shaped(app, spec, revision, {}, spec.method)
+
+    return handler
+
+
+def _empty(app: App, revision: str, spec: MethodSpec[Any, Any]) -> Handler:
+    async def handler(params: Any, context: RequestContext) -> Any:
+        return _shaped(app, spec, revision, {}, spec.method)
+
+    return handler

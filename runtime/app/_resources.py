@@ -1,0 +1,156 @@
+"""Resources: static URIs and RFC 6570 level-1 templates (``users://{user_id}/profile``).
+
+A template's variables are matched from a URI (each a non-empty run of characters other than
+``/``, ``?`` and ``#``, percent-decoded) and converted to the types the function's parameters
+name. What a function returns becomes the resource's contents: ``str`` text, ``bytes`` a
+base64 blob, anything else JSON text; a list of ``TextResourceContents``/``BlobResourceContents``
+(or one) is taken as it is.
+"""
+
+from __future__ import annotations
+
+import base64
+import inspect
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import unquote
+
+import pydantic_core
+from pydantic import BaseModel
+
+from ..errors import INVALID_PARAMS, McpError
+from ._call import ArgumentsError, call, validate
+from ._schema import Signature, read_signature
+
+__all__ = ["TEMPLATE_VARIABLE", "ResourceEntry", "make_resource"]
+
+#: A level-1 expression: ``{name}``.
+TEMPLATE_VARIABLE = re.compile(r"\{([A-Za-z0-9_]+)\}")
+
+
+def _matcher(template: str) -> re.Pattern[str]:
+    parts = TEMPLATE_VARIABLE.split(template)
+    pattern = "".join(
+        re.escape(part) if index % 2 == 0 else f"(?P<{part}>[^/?#]+)"
+        for index, part in enumerate(parts)
+    )
+    return re.compile(pattern)
+
+
+@dataclass
+class ResourceEntry:
+    """One static resource or template."""
+
+    uri: str
+    name: str
+    signature: Signature
+    title: str | None
+    description: str | None
+    mime_type: str | None
+    annotations: dict[str, Any] | None
+    icons: list[dict[str, Any]] | None
+    meta: dict[str, Any] | None
+    variables: tuple[str, ...]
+    pattern: re.Pattern[str] | None
+
+    @property
+    def is_template(self) -> bool:
+        return self.pattern is not None
+
+    def describe(self) -> dict[str, Any]:
+        """The ``Resource`` or ``ResourceTemplate``, newest shape."""
+        key = "uriTemplate" if self.is_template else "uri"
+        data: dict[str, Any] = {key: self.uri, "name": self.name}
+        for member, value in (
+            ("title", self.title),
+            ("description", self.description),
+            ("mimeType", self.mime_type),
+            ("annotations", self.annotations),
+            ("icons", self.icons),
+            ("_meta", self.meta),
+        ):
+            if value is not None:
+                data[member] = value
+        return data
+
+    def match(self, uri: str) -> dict[str, str] | None:
+        """The variables of ``uri`` if this template matches it."""
+        if self.pattern is None:
+            return {} if uri == self.uri else None
+        found = self.pattern.fullmatch(uri)
+        if found is None:
+            return None
+        return {name: unquote(value) for name, value in found.groupdict().items()}
+
+    async def read(self, uri: str, variables: dict[str, str], context: Any) -> list[dict[str, Any]]:
+        """The contents of ``uri`` (a ``ReadResourceResult``'s ``contents``)."""
+        try:
+            kwargs = validate(self.signature, variables, f"resource {self.uri!r}")
+        except ArgumentsError as exc:
+            raise McpError(INVALID_PARAMS, f"Invalid params: {exc}", {"uri": uri}) from None
+        value = await call(self.signature, kwargs, context)
+        return contents(value, uri, self.mime_type)
+
+
+def _is_contents(value: Any) -> bool:
+    return isinstance(value, BaseModel) and type(value).__name__ in (
+        "TextResourceContents",
+        "BlobResourceContents",
+    )
+
+
+def contents(value: Any, uri: str, mime_type: str | None) -> list[dict[str, Any]]:
+    """A resource function's return value as resource contents."""
+    if _is_contents(value):
+        value = [value]
+    if isinstance(value, list) and value and all(_is_contents(v) for v in value):
+        return [v.model_dump(mode="json", by_alias=True, exclude_unset=True) for v in value]
+    if isinstance(value, bytes | bytearray):
+        blob = base64.b64encode(bytes(value)).decode("ascii")
+        return [{"uri": uri, "blob": blob, "mimeType": mime_type or "application/octet-stream"}]
+    if isinstance(value, str):
+        return [{"uri": uri, "text": value, "mimeType": mime_type or "text/plain"}]
+    text = pydantic_core.to_json(value, fallback=str, indent=2).decode()
+    return [{"uri": uri, "text": text, "mimeType": mime_type or "application/json"}]
+
+
+def make_resource(
+    uri: str,
+    fn: Callable[..., Any],
+    context_cls: type,
+    *,
+    name: str | None,
+    title: str | None,
+    description: str | None,
+    mime_type: str | None,
+    annotations: Mapping[str, Any] | None,
+    icons: Sequence[Mapping[str, Any]] | None,
+    meta: Mapping[str, Any] | None,
+) -> ResourceEntry:
+    """A ``ResourceEntry``; ``TypeError`` when the function's parameters and the template's
+    variables differ (every variable must be a parameter, and the other way round)."""
+    variables = tuple(TEMPLATE_VARIABLE.findall(uri))
+    label = name or getattr(fn, "__name__", None) or uri
+    signature = read_signature(fn, context_cls, label)
+    if set(variables) != set(signature.parameters) or len(set(variables)) != len(variables):
+        raise TypeError(
+            f"resource {uri!r}: the function's parameters {sorted(signature.parameters)} "
+            f"must be the template's variables {sorted(variables)}, each once"
+        )
+    if "{" in TEMPLATE_VARIABLE.sub("", uri) or "}" in TEMPLATE_VARIABLE.sub("", uri):
+        raise TypeError(f"resource {uri!r}: only level-1 expressions ({{name}}) are supported")
+    return ResourceEntry(
+        uri=uri,
+        name=label,
+        signature=signature,
+        title=title,
+        description=description or inspect.getdoc(fn),
+        mime_type=mime_type,
+        annotations=dict(annotations) if annotations is not None else None,
+        icons=[dict(i) for i in icons] if icons is not None else None,
+        meta=dict(meta) if meta is not None else None,
+        variables=variables,
+        pattern=_matcher(uri) if variables else None,
+    )

@@ -1,0 +1,234 @@
+"""JSON schemas from plain typed functions: the arguments model and the structured output type.
+
+The rules follow what users of the official Python SDK's ``MCPServer`` expect, so the same
+function advertises the same schemas on both: an arguments model named ``<fn>Arguments`` built
+from the signature (``Annotated[..., Field(...)]`` honoured, unannotated parameters taken as
+strings, the context parameter left out), and an output type from the return annotation:
+models, TypedDicts, dataclasses and ``dict[str, T]`` as they are, anything else wrapped as
+``{"result": ...}`` in a model named ``<fn>Output``. Content blocks, ``bytes`` and
+``CallToolResult`` returns have no output schema (they are what the model reads, not data).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import sys
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import GenericAlias, NoneType, UnionType
+from typing import Annotated, Any, NotRequired, get_args, get_origin
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, WithJsonSchema, create_model
+from typing_extensions import TypedDict, is_typeddict
+
+__all__ = [
+    "CONTENT_TYPE_NAMES",
+    "Signature",
+    "context_parameter",
+    "is_content_class",
+    "output_type",
+    "read_signature",
+]
+
+#: The generated content block classes (any revision), by class name.
+CONTENT_TYPE_NAMES = frozenset(
+    {"TextContent", "ImageContent", "AudioContent", "ResourceLink", "EmbeddedResource"}
+)
+
+
+class _Arguments(BaseModel):
+    """Base of the generated arguments models; any value type a signature names is allowed."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+
+def is_content_class(tp: Any) -> bool:
+    """Whether ``tp`` is one of the generated content block classes (of any revision)."""
+    return (
+        isinstance(tp, type)
+        and issubclass(tp, BaseModel)
+        and tp.__name__ in CONTENT_TYPE_NAMES
+        and tp.__module__.startswith("mcpbind.generated.")
+    )
+
+
+def _is_generated(tp: Any, name: str) -> bool:
+    return (
+        isinstance(tp, type)
+        and tp.__name__ == name
+        and tp.__module__.startswith("mcpbind.generated.")
+    )
+
+
+def context_parameter(hints: dict[str, Any], context_cls: type) -> str | None:
+    """The parameter annotated with ``context_cls`` (or ``context_cls | None``), if any."""
+    for name, annotation in hints.items():
+        if name == "return":
+            continue
+        candidates = get_args(annotation) if get_origin(annotation) else (annotation,)
+        if any(isinstance(c, type) and issubclass(c, context_cls) for c in candidates):
+            return name
+    return None
+
+
+@dataclass
+class Signature:
+    """What a function's signature says: its arguments model, the name of its context
+    parameter, whether it is a coroutine function, and the parameters in order."""
+
+    fn: Callable[..., Any]
+    model: type[BaseModel]
+    context: str | None
+    is_async: bool
+    parameters: dict[str, inspect.Parameter]
+    hints: dict[str, Any]
+
+    @property
+    def input_schema(self) -> dict[str, Any]:
+        return self.model.model_json_schema(by_alias=True)
+
+
+def read_signature(fn: Callable[..., Any], context_cls: type, model_name: str) -> Signature:
+    """Read ``fn``'s signature into an arguments model; ``TypeError`` for one that cannot be
+    served (positional-only or ``*args`` parameters, names starting with ``_``)."""
+    try:
+        hints = typing.get_type_hints(fn, include_extras=True)
+    except NameError as exc:
+        raise TypeError(f"cannot resolve the type annotations of {model_name!r}: {exc}") from exc
+    signature = inspect.signature(fn)
+    context = context_parameter(hints, context_cls)
+    fields: dict[str, Any] = {}
+    parameters: dict[str, inspect.Parameter] = {}
+    for name, param in signature.parameters.items():
+        if name == context:
+            continue
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD, param.POSITIONAL_ONLY):
+            raise TypeError(f"{model_name}: parameter {name!r} must be a plain named parameter")
+        if name.startswith("_"):
+            raise TypeError(f"{model_name}: parameter {name!r} must not start with '_'")
+        parameters[name] = param
+        annotation = hints.get(name, Any)
+        metadata: list[Any] = []
+        if name not in hints:
+            metadata.append(WithJsonSchema({"title": name, "type": "string"}))
+        field_name, kwargs = name, {}
+        if hasattr(BaseModel, name) and callable(getattr(BaseModel, name)):
+            # A name pydantic's BaseModel uses (``json``, ``copy``...): kept on the wire by alias.
+            field_name, kwargs = f"field_{name}", {"alias": name}
+        typed = Annotated[(annotation, *metadata, Field(**kwargs))]  # type: ignore[valid-type]
+        if param.default is inspect.Parameter.empty:
+            fields[field_name] = typed
+        else:
+            fields[field_name] = (typed, param.default)
+    model = create_model(f"{model_name}Arguments", __base__=_Arguments, **fields)
+    return Signature(
+        fn,
+        model,
+        context,
+        inspect.iscoroutinefunction(fn),
+        parameters,
+        hints,
+    )
+
+
+def _returns_content(tp: Any) -> bool:
+    """Whether a return annotation is content (blocks, bytes), bare or in a list or union."""
+    origin = get_origin(tp)
+    if origin is Annotated:
+        return _returns_content(get_args(tp)[0])
+    if origin in (list, tuple, typing.Union, UnionType) or origin is typing.Sequence:
+        return any(_returns_content(arg) for arg in get_args(tp) if arg is not NoneType)
+    if origin is not None:
+        return False
+    return tp is bytes or is_content_class(tp)
+
+
+@dataclass
+class OutputType:
+    """The structured output of a tool: the type results are validated against, its JSON
+    schema (an object), and whether results are wrapped as ``{"result": ...}``."""
+
+    adapter: TypeAdapter[Any]
+    schema: dict[str, Any]
+    wrap: bool
+
+
+def _inline_root(schema: dict[str, Any]) -> dict[str, Any]:
+    """A schema whose root is a bare ``$ref`` (a recursive model) with that definition inlined,
+    since ``outputSchema`` must be an object schema at its root; ``$defs`` is kept for the
+    references inside it."""
+    ref = schema.get("$ref")
+    if not isinstance(ref, str) or not ref.startswith("#/$defs/"):
+        return schema
+    definition = schema["$defs"][ref.removeprefix("#/$defs/")]
+    return {**definition, **{k: v for k, v in schema.items() if k != "$ref"}}
+
+
+def _from_class(cls: type) -> Any:
+    """A plain annotated class as a model of its annotated attributes (defaults kept)."""
+    hints = typing.get_type_hints(cls)
+    if not hints:
+        return None
+    fields: dict[str, Any] = {}
+    for name, hint in hints.items():
+        if name.startswith("_"):
+            continue
+        default = getattr(cls, name, inspect.Parameter.empty)
+        fields[name] = hint if default is inspect.Parameter.empty else (hint, default)
+    return create_model(cls.__name__, __config__=ConfigDict(from_attributes=True), **fields)
+
+
+def _readable_typeddict(cls: Any) -> Any:
+    """A ``typing.TypedDict`` as an equivalent ``typing_extensions`` one, which pydantic reads
+    on Python 3.11 too (it refuses the former there); others unchanged."""
+    if sys.version_info >= (3, 12) or type(cls).__module__ != "typing":
+        return cls
+    hints = typing.get_type_hints(cls, include_extras=True)
+    items = {
+        key: hint if key in cls.__required_keys__ else NotRequired[hint]
+        for key, hint in hints.items()
+    }
+    rebuilt = typing.cast(Callable[[str, dict[str, Any]], Any], TypedDict)(cls.__name__, items)
+    rebuilt.__doc__ = cls.__doc__
+    rebuilt.__module__ = cls.__module__
+    return rebuilt
+
+
+def output_type(fn_name: str, annotation: Any) -> OutputType | None:
+    """The structured output ``annotation`` (a return annotation) gives, or None: none when
+    it is missing, content, a ``CallToolResult``, or a type pydantic cannot describe."""
+    if annotation is inspect.Parameter.empty or _returns_content(annotation):
+        return None
+    bare = get_args(annotation)[0] if get_origin(annotation) is Annotated else annotation
+    if _is_generated(bare, "CallToolResult"):
+        return None
+    model: Any
+    wrap = False
+    origin = get_origin(bare)
+    if isinstance(bare, type) and not isinstance(bare, GenericAlias) and origin is None:
+        if is_typeddict(bare):
+            model = _readable_typeddict(bare)
+        elif issubclass(bare, BaseModel) or dataclasses.is_dataclass(bare):
+            model = bare
+        elif bare in (str, int, float, bool, NoneType):
+            model, wrap = None, True
+        else:
+            model = _from_class(bare)
+            if model is None:
+                return None
+    elif bare is None:
+        model, wrap = None, True
+    elif origin is dict and get_args(bare)[:1] == (str,):
+        model = Annotated[bare, Field(title=f"{fn_name}DictOutput")]
+    else:
+        model, wrap = None, True
+    if wrap:
+        model = create_model(f"{fn_name}Output", result=annotation)
+    try:
+        adapter: TypeAdapter[Any] = TypeAdapter(model)
+        schema = _inline_root(adapter.json_schema(mode="serialization"))
+    except Exception:  # pydantic cannot describe it: plain content, like the SDK
+        return None
+    return OutputType(adapter, schema, wrap)

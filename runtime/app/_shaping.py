@@ -1,0 +1,208 @@
+"""Shaping results for the revision a client negotiated, from the generated classes alone.
+
+The app builds results in the newest shape; before one is sent, what the served revision
+lacks is taken out: members its class does not declare (``title``, ``icons``,
+``outputSchema``, ``structuredContent``...), and content blocks of types it does not know
+(``resource_link`` becomes a text block naming the link, anything else is left out with a
+logged warning), so a richer result never fails an older client's call. The generated models
+accept unknown members (``extra="allow"``), so validation alone would let them through.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import typing
+from types import ModuleType, UnionType
+from typing import Annotated, Any, get_args, get_origin
+
+from pydantic import BaseModel
+from typing_extensions import TypeAliasType
+
+__all__ = ["Shaper", "prune", "prune_object", "result_class", "shape_result", "shaper"]
+
+logger = logging.getLogger("mcpbind.app")
+
+#: Members whose value is the user's own data (schemas, arguments, metadata): never pruned.
+_OPAQUE = frozenset(
+    {"_meta", "inputSchema", "outputSchema", "structuredContent", "arguments", "requestedSchema"}
+)
+
+
+def _unwrap(annotation: Any) -> Any:
+    while True:
+        if isinstance(annotation, TypeAliasType):
+            annotation = annotation.__value__
+        elif get_origin(annotation) is Annotated:
+            annotation = get_args(annotation)[0]
+        else:
+            return annotation
+
+
+def _members(annotation: Any) -> list[Any]:
+    """The arms of a union (or the one type), aliases and ``Annotated`` taken off."""
+    annotation = _unwrap(annotation)
+    if get_origin(annotation) in (typing.Union, UnionType):
+        return [m for arg in get_args(annotation) for m in _members(arg)]
+    return [annotation]
+
+
+def _type_tag(cls: type[BaseModel]) -> Any:
+    field = cls.model_fields.get("type")
+    return field.default if field is not None else None
+
+
+@functools.cache
+def _aliases(cls: type[BaseModel]) -> dict[str, Any]:
+    """The members of ``cls`` on the wire (aliases), each with its annotation."""
+    return {(f.alias or name): f.annotation for name, f in cls.model_fields.items()}
+
+
+def _pick(models: list[type[BaseModel]], value: dict[str, Any]) -> type[BaseModel] | None:
+    """The arm of a union of models ``value`` is: by its ``type`` tag, else by its members."""
+    tag = value.get("type")
+    if tag is not None and any(_type_tag(m) is not None for m in models):
+        return next((m for m in models if _type_tag(m) == tag), None)
+    for model in models:
+        required = {(f.alias or n) for n, f in model.model_fields.items() if f.is_required()}
+        if required <= value.keys():
+            return model
+    return None
+
+
+def prune(value: Any, annotation: Any) -> Any:
+    """``value`` (JSON data) without the object members ``annotation`` does not declare."""
+    members = _members(annotation)
+    if len(members) == 1:
+        origin = get_origin(members[0])
+        if origin in (list, tuple) and type(value) is list:
+            item = get_args(members[0])[0] if get_args(members[0]) else Any
+            return [prune(v, item) for v in value]
+    if type(value) is not dict:
+        return value
+    models = [m for m in members if isinstance(m, type) and issubclass(m, BaseModel)]
+    if not models:
+        return value
+    chosen = models[0] if len(models) == 1 else _pick(models, value)
+    return value if chosen is None else prune_object(value, chosen)
+
+
+def prune_object(value: dict[str, Any], cls: type[BaseModel]) -> dict[str, Any]:
+    """``value`` as ``cls`` of this revision knows it (see ``prune``)."""
+    fields = _aliases(cls)
+    return {
+        key: (item if key in _OPAQUE else prune(item, fields[key]))
+        for key, item in value.items()
+        if key in fields
+    }
+
+
+def _content_classes(cls: type[BaseModel], field: str) -> dict[Any, type[BaseModel]]:
+    """The content block classes ``cls.field`` (a list or a single block) takes, by tag."""
+    annotation = _unwrap(cls.model_fields[field].annotation)
+    if get_origin(annotation) is list:
+        annotation = get_args(annotation)[0]
+    return {
+        _type_tag(m): m
+        for m in _members(annotation)
+        if isinstance(m, type) and issubclass(m, BaseModel)
+    }
+
+
+class Shaper:
+    """One revision's shaping: what its classes declare, and which content it knows."""
+
+    def __init__(self, types: ModuleType, revision: str) -> None:
+        self.types = types
+        self.revision = revision
+        self.tool_content = _content_classes(types.CallToolResult, "content")
+        self.prompt_content = _content_classes(types.PromptMessage, "content")
+
+    def has(self, class_name: str, member: str) -> bool:
+        """Whether this revision's ``class_name`` declares ``member``."""
+        cls = getattr(self.types, class_name, None)
+        return cls is not None and member in _aliases(cls)
+
+    def content(
+        self, blocks: list[dict[str, Any]], known: dict[Any, type[BaseModel]], where: str
+    ) -> list[dict[str, Any]]:
+        """Content blocks this revision can carry: unknown types converted or left out."""
+        out = []
+        for block in blocks:
+            kind = block.get("type")
+            cls = known.get(kind)
+            if cls is None and kind == "resource_link" and "text" in known:
+                cls, block = known["text"], {"type": "text", "text": _link_text(block)}
+            if cls is None:
+                logger.warning(
+                    "%s: a %r content block left out: revision %s has no such content",
+                    where,
+                    kind,
+                    self.revision,
+                )
+                continue
+            out.append(prune_object(block, cls))
+        return out
+
+    def item(self, value: dict[str, Any], class_name: str) -> dict[str, Any]:
+        """A listed item (``Tool``, ``Resource``...) as this revision declares it."""
+        return prune_object(value, getattr(self.types, class_name))
+
+
+def _link_text(block: dict[str, Any]) -> str:
+    name = block.get("title") or block.get("name") or block.get("uri")
+    text = f"Resource link: {name} <{block.get('uri')}>"
+    if block.get("mimeType"):
+        text += f" ({block['mimeType']})"
+    if block.get("description"):
+        text += f": {block['description']}"
+    return text
+
+
+@functools.cache
+def shaper(revision: str) -> Shaper:
+    """The cached ``Shaper`` of ``revision``."""
+    from mcpbind import generated
+
+    return Shaper(generated.load(revision).types, revision)
+
+
+def result_class(result_type: Any) -> type[BaseModel]:
+    """The complete-result class of a method's result type (not its ``InputRequiredResult``)."""
+    members = [
+        m
+        for m in _members(result_type)
+        if isinstance(m, type) and issubclass(m, BaseModel) and m.__name__ != "InputRequiredResult"
+    ]
+    return members[0]
+
+
+def shape_result(
+    data: dict[str, Any], result_type: Any, revision: str, where: str, cache: dict[str, Any]
+) -> dict[str, Any]:
+    """A result (newest shape) as ``revision``'s ``result_type`` declares it: content it lacks
+    converted or left out, members it lacks dropped, and the cache members it requires
+    (``ttlMs``, ``cacheScope``) filled from ``cache`` when absent."""
+    shaping = shaper(revision)
+    cls = result_class(result_type)
+    fields = _aliases(cls)
+    if type(data.get("content")) is list and "content" in fields:
+        data = {**data, "content": shaping.content(data["content"], shaping.tool_content, where)}
+    if type(data.get("messages")) is list and cls.__name__ == "GetPromptResult":
+        messages = []
+        for message in data["messages"]:
+            content = message.get("content") if type(message) is dict else None
+            if type(content) is dict:
+                kept = shaping.content([content], shaping.prompt_content, where)
+                if not kept:
+                    continue
+                message = {**message, "content": kept[0]}
+            messages.append(message)
+        data = {**data, "messages": messages}
+    out = prune_object(data, cls)
+    for key, value in cache.items():
+        if key in fields and key not in out:
+            out[key] = value
+    if "resultType" in fields and "resultType" not in out:
+        out["resultType"] = "complete"
+    return out

@@ -1,0 +1,136 @@
+"""Tools: a registered function's description, and running it for ``tools/call``.
+
+Failures the model can correct come back as ``isError`` results, not protocol errors: invalid
+arguments (which argument, what was wrong), a ``ToolError`` (its message as is), any other
+exception (its type and message, unless the app masks them), a result that does not match the
+output schema. A ``McpError`` raised by the tool, and the signals of the stateless era's input
+rounds, pass through to the runtime.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from .._input import ClientCapabilityMissing
+from ..errors import McpError
+from ._call import ArgumentsError, call, describe_errors, validate
+from ._results import tool_result
+from ._schema import OutputType, Signature, output_type, read_signature
+
+__all__ = ["ToolEntry", "ToolError", "make_tool"]
+
+logger = logging.getLogger("mcpbind.app")
+
+
+class ToolError(Exception):
+    """Raise it from a tool to answer an ``isError`` result with exactly this message."""
+
+
+@dataclass
+class ToolEntry:
+    """One registered tool."""
+
+    name: str
+    signature: Signature
+    output: OutputType | None
+    description: str | None = None
+    title: str | None = None
+    annotations: dict[str, Any] | None = None
+    icons: list[dict[str, Any]] | None = None
+    meta: dict[str, Any] | None = None
+    input_schema: dict[str, Any] = field(default_factory=dict)
+
+    def describe(self) -> dict[str, Any]:
+        """The ``Tool`` as the newest revision has it (shaped per revision when listed)."""
+        data: dict[str, Any] = {"name": self.name, "inputSchema": self.input_schema}
+        for key, value in (
+            ("title", self.title),
+            ("description", self.description),
+            ("annotations", self.annotations),
+            ("icons", self.icons),
+            ("_meta", self.meta),
+        ):
+            if value is not None:
+                data[key] = value
+        if self.output is not None:
+            data["outputSchema"] = self.output.schema
+        return data
+
+    async def run(
+        self, arguments: dict[str, Any], context: Any, mask_errors: bool
+    ) -> dict[str, Any]:
+        """Validate, call, convert: a ``CallToolResult`` as JSON data (newest shape)."""
+        try:
+            kwargs = validate(self.signature, arguments, f"tool {self.name!r}")
+            value = await call(self.signature, kwargs, context)
+            return tool_result(value, self.output, f"mcpbind://tool/{self.name}/result")
+        except (McpError, ClientCapabilityMissing):
+            raise
+        except ArgumentsError as exc:
+            logger.info("tool %r refused its arguments", self.name)
+            return _error(str(exc))
+        except ToolError as exc:
+            return _error(str(exc))
+        except ValidationError as exc:
+            logger.warning("tool %r returned a result outside its output schema", self.name)
+            return _error(
+                f"Tool {self.name!r} returned an invalid result: {describe_errors(exc, 'field')}"
+            )
+        except Exception as exc:
+            logger.exception("tool %r failed", self.name)
+            if mask_errors:
+                return _error(f"Error executing tool {self.name!r}")
+            return _error(f"Error executing tool {self.name!r}: {type(exc).__name__}: {exc}")
+
+
+def _error(message: str) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": message}], "isError": True}
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    if isinstance(value, Sequence) and not isinstance(value, str):
+        return [_plain(v) for v in value]
+    return value
+
+
+def make_tool(
+    fn: Callable[..., Any],
+    context_cls: type,
+    *,
+    name: str | None,
+    title: str | None,
+    description: str | None,
+    annotations: Mapping[str, Any] | BaseModel | None,
+    icons: Sequence[Any] | None,
+    meta: Mapping[str, Any] | None,
+    structured_output: bool | None,
+) -> ToolEntry:
+    """A ``ToolEntry`` for ``fn``; ``TypeError`` for a signature that cannot be served."""
+    tool_name = name or getattr(fn, "__name__", None)
+    if not tool_name or tool_name == "<lambda>":
+        raise TypeError("give a lambda (or any function without a name) a name: tool(name=...)")
+    signature = read_signature(fn, context_cls, tool_name)
+    output = None
+    if structured_output is not False:
+        output = output_type(tool_name, signature.hints.get("return", inspect.Parameter.empty))
+        if output is None and structured_output:
+            raise TypeError(f"tool {tool_name!r}: its return annotation has no JSON schema")
+    return ToolEntry(
+        name=tool_name,
+        signature=signature,
+        output=output,
+        description=description or inspect.getdoc(fn),
+        title=title,
+        annotations=_plain(annotations) if annotations is not None else None,
+        icons=_plain(list(icons)) if icons is not None else None,
+        meta=dict(meta) if meta is not None else None,
+        input_schema=signature.input_schema,
+    )
