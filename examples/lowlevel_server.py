@@ -6,7 +6,7 @@ served to clients of every revision. Use this style for full control of each met
 layer derives all of it from plain typed functions.
 
 Run it with ``python examples/lowlevel_server.py`` (stdio) or ``... --http PORT`` (Streamable
-HTTP on 127.0.0.1; it prints the endpoint's URL, ``--http 0`` picks a free port).
+HTTP on 127.0.0.1, at ``/mcp``).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 import anyio
 from mcpbind.generated.v2025_11_25 import methods, types
 from mcpbind.runtime import INVALID_PARAMS, McpError, RequestContext, Server
-from mcpbind.runtime.http import StreamableHTTPServer, serving
+from mcpbind.runtime.http import StreamableHTTPServer, serve_forever
 from pydantic import BaseModel, ValidationError
 
 
@@ -39,6 +39,12 @@ class CountArguments(BaseModel):
     steps: int
 
 
+#: A tool's plain text answer as structured output, ``{"result": "..."}`` (as the app layer and
+#: the SDK's MCPServer give it). No docstring: it would become the schema's description.
+class TextOutput(BaseModel):
+    result: str
+
+
 def schema(model: type[BaseModel]) -> dict[str, Any]:
     return model.model_json_schema()
 
@@ -48,6 +54,7 @@ TOOLS = [
         name="echo",
         description="Return the text it is given.",
         inputSchema=types.ToolInputSchema.model_validate(schema(EchoArguments)),
+        outputSchema=types.ToolOutputSchema.model_validate(schema(TextOutput)),
     ),
     types.Tool(
         name="weather",
@@ -60,6 +67,7 @@ TOOLS = [
         name="count",
         description="Count to `steps`, a step every 0.1 s, reporting progress.",
         inputSchema=types.ToolInputSchema.model_validate(schema(CountArguments)),
+        outputSchema=types.ToolOutputSchema.model_validate(schema(TextOutput)),
     ),
 ]
 #: Tools as clients before 2025-06-18 know them: no title, no output schema.
@@ -76,8 +84,17 @@ def structured(context: RequestContext) -> bool:
     return context.session.bindings.revision >= "2025-06-18"
 
 
-def text(value: str, is_error: bool = False) -> types.CallToolResult:
-    return types.CallToolResult(content=[types.TextContent(text=value)], isError=is_error)
+def output(context: RequestContext, value: BaseModel, text: str) -> types.CallToolResult:
+    """A tool's result: ``text`` for every client, ``value`` as structured content for those
+    whose revision has it."""
+    content = [types.TextContent(text=text)]
+    if not structured(context):
+        return types.CallToolResult(content=content)
+    return types.CallToolResult(content=content, structuredContent=value.model_dump())
+
+
+def text(context: RequestContext, value: str) -> types.CallToolResult:
+    return output(context, TextOutput(result=value), value)
 
 
 @server.handler(methods.TOOLS_LIST)
@@ -94,23 +111,21 @@ async def call_tool(
     arguments = params.arguments or {}
     try:
         if params.name == "echo":
-            return text(EchoArguments.model_validate(arguments).text)
+            return text(context, EchoArguments.model_validate(arguments).text)
         if params.name == "weather":
             city = WeatherArguments.model_validate(arguments).city
             report = Weather(city=city, temperature_c=21.5, conditions="sunny")
-            content = [types.TextContent(text=report.model_dump_json())]
-            if not structured(context):
-                return types.CallToolResult(content=content)
-            return types.CallToolResult(content=content, structuredContent=report.model_dump())
+            return output(context, report, report.model_dump_json(indent=2))
         if params.name == "count":
             steps = CountArguments.model_validate(arguments).steps
             for step in range(1, steps + 1):
                 await context.report_progress(step, steps, f"step {step} of {steps}")
                 await anyio.sleep(0.1)
-            return text(f"counted to {steps}")
+            return text(context, f"counted to {steps}")
     except ValidationError as exc:
         # Bad arguments are the model's to correct: a tool error it can read, not -32603.
-        return text(f"invalid arguments for {params.name}: {exc}", is_error=True)
+        message = f"invalid arguments for {params.name}: {exc}"
+        return types.CallToolResult(content=[types.TextContent(text=message)], isError=True)
     raise McpError(INVALID_PARAMS, f"unknown tool {params.name!r}")
 
 
@@ -162,14 +177,8 @@ async def get_prompt(
     return types.GetPromptResult(description="Greet someone by name.", messages=[message])
 
 
-async def serve_http(port: int) -> None:
-    async with serving(StreamableHTTPServer(server.serve), port=port) as url:
-        print(f"{url}/mcp", flush=True)
-        await anyio.sleep_forever()
-
-
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--http"]:
-        anyio.run(serve_http, int(sys.argv[2]))
+        anyio.run(serve_forever, StreamableHTTPServer(server.serve), "127.0.0.1", int(sys.argv[2]))
     else:
         server.run_stdio()

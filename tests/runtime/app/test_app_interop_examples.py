@@ -1,7 +1,7 @@
 """``examples/app_server.py`` and ``examples/lowlevel_server.py`` are the same server.
 
 Both run as real processes, over stdio and over Streamable HTTP (each started with
-``--http 0`` as its docstring says, printing its URL), and mcpbind's own ``Client`` runs the
+``--http PORT`` as its docstring says), and mcpbind's own ``Client`` runs the
 same session against each at three revisions: what they list (tools with their schemas,
 resources, prompts) and answer (every tool, progress, the resource, the prompt, a bad
 argument) must be equal, once the parts each style may word differently are set aside
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import json
+import socket
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -30,19 +31,31 @@ from appkit import APP_EXAMPLE, LOWLEVEL_EXAMPLE, REPO_ROOT, check_report
 pytestmark = [pytest.mark.anyio, pytest.mark.interop, pytest.mark.timeout(120)]
 
 
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
 @asynccontextmanager
 async def over_http(script: Path) -> AsyncIterator[AbstractAsyncContextManager[Connection]]:
-    """The example started with ``--http 0``; a transport to the URL it prints."""
+    """The example started with ``--http PORT``; a transport to it once it accepts."""
+    port = free_port()
     process = subprocess.Popen(
-        [sys.executable, str(script), "--http", "0"],
-        cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        [sys.executable, str(script), "--http", str(port)],
+        cwd=REPO_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:
-        assert process.stdout is not None
         with anyio.fail_after(30):
-            url = (await anyio.to_thread.run_sync(process.stdout.readline)).strip()
-        assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp"), url
-        yield streamable_http_client(url)
+            while True:
+                assert process.poll() is None, f"{script.name} --http {port} exited"
+                try:
+                    await (await anyio.connect_tcp("127.0.0.1", port)).aclose()
+                    break
+                except OSError:
+                    await anyio.sleep(0.05)
+        yield streamable_http_client(f"http://127.0.0.1:{port}/mcp")
     finally:
         process.terminate()
         process.wait(10)
@@ -119,4 +132,5 @@ async def test_both_example_servers_are_the_same_server(kind: str, revision: str
             reports.append(await session_report(client))
     app, lowlevel = reports
     check_report(app, revision)
+    check_report(lowlevel, revision)
     assert comparable(app) == comparable(lowlevel)
