@@ -5,7 +5,10 @@ Servers, the same small server each (``echo``, ``weather``, ``count``, a resourc
 
 * ``app``: ``examples/app_server.py``, on ``mcpbind.runtime.app``;
 * ``lowlevel``: ``examples/lowlevel_server.py``, the runtime's ``Server`` with a handler per method;
-* ``sdk``: ``bench/peers/sdk_small_server.py``, the official Python SDK's ``MCPServer``.
+* ``sdk``: ``bench/peers/sdk_small_server.py``, the official Python SDK's ``MCPServer``;
+* ``app-async``: an app with only ``echo``, written ``async def``. The example's ``echo`` is a
+  plain ``def``, which the app layer (like the SDK's ``MCPServer``) runs in a worker thread;
+  the low-level handler is a coroutine. This row is the app layer's cost without that hop.
 
 The clients are the existing benchmarks' light drivers, so the figures are the servers' own:
 over stdio ``bench/runtime_stdio.py``'s ``Driver`` (blocking line-at-a-time JSON-RPC), over
@@ -16,8 +19,9 @@ headers and ``_meta`` on every POST). Each HTTP server runs in its own process o
 the answer is ready at once); ``sdk-json`` is the SDK with its JSON-response option.
 
 Measured: sequential ``tools/call`` of ``echo``, and with 32 in flight; the server's CPU time
-per call. Servers alternate within each round; prints medians of ``--rounds`` rounds and the
-ratios app / SDK (the issue's target: at least 5) and app / low-level (at least 0.8).
+per call (ratios of CPU: lower is better). Servers alternate within each round; prints
+medians of ``--rounds`` rounds and the ratios app / SDK (the issue's target: at least 5) and
+app / low-level (at least 0.8), and app-async / low-level.
 """
 
 from __future__ import annotations
@@ -42,12 +46,34 @@ SCRIPTS = {
     "lowlevel": ROOT / "examples" / "lowlevel_server.py",
     "sdk": ROOT / "bench" / "peers" / "sdk_small_server.py",
 }
-HTTP_SERVERS = ("app", "lowlevel", "sdk", "sdk-json")
+STDIO_SERVERS = ("app", "lowlevel", "sdk", "app-async")
+HTTP_SERVERS = ("app", "lowlevel", "sdk", "sdk-json", "app-async")
 ECHO = {"name": "echo", "arguments": {"text": "hello"}}
+
+
+def async_app() -> Any:
+    from mcpbind.runtime.app import App
+
+    app = App("demo-async", version="1.0")
+
+    @app.tool()
+    async def echo(text: str) -> str:
+        """Return the text it is given."""
+        return text
+
+    return app
+
+
+def stdio_command(kind: str) -> list[str]:
+    if kind in SCRIPTS:
+        return [sys.executable, str(SCRIPTS[kind])]
+    return [sys.executable, __file__, "--stdio", kind]
 
 
 def asgi_app(kind: str) -> Any:
     """The HTTP app of one of the servers, built the way its own documentation says."""
+    if kind == "app-async":
+        return async_app().http_app()
     if kind == "app":
         from examples.app_server import app
 
@@ -80,14 +106,15 @@ def record(into: dict[str, dict[str, list[float]]], name: str, got: dict[str, fl
 def table(title: str, results: dict[str, dict[str, list[float]]]) -> None:
     names = list(results)
     print(title)
-    ratios = [("app/sdk", "sdk"), ("app/lowlevel", "lowlevel")]
+    ratios = [("app/sdk", "sdk", "app"), ("app/lowlevel", "lowlevel", "app")]
+    ratios.append(("async/lowlevel", "lowlevel", "app-async"))
     print(
         f"  {'':<20}" + "".join(f"{n:>11}" for n in names) + "".join(f"{r:>14}" for r, _ in ratios)
     )
     for metric in results["app"]:
         medians = {n: statistics.median(results[n][metric]) for n in names}
         line = f"  {metric:<20}" + "".join(f"{medians[n]:>11.0f}" for n in names)
-        print(line + "".join(f"{medians['app'] / medians[o]:>14.2f}" for _, o in ratios))
+        print(line + "".join(f"{medians[a] / medians[o]:>16.2f}" for _, o, a in ratios))
 
 
 def main(rounds: int, count: int, transports: list[str]) -> None:
@@ -100,9 +127,8 @@ def main(rounds: int, count: int, transports: list[str]) -> None:
     try:
         for _ in range(rounds):
             if "stdio" in transports:
-                for name, script in SCRIPTS.items():
-                    target = Target([sys.executable, str(script)], ECHO)
-                    got = measure(target, count)
+                for name in STDIO_SERVERS:
+                    got = measure(Target(stdio_command(name), ECHO), count)
                     record(stdio, name, {k: v for k, v in got.items() if "ping" not in k})
             for name, (process, url) in servers.items():
                 for era, results in http.items():
@@ -127,8 +153,11 @@ if __name__ == "__main__":
     parser.add_argument("--count", type=int, default=1000, help="sequential calls per round")
     parser.add_argument("--transport", choices=["stdio", "http", "both"], default="both")
     parser.add_argument("--serve", choices=HTTP_SERVERS, help=argparse.SUPPRESS)
+    parser.add_argument("--stdio", choices=["app-async"], help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.serve:
+    if args.stdio:
+        async_app().run_stdio()
+    elif args.serve:
         run(serve, args.serve)
     else:
         chosen = ["stdio", "http"] if args.transport == "both" else [args.transport]
