@@ -11,7 +11,7 @@ import contextlib
 import weakref
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
-from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio.from_thread
 from mcpbind.generated._support import Direction
@@ -34,9 +34,8 @@ if TYPE_CHECKING:
 
 __all__ = ["App"]
 
-P = ParamSpec("P")
-R = TypeVar("R")
-Decorator = Callable[[Callable[P, R]], Callable[P, R]]
+#: A decorated function, returned as it came: it keeps its type, and stays callable.
+F = TypeVar("F", bound=Callable[..., Any])
 
 #: The registries whose changes clients may hear of, by the capability that names them.
 _LISTED = ("tools", "resources", "prompts")
@@ -151,19 +150,22 @@ class App:
 
     def described(self, kind: str) -> list[dict[str, Any]]:
         """The newest-shape descriptions of one registry, for its list."""
+        # Copied first (one C-level step under the GIL): a sync tool may add or remove entries
+        # from its worker thread meanwhile.
         if kind == "tools":
-            return [entry.describe() for entry in self.tools.values()]
+            return [entry.describe() for entry in list(self.tools.values())]
         if kind == "prompts":
-            return [entry.describe() for entry in self.prompts.values()]
+            return [entry.describe() for entry in list(self.prompts.values())]
         templates = kind == "resourceTemplates"
-        return [e.describe() for e in self.resources.values() if e.is_template == templates]
+        entries = list(self.resources.values())
+        return [e.describe() for e in entries if e.is_template == templates]
 
     def find_resource(self, uri: str) -> tuple[ResourceEntry, dict[str, str]] | None:
         """The resource ``uri`` names (a static one first, then the first matching template)."""
         entry = self.resources.get(uri)
         if entry is not None and not entry.is_template:
             return entry, {}
-        for entry in self.resources.values():
+        for entry in list(self.resources.values()):
             if entry.is_template:
                 variables = entry.match(uri)
                 if variables is not None:
@@ -190,13 +192,13 @@ class App:
         icons: Sequence[Any] | None = None,
         meta: Mapping[str, Any] | None = None,
         structured_output: bool | None = None,
-    ) -> Decorator[P, R]:
+    ) -> Callable[[F], F]:
         """Register the decorated function as a tool (name: the function's; description:
         its docstring). The function is returned unchanged."""
         if callable(name):
             raise TypeError("use @app.tool() with parentheses")
 
-        def register(fn: Callable[P, R]) -> Callable[P, R]:
+        def register(fn: F) -> F:
             self.add_tool(
                 fn,
                 name=name,
@@ -254,13 +256,13 @@ class App:
         description: str | None = None,
         mime_type: str | None = None,
         annotations: Mapping[str, Any] | None = None,
-        icons: Sequence[Mapping[str, Any]] | None = None,
+        icons: Sequence[Any] | None = None,
         meta: Mapping[str, Any] | None = None,
-    ) -> Decorator[P, R]:
+    ) -> Callable[[F], F]:
         """Register the decorated function as the resource ``uri``, or as a template when
         ``uri`` has ``{variables}`` (the function's parameters)."""
 
-        def register(fn: Callable[P, R]) -> Callable[P, R]:
+        def register(fn: F) -> F:
             self.add_resource(
                 fn,
                 uri,
@@ -286,7 +288,7 @@ class App:
         description: str | None = None,
         mime_type: str | None = None,
         annotations: Mapping[str, Any] | None = None,
-        icons: Sequence[Mapping[str, Any]] | None = None,
+        icons: Sequence[Any] | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
         """Register a resource or template (see ``resource``); clients are told."""
@@ -322,14 +324,14 @@ class App:
         *,
         title: str | None = None,
         description: str | None = None,
-        icons: Sequence[Mapping[str, Any]] | None = None,
+        icons: Sequence[Any] | None = None,
         meta: Mapping[str, Any] | None = None,
-    ) -> Decorator[P, R]:
+    ) -> Callable[[F], F]:
         """Register the decorated function as a prompt (its parameters: the arguments)."""
         if callable(name):
             raise TypeError("use @app.prompt() with parentheses")
 
-        def register(fn: Callable[P, R]) -> Callable[P, R]:
+        def register(fn: F) -> F:
             self.add_prompt(
                 fn, name=name, title=title, description=description, icons=icons, meta=meta
             )
@@ -344,7 +346,7 @@ class App:
         name: str | None = None,
         title: str | None = None,
         description: str | None = None,
-        icons: Sequence[Mapping[str, Any]] | None = None,
+        icons: Sequence[Any] | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
         """Register ``fn`` as a prompt; clients are told."""
@@ -361,11 +363,11 @@ class App:
 
     # -- completion ---------------------------------------------------------------------
 
-    def completion(self, target: str, argument: str) -> Decorator[P, R]:
+    def completion(self, target: str, argument: str) -> Callable[[F], F]:
         """Register the decorated function as the completion of ``argument`` of ``target``:
         a resource template (its URI template) or a prompt (its name)."""
 
-        def register(fn: Callable[P, R]) -> Callable[P, R]:
+        def register(fn: F) -> F:
             is_resource = TEMPLATE_VARIABLE.search(target) is not None or "://" in target
             kind = "ref/resource" if is_resource else "ref/prompt"
             self.completions[(kind, target, argument)] = fn
@@ -407,6 +409,14 @@ class App:
         from ..http.server import StreamableHTTPServer
 
         return StreamableHTTPServer(self.server.serve, **options)
+
+    def run_http(self, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
+        """Serve Streamable HTTP on uvicorn until interrupted (blocking); ``options`` go to
+        ``http_app`` (binding beyond loopback needs ``allowed_hosts`` widened there too)."""
+        from .._run import run
+        from ..http.uvicorn import serve_forever
+
+        run(lambda: serve_forever(self.http_app(**options), host, port))
 
     def memory_transport(self) -> AbstractAsyncContextManager[Connection]:
         """A transport to this app in the same process: ``Client(app.memory_transport())``."""

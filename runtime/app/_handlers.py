@@ -8,6 +8,7 @@ one revision: which methods exist, their params and result classes all come from
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -20,7 +21,7 @@ from ..errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
 from ._completion import complete, completion_result
 from ._context import Context
 from ._pages import page
-from ._shaping import shape_result
+from ._shaping import result_class, shape_result
 
 if TYPE_CHECKING:
     from ._app import App
@@ -62,7 +63,12 @@ def handlers_for(
 def _shaped(
     app: App, spec: MethodSpec[Any, Any], revision: str, data: dict[str, Any], where: str
 ) -> Any:
-    return shape_result(data, spec.result_type, revision, where, app.cache_members)
+    return shape_result(data, _result_class(spec), revision, where, app.cache_members)
+
+
+@functools.cache
+def _result_class(spec: MethodSpec[Any, Any]) -> Any:
+    return result_class(spec.result_type)
 
 
 def _lister(kind: str) -> Callable[[App, str, MethodSpec[Any, Any]], Handler]:

@@ -18,7 +18,7 @@ from pydantic import BaseModel
 
 from ..errors import INVALID_PARAMS, McpError
 from ._call import ArgumentsError, call, validate
-from ._results import to_content
+from ._results import as_data, to_content
 from ._schema import Signature, read_signature
 
 __all__ = ["PromptEntry", "make_prompt"]
@@ -105,7 +105,7 @@ def make_prompt(
     name: str | None,
     title: str | None,
     description: str | None,
-    icons: Sequence[Mapping[str, Any]] | None,
+    icons: Sequence[Any] | None,
     meta: Mapping[str, Any] | None,
 ) -> PromptEntry:
     """A ``PromptEntry`` for ``fn``."""
@@ -117,6 +117,6 @@ def make_prompt(
         signature=read_signature(fn, context_cls, prompt_name),
         title=title,
         description=description or inspect.getdoc(fn),
-        icons=[dict(i) for i in icons] if icons is not None else None,
+        icons=as_data(list(icons)) if icons is not None else None,
         meta=dict(meta) if meta is not None else None,
     )

@@ -22,6 +22,7 @@ from pydantic import BaseModel
 
 from ..errors import INVALID_PARAMS, McpError
 from ._call import ArgumentsError, call, validate
+from ._results import as_data
 from ._schema import Signature, read_signature
 
 __all__ = ["TEMPLATE_VARIABLE", "ResourceEntry", "make_resource"]
@@ -126,7 +127,7 @@ def make_resource(
     description: str | None,
     mime_type: str | None,
     annotations: Mapping[str, Any] | None,
-    icons: Sequence[Mapping[str, Any]] | None,
+    icons: Sequence[Any] | None,
     meta: Mapping[str, Any] | None,
 ) -> ResourceEntry:
     """A ``ResourceEntry``; ``TypeError`` when the function's parameters and the template's
@@ -149,7 +150,7 @@ def make_resource(
         description=description or inspect.getdoc(fn),
         mime_type=mime_type,
         annotations=dict(annotations) if annotations is not None else None,
-        icons=[dict(i) for i in icons] if icons is not None else None,
+        icons=as_data(list(icons)) if icons is not None else None,
         meta=dict(meta) if meta is not None else None,
         variables=variables,
         pattern=_matcher(uri) if variables else None,

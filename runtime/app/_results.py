@@ -23,7 +23,7 @@ from pydantic import BaseModel
 
 from ._schema import CONTENT_TYPE_NAMES, OutputType
 
-__all__ = ["binary_block", "to_content", "tool_result"]
+__all__ = ["as_data", "binary_block", "to_content", "tool_result"]
 
 _MAGIC: tuple[tuple[bytes, int, str, str], ...] = (
     (b"\x89PNG\r\n\x1a\n", 0, "image", "image/png"),
@@ -59,6 +59,15 @@ def _is_generated(value: Any, names: frozenset[str] | set[str]) -> bool:
 def _dump(value: BaseModel) -> dict[str, Any]:
     data: dict[str, Any] = value.model_dump(mode="json", by_alias=True, exclude_unset=True)
     return data
+
+
+def as_data(value: Any) -> Any:
+    """Models (and sequences of them) given as options, e.g. icons, as JSON data."""
+    if isinstance(value, BaseModel):
+        return _dump(value)
+    if isinstance(value, list | tuple):
+        return [as_data(v) for v in value]
+    return value
 
 
 def to_content(value: Any, uri: str) -> list[dict[str, Any]]:

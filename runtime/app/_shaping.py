@@ -13,13 +13,14 @@ from __future__ import annotations
 import functools
 import logging
 import typing
+from collections.abc import Callable
 from types import ModuleType, UnionType
 from typing import Annotated, Any, get_args, get_origin
 
 from pydantic import BaseModel
 from typing_extensions import TypeAliasType
 
-__all__ = ["Shaper", "prune", "prune_object", "result_class", "shape_result", "shaper"]
+__all__ = ["Shaper", "prune_object", "result_class", "shape_result", "shaper"]
 
 logger = logging.getLogger("mcpbind.app")
 
@@ -59,10 +60,7 @@ def _aliases(cls: type[BaseModel]) -> dict[str, Any]:
 
 
 def _pick(models: list[type[BaseModel]], value: dict[str, Any]) -> type[BaseModel] | None:
-    """The arm of a union of models ``value`` is: by its ``type`` tag, else by its members."""
-    tag = value.get("type")
-    if tag is not None and any(_type_tag(m) is not None for m in models):
-        return next((m for m in models if _type_tag(m) == tag), None)
+    """The arm of a union of models ``value`` is, by the members it has."""
     for model in models:
         required = {(f.alias or n) for n, f in model.model_fields.items() if f.is_required()}
         if required <= value.keys():
@@ -70,31 +68,56 @@ def _pick(models: list[type[BaseModel]], value: dict[str, Any]) -> type[BaseMode
     return None
 
 
-def prune(value: Any, annotation: Any) -> Any:
-    """``value`` (JSON data) without the object members ``annotation`` does not declare."""
+Pruner = Callable[[Any], Any]
+
+
+def _compile(annotation: Any) -> Pruner | None:
+    """How to prune values of ``annotation``: None when there is nothing to prune (no model
+    inside). Compiled once per class member, so pruning a result walks only its data."""
     members = _members(annotation)
-    if len(members) == 1:
-        origin = get_origin(members[0])
-        if origin in (list, tuple) and type(value) is list:
-            item = get_args(members[0])[0] if get_args(members[0]) else Any
-            return [prune(v, item) for v in value]
-    if type(value) is not dict:
-        return value
+    if len(members) == 1 and get_origin(members[0]) in (list, tuple):
+        args = get_args(members[0])
+        inner = _compile(args[0]) if args else None
+        if inner is None:
+            return None
+        return lambda value: [inner(v) for v in value] if type(value) is list else value
     models = [m for m in members if isinstance(m, type) and issubclass(m, BaseModel)]
     if not models:
-        return value
-    chosen = models[0] if len(models) == 1 else _pick(models, value)
-    return value if chosen is None else prune_object(value, chosen)
+        return None
+    if len(models) == 1:
+        only = models[0]
+        return lambda value: prune_object(value, only) if type(value) is dict else value
+    tags = {_type_tag(m): m for m in models}
+    tagged = None not in tags
+
+    def pick(value: Any) -> Any:
+        if type(value) is not dict:
+            return value
+        chosen = tags.get(value.get("type")) if tagged else _pick(models, value)
+        return value if chosen is None else prune_object(value, chosen)
+
+    return pick
+
+
+@functools.cache
+def _pruners(cls: type[BaseModel]) -> dict[str, Pruner | None]:
+    return {
+        alias: None if alias in _OPAQUE else _compile(annotation)
+        for alias, annotation in _aliases(cls).items()
+    }
 
 
 def prune_object(value: dict[str, Any], cls: type[BaseModel]) -> dict[str, Any]:
-    """``value`` as ``cls`` of this revision knows it (see ``prune``)."""
-    fields = _aliases(cls)
-    return {
-        key: (item if key in _OPAQUE else prune(item, fields[key]))
-        for key, item in value.items()
-        if key in fields
-    }
+    """``value`` (JSON data) as ``cls`` of this revision knows it: members it does not
+    declare dropped, at every level that is a generated model (schemas, arguments and
+    ``_meta`` are the user's data, kept whole)."""
+    pruners = _pruners(cls)
+    out = {}
+    for key, item in value.items():
+        if key in pruners:
+            pruner = pruners[key]
+            out[key] = item if pruner is None else pruner(item)
+    return out
 
 
 def _content_classes(cls: type[BaseModel], field: str) -> dict[Any, type[BaseModel]]:
@@ -178,13 +201,16 @@ def result_class(result_type: Any) -> type[BaseModel]:
 
 
 def shape_result(
-    data: dict[str, Any], result_type: Any, revision: str, where: str, cache: dict[str, Any]
+    data: dict[str, Any],
+    cls: type[BaseModel],
+    revision: str,
+    where: str,
+    cache: dict[str, Any],
 ) -> dict[str, Any]:
-    """A result (newest shape) as ``revision``'s ``result_type`` declares it: content it lacks
+    """A result (newest shape) as ``revision``'s result class ``cls`` declares it: content it lacks
     converted or left out, members it lacks dropped, and the cache members it requires
     (``ttlMs``, ``cacheScope``) filled from ``cache`` when absent."""
     shaping = shaper(revision)
-    cls = result_class(result_type)
     fields = _aliases(cls)
     if type(data.get("content")) is list and "content" in fields:
         data = {**data, "content": shaping.content(data["content"], shaping.tool_content, where)}

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ValidationError
 from .._input import ClientCapabilityMissing
 from ..errors import McpError
 from ._call import ArgumentsError, call, describe_errors, validate
-from ._results import tool_result
+from ._results import as_data, tool_result
 from ._schema import OutputType, Signature, output_type, read_signature
 
 __all__ = ["ToolEntry", "ToolError", "make_tool"]
@@ -93,14 +93,6 @@ def _error(message: str) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": message}], "isError": True}
 
 
-def _plain(value: Any) -> Any:
-    if isinstance(value, BaseModel):
-        return value.model_dump(mode="json", by_alias=True, exclude_unset=True)
-    if isinstance(value, Sequence) and not isinstance(value, str):
-        return [_plain(v) for v in value]
-    return value
-
-
 def make_tool(
     fn: Callable[..., Any],
     context_cls: type,
@@ -129,8 +121,8 @@ def make_tool(
         output=output,
         description=description or inspect.getdoc(fn),
         title=title,
-        annotations=_plain(annotations) if annotations is not None else None,
-        icons=_plain(list(icons)) if icons is not None else None,
+        annotations=as_data(annotations) if annotations is not None else None,
+        icons=as_data(list(icons)) if icons is not None else None,
         meta=dict(meta) if meta is not None else None,
         input_schema=signature.input_schema,
     )
