@@ -1,15 +1,13 @@
 """A small MCP server on mcpbind's app layer: tools, a resource and a prompt from typed functions.
 
-Run it with ``python examples/app_server.py`` (stdio) or ``... --http PORT`` (Streamable HTTP
-on 127.0.0.1, at ``/mcp``). It serves every protocol revision, the stateless 2026-07-28 era
-included, each client's results shaped for the revision it speaks.
+Run ``python examples/app_server.py`` (stdio) or ``... --http PORT`` (Streamable HTTP, ``/mcp``);
+it serves every protocol revision, each client's results shaped for the one it speaks.
 """
 
 import sys
 
 import anyio
 from mcpbind.runtime.app import App, Context
-from mcpbind.runtime.http import serve_forever
 from pydantic import BaseModel
 
 app = App("demo", version="1.0")
@@ -56,6 +54,6 @@ def greet(name: str) -> str:
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--http"]:
-        anyio.run(serve_forever, app.http_app(), "127.0.0.1", int(sys.argv[2]))
+        app.run_http(port=int(sys.argv[2]))
     else:
         app.run_stdio()
