@@ -108,9 +108,8 @@ def table(title: str, results: dict[str, dict[str, list[float]]]) -> None:
     print(title)
     ratios = [("app/sdk", "sdk", "app"), ("app/lowlevel", "lowlevel", "app")]
     ratios.append(("async/lowlevel", "lowlevel", "app-async"))
-    print(
-        f"  {'':<20}" + "".join(f"{n:>11}" for n in names) + "".join(f"{r:>14}" for r, _ in ratios)
-    )
+    head = f"  {'':<20}" + "".join(f"{n:>11}" for n in names)
+    print(head + "".join(f"{r:>16}" for r, _, _ in ratios))
     for metric in results["app"]:
         medians = {n: statistics.median(results[n][metric]) for n in names}
         line = f"  {metric:<20}" + "".join(f"{medians[n]:>11.0f}" for n in names)
