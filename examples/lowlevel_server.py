@@ -87,7 +87,7 @@ def structured(context: RequestContext) -> bool:
 def output(context: RequestContext, value: BaseModel, text: str) -> types.CallToolResult:
     """A tool's result: ``text`` for every client, ``value`` as structured content for those
     whose revision has it."""
-    content = [types.TextContent(text=text)]
+    content: list[types.ContentBlock] = [types.TextContent(text=text)]
     if not structured(context):
         return types.CallToolResult(content=content)
     return types.CallToolResult(content=content, structuredContent=value.model_dump())
