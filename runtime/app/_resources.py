@@ -3,8 +3,9 @@
 A template's variables are matched from a URI (each a non-empty run of characters other than
 ``/``, ``?`` and ``#``, percent-decoded) and converted to the types the function's parameters
 name. What a function returns becomes the resource's contents: ``str`` text, ``bytes`` a
-base64 blob, anything else JSON text; a list of ``TextResourceContents``/``BlobResourceContents``
-(or one) is taken as it is.
+base64 blob, anything else JSON text (listed with the MIME type its return annotation implies
+unless one is given: ``text/plain``, ``application/octet-stream``, ``application/json``);
+a ``TextResourceContents``/``BlobResourceContents``, or a list of them, is taken as it is.
 """
 
 from __future__ import annotations
@@ -117,6 +118,17 @@ def contents(value: Any, uri: str, mime_type: str | None) -> list[dict[str, Any]
     return [{"uri": uri, "text": text, "mimeType": mime_type or "application/json"}]
 
 
+def _default_mime_type(annotation: Any) -> str | None:
+    """The MIME type a return annotation implies: text, binary, or JSON for data."""
+    if annotation is inspect.Parameter.empty or annotation is Any:
+        return None
+    if annotation is str:
+        return "text/plain"
+    if annotation in (bytes, bytearray):
+        return "application/octet-stream"
+    return "application/json"
+
+
 def make_resource(
     uri: str,
     fn: Callable[..., Any],
@@ -148,7 +160,8 @@ def make_resource(
         signature=signature,
         title=title,
         description=description or inspect.getdoc(fn),
-        mime_type=mime_type,
+        mime_type=mime_type
+        or _default_mime_type(signature.hints.get("return", inspect.Parameter.empty)),
         annotations=dict(annotations) if annotations is not None else None,
         icons=as_data(list(icons)) if icons is not None else None,
         meta=dict(meta) if meta is not None else None,

@@ -64,11 +64,13 @@ async def test_static_resources_and_their_contents() -> None:
         "fail://chosen",
     ]
     assert listed["resources"][1] == {"uri": "bin://blob", "name": "blob", "mimeType": "image/png"}
+    assert listed["resources"][0]["mimeType"] == "text/plain"  # from the return annotation
     assert templates["resourceTemplates"] == [
         {
             "uriTemplate": "users://{user_id}/posts/{slug}",
             "name": "post",
             "description": "One post.",
+            "mimeType": "application/json",
         }
     ]
     assert plain["contents"] == [

@@ -182,3 +182,35 @@ async def test_bytes_are_content_here_data_there() -> None:
     assert ours["inputSchema"] == sdk["inputSchema"]
     assert sdk["outputSchema"]["properties"]["result"]["type"] == "string"
     assert "outputSchema" not in ours
+
+
+def review(
+    code: Annotated[str, Field(description="the code to review")],
+    language: str = "python",
+    strict: bool = False,
+) -> str:
+    """Review some code."""
+    return code
+
+
+def profile(user_id: int) -> str:
+    """A user's profile."""
+    return str(user_id)
+
+
+async def test_prompt_arguments_and_templates_equal_the_sdks() -> None:
+    server = MCPServer("sdk")
+    server.prompt()(review)
+    server.resource("users://{user_id}/profile")(profile)
+    sdk_prompt = (await server.list_prompts())[0].model_dump(by_alias=True, exclude_none=True)
+    sdk_template = (await server.list_resource_templates())[0].model_dump(
+        by_alias=True, exclude_none=True
+    )
+    app = App("app")
+    app.prompt()(review)
+    app.resource("users://{user_id}/profile")(profile)
+    async with wire(app, "2025-11-25") as peer:
+        prompt = (await peer.result("prompts/list"))["prompts"][0]
+        template = (await peer.result("resources/templates/list"))["resourceTemplates"][0]
+    assert prompt == sdk_prompt
+    assert template == sdk_template
