@@ -103,7 +103,12 @@ def check_config(read: dict[str, Any]) -> None:
     assert json.loads(contents["text"]) == CONFIG
 
 
+#: What a ``GetPromptResult`` may carry, in any revision.
+PROMPT_RESULT_MEMBERS = {"description", "messages", "_meta", "resultType", "ttlMs", "cacheScope"}
+
+
 def check_greet(prompt: dict[str, Any]) -> None:
+    assert set(prompt) <= PROMPT_RESULT_MEMBERS, prompt
     (message,) = prompt["messages"]
     assert message["role"] == "user"
     assert message["content"] == {"type": "text", "text": "Please greet Ada warmly."}
