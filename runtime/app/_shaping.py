@@ -223,9 +223,9 @@ def shape_result(
     if type(data.get("messages")) is list and cls.__name__ == "GetPromptResult":
         messages = []
         for message in data["messages"]:
-            content = message.get("content") if type(message) is dict else None
-            if type(content) is dict:
-                kept = shaping.content([content], shaping.prompt_content, where)
+            block = message.get("content") if type(message) is dict else None
+            if type(block) is dict:
+                kept = shaping.content([block], shaping.prompt_content, where)
                 if not kept:
                     continue
                 message = {**message, "content": kept[0]}
