@@ -23,6 +23,7 @@ from .._session import RequestContext, Session
 from ..errors import CapabilityError
 
 if TYPE_CHECKING:
+    from ..http.auth.server import AccessToken
     from ._app import App
 
 __all__ = ["LOG_LEVELS", "Context", "ElicitationResult"]
@@ -95,6 +96,12 @@ class Context:
     @property
     def session(self) -> Session:
         return self.request_context.session
+
+    @property
+    def auth(self) -> AccessToken | None:
+        """The caller's verified OAuth access token (subject, client, scopes) when the app is
+        served over HTTP behind a ``ResourceServer`` (``app.http_app(auth=...)``); else None."""
+        return self.request_context.auth
 
     @property
     def client_info(self) -> Any:

@@ -210,6 +210,8 @@ def test_the_examples_are_strictly_typed() -> None:
             str(REPO_ROOT / ".mypy_cache"),
             "examples/server.py",
             "examples/client.py",
+            "examples/app_server.py",
+            "examples/lowlevel_server.py",
         ],
         cwd=REPO_ROOT,
         capture_output=True,

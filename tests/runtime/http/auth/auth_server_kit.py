@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import socket
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -97,10 +97,12 @@ async def protected(
     verifier: str = "jwt",
     required_scopes: Sequence[str] = ("mcp:tools",),
     legacy: bool = False,
+    asgi: Callable[[ResourceServer], Any] | None = None,
     **options: Any,
 ) -> AsyncIterator[Setup]:
     """The test AS and an MCP server protected by a ``ResourceServer`` trusting it, whose
-    ``verifier`` is ``"jwt"`` (keys from the AS's JWKS) or ``"introspection"``."""
+    ``verifier`` is ``"jwt"`` (keys from the AS's JWKS) or ``"introspection"``. ``asgi`` makes
+    the served app from the resource server, instead of the ``whoami`` server here."""
     authorization = LocalAuthorizationServer()
     async with serving(authorization.app) as issuer:
         authorization.issuer = issuer
@@ -123,7 +125,9 @@ async def protected(
         )
         server = protected_server()
         app: Any = StreamableHTTPServer(server.serve, auth=resource_server)
-        if legacy:
+        if asgi is not None:
+            app = asgi(resource_server)
+        elif legacy:
             app = combined_app(app, LegacySSEServer(server.serve, auth=resource_server))
         async with serving(app, port=port) as served:
             assert served == base
