@@ -8,7 +8,8 @@ Servers, the same small server each (``echo``, ``weather``, ``count``, a resourc
 * ``sdk``: ``bench/peers/sdk_small_server.py``, the official Python SDK's ``MCPServer``;
 * ``app-async``: an app with only ``echo``, written ``async def``. The example's ``echo`` is a
   plain ``def``, which the app layer (like the SDK's ``MCPServer``) runs in a worker thread;
-  the low-level handler is a coroutine. This row is the app layer's cost without that hop.
+  the low-level handler is a coroutine. This row is the app layer's cost without that hop;
+* ``sdk-async``: the same ``async def`` echo on the SDK's ``MCPServer``, its peer.
 
 The clients are the existing benchmarks' light drivers, so the figures are the servers' own:
 over stdio ``bench/runtime_stdio.py``'s ``Driver`` (blocking line-at-a-time JSON-RPC), over
@@ -46,8 +47,8 @@ SCRIPTS = {
     "lowlevel": ROOT / "examples" / "lowlevel_server.py",
     "sdk": ROOT / "bench" / "peers" / "sdk_small_server.py",
 }
-STDIO_SERVERS = ("app", "lowlevel", "sdk", "app-async")
-HTTP_SERVERS = ("app", "lowlevel", "sdk", "sdk-json", "app-async")
+STDIO_SERVERS = ("app", "lowlevel", "sdk", "app-async", "sdk-async")
+HTTP_SERVERS = ("app", "lowlevel", "sdk", "sdk-json", "app-async", "sdk-async")
 ECHO = {"name": "echo", "arguments": {"text": "hello"}}
 
 
@@ -64,6 +65,19 @@ def async_app() -> Any:
     return app
 
 
+def async_sdk() -> Any:
+    from mcp.server.mcpserver import MCPServer
+
+    mcp = MCPServer("demo-async", version="1.0")
+
+    @mcp.tool()
+    async def echo(text: str) -> str:
+        """Return the text it is given."""
+        return text
+
+    return mcp
+
+
 def stdio_command(kind: str) -> list[str]:
     if kind in SCRIPTS:
         return [sys.executable, str(SCRIPTS[kind])]
@@ -74,6 +88,8 @@ def asgi_app(kind: str) -> Any:
     """The HTTP app of one of the servers, built the way its own documentation says."""
     if kind == "app-async":
         return async_app().http_app()
+    if kind == "sdk-async":
+        return async_sdk().streamable_http_app()
     if kind == "app":
         from examples.app_server import app
 
@@ -108,6 +124,7 @@ def table(title: str, results: dict[str, dict[str, list[float]]]) -> None:
     print(title)
     ratios = [("app/sdk", "sdk", "app"), ("app/lowlevel", "lowlevel", "app")]
     ratios.append(("async/lowlevel", "lowlevel", "app-async"))
+    ratios.append(("async/sdk-async", "sdk-async", "app-async"))
     head = f"  {'':<20}" + "".join(f"{n:>11}" for n in names)
     print(head + "".join(f"{r:>16}" for r, _, _ in ratios))
     for metric in results["app"]:
@@ -152,10 +169,12 @@ if __name__ == "__main__":
     parser.add_argument("--count", type=int, default=1000, help="sequential calls per round")
     parser.add_argument("--transport", choices=["stdio", "http", "both"], default="both")
     parser.add_argument("--serve", choices=HTTP_SERVERS, help=argparse.SUPPRESS)
-    parser.add_argument("--stdio", choices=["app-async"], help=argparse.SUPPRESS)
+    parser.add_argument("--stdio", choices=["app-async", "sdk-async"], help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.stdio:
+    if args.stdio == "app-async":
         async_app().run_stdio()
+    elif args.stdio:
+        async_sdk().run()
     elif args.serve:
         run(serve, args.serve)
     else:
