@@ -7,7 +7,14 @@ requestor's (``await client.call_tool_as_task(...)``).
 
 from ._handle import TaskHandle, call_as_task, call_tool_as_task
 from ._manager import CLIENT_METHODS, SERVER_METHODS, TaskSupport, ToolTaskSupport
-from ._store import TERMINAL, InMemoryTaskStore, TaskLimitError, TaskRecord, TaskStore
+from ._store import (
+    TERMINAL,
+    InMemoryTaskStore,
+    TaskLimitError,
+    TaskRecord,
+    TaskStatus,
+    TaskStore,
+)
 
 __all__ = [
     "CLIENT_METHODS",
@@ -17,6 +24,7 @@ __all__ = [
     "TaskHandle",
     "TaskLimitError",
     "TaskRecord",
+    "TaskStatus",
     "TaskStore",
     "TaskSupport",
     "ToolTaskSupport",

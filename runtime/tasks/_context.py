@@ -14,9 +14,9 @@ from typing import Any, Final, TypeVar
 from mcpbind.generated._support import MCPModel, MethodSpec, NotificationSpec, RequestOptions
 
 from .._bindings import dump
-from .._context import RequestContext
+from .._context import PROGRESS, RequestContext
 
-__all__ = ["RELATED_TASK", "TaskSender", "related", "task_context"]
+__all__ = ["RELATED_TASK", "TaskRequestContext", "TaskSender", "related", "task_context"]
 
 ResultT = TypeVar("ResultT")
 RELATED_TASK: Final = "io.modelcontextprotocol/related-task"
@@ -56,28 +56,52 @@ class TaskSender:
         body = related(dump(params), self._task_id)
         await self._waiting(1)
         try:
-            return await self._context.session.send_request(
-                spec, body, options, related_id=self._context.request_id
-            )
+            return await self._context.session.send_request(spec, body, options)
         finally:
             await self._waiting(-1)
 
     async def send_notification(self, spec: NotificationSpec[Any], params: MCPModel | None) -> None:
         message: dict[str, Any] = {"jsonrpc": "2.0", "method": spec.method}
         message["params"] = related(dump(params), self._task_id)
-        await self._context.session.send_raw(message, self._context.request_id)
+        await self._context.session.send_raw(message)
+
+
+class TaskRequestContext(RequestContext):
+    """The context of a task's handler. What it sends is not tied to the request that created
+    the task, which was answered long ago (on HTTP that request's stream is closed): it goes
+    where the transport sends unrelated messages (the GET stream), tagged with the task."""
+
+    __slots__ = ("sender",)
+    sender: TaskSender
+
+    async def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        token = self.progress_token
+        if token is None:
+            return
+        params: dict[str, Any] = {"progressToken": token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        await self.session.send_raw({"jsonrpc": "2.0", "method": PROGRESS, "params": params})
+
+    async def send_notification(self, spec: NotificationSpec[Any], params: MCPModel | None) -> None:
+        await self.sender.send_notification(spec, params)
 
 
 def task_context(
     context: RequestContext, task_id: str, waiting: Callable[[int], Awaitable[None]]
 ) -> RequestContext:
     """A copy of ``context`` for the task's handler, whose peer is a ``TaskSender``."""
-    copy: RequestContext = RequestContext(
+    copy = TaskRequestContext(
         context.session,
         context.request_id,
         context.method,
         context.meta,
         context.transport_context,
     )
-    copy._peer = context.session.bindings.stub(TaskSender(copy, task_id, waiting))
+    copy.sender = TaskSender(copy, task_id, waiting)
+    copy._peer = context.session.bindings.stub(copy.sender)
     return copy
