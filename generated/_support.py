@@ -203,6 +203,12 @@ class MethodSpec(Generic[ParamsT, ResultT]):
     advertised before the method may be sent that way. ``lifecycle`` marks the handshake's own
     messages, which a runtime's lifecycle sends, never its user. ``page_items`` names the list
     property of a paginated result (``"tools"``), None for a method that does not paginate.
+
+    A request that may be task-augmented (its params take a ``task``) names what it returns then,
+    ``task_result_type`` (that revision's ``CreateTaskResult``), and ``task_capability``, the path
+    in the receiver's capabilities that says it accepts the task form
+    (``("tasks", "requests", "tools", "call")``); both are None for any other request. A runtime
+    validates the result of a request whose params carry ``task`` against ``task_result_type``.
     """
 
     revision: str
@@ -217,6 +223,8 @@ class MethodSpec(Generic[ParamsT, ResultT]):
     capabilities: Mapping[Direction, str] = field(default_factory=dict, hash=False)
     lifecycle: bool = False
     page_items: str | None = None
+    task_result_type: Any = None
+    task_capability: tuple[str, ...] | None = None
 
 
 ItemT = TypeVar("ItemT")

@@ -112,8 +112,12 @@ class Route:
             raw = {}
         return validator(spec.params_type)(raw)
 
-    def dump_result(self, result: Any) -> Any:
-        """A handler's return value as JSON data, validated if it was not already a model."""
+    def dump_result(self, result: Any, params: dict[str, Any] | None = None) -> Any:
+        """A handler's return value as JSON data, validated if it was not already a model.
+
+        ``params`` are the request's raw params: when they carry ``task`` and the method may be
+        task-augmented, the handler answers with the task it created (``task_result_type``).
+        """
         if isinstance(result, BaseModel):
             data = dump(result)
         elif self.spec is not None:
@@ -123,15 +127,22 @@ class Route:
                 # A plain dict may leave out what the served revision requires and the runtime
                 # knows (a complete result's ``resultType``): stamped before it is validated.
                 result = {**self.stamp, **result}
-            data = dump(validator(self.spec.result_type)(result))
+            data = dump(validator(_result_type(self.spec, params))(result))
         else:
             data = result
         if self.stamp is not None and type(data) is dict and data.get("resultType") in _STAMPED:
             for key, value in self.stamp.items():
                 data.setdefault(key, value)
         if self.check is not None:
-            validator(self.check.result_type)(data)
+            validator(_result_type(self.check, params))(data)
         return data
+
+
+def _result_type(spec: MethodSpec[Any, Any], params: dict[str, Any] | None) -> Any:
+    """What a request's result must be: its task form's when its params carry ``task``."""
+    if spec.task_result_type is not None and params is not None and "task" in params:
+        return spec.task_result_type
+    return spec.result_type
 
 
 class Router(Protocol):

@@ -262,8 +262,12 @@ class Session(Outgoing):
         body = self.router.prepare_request(self, spec, dump(params))
         raw = await self.request_raw(spec, body, options, related_id)
         raw = await self.router.finish_request(self, spec, body, raw, options)
+        result_type = spec.result_type
+        if spec.task_result_type is not None and body is not None and "task" in body:
+            # A task-augmented request is answered with the task it created (2025-11-25).
+            result_type = spec.task_result_type
         try:
-            return validator(spec.result_type)(raw)  # type: ignore[no-any-return]
+            return validator(result_type)(raw)  # type: ignore[no-any-return]
         except ValidationError as exc:
             raise InvalidResultError(
                 f"the result of {spec.method!r} does not match revision {self.bindings.revision}: {exc}"
@@ -513,7 +517,7 @@ class Session(Outgoing):
         assert route.handler is not None
         try:
             result = await route.handler(params, context)
-            return {"jsonrpc": "2.0", "id": request_id, "result": route.dump_result(result)}
+            return {"jsonrpc": "2.0", "id": request_id, "result": route.dump_result(result, raw)}
         except McpError as exc:
             return {"jsonrpc": "2.0", "id": request_id, "error": exc.to_error()}
         except Exception:

@@ -26,6 +26,8 @@ class MethodView:
     page_items: str | None
     item_expr: str | None
     summary: str
+    task_result_expr: str | None = None
+    task_capability: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -84,6 +86,8 @@ def method_views(ir: RevisionIR) -> list[MethodView]:
                 page_items=m.page_items,
                 item_expr=_item_expr(ir, m.results[0], m.page_items),
                 summary=_summary(ir.definitions[m.request].schema.get("description")),
+                task_result_expr=f"types.{cls[m.task_result]}" if m.task_result else None,
+                task_capability=m.task_capability,
             )
         )
     _check_unique("request handler", [v.handler for v in views])

@@ -8,6 +8,11 @@ A request's result is found, in order: from its response envelope (``<X>ResultRe
 by naming (``<X>Request`` -> ``<X>Result``), else ``EmptyResult``. The capability guarding a
 method is the receiver's capability named by the method's first segment (``tools/call`` ->
 ``tools``; ``resources/subscribe`` -> ``resources.subscribe``).
+
+A request is task-augmentable when its params (each member, for a union of params) take a
+``task`` property: it then returns the one result that carries nothing but a ``task``
+(``CreateTaskResult``), and the receiver says it accepts that form under its capabilities'
+``tasks.requests.<first segment>.<second segment>`` (``tools/call`` -> ``tasks.requests.tools.call``).
 """
 
 from __future__ import annotations
@@ -129,6 +134,60 @@ def _capability(defs: dict[str, JSONSchema], method: str, direction: Direction) 
     return None
 
 
+def _params_members(defs: dict[str, JSONSchema], params: str | None) -> list[str]:
+    """The object definitions a request's params may be: the params themselves, or each member
+    of a params union (2025-11-25's ``ElicitRequestParams``, form or URL)."""
+    if params is None:
+        return []
+    return union_members(defs.get(params)) or [params]
+
+
+def _takes_task(defs: dict[str, JSONSchema], params: str | None) -> bool:
+    members = _params_members(defs, params)
+    return bool(members) and all(
+        "task" in defs.get(member, {}).get("properties", {}) for member in members
+    )
+
+
+def _task_result(defs: dict[str, JSONSchema]) -> str:
+    """The result a task-augmented request returns: the one result whose only required member
+    is a ``task`` object (``CreateTaskResult``)."""
+    found = [
+        name
+        for name, schema in defs.items()
+        if name.endswith("Result")
+        and schema.get("required") == ["task"]
+        and ref_name(schema.get("properties", {}).get("task")) is not None
+    ]
+    if len(found) != 1:
+        raise CodegenError(
+            f"requests take a 'task' param, but {len(found)} results carry only a task: {found}"
+        )
+    return found[0]
+
+
+def _task_capability(
+    defs: dict[str, JSONSchema], method: str, directions: tuple[Direction, ...]
+) -> tuple[str, ...] | None:
+    """The receiver's ``tasks.requests.<group>.<verb>`` capability for ``method``, if declared."""
+    segments = method.split("/")
+    if len(segments) != 2:
+        return None
+    for direction in directions:
+        path: list[str] = []
+        flags = _capability_flags(defs, RECEIVER_CAPABILITIES[direction])
+        for name in ("tasks", "requests", *segments):
+            if name not in flags:
+                break
+            path.append(name)
+            node = flags[name]
+            target = ref_name(node)
+            flags = _capability_flags(defs, target) if target else node.get("properties", {})
+        else:
+            return tuple(path)
+    return None
+
+
 def _page_items(defs: dict[str, JSONSchema], params: str | None, result: str) -> str | None:
     """The list property of a paginated result: params take a ``cursor``, the result gives
     ``nextCursor`` and exactly one array property."""
@@ -154,6 +213,7 @@ def _input_requests(defs: dict[str, JSONSchema]) -> set[str]:
 def build_methods(defs: dict[str, JSONSchema]) -> tuple[Method, ...]:
     methods: list[Method] = []
     embedded = _input_requests(defs)
+    task_result: str | None = None
     for request, directions in _members_by_direction(defs, REQUEST_UNIONS).items():
         params, params_required = _params(defs, request)
         results, link = _results(defs, request)
@@ -161,6 +221,9 @@ def build_methods(defs: dict[str, JSONSchema]) -> tuple[Method, ...]:
         caps = tuple(
             (d, cap) for d in directions if (cap := _capability(defs, name, d)) is not None
         )
+        augmentable = _takes_task(defs, params)
+        if augmentable and task_result is None:
+            task_result = _task_result(defs)
         methods.append(
             Method(
                 name,
@@ -174,6 +237,10 @@ def build_methods(defs: dict[str, JSONSchema]) -> tuple[Method, ...]:
                 lifecycle=name in LIFECYCLE_METHODS,
                 page_items=_page_items(defs, params, results[0]),
                 input_request=request in embedded,
+                task_result=task_result if augmentable else None,
+                task_capability=(
+                    _task_capability(defs, name, tuple(sorted(directions))) if augmentable else None
+                ),
             )
         )
     return tuple(sorted(methods, key=lambda m: m.method))

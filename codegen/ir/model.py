@@ -60,6 +60,10 @@ class Method:
     ``input_request``: the server never sends it as a request of its own, only inside a result
     (2026-07-28's ``InputRequest`` union, embedded in an ``InputRequiredResult``); the client
     still answers it, so its direction stays server-to-client.
+
+    ``task_result``: the result definition a task-augmented call returns (``CreateTaskResult``),
+    for a request whose params take a ``task``; ``task_capability`` the path, in the receiver's
+    capabilities, that says it accepts the task form (``("tasks", "requests", "tools", "call")``).
     """
 
     method: str
@@ -73,6 +77,8 @@ class Method:
     lifecycle: bool = False
     page_items: str | None = None
     input_request: bool = False
+    task_result: str | None = None
+    task_capability: tuple[str, ...] | None = None
 
     def capability_for(self, direction: Direction) -> str | None:
         """The receiver's capability (dotted path) that must be advertised for this direction."""

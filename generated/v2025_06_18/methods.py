@@ -8,6 +8,8 @@
 Each constant is typed ``MethodSpec[Params, Result]`` so that a runtime can type-check handlers
 and calls against it; a list method is a ``PaginatedMethodSpec[Params, Result, Item]``, which
 also says what one item of its pages is. ``METHODS`` and ``NOTIFICATIONS`` index them by name.
+A request that may be task-augmented also names the result of its task form
+(``task_result_type``) and the capability that allows it (``task_capability``).
 """
 
 from __future__ import annotations

@@ -154,6 +154,23 @@ class ClientStub:
         """``tools/call``: Used by the client to invoke a tool provided by the server."""
         return await self._sender.send_request(methods.TOOLS_CALL, params, options)
 
+    async def call_tool_as_task(
+        self,
+        params: types.CallToolRequestParams,
+        options: RequestOptions | None = None,
+    ) -> types.CreateTaskResult:
+        """``tools/call`` as a task: the receiver answers at once with the task it created
+        (poll it with ``tasks/get``, fetch the result with ``tasks/result``). ``params.task`` is
+        required; the receiver must advertise ``tasks.requests.tools.call``."""
+        if params.task is None:
+            raise ValueError("call_tool_as_task needs params.task (a TaskMetadata)")
+        result: object = await self._sender.send_request(methods.TOOLS_CALL, params, options)
+        if not isinstance(result, types.CreateTaskResult):
+            raise TypeError(
+                f"tools/call as a task returned {type(result).__name__}, not CreateTaskResult"
+            )
+        return result
+
     async def list_tools(
         self,
         params: types.PaginatedRequestParams | None = None,
@@ -214,6 +231,25 @@ class ServerStub:
         """``elicitation/create``: A request from the server to elicit additional information from the user via the client."""
         return await self._sender.send_request(methods.ELICITATION_CREATE, params, options)
 
+    async def elicit_as_task(
+        self,
+        params: types.ElicitRequestParams,
+        options: RequestOptions | None = None,
+    ) -> types.CreateTaskResult:
+        """``elicitation/create`` as a task: the receiver answers at once with the task it created
+        (poll it with ``tasks/get``, fetch the result with ``tasks/result``). ``params.task`` is
+        required; the receiver must advertise ``tasks.requests.elicitation.create``."""
+        if params.task is None:
+            raise ValueError("elicit_as_task needs params.task (a TaskMetadata)")
+        result: object = await self._sender.send_request(
+            methods.ELICITATION_CREATE, params, options
+        )
+        if not isinstance(result, types.CreateTaskResult):
+            raise TypeError(
+                f"elicitation/create as a task returned {type(result).__name__}, not CreateTaskResult"
+            )
+        return result
+
     async def ping(
         self,
         params: types.RequestParams | None = None,
@@ -237,6 +273,25 @@ class ServerStub:
     ) -> types.CreateMessageResult:
         """``sampling/createMessage``: A request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it."""
         return await self._sender.send_request(methods.SAMPLING_CREATEMESSAGE, params, options)
+
+    async def create_message_as_task(
+        self,
+        params: types.CreateMessageRequestParams,
+        options: RequestOptions | None = None,
+    ) -> types.CreateTaskResult:
+        """``sampling/createMessage`` as a task: the receiver answers at once with the task it created
+        (poll it with ``tasks/get``, fetch the result with ``tasks/result``). ``params.task`` is
+        required; the receiver must advertise ``tasks.requests.sampling.createMessage``."""
+        if params.task is None:
+            raise ValueError("create_message_as_task needs params.task (a TaskMetadata)")
+        result: object = await self._sender.send_request(
+            methods.SAMPLING_CREATEMESSAGE, params, options
+        )
+        if not isinstance(result, types.CreateTaskResult):
+            raise TypeError(
+                f"sampling/createMessage as a task returned {type(result).__name__}, not CreateTaskResult"
+            )
+        return result
 
     async def cancel_task(
         self,

@@ -8,6 +8,8 @@
 Each constant is typed ``MethodSpec[Params, Result]`` so that a runtime can type-check handlers
 and calls against it; a list method is a ``PaginatedMethodSpec[Params, Result, Item]``, which
 also says what one item of its pages is. ``METHODS`` and ``NOTIFICATIONS`` index them by name.
+A request that may be task-augmented also names the result of its task form
+(``task_result_type``) and the capability that allows it (``task_capability``).
 """
 
 from __future__ import annotations
@@ -89,6 +91,8 @@ ELICITATION_CREATE: Final = MethodSpec[types.ElicitRequestParams, types.ElicitRe
     capabilities={Direction.SERVER_TO_CLIENT: "elicitation"},
     lifecycle=False,
     page_items=None,
+    task_result_type=types.CreateTaskResult,
+    task_capability=("tasks", "requests", "elicitation", "create"),
 )
 
 
@@ -292,6 +296,8 @@ SAMPLING_CREATEMESSAGE: Final = MethodSpec[
     capabilities={Direction.SERVER_TO_CLIENT: "sampling"},
     lifecycle=False,
     page_items=None,
+    task_result_type=types.CreateTaskResult,
+    task_capability=("tasks", "requests", "sampling", "createMessage"),
 )
 
 
@@ -381,6 +387,8 @@ TOOLS_CALL: Final = MethodSpec[types.CallToolRequestParams, types.CallToolResult
     capabilities={Direction.CLIENT_TO_SERVER: "tools"},
     lifecycle=False,
     page_items=None,
+    task_result_type=types.CreateTaskResult,
+    task_capability=("tasks", "requests", "tools", "call"),
 )
 
 
