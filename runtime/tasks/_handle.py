@@ -10,7 +10,6 @@ request's progress token outlives its ``CreateTaskResult`` (tasks.md "Task Progr
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import weakref
 from collections.abc import Mapping
@@ -145,9 +144,7 @@ async def call_as_task(
         session = via.session
         sender = via
     spec = session.bindings.methods.get(method)
-    types = session.bindings.module.types
-    created_type = getattr(types, "CreateTaskResult", None)
-    if spec is None or created_type is None:
+    if spec is None or spec.task_result_type is None:
         raise CapabilityError(f"revision {session.bindings.revision} has no task form of {method}")
     body = dict(dump(params) or {})
     body["task"] = {} if ttl is None else {"ttl": ttl}
@@ -157,9 +154,9 @@ async def call_as_task(
         token = _listen(endpoint, session, progress)
         listening = (endpoint, token)
         body["_meta"] = {**(body.get("_meta") or {}), "progressToken": token}
-    task_spec = dataclasses.replace(spec, result_type=created_type)
     try:
-        created = await sender.send_request(task_spec, body, {"timeout": timeout})
+        # The runtime validates the answer as ``spec.task_result_type`` (``CreateTaskResult``).
+        created = await sender.send_request(spec, body, {"timeout": timeout})
     except BaseException:
         if listening is not None:
             _forget(*listening)
