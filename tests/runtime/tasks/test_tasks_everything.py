@@ -45,7 +45,7 @@ async def test_a_reference_task_tool_polled_to_its_result(everything: Path) -> N
         seen.add(handle.task["status"])
         assert seen <= {"working", "completed"} and "completed" in seen
         assert isinstance(result, types.CallToolResult)
-        assert "Research Report: tides" in result.content[0].text
+        assert "Research Report: tides" in str(result.content[0])
         assert asked == []
         with pytest.raises(McpError) as caught:
             await client.send_request(methods.TASKS_GET, {"taskId": "no-such-task"})
@@ -59,6 +59,6 @@ async def test_a_reference_task_needing_input(everything: Path) -> None:
             "simulate-research-query", {"topic": "python", "ambiguous": True}
         )
         result = await handle.result()  # the question comes on this stream (input_required)
-        assert "python (historical)" in result.content[0].text
+        assert "python (historical)" in str(result.content[0])
         assert len(asked) == 1 and asked[0]["_meta"][RELATED] == {"taskId": handle.task_id}
         assert (await handle.status())["status"] == "completed"
