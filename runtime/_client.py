@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from types import TracebackType
-from typing import Any, Generic, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar
 
 import anyio
 import anyio.abc
@@ -38,8 +38,10 @@ from ._session import Route, Session, SessionOptions
 from ._stateless_client import StatelessClient
 from ._stdio import StdioParameters, stdio_client
 from .errors import CapabilityError, ConnectionClosedError, McpError, ProtocolVersionError
-from .tasks import TaskHandle, call_tool_as_task
 from .transport import Connection, Envelope
+
+if TYPE_CHECKING:
+    from .tasks import TaskHandle
 
 __all__ = ["Client"]
 
@@ -284,6 +286,8 @@ class Client(
     ) -> TaskHandle[Any]:
         """Call tool ``name`` as a task (2025-11-25): the server answers at once with a task;
         ``await handle.result()`` is the ``CallToolResult`` once it is done (see ``tasks``)."""
+        from .tasks import call_tool_as_task  # the tasks machinery only when used
+
         return await call_tool_as_task(self, name, arguments, ttl=ttl, progress=progress)
 
     async def send_notification(self, spec: NotificationSpec[Any], params: MCPModel | None) -> None:

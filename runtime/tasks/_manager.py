@@ -17,7 +17,6 @@ from collections.abc import Callable, Hashable, Mapping
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 import anyio
-from mcpbind.generated.v2025_11_25 import methods as m
 
 from .._context import RequestContext
 from .._endpoint import merge
@@ -35,6 +34,7 @@ __all__ = ["CANCELLED_ERROR", "TaskSupport", "ToolTaskSupport"]
 ToolTaskSupport = Literal["forbidden", "optional", "required"]
 #: What ``tasks/result`` answers for a cancelled task: the request never produced a result.
 CANCELLED_ERROR: Final = -32603
+STATUS_NOTIFICATION: Final = "notifications/tasks/status"
 #: Task-augmentable methods per receiving side, with their ``tasks.requests`` capability.
 _SERVER_METHODS: Final = {"tools/call": ("tools", "call")}
 _CLIENT_METHODS: Final = {
@@ -71,6 +71,8 @@ class TaskSupport:
 
     def attach(self, endpoint: Endpoint, receives: Mapping[str, tuple[str, str]]) -> None:
         """Register the ``tasks/*`` handlers on ``endpoint`` and advertise ``tasks``."""
+        from mcpbind.generated.v2025_11_25 import methods as m  # only when tasks are enabled
+
         self._methods = receives
         endpoint.add_handler(m.TASKS_GET, self._get)
         endpoint.add_handler(m.TASKS_RESULT, self._result)
@@ -194,7 +196,7 @@ class TaskSupport:
             return
         message = {
             "jsonrpc": "2.0",
-            "method": m.NOTIFICATIONS_TASKS_STATUS.method,
+            "method": STATUS_NOTIFICATION,
             "params": record.to_json(),
         }
         with anyio.CancelScope(shield=True):
