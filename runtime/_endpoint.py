@@ -202,7 +202,10 @@ class Endpoint:
             else "ClientCapabilities"
         )
         model = getattr(bindings.module.types, model_name, None)
-        return merge(capability_tree(paths, model), self.extra_capabilities)
+        derived = capability_tree(paths, model)
+        if self.tasks is not None and "tasks/get" in bindings.incoming_requests:
+            derived = merge(derived, self.tasks.capabilities)  # only revisions that have tasks
+        return merge(derived, self.extra_capabilities)
 
     # -- routing (the Router protocol's common part) --------------------------------------
 

@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 import anyio
 
 from .._context import RequestContext
-from .._endpoint import merge
 from .._routing import Route
 from ..errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, McpError
 from ._context import RELATED_TASK, task_context
@@ -62,6 +61,7 @@ class TaskSupport:
         self.page_size = page_size
         self.notify = notify
         self._methods: Mapping[str, tuple[str, str]] = {}
+        self.capabilities: dict[str, Any] = {}
         self._scopes: dict[str, anyio.CancelScope] = {}
         self._sessions: dict[str, Session] = {}
         self._waiting: dict[str, int] = {}
@@ -70,7 +70,8 @@ class TaskSupport:
     # -- attaching --------------------------------------------------------------------------
 
     def attach(self, endpoint: Endpoint, receives: Mapping[str, tuple[str, str]]) -> None:
-        """Register the ``tasks/*`` handlers on ``endpoint`` and advertise ``tasks``."""
+        """Register the ``tasks/*`` handlers on ``endpoint``; ``capabilities`` is then what it
+        advertises (``tasks.list``, ``tasks.cancel``, ``tasks.requests`` of ``receives``)."""
         from mcpbind.generated.v2025_11_25 import methods as m  # only when tasks are enabled
 
         self._methods = receives
@@ -81,8 +82,7 @@ class TaskSupport:
         requests: dict[str, Any] = {}
         for group, name in receives.values():
             requests.setdefault(group, {})[name] = {}
-        tasks = {"list": {}, "cancel": {}, "requests": requests}
-        endpoint.extra_capabilities = merge(endpoint.extra_capabilities, {"tasks": tasks})
+        self.capabilities = {"tasks": {"list": {}, "cancel": {}, "requests": requests}}
 
     def tool_support(self, name: str) -> str | None:
         """The ``execution.taskSupport`` of tool ``name`` (None: absent, i.e. forbidden)."""
