@@ -164,7 +164,8 @@ class ClientStub:
         required; the receiver must advertise ``tasks.requests.tools.call``."""
         if params.task is None:
             raise ValueError("call_tool_as_task needs params.task (a TaskMetadata)")
-        result: object = await self._sender.send_request(methods.TOOLS_CALL, params, options)
+        # The sender validates the answer of a request whose params carry a task as the task's.
+        result = await self._sender.send_request(methods.TOOLS_CALL, params, options)
         if not isinstance(result, types.CreateTaskResult):
             raise TypeError(
                 f"tools/call as a task returned {type(result).__name__}, not CreateTaskResult"
@@ -241,9 +242,8 @@ class ServerStub:
         required; the receiver must advertise ``tasks.requests.elicitation.create``."""
         if params.task is None:
             raise ValueError("elicit_as_task needs params.task (a TaskMetadata)")
-        result: object = await self._sender.send_request(
-            methods.ELICITATION_CREATE, params, options
-        )
+        # The sender validates the answer of a request whose params carry a task as the task's.
+        result = await self._sender.send_request(methods.ELICITATION_CREATE, params, options)
         if not isinstance(result, types.CreateTaskResult):
             raise TypeError(
                 f"elicitation/create as a task returned {type(result).__name__}, not CreateTaskResult"
@@ -284,9 +284,8 @@ class ServerStub:
         required; the receiver must advertise ``tasks.requests.sampling.createMessage``."""
         if params.task is None:
             raise ValueError("create_message_as_task needs params.task (a TaskMetadata)")
-        result: object = await self._sender.send_request(
-            methods.SAMPLING_CREATEMESSAGE, params, options
-        )
+        # The sender validates the answer of a request whose params carry a task as the task's.
+        result = await self._sender.send_request(methods.SAMPLING_CREATEMESSAGE, params, options)
         if not isinstance(result, types.CreateTaskResult):
             raise TypeError(
                 f"sampling/createMessage as a task returned {type(result).__name__}, not CreateTaskResult"
