@@ -51,7 +51,8 @@ def _listen(endpoint: Endpoint, session: Session, callback: ProgressCallback) ->
             async def on_progress(params: Any, _session: Session) -> None:
                 callback = table.get(getattr(params, "progressToken", None))  # type: ignore[arg-type]
                 if callback is not None:
-                    await callback(float(params.progress), params.total, params.message)
+                    total = None if params.total is None else float(params.total)
+                    await callback(float(params.progress), total, params.message)
 
             endpoint.add_notification_handler(spec, on_progress)
     token = f"task-progress-{next(_tokens)}"
