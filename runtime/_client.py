@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from types import TracebackType
-from typing import Any, Generic, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar
 
 import anyio
 import anyio.abc
@@ -15,6 +15,7 @@ from mcpbind.generated._support import (
     MCPModel,
     MethodSpec,
     NotificationSpec,
+    ProgressCallback,
     RequestOptions,
     Revision,
 )
@@ -38,6 +39,9 @@ from ._stateless_client import StatelessClient
 from ._stdio import StdioParameters, stdio_client
 from .errors import CapabilityError, ConnectionClosedError, McpError, ProtocolVersionError
 from .transport import Connection, Envelope
+
+if TYPE_CHECKING:
+    from .tasks import TaskHandle
 
 __all__ = ["Client"]
 
@@ -272,6 +276,20 @@ class Client(
                 raise
         return await session.send_request(spec, body, options)
 
+    async def call_tool_as_task(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        ttl: int | None = None,
+        progress: ProgressCallback | None = None,
+    ) -> TaskHandle[Any]:
+        """Call tool ``name`` as a task (2025-11-25): the server answers at once with a task;
+        ``await handle.result()`` is the ``CallToolResult`` once it is done (see ``tasks``)."""
+        from .tasks import call_tool_as_task  # the tasks machinery only when used
+
+        return await call_tool_as_task(self, name, arguments, ttl=ttl, progress=progress)
+
     async def send_notification(self, spec: NotificationSpec[Any], params: MCPModel | None) -> None:
         """Send a notification (usually through a stub)."""
         await self.session.send_notification(spec, params)
@@ -358,7 +376,10 @@ class Client(
     ) -> Route | McpError:
         if method == _PING and _PING in session.bindings.methods:
             return Route(None, immediate={})
-        return self.find_route(session.bindings, method)
+        route = self.find_route(session.bindings, method)
+        if self.tasks is not None and isinstance(route, Route):
+            return self.tasks.route(session, method, params, route)
+        return route
 
     def route_notification(
         self, session: Session, method: str, params: dict[str, Any] | None, envelope: Envelope

@@ -20,6 +20,9 @@ from ._session import RequestContext, Route, Session
 from .errors import METHOD_NOT_FOUND, McpError
 from .transport import Envelope
 
+if typing.TYPE_CHECKING:
+    from .tasks import TaskSupport
+
 __all__ = ["Endpoint", "capability_tree", "has_capability", "merge"]
 
 P = TypeVar("P")
@@ -110,6 +113,23 @@ class Endpoint:
         self._notification_handlers: dict[
             str, list[tuple[NotificationSpec[Any], NotificationHandler[Any]]]
         ] = {}
+        #: Task support (``enable_tasks``); None: task-augmented requests are served normally.
+        self.tasks: TaskSupport | None = None
+
+    def enable_tasks(self, support: TaskSupport | None = None) -> TaskSupport:
+        """Serve task-augmented requests (2025-11-25 tasks): a server's ``tools/call`` for tools
+        whose ``taskSupport`` allows it, a client's sampling and elicitation (register those
+        handlers first); adds the ``tasks/*`` handlers and the ``tasks`` capability."""
+        from .tasks import CLIENT_METHODS, SERVER_METHODS, TaskSupport
+
+        support = support if support is not None else TaskSupport()
+        if self.local is Direction.SERVER_TO_CLIENT:
+            receives = SERVER_METHODS
+        else:
+            receives = {k: v for k, v in CLIENT_METHODS.items() if k in self._handlers}
+        support.attach(self, receives)
+        self.tasks = support
+        return support
 
     # -- registration ---------------------------------------------------------------------
 
@@ -182,7 +202,10 @@ class Endpoint:
             else "ClientCapabilities"
         )
         model = getattr(bindings.module.types, model_name, None)
-        return merge(capability_tree(paths, model), self.extra_capabilities)
+        derived = capability_tree(paths, model)
+        if self.tasks is not None and "tasks/get" in bindings.incoming_requests:
+            derived = merge(derived, self.tasks.capabilities)  # only revisions that have tasks
+        return merge(derived, self.extra_capabilities)
 
     # -- routing (the Router protocol's common part) --------------------------------------
 

@@ -114,6 +114,8 @@ class Server(Endpoint):
         if decided is not None:
             return decided
         route = self.find_route(session.bindings, method)
+        if self.tasks is not None and isinstance(route, Route):
+            route = self.tasks.route(session, method, params, route)
         if method in _TRACKED and method in session.bindings.incoming_requests:
             offered = has_capability(self.capabilities_for(session.bindings), "resources.subscribe")
             return self.subscriptions.track(session, method, route, params, offered)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Final, TypeVar
 
 import anyio
@@ -154,6 +154,13 @@ class Session(Outgoing):
     def _start_watching(self) -> None:
         if self._tg is not None:
             self._tg.start_soon(self._watch_deadlines)
+
+    def start_soon(self, job: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> None:
+        """Run ``job(*args)`` in the session's task group: work that outlives the request that
+        started it (a task's handler), stopped when the session ends."""
+        if self._tg is None or self.closed:
+            raise ConnectionClosedError("the session is not running")
+        self._tg.start_soon(job, *args)
 
     async def wait_started(self) -> None:
         """Wait until ``run()`` accepts requests (for owners that start it in a task)."""

@@ -11,7 +11,7 @@ import contextlib
 import weakref
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import anyio.from_thread
 from mcpbind.generated._support import Direction
@@ -20,6 +20,7 @@ from pydantic import BaseModel
 from .._bindings import Bindings
 from .._server import Server
 from .._session import Session
+from ..tasks import TaskSupport
 from ..transport import Connection
 from ._completion import values_of
 from ._context import LOG_LEVELS, Context
@@ -192,6 +193,7 @@ class App:
         icons: Sequence[Any] | None = None,
         meta: Mapping[str, Any] | None = None,
         structured_output: bool | None = None,
+        task_support: Literal["forbidden", "optional", "required"] | None = None,
     ) -> Callable[[F], F]:
         """Register the decorated function as a tool (name: the function's; description:
         its docstring). The function is returned unchanged."""
@@ -208,6 +210,7 @@ class App:
                 icons=icons,
                 meta=meta,
                 structured_output=structured_output,
+                task_support=task_support,
             )
             return fn
 
@@ -224,8 +227,12 @@ class App:
         icons: Sequence[Any] | None = None,
         meta: Mapping[str, Any] | None = None,
         structured_output: bool | None = None,
+        task_support: Literal["forbidden", "optional", "required"] | None = None,
     ) -> None:
-        """Register ``fn`` as a tool (replacing one of the same name); clients are told."""
+        """Register ``fn`` as a tool (replacing one of the same name); clients are told.
+
+        ``task_support`` (``"optional"``, ``"required"``) lets clients call it as a task
+        (2025-11-25): the first such tool enables the server's task support."""
         entry = make_tool(
             fn,
             Context,
@@ -237,8 +244,15 @@ class App:
             meta=meta,
             structured_output=structured_output,
         )
+        entry.task_support = task_support
         self.tools[entry.name] = entry
+        if task_support not in (None, "forbidden") and self.server.tasks is None:
+            self.server.enable_tasks(TaskSupport(tools=self._task_support))
         self._changed(self.server.notify_tools_changed)
+
+    def _task_support(self, name: str) -> str | None:
+        entry = self.tools.get(name)
+        return None if entry is None else entry.task_support
 
     def remove_tool(self, name: str) -> None:
         """Remove a tool; ``KeyError`` if there is none of that name. Clients are told."""

@@ -45,6 +45,8 @@ class ToolEntry:
     icons: list[dict[str, Any]] | None = None
     meta: dict[str, Any] | None = None
     input_schema: dict[str, Any] = field(default_factory=dict)
+    #: ``execution.taskSupport`` (2025-11-25 tasks): None is absent, i.e. forbidden.
+    task_support: str | None = None
 
     def describe(self) -> dict[str, Any]:
         """The ``Tool`` as the newest revision has it (shaped per revision when listed)."""
@@ -60,6 +62,8 @@ class ToolEntry:
                 data[key] = value
         if self.output is not None:
             data["outputSchema"] = self.output.schema
+        if self.task_support is not None:
+            data["execution"] = {"taskSupport": self.task_support}
         return data
 
     async def run(

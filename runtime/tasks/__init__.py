@@ -1,0 +1,33 @@
+"""Tasks (2025-11-25): long-running requests answered at once with a task, polled for later.
+
+``TaskSupport`` (with a ``TaskStore``, ``InMemoryTaskStore`` by default) is the receiver's side,
+attached with ``server.enable_tasks()`` / ``client.enable_tasks()``; ``TaskHandle`` is the
+requestor's (``await client.call_tool_as_task(...)``).
+"""
+
+from ._handle import TaskHandle, call_as_task, call_tool_as_task
+from ._manager import CLIENT_METHODS, SERVER_METHODS, TaskSupport, ToolTaskSupport
+from ._store import (
+    TERMINAL,
+    InMemoryTaskStore,
+    TaskLimitError,
+    TaskRecord,
+    TaskStatus,
+    TaskStore,
+)
+
+__all__ = [
+    "CLIENT_METHODS",
+    "SERVER_METHODS",
+    "TERMINAL",
+    "InMemoryTaskStore",
+    "TaskHandle",
+    "TaskLimitError",
+    "TaskRecord",
+    "TaskStatus",
+    "TaskStore",
+    "TaskSupport",
+    "ToolTaskSupport",
+    "call_as_task",
+    "call_tool_as_task",
+]
