@@ -155,7 +155,9 @@ def main() -> None:
     args = parser.parse_args()
     eras = (VERSION, MODERN) if args.era == "both" else (args.era,)
     names = args.clients.split(",")
-    process, url = start("mcpbind", [sys.executable, str(ROOT / "runtime_http.py"), "--serve", "mcpbind"])
+    process, url = start(
+        "mcpbind", [sys.executable, str(ROOT / "runtime_http.py"), "--serve", "mcpbind"]
+    )
     try:
         for era in eras:
             results: dict[str, dict[str, list[float]]] = {name: {} for name in names}

@@ -45,7 +45,9 @@ from .._request_headers import REQUEST_HEADERS, HeaderHook, standard_headers
 from .._stateless import _MODERN_ERRORS
 from ..errors import HTTP_STATUS, METHOD_NOT_FOUND
 from ..transport import STREAM_BUFFER, Connection, Envelope
+from .._run import on_asyncio
 from ._common import JSON, LAST_EVENT_ID, PROTOCOL_VERSION, SESSION_ID, SSE
+from ._fastpost import FastPoster
 from .legacy import LegacySSEChannel
 
 __all__ = ["HttpTransportError", "streamable_http_client"]
@@ -66,6 +68,7 @@ POOL_SHARDS = 4
 DRAIN_TIMEOUT = 0.5
 #: How long to wait before reconnecting when the server gave no ``retry`` advice.
 DEFAULT_RETRY = 1.0
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
 
 
 class HttpTransportError(Exception):
@@ -121,6 +124,8 @@ class _StreamableClient:
         self.modern: set[int | str] = set()
         self._initialize_id: int | str | None = None
         self._tg: TaskGroup | None = None
+        #: The small pool the POSTs take when nothing needs httpx (see ``_fastpost``).
+        self.poster: FastPoster | None = None
 
     # -- plumbing ---------------------------------------------------------------------------
 
@@ -250,10 +255,13 @@ class _StreamableClient:
             if request_id is not None:
                 self.modern.add(request_id)
         try:
-            async with self._post_client().stream(
-                "POST", self.url, content=rpc.encode(message), headers=headers
-            ) as response:
-                await self._on_post_response(response, message, request_id)
+            if self.poster is not None:
+                await self._post_fast(self.poster, message, request_id, headers)
+            else:
+                async with self._post_client().stream(
+                    "POST", self.url, content=rpc.encode(message), headers=headers
+                ) as response:
+                    await self._on_post_response(response, message, request_id)
         except httpx.HTTPError as exc:
             await self._fail(request_id, f"HTTP request failed: {exc!r}")
         except Exception as exc:
@@ -263,6 +271,28 @@ class _StreamableClient:
         finally:
             if request_id is not None:
                 self.modern.discard(request_id)
+
+    async def _post_fast(
+        self,
+        poster: FastPoster,
+        message: Any,
+        request_id: int | str | None,
+        headers: dict[str, str],
+    ) -> None:
+        """POST on the small pool; a redirect is left to httpx, which follows it."""
+        content = rpc.encode(message)
+        response = await poster.post(headers, content)
+        try:
+            if response.status_code in _REDIRECTS:
+                await response.aclose()
+                async with self._post_client().stream(
+                    "POST", self.url, content=content, headers=headers
+                ) as followed:
+                    await self._on_post_response(followed, message, request_id)
+                return
+            await self._on_post_response(response, message, request_id)
+        finally:
+            await response.aclose()
 
     def _post_client(self) -> httpx.AsyncClient:
         """The next of ``post_clients``, round robin.
@@ -530,6 +560,8 @@ async def streamable_http_client(
     )
     if own:
         state.post_clients = [make_client(POOL_SIZE // POOL_SHARDS) for _ in range(POOL_SHARDS)]
+        if auth is None and on_asyncio() and FastPoster.usable(url):
+            state.poster = FastPoster(url, tls, timeout, sse_read_timeout)
     try:
         async with anyio.create_task_group() as tg, in_send, in_receive, out_send:
             tg.start_soon(state.write_loop, out_receive, tg)
@@ -548,6 +580,8 @@ async def streamable_http_client(
                         await http.delete(url, headers=state._headers(f"{JSON}, {SSE}"))
                 except (httpx.HTTPError, TimeoutError) as exc:
                     logger.debug("could not end the session: %r", exc)
+            if state.poster is not None:
+                state.poster.close()
             if own:
                 for client in {http, *state.post_clients}:
                     await client.aclose()
