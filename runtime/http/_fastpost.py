@@ -24,7 +24,7 @@ from typing import Any
 import httptools
 import httpx
 
-__all__ = ["FastPoster"]
+__all__ = ["Answer", "FastPoster"]
 
 #: Idle keep-alive connections kept per transport.
 MAX_IDLE = 64
@@ -128,12 +128,23 @@ def _expire(waiter: asyncio.Future[None]) -> None:
         waiter.set_exception(httpx.ReadTimeout("no answer from the server in time"))
 
 
-class _Body(httpx.AsyncByteStream):
-    """A response body streamed from its connection; returns it to the pool once read."""
+class Answer(httpx.AsyncByteStream):
+    """The response to one POST: status and headers, and its body streamed from the
+    connection, which goes back to the pool (or is closed) once, when the body was read or
+    given up."""
 
     def __init__(self, poster: FastPoster, connection: _Connection) -> None:
         self.poster = poster
         self.connection: _Connection | None = connection
+        self.status = connection.status
+        self.headers = connection.headers
+
+    def content_type(self) -> bytes:
+        """The media type, lower case, without parameters."""
+        for name, value in self.headers:
+            if name.lower() == b"content-type":
+                return value.split(b";", 1)[0].strip().lower()
+        return b""
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         connection = self.connection
@@ -143,17 +154,31 @@ class _Body(httpx.AsyncByteStream):
             while connection.chunks:
                 yield connection.chunks.popleft()
             if connection.complete:
-                self._release()
+                self.discard()
                 return
             await connection.wait(self.poster.read_timeout)
 
-    def _release(self) -> None:
+    async def read(self) -> bytes:
+        """The whole body."""
+        try:
+            return b"".join([chunk async for chunk in self])
+        finally:
+            self.discard()
+
+    def response(self) -> httpx.Response:
+        """This answer as httpx's, its body still to be streamed."""
+        return httpx.Response(
+            self.status, headers=self.headers, stream=self, request=self.poster.request
+        )
+
+    def discard(self) -> None:
+        """Done with the connection: back to the pool if its response was complete, else closed."""
         connection, self.connection = self.connection, None
         if connection is not None:
             self.poster.release(connection)
 
     async def aclose(self) -> None:
-        self._release()
+        self.discard()
 
 
 class FastPoster:
@@ -208,8 +233,9 @@ class FastPoster:
         else:
             connection.close()
 
-    async def post(self, headers: Mapping[str, str], content: bytes) -> httpx.Response:
-        """Send the POST and wait for its status and headers; the body streams afterwards."""
+    async def post(self, headers: Mapping[str, str], content: bytes) -> Answer:
+        """Send the POST and wait for its status and headers; the body is the caller's to read
+        (``Answer.read``, ``Answer.response``) or give up (``Answer.discard``)."""
         lines = [self.head]
         for name, value in headers.items():
             if "\r" in value or "\n" in value:
@@ -235,12 +261,7 @@ class FastPoster:
             except BaseException:
                 connection.close()
                 raise
-            return httpx.Response(
-                connection.status,
-                headers=connection.headers,
-                stream=_Body(self, connection),
-                request=self.request,
-            )
+            return Answer(self, connection)
 
     def close(self) -> None:
         for connection in self.idle:

@@ -42,10 +42,10 @@ from httpx_sse import EventSource, ServerSentEvent
 from .. import _jsonrpc as rpc
 from .._logsafe import printable
 from .._request_headers import REQUEST_HEADERS, HeaderHook, standard_headers
+from .._run import on_asyncio
 from .._stateless import _MODERN_ERRORS
 from ..errors import HTTP_STATUS, METHOD_NOT_FOUND
 from ..transport import STREAM_BUFFER, Connection, Envelope
-from .._run import on_asyncio
 from ._common import JSON, LAST_EVENT_ID, PROTOCOL_VERSION, SESSION_ID, SSE
 from ._fastpost import FastPoster
 from .legacy import LegacySSEChannel
@@ -68,6 +68,7 @@ POOL_SHARDS = 4
 DRAIN_TIMEOUT = 0.5
 #: How long to wait before reconnecting when the server gave no ``retry`` advice.
 DEFAULT_RETRY = 1.0
+_JSON_BYTES = JSON.encode()
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 
 
@@ -279,20 +280,40 @@ class _StreamableClient:
         request_id: int | str | None,
         headers: dict[str, str],
     ) -> None:
-        """POST on the small pool; a redirect is left to httpx, which follows it."""
+        """POST on the small pool; a redirect is left to httpx, which follows it.
+
+        The usual answer (a JSON response to a request, or 202) is read straight from the
+        connection; any other goes through ``_on_post_response`` as an ``httpx.Response``.
+        """
         content = rpc.encode(message)
-        response = await poster.post(headers, content)
+        answer = await poster.post(headers, content)
+        status = answer.status
         try:
-            if response.status_code in _REDIRECTS:
-                await response.aclose()
+            if status == 202:
+                return
+            if (
+                status == 200
+                and request_id is not None
+                and request_id != self._initialize_id
+                and answer.content_type() == _JSON_BYTES
+            ):
+                parsed = rpc.decode(await answer.read())
+                if isinstance(parsed, rpc.Malformed):
+                    await self._fail(request_id, f"the server sent invalid JSON: {parsed.reason}")
+                    return
+                for item in parsed if type(parsed) is list else [parsed]:
+                    await self._feed(item)
+                return
+            if status in _REDIRECTS:
+                answer.discard()
                 async with self._post_client().stream(
                     "POST", self.url, content=content, headers=headers
                 ) as followed:
                     await self._on_post_response(followed, message, request_id)
                 return
-            await self._on_post_response(response, message, request_id)
+            await self._on_post_response(answer.response(), message, request_id)
         finally:
-            await response.aclose()
+            answer.discard()
 
     def _post_client(self) -> httpx.AsyncClient:
         """The next of ``post_clients``, round robin.
