@@ -27,6 +27,7 @@ and data unchanged; only a body that is not one becomes a transport error (-3200
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Mapping
@@ -118,7 +119,9 @@ class _StreamableClient:
         self.protocol_version: str | None = None
         self.close_reason: str | None = None
         self.legacy: LegacySSEChannel | None = None
-        self.readers: dict[int | str, anyio.CancelScope] = {}
+        #: What reads each request's answer: cancelled when the session gives up on it.
+        self.readers: dict[int | str, anyio.CancelScope | asyncio.Task[None]] = {}
+        self.native: set[asyncio.Task[None]] = set()
         self.get_started = False
         self.hook = HeaderHook()
         #: Stateless-era requests in flight: cancelled by closing their stream, never resumed.
@@ -191,9 +194,12 @@ class _StreamableClient:
                 if self.legacy is not None:
                     await self._post_legacy(message, request_id)
                 elif request_id is not None and message.get("method") != "initialize":
-                    scope = anyio.CancelScope()
-                    self.readers[request_id] = scope
-                    tg.start_soon(self._post_scoped, message, request_id, scope)
+                    if self.poster is not None:
+                        self._spawn_native(message, request_id)
+                    else:
+                        scope = anyio.CancelScope()
+                        self.readers[request_id] = scope
+                        tg.start_soon(self._post_scoped, message, request_id, scope)
                 else:
                     method = message.get("method") if type(message) is dict else None
                     if request_id is not None:
@@ -228,6 +234,31 @@ class _StreamableClient:
         ):
             self.get_started = True
             self._tg.start_soon(self._get_stream)
+
+    def _spawn_native(self, message: Any, request_id: int | str) -> None:
+        """POST a request in a plain asyncio task (the fast pool runs only on asyncio): an
+        anyio task and cancel scope per request cost more than the rest of the POST. The task
+        is the request's reader (cancelling it closes the stream); ``close_native`` ends the
+        ones left when the transport closes."""
+        task = asyncio.get_running_loop().create_task(self._post(message, request_id))
+        self.readers[request_id] = task
+        self.native.add(task)
+        task.add_done_callback(lambda done: self._native_done(done, request_id))
+
+    def _native_done(self, task: asyncio.Task[None], request_id: int | str) -> None:
+        self.native.discard(task)
+        if self.readers.get(request_id) is task:
+            del self.readers[request_id]
+        if not task.cancelled() and task.exception() is not None:
+            logger.error("posting request %r failed", request_id, exc_info=task.exception())
+
+    async def close_native(self) -> None:
+        """Cancel the requests still being posted and wait until they have let go."""
+        tasks = list(self.native)
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
 
     async def _post_scoped(
         self, message: Any, request_id: int | str, scope: anyio.CancelScope
@@ -595,6 +626,7 @@ async def streamable_http_client(
             tg.cancel_scope.cancel()
     finally:
         with anyio.CancelScope(shield=True):
+            await state.close_native()
             if terminate_on_close and state.session_id is not None and state.legacy is None:
                 try:
                     with anyio.fail_after(min(timeout, 5.0)):
