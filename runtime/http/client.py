@@ -23,6 +23,11 @@ stream is never resumed, and cancelling it closes the stream instead of POSTing
 ``notifications/cancelled`` (that era has no client notifications over HTTP). An error
 status whose body is a JSON-RPC error response reaches the caller as that error, code, message
 and data unchanged; only a body that is not one becomes a transport error (-32000).
+
+Speed: when the transport owns its httpx clients, has no ``auth`` and runs on asyncio, POSTs
+go through a small keep-alive pool on httptools (``_fastpost.py``), each in a plain asyncio
+task, and a JSON answer is read straight off the connection; everything else (SSE answers,
+errors, redirects, GET streams, resumption, DELETE, auth flows) is the same httpx code.
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ import anyio
 import httpx
 from anyio.abc import TaskGroup, TaskStatus
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
-from httpx_sse import EventSource, ServerSentEvent
+from httpx_sse import EventSource
 
 from .. import _jsonrpc as rpc
 from .._logsafe import printable
@@ -48,7 +53,8 @@ from .._stateless import _MODERN_ERRORS
 from ..errors import HTTP_STATUS, METHOD_NOT_FOUND
 from ..transport import STREAM_BUFFER, Connection, Envelope
 from ._common import JSON, LAST_EVENT_ID, PROTOCOL_VERSION, SESSION_ID, SSE
-from ._fastpost import FastPoster
+from ._fastpost import FastPoster, RequestTasks
+from ._stream_state import StreamState
 from .legacy import LegacySSEChannel
 
 __all__ = ["HttpTransportError", "streamable_http_client"]
@@ -67,8 +73,6 @@ POOL_SIZE = 128
 POOL_SHARDS = 4
 #: How long a stream may linger after its response before it is closed instead of drained.
 DRAIN_TIMEOUT = 0.5
-#: How long to wait before reconnecting when the server gave no ``retry`` advice.
-DEFAULT_RETRY = 1.0
 _JSON_BYTES = JSON.encode()
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 
@@ -121,7 +125,7 @@ class _StreamableClient:
         self.legacy: LegacySSEChannel | None = None
         #: What reads each request's answer: cancelled when the session gives up on it.
         self.readers: dict[int | str, anyio.CancelScope | asyncio.Task[None]] = {}
-        self.native: set[asyncio.Task[None]] = set()
+        self.tasks = RequestTasks()
         self.get_started = False
         self.hook = HeaderHook()
         #: Stateless-era requests in flight: cancelled by closing their stream, never resumed.
@@ -236,29 +240,15 @@ class _StreamableClient:
             self._tg.start_soon(self._get_stream)
 
     def _spawn_native(self, message: Any, request_id: int | str) -> None:
-        """POST a request in a plain asyncio task (the fast pool runs only on asyncio): an
-        anyio task and cancel scope per request cost more than the rest of the POST. The task
-        is the request's reader (cancelling it closes the stream); ``close_native`` ends the
-        ones left when the transport closes."""
-        task = asyncio.get_running_loop().create_task(self._post(message, request_id))
+        """POST a request in a plain asyncio task (see ``RequestTasks``); that task is the
+        request's reader: cancelling it closes the stream."""
+        task = self.tasks.spawn(self._post(message, request_id), f"request {request_id!r}")
         self.readers[request_id] = task
-        self.native.add(task)
-        task.add_done_callback(lambda done: self._native_done(done, request_id))
+        task.add_done_callback(lambda done: self._forget_reader(done, request_id))
 
-    def _native_done(self, task: asyncio.Task[None], request_id: int | str) -> None:
-        self.native.discard(task)
+    def _forget_reader(self, task: asyncio.Task[None], request_id: int | str) -> None:
         if self.readers.get(request_id) is task:
             del self.readers[request_id]
-        if not task.cancelled() and task.exception() is not None:
-            logger.error("posting request %r failed", request_id, exc_info=task.exception())
-
-    async def close_native(self) -> None:
-        """Cancel the requests still being posted and wait until they have let go."""
-        tasks = list(self.native)
-        for task in tasks:
-            task.cancel()
-        if tasks:
-            await asyncio.gather(*tasks, return_exceptions=True)
 
     async def _post_scoped(
         self, message: Any, request_id: int | str, scope: anyio.CancelScope
@@ -402,7 +392,7 @@ class _StreamableClient:
     # -- SSE streams ------------------------------------------------------------------------
 
     async def _read_events(
-        self, response: httpx.Response, state: _StreamState, answer_to: int | str | None
+        self, response: httpx.Response, state: StreamState, answer_to: int | str | None
     ) -> bool:
         """Feed one SSE response's messages; True once the response to ``answer_to`` came.
 
@@ -435,7 +425,7 @@ class _StreamableClient:
     async def _read_post_stream(
         self, response: httpx.Response, request_id: int | str | None
     ) -> None:
-        state = _StreamState()
+        state = StreamState()
         try:
             if await self._read_events(response, state, request_id):
                 return
@@ -452,7 +442,7 @@ class _StreamableClient:
             return
         await self._resume(state, request_id)
 
-    async def _resume(self, state: _StreamState, request_id: int | str) -> None:
+    async def _resume(self, state: StreamState, request_id: int | str) -> None:
         """GET with ``Last-Event-ID`` until the response arrives or reconnecting keeps failing."""
         failures = 0
         while failures <= self.max_reconnects:
@@ -482,7 +472,7 @@ class _StreamableClient:
 
     async def _get_stream(self) -> None:
         """The standalone stream: reconnect (resuming) whenever it ends, until told to stop."""
-        state = _StreamState()
+        state = StreamState()
         failures = 0
         while failures <= self.max_reconnects:
             headers = self._headers(SSE)
@@ -539,27 +529,6 @@ class _StreamableClient:
                 raise
             reason = f"the HTTP+SSE stream failed: {exc!r}"
         self._end(reason)
-
-
-class _StreamState:
-    """What resuming needs: the last event id seen and the server's ``retry`` advice."""
-
-    __slots__ = ("events", "last_event_id", "retry")
-
-    def __init__(self) -> None:
-        self.last_event_id: str | None = None
-        self.retry: float | None = None
-        self.events = 0
-
-    def seen(self, event: ServerSentEvent) -> None:
-        self.events += 1
-        if event.id:
-            self.last_event_id = event.id
-        if event.retry is not None:
-            self.retry = event.retry / 1000
-
-    def delay(self) -> float:
-        return self.retry if self.retry is not None else DEFAULT_RETRY
 
 
 @asynccontextmanager
@@ -626,7 +595,7 @@ async def streamable_http_client(
             tg.cancel_scope.cancel()
     finally:
         with anyio.CancelScope(shield=True):
-            await state.close_native()
+            await state.tasks.close()
             if terminate_on_close and state.session_id is not None and state.legacy is None:
                 try:
                     with anyio.fail_after(min(timeout, 5.0)):
