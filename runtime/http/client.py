@@ -212,7 +212,7 @@ class _StreamableClient:
                         continue
                     await self._post(message, request_id)
                     if method == "notifications/initialized":
-                        self._start_get_stream()
+                        await self._start_get_stream()
 
     def _cancel_reader(self, message: dict[str, Any]) -> bool:
         """The session gave up on a request: stop reading a stream that will never end.
@@ -229,7 +229,11 @@ class _StreamableClient:
             scope.cancel()
         return target in self.modern
 
-    def _start_get_stream(self) -> None:
+    async def _start_get_stream(self) -> None:
+        """Open the GET stream and wait for its first answer before the next POST: a server
+        may send a request of its own there as soon as it gets one of ours (the conformance
+        suite's elicitation scenarios do), and a message sent before the stream is open is lost.
+        """
         if (
             not self.get_started
             and self.session_id is not None
@@ -237,7 +241,7 @@ class _StreamableClient:
             and self.legacy is None
         ):
             self.get_started = True
-            self._tg.start_soon(self._get_stream)
+            await self._tg.start(self._get_stream)
 
     def _spawn_native(self, message: Any, request_id: int | str) -> None:
         """POST a request in a plain asyncio task (see ``RequestTasks``); that task is the
@@ -470,10 +474,12 @@ class _StreamableClient:
             request_id, f"the stream dropped and {self.max_reconnects} attempts to resume it failed"
         )
 
-    async def _get_stream(self) -> None:
-        """The standalone stream: reconnect (resuming) whenever it ends, until told to stop."""
+    async def _get_stream(self, *, task_status: TaskStatus[None]) -> None:
+        """The standalone stream: reconnect (resuming) whenever it ends, until told to stop.
+        Started once the first attempt has its status (or failed)."""
         state = StreamState()
         failures = 0
+        waiting = True
         while failures <= self.max_reconnects:
             headers = self._headers(SSE)
             if state.last_event_id:
@@ -481,6 +487,9 @@ class _StreamableClient:
             progressed = state.events
             try:
                 async with self.http.stream("GET", self.url, headers=headers) as response:
+                    if waiting:
+                        waiting = False
+                        task_status.started()
                     if response.status_code == 405:
                         logger.debug("the server offers no GET stream")
                         return
@@ -492,6 +501,9 @@ class _StreamableClient:
                         await self._read_events(response, state, None)
             except httpx.HTTPError as exc:
                 logger.debug("the GET stream dropped (%r)", exc)
+            if waiting:
+                waiting = False
+                task_status.started()
             failures = 0 if state.events > progressed else failures + 1
             await anyio.sleep(
                 state.delay() * (1 if failures <= 1 else min(2 ** (failures - 1), 30))
