@@ -100,14 +100,30 @@ class StatelessClient:
         self.max_input_rounds = max_input_rounds
         self.tool_headers = ToolHeaders()
         self.on_http = False
+        self._meta: dict[str, Any] = {}
+        self._meta_key: tuple[Any, ...] | None = None
 
     def meta(self, client: Client, bindings: Bindings) -> dict[str, Any]:
-        """The per-request ``_meta`` fields this client sends under ``bindings``."""
-        return {
-            PROTOCOL_VERSION: bindings.revision,
-            CLIENT_CAPABILITIES: client.capabilities_for(bindings),
-            CLIENT_INFO: client.info,
-        }
+        """The per-request ``_meta`` fields this client sends under ``bindings``.
+
+        Kept between requests while what they derive from is unchanged (the revision, the
+        methods the client handles, its explicit capabilities and info): working out the
+        capabilities cost more than the rest of preparing a request.
+        """
+        key = (
+            bindings.revision,
+            tuple(client._handlers),
+            repr(client.extra_capabilities),
+            id(client.info),
+        )
+        if self._meta_key != key:
+            self._meta = {
+                PROTOCOL_VERSION: bindings.revision,
+                CLIENT_CAPABILITIES: client.capabilities_for(bindings),
+                CLIENT_INFO: client.info,
+            }
+            self._meta_key = key
+        return self._meta
 
     async def open(self, client: Client, session: Session) -> None:
         hook = session.connection.extra.get(REQUEST_HEADERS)

@@ -23,10 +23,16 @@ stream is never resumed, and cancelling it closes the stream instead of POSTing
 ``notifications/cancelled`` (that era has no client notifications over HTTP). An error
 status whose body is a JSON-RPC error response reaches the caller as that error, code, message
 and data unchanged; only a body that is not one becomes a transport error (-32000).
+
+Speed: when the transport owns its httpx clients, has no ``auth`` and runs on asyncio, POSTs
+go through a small keep-alive pool on httptools (``_fastpost.py``), each in a plain asyncio
+task, and a JSON answer is read straight off the connection; everything else (SSE answers,
+errors, redirects, GET streams, resumption, DELETE, auth flows) is the same httpx code.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Mapping
@@ -37,15 +43,18 @@ import anyio
 import httpx
 from anyio.abc import TaskGroup, TaskStatus
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
-from httpx_sse import EventSource, ServerSentEvent
+from httpx_sse import EventSource
 
 from .. import _jsonrpc as rpc
 from .._logsafe import printable
 from .._request_headers import REQUEST_HEADERS, HeaderHook, standard_headers
+from .._run import on_asyncio
 from .._stateless import _MODERN_ERRORS
 from ..errors import HTTP_STATUS, METHOD_NOT_FOUND
 from ..transport import STREAM_BUFFER, Connection, Envelope
 from ._common import JSON, LAST_EVENT_ID, PROTOCOL_VERSION, SESSION_ID, SSE
+from ._fastpost import FastPoster, RequestTasks
+from ._stream_state import StreamState
 from .legacy import LegacySSEChannel
 
 __all__ = ["HttpTransportError", "streamable_http_client"]
@@ -64,8 +73,8 @@ POOL_SIZE = 128
 POOL_SHARDS = 4
 #: How long a stream may linger after its response before it is closed instead of drained.
 DRAIN_TIMEOUT = 0.5
-#: How long to wait before reconnecting when the server gave no ``retry`` advice.
-DEFAULT_RETRY = 1.0
+_JSON_BYTES = JSON.encode()
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
 
 
 class HttpTransportError(Exception):
@@ -114,13 +123,17 @@ class _StreamableClient:
         self.protocol_version: str | None = None
         self.close_reason: str | None = None
         self.legacy: LegacySSEChannel | None = None
-        self.readers: dict[int | str, anyio.CancelScope] = {}
+        #: What reads each request's answer: cancelled when the session gives up on it.
+        self.readers: dict[int | str, anyio.CancelScope | asyncio.Task[None]] = {}
+        self.tasks = RequestTasks()
         self.get_started = False
         self.hook = HeaderHook()
         #: Stateless-era requests in flight: cancelled by closing their stream, never resumed.
         self.modern: set[int | str] = set()
         self._initialize_id: int | str | None = None
         self._tg: TaskGroup | None = None
+        #: The small pool the POSTs take when nothing needs httpx (see ``_fastpost``).
+        self.poster: FastPoster | None = None
 
     # -- plumbing ---------------------------------------------------------------------------
 
@@ -185,9 +198,12 @@ class _StreamableClient:
                 if self.legacy is not None:
                     await self._post_legacy(message, request_id)
                 elif request_id is not None and message.get("method") != "initialize":
-                    scope = anyio.CancelScope()
-                    self.readers[request_id] = scope
-                    tg.start_soon(self._post_scoped, message, request_id, scope)
+                    if self.poster is not None:
+                        self._spawn_native(message, request_id)
+                    else:
+                        scope = anyio.CancelScope()
+                        self.readers[request_id] = scope
+                        tg.start_soon(self._post_scoped, message, request_id, scope)
                 else:
                     method = message.get("method") if type(message) is dict else None
                     if request_id is not None:
@@ -196,7 +212,7 @@ class _StreamableClient:
                         continue
                     await self._post(message, request_id)
                     if method == "notifications/initialized":
-                        self._start_get_stream()
+                        await self._start_get_stream()
 
     def _cancel_reader(self, message: dict[str, Any]) -> bool:
         """The session gave up on a request: stop reading a stream that will never end.
@@ -213,7 +229,11 @@ class _StreamableClient:
             scope.cancel()
         return target in self.modern
 
-    def _start_get_stream(self) -> None:
+    async def _start_get_stream(self) -> None:
+        """Open the GET stream and wait for its first answer before the next POST: a server
+        may send a request of its own there as soon as it gets one of ours (the conformance
+        suite's elicitation scenarios do), and a message sent before the stream is open is lost.
+        """
         if (
             not self.get_started
             and self.session_id is not None
@@ -221,7 +241,18 @@ class _StreamableClient:
             and self.legacy is None
         ):
             self.get_started = True
-            self._tg.start_soon(self._get_stream)
+            await self._tg.start(self._get_stream)
+
+    def _spawn_native(self, message: Any, request_id: int | str) -> None:
+        """POST a request in a plain asyncio task (see ``RequestTasks``); that task is the
+        request's reader: cancelling it closes the stream."""
+        task = self.tasks.spawn(self._post(message, request_id), f"request {request_id!r}")
+        self.readers[request_id] = task
+        task.add_done_callback(lambda done: self._forget_reader(done, request_id))
+
+    def _forget_reader(self, task: asyncio.Task[None], request_id: int | str) -> None:
+        if self.readers.get(request_id) is task:
+            del self.readers[request_id]
 
     async def _post_scoped(
         self, message: Any, request_id: int | str, scope: anyio.CancelScope
@@ -250,10 +281,13 @@ class _StreamableClient:
             if request_id is not None:
                 self.modern.add(request_id)
         try:
-            async with self._post_client().stream(
-                "POST", self.url, content=rpc.encode(message), headers=headers
-            ) as response:
-                await self._on_post_response(response, message, request_id)
+            if self.poster is not None:
+                await self._post_fast(self.poster, message, request_id, headers)
+            else:
+                async with self._post_client().stream(
+                    "POST", self.url, content=rpc.encode(message), headers=headers
+                ) as response:
+                    await self._on_post_response(response, message, request_id)
         except httpx.HTTPError as exc:
             await self._fail(request_id, f"HTTP request failed: {exc!r}")
         except Exception as exc:
@@ -263,6 +297,48 @@ class _StreamableClient:
         finally:
             if request_id is not None:
                 self.modern.discard(request_id)
+
+    async def _post_fast(
+        self,
+        poster: FastPoster,
+        message: Any,
+        request_id: int | str | None,
+        headers: dict[str, str],
+    ) -> None:
+        """POST on the small pool; a redirect is left to httpx, which follows it.
+
+        The usual answer (a JSON response to a request, or 202) is read straight from the
+        connection; any other goes through ``_on_post_response`` as an ``httpx.Response``.
+        """
+        content = rpc.encode(message)
+        answer = await poster.post(headers, content)
+        status = answer.status
+        try:
+            if status == 202:
+                return
+            if (
+                status == 200
+                and request_id is not None
+                and request_id != self._initialize_id
+                and answer.content_type() == _JSON_BYTES
+            ):
+                parsed = rpc.decode(await answer.read())
+                if isinstance(parsed, rpc.Malformed):
+                    await self._fail(request_id, f"the server sent invalid JSON: {parsed.reason}")
+                    return
+                for item in parsed if type(parsed) is list else [parsed]:
+                    await self._feed(item)
+                return
+            if status in _REDIRECTS:
+                answer.discard()
+                async with self._post_client().stream(
+                    "POST", self.url, content=content, headers=headers
+                ) as followed:
+                    await self._on_post_response(followed, message, request_id)
+                return
+            await self._on_post_response(answer.response(), message, request_id)
+        finally:
+            answer.discard()
 
     def _post_client(self) -> httpx.AsyncClient:
         """The next of ``post_clients``, round robin.
@@ -320,7 +396,7 @@ class _StreamableClient:
     # -- SSE streams ------------------------------------------------------------------------
 
     async def _read_events(
-        self, response: httpx.Response, state: _StreamState, answer_to: int | str | None
+        self, response: httpx.Response, state: StreamState, answer_to: int | str | None
     ) -> bool:
         """Feed one SSE response's messages; True once the response to ``answer_to`` came.
 
@@ -353,7 +429,7 @@ class _StreamableClient:
     async def _read_post_stream(
         self, response: httpx.Response, request_id: int | str | None
     ) -> None:
-        state = _StreamState()
+        state = StreamState()
         try:
             if await self._read_events(response, state, request_id):
                 return
@@ -370,7 +446,7 @@ class _StreamableClient:
             return
         await self._resume(state, request_id)
 
-    async def _resume(self, state: _StreamState, request_id: int | str) -> None:
+    async def _resume(self, state: StreamState, request_id: int | str) -> None:
         """GET with ``Last-Event-ID`` until the response arrives or reconnecting keeps failing."""
         failures = 0
         while failures <= self.max_reconnects:
@@ -398,10 +474,12 @@ class _StreamableClient:
             request_id, f"the stream dropped and {self.max_reconnects} attempts to resume it failed"
         )
 
-    async def _get_stream(self) -> None:
-        """The standalone stream: reconnect (resuming) whenever it ends, until told to stop."""
-        state = _StreamState()
+    async def _get_stream(self, *, task_status: TaskStatus[None]) -> None:
+        """The standalone stream: reconnect (resuming) whenever it ends, until told to stop.
+        Started once the first attempt has its status (or failed)."""
+        state = StreamState()
         failures = 0
+        waiting = True
         while failures <= self.max_reconnects:
             headers = self._headers(SSE)
             if state.last_event_id:
@@ -409,6 +487,9 @@ class _StreamableClient:
             progressed = state.events
             try:
                 async with self.http.stream("GET", self.url, headers=headers) as response:
+                    if waiting:
+                        waiting = False
+                        task_status.started()
                     if response.status_code == 405:
                         logger.debug("the server offers no GET stream")
                         return
@@ -420,6 +501,9 @@ class _StreamableClient:
                         await self._read_events(response, state, None)
             except httpx.HTTPError as exc:
                 logger.debug("the GET stream dropped (%r)", exc)
+            if waiting:
+                waiting = False
+                task_status.started()
             failures = 0 if state.events > progressed else failures + 1
             await anyio.sleep(
                 state.delay() * (1 if failures <= 1 else min(2 ** (failures - 1), 30))
@@ -457,27 +541,6 @@ class _StreamableClient:
                 raise
             reason = f"the HTTP+SSE stream failed: {exc!r}"
         self._end(reason)
-
-
-class _StreamState:
-    """What resuming needs: the last event id seen and the server's ``retry`` advice."""
-
-    __slots__ = ("events", "last_event_id", "retry")
-
-    def __init__(self) -> None:
-        self.last_event_id: str | None = None
-        self.retry: float | None = None
-        self.events = 0
-
-    def seen(self, event: ServerSentEvent) -> None:
-        self.events += 1
-        if event.id:
-            self.last_event_id = event.id
-        if event.retry is not None:
-            self.retry = event.retry / 1000
-
-    def delay(self) -> float:
-        return self.retry if self.retry is not None else DEFAULT_RETRY
 
 
 @asynccontextmanager
@@ -530,6 +593,8 @@ async def streamable_http_client(
     )
     if own:
         state.post_clients = [make_client(POOL_SIZE // POOL_SHARDS) for _ in range(POOL_SHARDS)]
+        if auth is None and on_asyncio() and FastPoster.usable(url):
+            state.poster = FastPoster(url, tls, timeout, sse_read_timeout)
     try:
         async with anyio.create_task_group() as tg, in_send, in_receive, out_send:
             tg.start_soon(state.write_loop, out_receive, tg)
@@ -542,12 +607,15 @@ async def streamable_http_client(
             tg.cancel_scope.cancel()
     finally:
         with anyio.CancelScope(shield=True):
+            await state.tasks.close()
             if terminate_on_close and state.session_id is not None and state.legacy is None:
                 try:
                     with anyio.fail_after(min(timeout, 5.0)):
                         await http.delete(url, headers=state._headers(f"{JSON}, {SSE}"))
                 except (httpx.HTTPError, TimeoutError) as exc:
                     logger.debug("could not end the session: %r", exc)
+            if state.poster is not None:
+                state.poster.close()
             if own:
                 for client in {http, *state.post_clients}:
                     await client.aclose()

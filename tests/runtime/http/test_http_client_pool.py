@@ -1,0 +1,66 @@
+"""The client's own POST pool (``runtime/http/_fastpost.py``) against a real uvicorn: reused
+connections, connections the server closed while idle, answers read in every shape, and
+requests abandoned mid-answer, whose connections must never carry another request."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import pytest
+from httpkit import build_server
+from mcpbind.generated.v2025_11_25 import types
+from mcpbind.runtime import Client
+from mcpbind.runtime.http import StreamableHTTPServer, serving, streamable_http_client
+
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
+
+
+def echo(text: str) -> types.CallToolRequestParams:
+    return types.CallToolRequestParams(name="echo", arguments={"text": text})
+
+
+@pytest.mark.parametrize("json_response", [True, False])
+async def test_many_calls_on_few_connections(json_response: bool) -> None:
+    """Sequential and concurrent calls each get their own answer, JSON or SSE."""
+    app = StreamableHTTPServer(build_server().serve, json_response=json_response)
+    async with serving(app) as base, Client(streamable_http_client(f"{base}/mcp")) as client:
+        for i in range(20):
+            result = await client.stub.call_tool(echo(f"s{i}"))
+            assert result.content[0].text == f"s{i}"  # type: ignore[union-attr]
+        got: dict[int, Any] = {}
+
+        async def one(i: int) -> None:
+            got[i] = (await client.stub.call_tool(echo(f"c{i}"))).content[0].text  # type: ignore[union-attr]
+
+        async with anyio.create_task_group() as tg:
+            for i in range(40):
+                tg.start_soon(one, i)
+        assert got == {i: f"c{i}" for i in range(40)}
+
+
+async def test_connection_the_server_closed_while_idle_is_replaced() -> None:
+    """uvicorn closes a keep-alive connection idle for ``timeout_keep_alive``: the next call
+    takes a fresh one instead of failing."""
+    app = StreamableHTTPServer(build_server().serve, json_response=True)
+    async with (
+        serving(app, timeout_keep_alive=1) as base,
+        Client(streamable_http_client(f"{base}/mcp")) as client,
+    ):
+        assert (await client.stub.call_tool(echo("a"))).content[0].text == "a"  # type: ignore[union-attr]
+        await anyio.sleep(1.6)
+        assert (await client.stub.call_tool(echo("b"))).content[0].text == "b"  # type: ignore[union-attr]
+
+
+async def test_a_cancelled_call_leaves_the_connections_usable() -> None:
+    """A call given up while its SSE answer streams (progress for 5 s) closes its
+    connection; later calls are answered correctly, each its own answer."""
+    app = StreamableHTTPServer(build_server().serve)
+    async with serving(app) as base, Client(streamable_http_client(f"{base}/mcp")) as client:
+        with anyio.move_on_after(0.3):
+            slow = {"steps": 50, "delay": 0.1}
+            await client.stub.call_tool(
+                types.CallToolRequestParams(name="progress", arguments=slow)
+            )
+        for i in range(10):
+            assert (await client.stub.call_tool(echo(f"after{i}"))).content[0].text == f"after{i}"  # type: ignore[union-attr]
