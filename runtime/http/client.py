@@ -71,6 +71,9 @@ _MODERN_REFUSALS = _MODERN_ERRORS | {METHOD_NOT_FOUND}
 POOL_SIZE = 128
 #: How many httpx clients an owned pool is split into (see ``_post_client``).
 POOL_SHARDS = 4
+#: How long the POST after ``notifications/initialized`` waits for the GET stream's head, so a
+#: server request sent right away finds the stream open.
+GET_STREAM_WAIT = 5.0
 #: How long a stream may linger after its response before it is closed instead of drained.
 DRAIN_TIMEOUT = 0.5
 _JSON_BYTES = JSON.encode()
@@ -241,7 +244,12 @@ class _StreamableClient:
             and self.legacy is None
         ):
             self.get_started = True
-            await self._tg.start(self._get_stream)
+            opened = anyio.Event()
+            self._tg.start_soon(self._get_stream, opened)
+            # Bounded: a server that accepts the GET but never answers its head must not hold
+            # every later POST for ``sse_read_timeout``.
+            with anyio.move_on_after(GET_STREAM_WAIT):
+                await opened.wait()
 
     def _spawn_native(self, message: Any, request_id: int | str) -> None:
         """POST a request in a plain asyncio task (see ``RequestTasks``); that task is the
@@ -474,12 +482,11 @@ class _StreamableClient:
             request_id, f"the stream dropped and {self.max_reconnects} attempts to resume it failed"
         )
 
-    async def _get_stream(self, *, task_status: TaskStatus[None]) -> None:
+    async def _get_stream(self, opened: anyio.Event) -> None:
         """The standalone stream: reconnect (resuming) whenever it ends, until told to stop.
         Started once the first attempt has its status (or failed)."""
         state = StreamState()
         failures = 0
-        waiting = True
         while failures <= self.max_reconnects:
             headers = self._headers(SSE)
             if state.last_event_id:
@@ -487,9 +494,7 @@ class _StreamableClient:
             progressed = state.events
             try:
                 async with self.http.stream("GET", self.url, headers=headers) as response:
-                    if waiting:
-                        waiting = False
-                        task_status.started()
+                    opened.set()
                     if response.status_code == 405:
                         logger.debug("the server offers no GET stream")
                         return
@@ -501,9 +506,7 @@ class _StreamableClient:
                         await self._read_events(response, state, None)
             except httpx.HTTPError as exc:
                 logger.debug("the GET stream dropped (%r)", exc)
-            if waiting:
-                waiting = False
-                task_status.started()
+            opened.set()
             failures = 0 if state.events > progressed else failures + 1
             await anyio.sleep(
                 state.delay() * (1 if failures <= 1 else min(2 ** (failures - 1), 30))
