@@ -130,6 +130,12 @@ class RequestContext(Generic[PeerT]):
             f"{bindings.revision}"
         )
 
+    @property
+    def progress_related_id(self) -> RequestId | None:
+        """The request progress travels with (the transport routes it to that request's
+        stream); a task's context has none, its request being answered long ago."""
+        return self.request_id
+
     async def report_progress(
         self, progress: float, total: float | None = None, message: str | None = None
     ) -> None:
@@ -143,7 +149,7 @@ class RequestContext(Generic[PeerT]):
         if message is not None:
             params["message"] = message
         await self.session.send_raw(
-            {"jsonrpc": "2.0", "method": PROGRESS, "params": params}, self.request_id
+            {"jsonrpc": "2.0", "method": PROGRESS, "params": params}, self.progress_related_id
         )
 
     async def send_notification(self, spec: NotificationSpec[Any], params: MCPModel | None) -> None:

@@ -14,7 +14,7 @@ from typing import Any, Final, TypeVar
 from mcpbind.generated._support import MCPModel, MethodSpec, NotificationSpec, RequestOptions
 
 from .._bindings import dump
-from .._context import PROGRESS, RequestContext
+from .._context import RequestContext, RequestId
 
 __all__ = ["RELATED_TASK", "TaskRequestContext", "TaskSender", "related", "task_context"]
 
@@ -74,18 +74,9 @@ class TaskRequestContext(RequestContext):
     __slots__ = ("sender",)
     sender: TaskSender
 
-    async def report_progress(
-        self, progress: float, total: float | None = None, message: str | None = None
-    ) -> None:
-        token = self.progress_token
-        if token is None:
-            return
-        params: dict[str, Any] = {"progressToken": token, "progress": progress}
-        if total is not None:
-            params["total"] = total
-        if message is not None:
-            params["message"] = message
-        await self.session.send_raw({"jsonrpc": "2.0", "method": PROGRESS, "params": params})
+    @property
+    def progress_related_id(self) -> RequestId | None:
+        return None
 
     async def send_notification(self, spec: NotificationSpec[Any], params: MCPModel | None) -> None:
         await self.sender.send_notification(spec, params)
