@@ -203,8 +203,8 @@ class Endpoint:
         )
         model = getattr(bindings.module.types, model_name, None)
         derived = capability_tree(paths, model)
-        if self.tasks is not None and "tasks/get" in bindings.incoming_requests:
-            derived = merge(derived, self.tasks.capabilities)  # only revisions that have tasks
+        if self.tasks is not None:
+            derived = merge(derived, self.tasks.capabilities_for(bindings))
         return merge(derived, self.extra_capabilities)
 
     # -- routing (the Router protocol's common part) --------------------------------------

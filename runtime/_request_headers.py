@@ -51,6 +51,10 @@ NAME_SOURCES: Final[Mapping[str, str]] = {
     "tools/call": "name",
     "prompts/get": "name",
     "resources/read": "uri",
+    # The tasks extension (SEP-2663 "Routing Headers"): the task a request is about.
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
 }
 #: The Base64 sentinel a value that is not plain header text travels in (``Value Encoding``).
 SENTINEL_START: Final = "=?base64?"

@@ -112,6 +112,8 @@ class Server(Endpoint):
     ) -> Route | McpError:
         decided = self.lifecycle.gate(self, session, method, params)
         if decided is not None:
+            if self.tasks is not None and session.peer.era == "stateless":
+                return self.tasks.route_stateless(session, method, params, decided)
             return decided
         route = self.find_route(session.bindings, method)
         if self.tasks is not None and isinstance(route, Route):

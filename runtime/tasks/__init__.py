@@ -5,6 +5,7 @@ attached with ``server.enable_tasks()`` / ``client.enable_tasks()``; ``TaskHandl
 requestor's (``await client.call_tool_as_task(...)``).
 """
 
+from ._extension import ExtensionTaskContext, TasksExtension, start_task
 from ._handle import TaskHandle, call_as_task, call_tool_as_task
 from ._manager import CLIENT_METHODS, SERVER_METHODS, TaskSupport, ToolTaskSupport
 from ._store import (
@@ -15,11 +16,14 @@ from ._store import (
     TaskStatus,
     TaskStore,
 )
+from ._wire import TASKS_EXTENSION
 
 __all__ = [
     "CLIENT_METHODS",
     "SERVER_METHODS",
+    "TASKS_EXTENSION",
     "TERMINAL",
+    "ExtensionTaskContext",
     "InMemoryTaskStore",
     "TaskHandle",
     "TaskLimitError",
@@ -27,7 +31,9 @@ __all__ = [
     "TaskStatus",
     "TaskStore",
     "TaskSupport",
+    "TasksExtension",
     "ToolTaskSupport",
     "call_as_task",
     "call_tool_as_task",
+    "start_task",
 ]

@@ -13,18 +13,22 @@ from __future__ import annotations
 
 import functools
 import weakref
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Collection, Hashable, Mapping
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 import anyio
+from mcpbind.generated import ERAS
 
 from .._context import RequestContext
 from .._routing import Route
 from ..errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, McpError
 from ._context import RELATED_TASK, task_context
+from ._extension import TasksExtension
 from ._store import InMemoryTaskStore, TaskRecord, TaskStatus, TaskStore, task_not_found
+from ._wire import TASKS_EXTENSION
 
 if TYPE_CHECKING:
+    from .._bindings import Bindings
     from .._endpoint import Endpoint
     from .._session import Session
 
@@ -45,8 +49,10 @@ _CLIENT_METHODS: Final = {
 class TaskSupport:
     """Tasks for one endpoint: a ``store`` (default ``InMemoryTaskStore()``), the
     ``taskSupport`` of each tool (``tools``: a mapping or a function of the tool's name;
-    absent means forbidden), ``page_size`` tasks per ``tasks/list`` page, and whether to send
-    ``notifications/tasks/status`` on each change (``notify``)."""
+    absent means forbidden), ``page_size`` tasks per ``tasks/list`` page, whether to send
+    ``notifications/tasks/status`` on each change (``notify``), and the tools whose handlers
+    start their task themselves in the 2026-07-28 extension (``deferred``, see
+    ``start_task``)."""
 
     def __init__(
         self,
@@ -55,17 +61,21 @@ class TaskSupport:
         tools: Mapping[str, ToolTaskSupport] | Callable[[str], str | None] | None = None,
         page_size: int = 50,
         notify: bool = True,
+        deferred: Collection[str] = (),
     ) -> None:
         self.store: TaskStore = store if store is not None else InMemoryTaskStore()
         self._tools = tools
         self.page_size = page_size
         self.notify = notify
         self._methods: Mapping[str, tuple[str, str]] = {}
+        self.local_server = False
         self.capabilities: dict[str, Any] = {}
         self._scopes: dict[str, anyio.CancelScope] = {}
         self._sessions: dict[str, Session] = {}
         self._waiting: dict[str, int] = {}
         self._session_keys: weakref.WeakKeyDictionary[Session, object] = weakref.WeakKeyDictionary()
+        #: The 2026-07-28 tasks extension over the same store and tools.
+        self.extension = TasksExtension(self, deferred)
 
     # -- attaching --------------------------------------------------------------------------
 
@@ -75,6 +85,7 @@ class TaskSupport:
         from mcpbind.generated.v2025_11_25 import methods as m  # only when tasks are enabled
 
         self._methods = receives
+        self.local_server = "tools/call" in receives
         endpoint.add_handler(m.TASKS_GET, self._get)
         endpoint.add_handler(m.TASKS_RESULT, self._result)
         endpoint.add_handler(m.TASKS_LIST, self._list)
@@ -83,6 +94,28 @@ class TaskSupport:
         for group, name in receives.values():
             requests.setdefault(group, {})[name] = {}
         self.capabilities = {"tasks": {"list": {}, "cancel": {}, "requests": requests}}
+
+    def capabilities_for(self, bindings: Bindings) -> dict[str, Any]:
+        """What to advertise under a revision: the 2025-11-25 ``tasks`` capability where the
+        revision has ``tasks/*``, the extension under ``extensions`` in the stateless era
+        (never a ``tasks`` member there)."""
+        if "tasks/get" in bindings.incoming_requests:
+            return self.capabilities
+        if ERAS.get(bindings.revision) == "stateless":
+            return {"extensions": {TASKS_EXTENSION: {}}}
+        return {}
+
+    def route_stateless(
+        self,
+        session: Session,
+        method: str,
+        params: dict[str, Any] | None,
+        decided: Route | McpError,
+    ) -> Route | McpError:
+        """A stateless-era request, as the lifecycle routed it, with the extension's say."""
+        if self.local_server:
+            return self.extension.route(session, method, params, decided)
+        return decided
 
     def tool_support(self, name: str) -> str | None:
         """The ``execution.taskSupport`` of tool ``name`` (None: absent, i.e. forbidden)."""

@@ -26,6 +26,7 @@ __all__ = [
     "TaskRecord",
     "TaskStatus",
     "TaskStore",
+    "iso_time",
     "task_not_found",
 ]
 
@@ -46,7 +47,7 @@ def task_not_found(task_id: str) -> McpError:
     return McpError(INVALID_PARAMS, "Failed to retrieve task: Task not found", {"taskId": task_id})
 
 
-def _iso(at: float) -> str:
+def iso_time(at: float) -> str:
     return datetime.fromtimestamp(at, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
@@ -82,8 +83,8 @@ class TaskRecord:
         data: dict[str, Any] = {
             "taskId": self.task_id,
             "status": self.status,
-            "createdAt": _iso(self.created_at),
-            "lastUpdatedAt": _iso(self.last_updated_at),
+            "createdAt": iso_time(self.created_at),
+            "lastUpdatedAt": iso_time(self.last_updated_at),
             "ttl": self.ttl,
         }
         if self.poll_interval is not None:

@@ -21,6 +21,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
+from fixture_tasks import HANDLERS as TASK_HANDLERS
+from fixture_tasks import TASK_TOOLS
 from mcpbind.generated.v2026_07_28 import methods, types
 from mcpbind.runtime import INVALID_PARAMS, McpError, RequestContext, Server
 
@@ -161,7 +163,7 @@ def add_modern_handlers(
     """Register the 2026-07-28 handlers; ``call_common``/``get_common`` serve the tools and
     prompts both eras share (the 2025-11-25 handlers, whose results the runtime stamps with
     neutral caching hints here)."""
-    listed = [t for t in tools if t["name"] not in HANDSHAKE_ONLY] + MODERN_TOOLS
+    listed = [t for t in tools if t["name"] not in HANDSHAKE_ONLY] + MODERN_TOOLS + TASK_TOOLS
 
     @server.handler(methods.TOOLS_LIST)
     async def list_tools(params: Any, context: RequestContext) -> Any:
@@ -194,6 +196,9 @@ def add_modern_handlers(
         responses = raw.get("inputResponses")
         state = params.requestState
         capabilities = context.session.peer.capabilities or {}
+        task_tool = TASK_HANDLERS.get(name)
+        if task_tool is not None:
+            return {**(await task_tool(params.arguments or {}, context)), **COMPLETE}
         if name == "test_input_required_result_elicitation":
             content = accepted_content(responses, "user_name")
             if content is None:

@@ -16,6 +16,7 @@ from typing import Any
 
 import anyio
 from fixture_modern import add_modern_handlers
+from fixture_tasks import task_support
 from mcpbind.generated.v2025_11_25 import methods, types
 from mcpbind.runtime import INVALID_PARAMS, McpError, RequestContext, Server, Session
 from mcpbind.runtime.http import HttpRequestContext, StreamableHTTPServer, serving
@@ -411,6 +412,7 @@ def build_server() -> Server:
         )
 
     add_modern_handlers(server, TOOLS, PROMPTS, call_common, get_common)
+    server.enable_tasks(task_support())  # the 2026-07-28 tasks extension's tools
 
     @server.handler(methods.LOGGING_SETLEVEL)
     async def set_level(params: types.SetLevelRequestParams, context: RequestContext) -> Any:
