@@ -41,7 +41,7 @@ from .errors import CapabilityError, ConnectionClosedError, McpError, ProtocolVe
 from .transport import Connection, Envelope
 
 if TYPE_CHECKING:
-    from .tasks import TaskHandle
+    from .tasks import ExtensionTaskHandle, TaskHandle
 
 __all__ = ["Client"]
 
@@ -283,9 +283,11 @@ class Client(
         *,
         ttl: int | None = None,
         progress: ProgressCallback | None = None,
-    ) -> TaskHandle[Any]:
+    ) -> TaskHandle[Any] | ExtensionTaskHandle:
         """Call tool ``name`` as a task (2025-11-25): the server answers at once with a task;
-        ``await handle.result()`` is the ``CallToolResult`` once it is done (see ``tasks``)."""
+        ``await handle.result()`` is the ``CallToolResult`` once it is done (see ``tasks``).
+        In the stateless era, through the 2026-07-28 tasks extension (``ExtensionTaskHandle``).
+        """
         from .tasks import call_tool_as_task  # the tasks machinery only when used
 
         return await call_tool_as_task(self, name, arguments, ttl=ttl, progress=progress)

@@ -6,6 +6,7 @@ requestor's (``await client.call_tool_as_task(...)``).
 """
 
 from ._extension import ExtensionTaskContext, TasksExtension, start_task
+from ._extension_client import ExtensionTaskHandle
 from ._handle import TaskHandle, call_as_task, call_tool_as_task
 from ._manager import CLIENT_METHODS, SERVER_METHODS, TaskSupport, ToolTaskSupport
 from ._store import (
@@ -24,6 +25,7 @@ __all__ = [
     "TASKS_EXTENSION",
     "TERMINAL",
     "ExtensionTaskContext",
+    "ExtensionTaskHandle",
     "InMemoryTaskStore",
     "TaskHandle",
     "TaskLimitError",

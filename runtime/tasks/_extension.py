@@ -105,6 +105,7 @@ class _Run:
 
     capabilities: dict[str, Any]
     record: TaskRecord | None = None
+    created: dict[str, Any] | None = None
     decided: anyio.Event = field(default_factory=anyio.Event)
     data: Any = None
     error: McpError | None = None
@@ -260,8 +261,8 @@ class TasksExtension:
             if run.record is None and run.job is not None:
                 run.job.cancel()  # the request was cancelled before its task existed
             raise
-        if run.record is not None:
-            return create_result(run.record)
+        if run.created is not None:
+            return run.created
         if run.error is not None:
             raise run.error
         return run.data
@@ -270,6 +271,7 @@ class TasksExtension:
         """Create the task of ``run``: from now on its request is answered by it."""
         record = self.support.store.create(self.owner(context), None)
         run.record = record
+        run.created = create_result(record)  # as created: the handler may finish before it leaves
         self._runs[record.task_id] = run
         run.decided.set()
 

@@ -20,8 +20,9 @@ from mcpbind.generated._support import MethodSpec, ProgressCallback, RequestOpti
 
 from .._bindings import dump, validator
 from .._context import RelatedSender, RequestContext
-from .._endpoint import Endpoint
+from .._endpoint import Endpoint, has_capability
 from ..errors import CapabilityError
+from ._extension_client import ExtensionTaskHandle, call_tool_with_tasks
 from ._store import TERMINAL
 
 if TYPE_CHECKING:
@@ -145,8 +146,13 @@ async def call_as_task(
         session = via.session
         sender = via
     spec = session.bindings.methods.get(method)
-    if spec is None or spec.task_result_type is None:
+    if spec is None or spec.task_result_type is None or spec.task_capability is None:
         raise CapabilityError(f"revision {session.bindings.revision} has no task form of {method}")
+    needed = ".".join(spec.task_capability)
+    if not has_capability(session.peer.capabilities, needed):
+        raise CapabilityError(
+            f"the receiver did not advertise {needed!r}, so {method} is not sent as a task"
+        )
     body = dict(dump(params) or {})
     body["task"] = {} if ttl is None else {"ttl": ttl}
     endpoint = session.router if isinstance(session.router, Endpoint) else None
@@ -172,8 +178,13 @@ async def call_tool_as_task(
     *,
     ttl: int | None = None,
     progress: ProgressCallback | None = None,
-) -> TaskHandle[Any]:
-    """``tools/call`` of tool ``name`` as a task; see ``call_as_task``."""
+) -> TaskHandle[Any] | ExtensionTaskHandle:
+    """``tools/call`` of tool ``name`` as a task; see ``call_as_task``. A client of the
+    stateless era opts into the 2026-07-28 tasks extension for this call instead, and gets an
+    ``ExtensionTaskHandle`` (``ttl`` and ``progress`` have no say there: the server decides)."""
+    peer = getattr(getattr(via, "session", None), "peer", None)
+    if not isinstance(via, RequestContext) and getattr(peer, "era", None) == "stateless":
+        return await call_tool_with_tasks(via, name, arguments)
     params: dict[str, Any] = {"name": name}
     if arguments is not None:
         params["arguments"] = dict(arguments)

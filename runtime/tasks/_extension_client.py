@@ -1,0 +1,196 @@
+"""The requestor's side of the 2026-07-28 tasks extension: a ``tools/call`` the server may answer
+with a task, and the handle that follows it (``tasks/get``, ``tasks/update``, ``tasks/cancel``).
+
+The client opts in per request: its ``_meta`` capabilities name the extension for this call
+only, and only if the server advertised the extension in ``server/discover`` (otherwise it is a
+``CapabilityError`` before anything is sent). The server decides: the answer is a task, or the
+tool's result itself (a quick tool, or one that does not run as a task), and the handle covers
+both. While the task waits for input, ``result()`` answers its ``inputRequests`` with the
+client's own handlers (those that answer multi round-trip requests) and delivers them with
+``tasks/update``. The extension's methods are not in the revision's schema, so their specs are
+made here from the handwritten wire types.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Final
+
+import anyio
+from mcpbind.generated._support import Direction, MethodSpec, RequestOptions
+from pydantic import ValidationError
+
+from .._bindings import dump, validator
+from .._endpoint import merge
+from .._meta_keys import CLIENT_CAPABILITIES
+from ..errors import CapabilityError, InvalidResultError, McpError
+from ._manager import CANCELLED_ERROR
+from ._store import TERMINAL
+from ._wire import (
+    CANCEL,
+    GET,
+    TASKS_EXTENSION,
+    UPDATE,
+    CancelTaskParams,
+    CreateTaskResult,
+    GetTaskParams,
+    GetTaskResult,
+    UpdateTaskParams,
+)
+
+if TYPE_CHECKING:
+    from .._client import Client
+    from .._session import Session
+
+__all__ = ["ExtensionTaskHandle", "call_tool_with_tasks"]
+
+_TOOLS_CALL: Final = "tools/call"
+_OPT_IN: Final[dict[str, Any]] = {"extensions": {TASKS_EXTENSION: {}}}
+_DEFAULT_POLL_MS: Final = 500
+
+
+def _spec(method: str, params: Any, result: Any) -> MethodSpec[Any, Any]:
+    return MethodSpec(
+        revision="2026-07-28",
+        method=method,
+        handler_name="",
+        directions=frozenset({Direction.CLIENT_TO_SERVER}),
+        request_type=None,
+        params_type=params,
+        params_required=True,
+        result_type=result,
+        result_link="",
+    )
+
+
+SPECS: Final = {
+    GET: _spec(GET, GetTaskParams, GetTaskResult),
+    UPDATE: _spec(UPDATE, UpdateTaskParams, dict),
+    CANCEL: _spec(CANCEL, CancelTaskParams, dict),
+}
+
+
+def _meta(client: Client, session: Session) -> dict[str, Any]:
+    """The per-request ``_meta`` of this client, its capabilities naming the extension."""
+    lifecycle: Any = client.lifecycle
+    meta = dict(lifecycle.meta(client, session.bindings))
+    meta[CLIENT_CAPABILITIES] = merge(meta[CLIENT_CAPABILITIES], _OPT_IN)
+    return meta
+
+
+def _check_offered(session: Session) -> None:
+    extensions = session.peer.capabilities.get("extensions")
+    if type(extensions) is not dict or type(extensions.get(TASKS_EXTENSION)) is not dict:
+        raise CapabilityError(
+            f"the server did not advertise the {TASKS_EXTENSION} extension in server/discover; "
+            "a request is not sent in its task form"
+        )
+
+
+class ExtensionTaskHandle:
+    """A ``tools/call`` the server may have answered as a task: ``task`` (its latest known
+    state as JSON data, None if the server answered directly), ``status()``, ``result()``,
+    ``update()``, ``cancel()``."""
+
+    def __init__(
+        self, client: Client, result_type: Any, task: dict[str, Any] | None, direct: Any = None
+    ) -> None:
+        self._client = client
+        self._result_type = result_type
+        self.task = task
+        self._direct = direct
+
+    @property
+    def task_id(self) -> str | None:
+        return None if self.task is None else str(self.task["taskId"])
+
+    async def _send(self, method: str, params: dict[str, Any]) -> Any:
+        session = self._client.session
+        body = {**params, "_meta": _meta(self._client, session)}
+        options: RequestOptions = {"timeout": None}
+        raw = await session.request_raw(SPECS[method], body, options)
+        try:
+            return dump(validator(SPECS[method].result_type)(raw))
+        except ValidationError as exc:
+            raise InvalidResultError(f"the result of {method!r} is malformed: {exc}") from exc
+
+    async def status(self) -> dict[str, Any]:
+        """``tasks/get``: the task's state, with its outcome or ``inputRequests`` inlined."""
+        if self.task is None:
+            return {"status": "completed", "result": dump(self._direct)}
+        self.task = await self._send(GET, {"taskId": self.task_id})
+        return self.task
+
+    async def update(self, responses: Mapping[str, Any]) -> None:
+        """``tasks/update``: answers to some of the task's outstanding ``inputRequests``."""
+        if self.task is not None:
+            await self._send(UPDATE, {"taskId": self.task_id, "inputResponses": dict(responses)})
+
+    async def cancel(self) -> None:
+        """``tasks/cancel``: ask the server to stop the task (a terminal task stays as it is)."""
+        if self.task is not None:
+            await self._send(CANCEL, {"taskId": self.task_id})
+
+    async def result(self) -> Any:
+        """The tool's result once the task is done, as the revision's ``CallToolResult``:
+        polls at the server's ``pollIntervalMs``, answering input requests on the way. A failed
+        task raises its ``McpError``; a cancelled one ``McpError`` -32603."""
+        if self.task is None:
+            return self._direct
+        state = self.task
+        while True:
+            status = state.get("status")
+            if status in TERMINAL and (
+                status == "cancelled" or "result" in state or "error" in state
+            ):
+                break  # a CreateTaskResult may say terminal too, without the outcome
+            if status == "input_required" and state.get("inputRequests"):
+                await self.update(await self._answers(state["inputRequests"]))
+            else:
+                await anyio.sleep((state.get("pollIntervalMs") or _DEFAULT_POLL_MS) / 1000)
+            state = await self.status()
+        if status == "failed":
+            error = state.get("error") or {}
+            raise McpError(
+                int(error.get("code", CANCELLED_ERROR)),
+                str(error.get("message", "the task failed")),
+                error.get("data"),
+            )
+        if status == "cancelled":
+            raise McpError(CANCELLED_ERROR, "the task was cancelled")
+        try:
+            return validator(self._result_type)(state.get("result"))
+        except ValidationError as exc:
+            raise InvalidResultError(f"the task's result is not a tool result: {exc}") from exc
+
+    async def _answers(self, requests: Mapping[str, Any]) -> dict[str, Any]:
+        client = self._client
+        lifecycle: Any = client.lifecycle
+        spec = client.session.bindings.methods[_TOOLS_CALL]
+        return {
+            key: await lifecycle._answer(client, client.session, spec, key, request)
+            for key, request in requests.items()
+        }
+
+
+async def call_tool_with_tasks(
+    client: Client, name: str, arguments: Mapping[str, Any] | None = None
+) -> ExtensionTaskHandle:
+    """``tools/call`` with the extension opted into for this request (stateless era)."""
+    session = client.session
+    _check_offered(session)
+    spec = session.bindings.methods[_TOOLS_CALL]
+    params: dict[str, Any] = {"name": name, "_meta": _meta(client, session)}
+    if arguments is not None:
+        params["arguments"] = dict(arguments)
+    body = client.prepare_request(session, spec, params)
+    options: RequestOptions = {"timeout": None}
+    raw = await session.request_raw(spec, body, options)
+    raw = await client.finish_request(session, spec, body, raw, options)  # MRTR rounds first
+    try:
+        if type(raw) is dict and raw.get("resultType") == "task":
+            task = dump(validator(CreateTaskResult)(raw))
+            return ExtensionTaskHandle(client, spec.result_type, task)
+        return ExtensionTaskHandle(client, spec.result_type, None, validator(spec.result_type)(raw))
+    except ValidationError as exc:
+        raise InvalidResultError(f"the result of 'tools/call' is malformed: {exc}") from exc
