@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-from collections.abc import Collection, Coroutine, Hashable
+from collections.abc import Collection, Hashable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
@@ -38,7 +38,6 @@ from .._bindings import dump, validator
 from .._context import RequestContext, RequestId
 from .._endpoint import has_capability
 from .._routing import Route
-from .._run import on_asyncio
 from ..errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -191,7 +190,7 @@ class TasksExtension:
         self.support = support
         self.deferred = frozenset(deferred)
         self._runs: dict[str, _Run] = {}
-        self._jobs: set[asyncio.Task[None]] = set()
+        self.jobs = support.jobs
 
     @staticmethod
     def owner(context: RequestContext) -> Hashable:
@@ -254,7 +253,7 @@ class TasksExtension:
         job_context.run = run
         if name not in self.deferred:
             self.begin(run, context)  # durable before the CreateTaskResult leaves
-        self._spawn(run, self._job(run, route, params, raw, job_context), context)
+        run.job = self.jobs.spawn(self._job(run, route, params, raw, job_context), context.session)
         try:
             await run.decided.wait()
         except BaseException:
@@ -274,15 +273,6 @@ class TasksExtension:
         run.created = create_result(record)  # as created: the handler may finish before it leaves
         self._runs[record.task_id] = run
         run.decided.set()
-
-    def _spawn(self, run: _Run, job: Coroutine[Any, Any, None], context: RequestContext) -> None:
-        if on_asyncio():
-            task = asyncio.get_running_loop().create_task(job)
-            run.job = task
-            self._jobs.add(task)
-            task.add_done_callback(self._jobs.discard)
-        else:  # other backends: the task lives as long as the session that created it
-            context.session.start_soon(lambda: job)
 
     async def _job(
         self,

@@ -24,6 +24,7 @@ from .._routing import Route
 from ..errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, McpError
 from ._context import RELATED_TASK, task_context
 from ._extension import TasksExtension
+from ._jobs import Jobs, per_request
 from ._store import InMemoryTaskStore, TaskRecord, TaskStatus, TaskStore, task_not_found
 from ._wire import TASKS_EXTENSION
 
@@ -74,6 +75,7 @@ class TaskSupport:
         self._sessions: dict[str, Session] = {}
         self._waiting: dict[str, int] = {}
         self._session_keys: weakref.WeakKeyDictionary[Session, object] = weakref.WeakKeyDictionary()
+        self.jobs = Jobs()
         #: The 2026-07-28 tasks extension over the same store and tools.
         self.extension = TasksExtension(self, deferred)
 
@@ -125,10 +127,13 @@ class TaskSupport:
         return tools(name) if callable(tools) else tools.get(name)
 
     def owner(self, context: RequestContext) -> Hashable:
-        """Whom a task belongs to: the token's subject and client, else the session."""
+        """Whom a task belongs to: the token's subject and client, else the session; on a
+        per-request session (``StreamableHTTPServer(stateless=True)``), whoever holds its id."""
         auth = context.auth
         if auth is not None:
             return ("auth", getattr(auth, "subject", None), getattr(auth, "client_id", None))
+        if per_request(context):
+            return ("anyone",)  # no session outlives the POST: the unguessable id is the key
         key = self._session_keys.get(context.session)
         if key is None:
             key = self._session_keys[context.session] = object()
@@ -170,7 +175,11 @@ class TaskSupport:
         record = self.store.create(self.owner(context), ttl if type(ttl) is int else None)
         self._sessions[record.task_id] = context.session
         job = task_context(context, record.task_id, functools.partial(self._input_wait, record))
-        context.session.start_soon(self._run, record, route, method, params, job)
+        run = self._run(record, route, method, params, job)
+        if per_request(context):
+            self.jobs.spawn(run, context.session)  # not ended with the POST's own session
+        else:
+            context.session.start_soon(lambda: run)
         return {"task": record.to_json()}
 
     async def _run(

@@ -28,6 +28,7 @@ from mcpbind.runtime.tasks import (
     TASKS_EXTENSION,
     ExtensionTaskHandle,
     InMemoryTaskStore,
+    TaskHandle,
     TaskSupport,
 )
 from mcpbind.runtime.tasks._extension_client import SPECS
@@ -208,3 +209,21 @@ async def test_the_client_wants_the_servers_word_first() -> None:
                 with pytest.raises(CapabilityError) as refused:
                     await client.call_tool_as_task("anything", {})
                 assert "did not advertise" in str(refused.value), revision
+
+
+async def test_handshake_era_tasks_outlive_their_post() -> None:
+    """``StreamableHTTPServer(stateless=True)``: every 2025-11-25 POST has a session of its
+    own, gone with its answer; the task's handler runs on, and a later POST finds it."""
+    async with (
+        serving(build_app().http_app(stateless=True)) as url,
+        Client(streamable_http_client(f"{url}/mcp"), protocol_version="2025-11-25") as client,
+    ):
+        handle = await client.call_tool_as_task("slow", {"seconds": 0.3})
+        assert isinstance(handle, TaskHandle)
+        assert (await handle.status())["status"] == "working"
+        result = await handle.result(poll=True)
+        assert result.structuredContent == {"result": "slept 0.3"}
+        assert (await handle.status())["status"] == "completed"
+        long = await client.call_tool_as_task("slow", {"seconds": 30})
+        assert isinstance(long, TaskHandle)
+        assert (await long.cancel())["status"] == "cancelled"

@@ -1,0 +1,49 @@
+"""Where a task's handler runs when no session can hold it.
+
+A task outlives the request that created it, but a per-request session (every request of the
+stateless era; handshake-era requests on ``StreamableHTTPServer(stateless=True)``) ends with
+its POST and would cancel it. On asyncio such a handler runs in a task of its own, kept here
+until it ends; on other backends it stays in the session's task group (and ends with it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Any
+
+from .._context import RequestContext
+from .._run import on_asyncio
+
+if TYPE_CHECKING:
+    from .._session import Session
+
+__all__ = ["Jobs", "per_request"]
+
+_NO_SESSION_ID: Any = object()
+
+
+def per_request(context: RequestContext) -> bool:
+    """Whether the request came on a session of its own (an HTTP POST without a session id)."""
+    return getattr(context.transport_context, "session_id", _NO_SESSION_ID) is None
+
+
+class Jobs:
+    """Detached handler jobs, by strong reference until they end."""
+
+    def __init__(self) -> None:
+        self._running: set[asyncio.Task[None]] = set()
+
+    def __len__(self) -> int:
+        return len(self._running)
+
+    def spawn(self, job: Coroutine[Any, Any, None], session: Session) -> asyncio.Task[None] | None:
+        """Run ``job`` detached (asyncio: its task, which ``cancel()`` stops), else in
+        ``session``'s task group (None)."""
+        if not on_asyncio():
+            session.start_soon(lambda: job)
+            return None
+        task = asyncio.get_running_loop().create_task(job)
+        self._running.add(task)
+        task.add_done_callback(self._running.discard)
+        return task
