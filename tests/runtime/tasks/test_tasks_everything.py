@@ -1,16 +1,23 @@
 """Our client's tasks against ``@modelcontextprotocol/server-everything``'s task tool
-(``simulate-research-query``, the TypeScript SDK's tasks) over stdio: polling at its
+(``simulate-research-query``, the TypeScript SDK's tasks) over stdio and over its Streamable
+HTTP (``streamableHttp`` mode, a real node process on a free port): polling at its
 ``pollInterval``, the result, and ``input_required`` answered by our elicitation handler when
 its ``tasks/result`` stream delivers the server's question."""
 
 from __future__ import annotations
 
+import os
+import socket
+import subprocess
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from mcpbind.generated.v2025_11_25 import methods, types
 from mcpbind.runtime import Client, McpError, RequestContext, StdioParameters, stdio_client
+from mcpbind.runtime.http import streamable_http_client
 from test_everything import everything
 
 pytestmark = [pytest.mark.anyio, pytest.mark.interop]
@@ -19,20 +26,63 @@ __all__ = ["everything"]
 RELATED = "io.modelcontextprotocol/related-task"
 
 
-def reference_client(entry: Path, asked: list[dict[str, Any]]) -> Client:
-    client = Client(stdio_client(StdioParameters("node", [str(entry), "stdio"], stderr="devnull")))
-
-    @client.handler(methods.ELICITATION_CREATE)
-    async def elicit(params: Any, context: RequestContext) -> types.ElicitResult:
-        asked.append(params.model_dump(by_alias=True, exclude_none=True))
-        return types.ElicitResult(action="accept", content={"interpretation": "historical"})
-
-    return client
+Reference = Callable[[list[dict[str, Any]]], Client]
 
 
-async def test_a_reference_task_tool_polled_to_its_result(everything: Path) -> None:
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@pytest.fixture(params=["stdio", "http"])
+async def reference_client(
+    request: pytest.FixtureRequest, everything: Path
+) -> AsyncIterator[Reference]:
+    """Clients of server-everything, each with our elicitation handler noting its requests."""
+
+    def with_handler(client: Client, asked: list[dict[str, Any]]) -> Client:
+        @client.handler(methods.ELICITATION_CREATE)
+        async def elicit(params: Any, context: RequestContext) -> types.ElicitResult:
+            asked.append(params.model_dump(by_alias=True, exclude_none=True))
+            return types.ElicitResult(action="accept", content={"interpretation": "historical"})
+
+        return client
+
+    if request.param == "stdio":
+        yield lambda asked: with_handler(
+            Client(
+                stdio_client(StdioParameters("node", [str(everything), "stdio"], stderr="devnull"))
+            ),
+            asked,
+        )
+        return
+    port = _free_port()
+    process = subprocess.Popen(
+        ["node", str(everything), "streamableHttp"],
+        env={**os.environ, "PORT": str(port)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stderr is not None
+        with anyio.fail_after(30):
+            line = await anyio.to_thread.run_sync(process.stderr.readline)
+            while line and "listening" not in line:
+                line = await anyio.to_thread.run_sync(process.stderr.readline)
+        assert "listening" in line, "server-everything did not start its HTTP server"
+        url = f"http://127.0.0.1:{port}/mcp"
+        yield lambda asked: with_handler(Client(streamable_http_client(url)), asked)
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+async def test_a_reference_task_tool_polled_to_its_result(reference_client: Reference) -> None:
     asked: list[dict[str, Any]] = []
-    async with reference_client(everything, asked) as client:
+    async with reference_client(asked) as client:
         assert "call" in client.server_capabilities["tasks"]["requests"]["tools"]
         tools = {tool.name: tool for tool in await client.list_tools()}
         assert tools["simulate-research-query"].execution.taskSupport in ("optional", "required")
@@ -52,9 +102,9 @@ async def test_a_reference_task_tool_polled_to_its_result(everything: Path) -> N
         assert caught.value.code == -32602
 
 
-async def test_a_reference_task_needing_input(everything: Path) -> None:
+async def test_a_reference_task_needing_input(reference_client: Reference) -> None:
     asked: list[dict[str, Any]] = []
-    async with reference_client(everything, asked) as client:
+    async with reference_client(asked) as client:
         handle = await client.call_tool_as_task(
             "simulate-research-query", {"topic": "python", "ambiguous": True}
         )
