@@ -96,7 +96,7 @@ class ExtensionTaskHandle:
         self, client: Client, result_type: Any, task: dict[str, Any] | None, direct: Any = None
     ) -> None:
         self._client = client
-        self._result_type = result_type
+        self.result_type = result_type
         self.task = task
         self._direct = direct
 
@@ -159,7 +159,7 @@ class ExtensionTaskHandle:
         if status == "cancelled":
             raise McpError(CANCELLED_ERROR, "the task was cancelled")
         try:
-            return validator(self._result_type)(state.get("result"))
+            return validator(self.result_type)(state.get("result"))
         except ValidationError as exc:
             raise InvalidResultError(f"the task's result is not a tool result: {exc}") from exc
 

@@ -11,6 +11,7 @@ from mcpbind.generated.v2025_11_25 import methods
 from mcpbind.runtime import Client, McpError
 from mcpbind.runtime.app import App
 from mcpbind.runtime.http import streamable_http_client
+from mcpbind.runtime.tasks import ExtensionTaskHandle
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 
@@ -46,5 +47,31 @@ async def test_tasks_belong_to_the_authenticated_identity() -> None:
             assert (await other.send_request(methods.TASKS_LIST, {})).tasks == []
             listed = await again.send_request(methods.TASKS_LIST, {})
             assert [task.taskId for task in listed.tasks] == [handle.task_id]
+            result = await handle.result()
+            assert result.structuredContent == {"result": "rested"}
+
+
+async def test_extension_tasks_belong_to_the_authenticated_identity() -> None:
+    """The same in the 2026-07-28 tasks extension: another token's subject gets -32602 for
+    ``tasks/get``, ``tasks/update`` and ``tasks/cancel``, and the task runs on untouched."""
+    app = tasks_app()
+    async with protected(asgi=lambda rs: app.http_app(auth=rs)) as setup:
+
+        def client(subject: str) -> Client:
+            token = setup.authorization.mint(setup.url, "mcp:tools", subject=subject)
+            target = streamable_http_client(setup.url, headers=setup.bearer(token))
+            return Client(target, protocol_version="2026-07-28")
+
+        async with client("alice") as alice, client("alice") as again, client("mallory") as other:
+            handle = await alice.call_tool_as_task("nap", {"seconds": 0.2})
+            assert isinstance(handle, ExtensionTaskHandle) and handle.task is not None
+            same = ExtensionTaskHandle(again, handle.result_type, dict(handle.task))
+            assert (await same.status())["taskId"] == handle.task_id
+            foreign = ExtensionTaskHandle(other, handle.result_type, dict(handle.task))
+            for call in (foreign.status(), foreign.update({"k": {}}), foreign.cancel()):
+                with pytest.raises(McpError) as caught:
+                    await call
+                assert caught.value.code == -32602
+                assert caught.value.message == "Failed to retrieve task: Task not found"
             result = await handle.result()
             assert result.structuredContent == {"result": "rested"}
