@@ -192,6 +192,10 @@ class TasksExtension:
         self._runs: dict[str, _Run] = {}
         self.jobs = support.jobs
 
+    def __len__(self) -> int:
+        """Tasks whose handlers still run (a finished one keeps only its store record)."""
+        return len(self._runs)
+
     @staticmethod
     def owner(context: RequestContext) -> Hashable:
         """Whom a task belongs to: the token's subject and client; without one, anyone who
@@ -306,9 +310,11 @@ class TasksExtension:
             run.pending.clear()
             run.job = None
             record = run.record
-            if record is not None and not record.terminal:  # cancelled under it
-                stop = McpError(INTERNAL_ERROR, "the task's handler was stopped")
-                self.support.store.finish(record, "failed", None, stop, stop.message)
+            if record is not None:
+                self._runs.pop(record.task_id, None)  # no input can be pending any more
+                if not record.terminal:  # cancelled under it
+                    stop = McpError(INTERNAL_ERROR, "the task's handler was stopped")
+                    self.support.store.finish(record, "failed", None, stop, stop.message)
             if record is None and run.data is None and run.error is None:
                 run.error = McpError(INTERNAL_ERROR, "the request's handler was stopped")
             run.decided.set()
@@ -354,7 +360,6 @@ class TasksExtension:
             raise McpError(INVALID_PARAMS, "Invalid params", errors) from None
         record = self.support.store.get(self.owner(context), params.taskId)
         if record is None:
-            self._runs.pop(params.taskId, None)
             raise task_not_found(params.taskId)
         return params, record
 

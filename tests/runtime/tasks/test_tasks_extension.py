@@ -181,13 +181,15 @@ def ttl_server(ttl_ms: int) -> Server:
 
 
 async def test_an_expired_task_is_not_found() -> None:
+    server = ttl_server(600)
     async with (
-        serving(StreamableHTTPServer(ttl_server(600).serve)) as url,
+        serving(StreamableHTTPServer(server.serve)) as url,
         Client(streamable_http_client(f"{url}/mcp"), protocol_version=MODERN) as client,
     ):
         handle = await handle_of(client, "quick", {})
         assert handle.task is not None and handle.task["ttlMs"] == 600
         assert (await handle.result()).content[0].text == "quick"  # type: ignore[union-attr]
+        assert server.tasks is not None and len(server.tasks.extension) == 0  # nothing kept
         await anyio.sleep(0.7)
         with pytest.raises(McpError) as caught:
             await handle.status()
