@@ -103,7 +103,9 @@ class TaskSupport:
         (never a ``tasks`` member there)."""
         if "tasks/get" in bindings.incoming_requests:
             return self.capabilities
-        if ERAS.get(bindings.revision) == "stateless":
+        if ERAS.get(bindings.revision) == "stateless" and self.local_server:
+            # A client opts in per request instead (``call_tool_as_task``): declared for the
+            # whole client, every ``call_tool`` of a task tool would come back as a task.
             return {"extensions": {TASKS_EXTENSION: {}}}
         return {}
 

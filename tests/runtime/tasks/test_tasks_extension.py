@@ -229,3 +229,17 @@ async def test_handshake_era_tasks_outlive_their_post() -> None:
         long = await client.call_tool_as_task("slow", {"seconds": 30})
         assert isinstance(long, TaskHandle)
         assert (await long.cancel())["status"] == "cancelled"
+
+
+async def test_a_client_receiving_tasks_still_calls_tools_plainly(connect: Connect) -> None:
+    """``client.enable_tasks()`` (2025-11-25 tasks of its own) does not declare the extension
+    for every request of the stateless era: a plain ``call_tool`` stays a plain call."""
+    client = connect()
+    assert isinstance(client, Client)
+    with_elicitation(client, [])
+    client.enable_tasks()
+    async with client:
+        result = await client.call_tool("slow", {"seconds": 0})
+        assert result.structuredContent == {"result": "slept 0.0"}
+        handle = await handle_of(client, "slow", {"seconds": 0})
+        assert handle.task is not None  # the per-request opt-in still works
