@@ -1,0 +1,270 @@
+"""Forwarding a request to the worker that owns its session, and its answer back, via Redis.
+
+The worker a request lands on (the *forwarder*) reads the body, pushes the whole request (method,
+path, headers, body) to the owner's inbox list, then relays what comes back on the request's reply
+list: the response head, then each body chunk as the owner's endpoint sent it (an SSE answer
+stream by stream, chunk by chunk), then the end. The owner serves the request with its own
+endpoint, as if it had come there directly (marked so it is never forwarded again). A client that
+goes away is signalled on the request's control list, so the owner's stream ends too.
+
+Every wait is bounded: while waiting, the forwarder checks each second that the owner is still
+alive; an owner that died before answering gives the client ``404 Session not found`` (it
+re-initialises), one that died mid-stream ends the stream. Redis unreachable gives 503.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import secrets
+from contextlib import suppress
+from typing import TYPE_CHECKING, Any, Final
+
+import anyio
+from starlette.types import Message, Receive, Scope, Send
+
+from ..._stateless import STATELESS_REVISIONS
+from .._asgi import CONNECTION_ERROR, Disconnected, TooLarge, error, read_body
+from .._common import PROTOCOL_VERSION, SESSION_ID
+from ._state import SharedStateUnavailable
+
+if TYPE_CHECKING:
+    from ..server import StreamableHTTPServer
+    from ._redis_state import RedisState
+
+__all__ = ["FORWARDED", "forward", "serve_forwarded", "unavailable"]
+
+logger = logging.getLogger("mcpbind.runtime.http.cluster")
+
+#: Scope key marking a request another worker forwarded here (never forwarded again).
+FORWARDED: Final = "mcpbind.forwarded"
+#: How long one wait for the owner lasts before checking that it is still alive.
+POLL: Final = 1.0
+#: How often the owner checks for the client's disconnect.
+CONTROL_POLL: Final = 0.25
+
+
+async def unavailable(send: Send, exc: Exception) -> None:
+    """503 with a JSON-RPC error: the shared store is down; retry later."""
+    await error(
+        send,
+        503,
+        CONNECTION_ERROR,
+        f"Service Unavailable: shared state unreachable ({exc}); retry shortly",
+        **{"retry-after": "1"},
+    )
+
+
+def _remote_candidate(server: StreamableHTTPServer, scope: Scope, headers: dict[str, str]) -> str:
+    """The session id of a request that may belong to another worker, else ``""``."""
+    if scope.get(FORWARDED) or server.stateless:
+        return ""
+    sid = headers.get(SESSION_ID)
+    if not sid or sid in server.sessions:
+        return ""
+    if (headers.get(PROTOCOL_VERSION) or "").strip() in STATELESS_REVISIONS:
+        return ""
+    return sid
+
+
+async def forward(
+    state: RedisState,
+    server: StreamableHTTPServer,
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+    headers: dict[str, str],
+) -> bool:
+    """Forward the request to its session's owner and relay the answer; ``False`` if the
+    session is not another live worker's (this worker then answers as one process would)."""
+    sid = _remote_candidate(server, scope, headers)
+    if not sid:
+        return False
+    try:
+        owner = await state.owner_of(sid)
+        if owner is None or owner == state.worker_id:
+            return False
+        if not await state.alive(owner):
+            await state.forget(sid, owner)
+            return False
+    except SharedStateUnavailable as exc:
+        await unavailable(send, exc)
+        return True
+    body = b""
+    if scope["method"] == "POST":
+        try:
+            body = await read_body(receive, headers, server.max_body_bytes)
+        except TooLarge:
+            limit = server.max_body_bytes
+            await error(
+                send, 413, CONNECTION_ERROR, f"Payload Too Large: the limit is {limit} bytes"
+            )
+            return True
+        except Disconnected:
+            return True
+    fid = secrets.token_hex(12)
+    envelope = {
+        "id": fid,
+        "from": state.worker_id,
+        "method": scope["method"],
+        "path": scope["path"],
+        "query": scope.get("query_string", b"").decode("latin-1"),
+        "headers": [[k.decode("latin-1"), v.decode("latin-1")] for k, v in scope["headers"]],
+        "client": list(scope["client"]) if scope.get("client") else None,
+        "server": list(scope["server"]) if scope.get("server") else None,
+        "body": base64.b64encode(body).decode("ascii"),
+    }
+    try:
+        await state.push(state.key("fwd", owner), envelope, ttl=30.0)
+    except SharedStateUnavailable as exc:
+        await unavailable(send, exc)
+        return True
+    server.counters["forwarded_out"] += 1
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(_watch_client, state, fid, receive, tg.cancel_scope)
+        await _relay(state, owner, fid, send)
+        tg.cancel_scope.cancel()
+    return True
+
+
+async def _watch_client(
+    state: RedisState, fid: str, receive: Receive, scope: anyio.CancelScope
+) -> None:
+    """The client went away: tell the owner, and stop relaying."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
+    with suppress(SharedStateUnavailable):
+        await state.push(state.key("ctl", fid), {"disconnect": True}, ttl=30.0)
+    scope.cancel()
+
+
+async def _relay(state: RedisState, owner: str, fid: str, send: Send) -> None:
+    started = False
+    reply = state.key("reply", fid)
+    while True:
+        try:
+            item = await state.pop(reply, POLL)
+            if item is None and not await state.alive(owner):
+                raise _OwnerGone
+        except (SharedStateUnavailable, _OwnerGone) as exc:
+            if not started:
+                if isinstance(exc, _OwnerGone):
+                    await error(send, 404, CONNECTION_ERROR, "Session not found")
+                else:
+                    await unavailable(send, exc)
+            else:
+                logger.warning("forwarded stream %s cut: %s", fid, exc or "its worker stopped")
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+            return
+        if item is None:
+            continue
+        if "status" in item:
+            started = True
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": item["status"],
+                    "headers": [
+                        (k.encode("latin-1"), v.encode("latin-1")) for k, v in item["headers"]
+                    ],
+                }
+            )
+            continue
+        end = bool(item.get("end"))
+        chunk = base64.b64decode(item.get("body", ""))
+        await send({"type": "http.response.body", "body": chunk, "more_body": not end})
+        if end:
+            return
+
+
+class _OwnerGone(Exception):
+    def __str__(self) -> str:
+        return "the worker owning the session stopped"
+
+
+async def serve_forwarded(
+    state: RedisState, server: StreamableHTTPServer, envelope: dict[str, Any]
+) -> None:
+    """Serve a request another worker forwarded, relaying the answer to its reply list."""
+    fid = envelope["id"]
+    reply = state.key("reply", fid)
+    body = base64.b64decode(envelope["body"])
+    scope: Scope = {
+        "type": "http",
+        "asgi": {"version": "3.0", "spec_version": "2.3"},
+        "http_version": "1.1",
+        "method": envelope["method"],
+        "scheme": "http",
+        "path": envelope["path"],
+        "raw_path": envelope["path"].encode("latin-1", "replace"),
+        "query_string": envelope["query"].encode("latin-1"),
+        "root_path": "",
+        "headers": [(k.encode("latin-1"), v.encode("latin-1")) for k, v in envelope["headers"]],
+        "client": tuple(envelope["client"]) if envelope.get("client") else None,
+        "server": tuple(envelope["server"]) if envelope.get("server") else None,
+        "state": {},
+        FORWARDED: True,
+    }
+    gone = anyio.Event()
+    body_given = False
+
+    async def receive() -> Message:
+        nonlocal body_given
+        if not body_given:
+            body_given = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        await gone.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(message: Message) -> None:
+        if gone.is_set():
+            raise OSError("the forwarding worker's client is gone")
+        kind = message["type"]
+        if kind == "http.response.start":
+            item: dict[str, Any] = {
+                "status": message["status"],
+                "headers": [
+                    [bytes(k).decode("latin-1"), bytes(v).decode("latin-1")]
+                    for k, v in message.get("headers", ())
+                ],
+            }
+        elif kind == "http.response.body":
+            item = {"body": base64.b64encode(message.get("body", b"")).decode("ascii")}
+            if not message.get("more_body", False):
+                item["end"] = True
+        else:
+            return
+        try:
+            await state.push(reply, item)
+        except SharedStateUnavailable as exc:
+            gone.set()
+            raise OSError(str(exc)) from exc
+
+    server.counters["forwarded_in"] += 1
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(_watch_control, state, fid, envelope.get("from"), gone)
+        try:
+            await server(scope, receive, send)
+        except OSError:
+            pass
+        except Exception:
+            logger.exception("forwarded request %s failed", fid)
+        finally:
+            tg.cancel_scope.cancel()
+
+
+async def _watch_control(
+    state: RedisState, fid: str, forwarder: str | None, gone: anyio.Event
+) -> None:
+    """Set ``gone`` when the forwarder signals its client left, or the forwarder died."""
+    control = state.key("ctl", fid)
+    checks = 0
+    while not gone.is_set():
+        await anyio.sleep(CONTROL_POLL)
+        checks += 1
+        try:
+            signalled = await state.pop_now(control) is not None
+            if signalled or (forwarder and checks % 8 == 0 and not await state.alive(forwarder)):
+                gone.set()
+        except SharedStateUnavailable:
+            continue
