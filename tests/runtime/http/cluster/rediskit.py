@@ -179,17 +179,22 @@ class Worker:
 
 @asynccontextmanager
 async def workers(
-    redis_url: str, count: int, prefix: str, build: Callable[[], Any] | None = None
+    redis_url: str,
+    count: int,
+    prefix: str,
+    build: Callable[[], Any] | None = None,
+    first: int = 0,
 ) -> AsyncIterator[list[Worker]]:
     """``count`` of our servers on uvicorn (127.0.0.1, ephemeral ports) sharing one Redis; each
-    has its own ``Server`` (``build``, default ``httpkit.build_server``), worker ids w0, w1..."""
+    has its own ``Server`` (``build``, default ``httpkit.build_server``); worker ids w0, w1...
+    (from ``first``)."""
     from httpkit import build_server
     from mcpbind.runtime.http import StreamableHTTPServer, serving
     from mcpbind.runtime.http.cluster import RedisState
 
     async with AsyncExitStack() as stack:
         out = []
-        for n in range(count):
+        for n in range(first, first + count):
             server = (build or build_server)()
             state = RedisState.from_url(redis_url, worker_id=f"w{n}", prefix=prefix)
             stack.push_async_callback(state.aclose)

@@ -17,6 +17,7 @@ import anyio
 import httpx
 import pytest
 from httpkit import (
+    ACCEPT_BOTH,
     INITIALIZE,
     MODERN_META,
     answers,
@@ -111,9 +112,7 @@ async def test_a_server_to_client_request_is_answered_through_another_worker(
             **INITIALIZE,
             "params": {**INITIALIZE["params"], "capabilities": {"sampling": {}}},
         }
-        opened = await http.post(
-            a.url, json=opening, headers=session_headers("x") | {"mcp-session-id": ""}
-        )
+        opened = await http.post(a.url, json=opening, headers=ACCEPT_BOTH)
         sid = opened.headers["mcp-session-id"]
         headers = session_headers(sid)
         ready = {"jsonrpc": "2.0", "method": "notifications/initialized"}
