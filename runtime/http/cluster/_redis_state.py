@@ -52,7 +52,9 @@ class RedisState:
 
     ``session_ttl``: how long a session's ownership lasts without renewal (a worker that dies
     leaves it to expire); ``heartbeat_ttl``: how soon a dead worker counts as dead (its sessions'
-    clients get 404 after at most about that long); ``op_timeout``: the bound on any one call.
+    clients get 404 after at most about that long; a live worker whose loop stalls longer than
+    that would be taken for dead meanwhile, so keep it well above the worst stall);
+    ``op_timeout``: the bound on any one call.
     ``event_store_factory``: the sessions' event stores (``None``: the endpoint's own, in
     memory; resuming through another worker reaches the owner's store by forwarding).
     """
@@ -66,7 +68,7 @@ class RedisState:
         worker_id: str | None = None,
         prefix: str = "mcpbind",
         session_ttl: float = 30.0,
-        heartbeat_ttl: float = 3.0,
+        heartbeat_ttl: float = 5.0,
         op_timeout: float = 2.0,
         event_store_factory: Callable[[], EventStore] | None = None,
     ) -> None:
@@ -92,7 +94,7 @@ class RedisState:
         worker_id: str | None = None,
         prefix: str = "mcpbind",
         session_ttl: float = 30.0,
-        heartbeat_ttl: float = 3.0,
+        heartbeat_ttl: float = 5.0,
         op_timeout: float = 2.0,
         event_store_factory: Callable[[], EventStore] | None = None,
         redis_events: bool = False,
@@ -237,13 +239,6 @@ class RedisState:
     async def alive(self, worker_id: str) -> bool:
         found = await self.call(lambda: self.redis.exists(self.key("worker", worker_id)))
         return bool(found)
-
-    async def forget(self, session_id: str, owner: str) -> None:
-        """The owner of ``session_id`` is dead: drop the entry (if it still names it)."""
-        key = self.key("session", session_id)
-        raw = await self.call(lambda: self.redis.get(key))
-        if raw is not None and (raw.decode() if isinstance(raw, bytes) else raw) == owner:
-            await self.call(lambda: self.redis.delete(key))
 
     # -- forwarding ---------------------------------------------------------------------
 

@@ -86,8 +86,7 @@ async def forward(
         if owner is None or owner == state.worker_id:
             return False
         if not await state.alive(owner):
-            await state.forget(sid, owner)
-            return False
+            return False  # its entry expires with its TTL (the owner may only be slow)
     except SharedStateUnavailable as exc:
         await unavailable(send, exc)
         return True
