@@ -45,6 +45,10 @@ logger = logging.getLogger("mcpbind.runtime.http.cluster")
 T = TypeVar("T")
 #: What a Redis call may fail with when the server is gone or slow.
 FAILURES = (RedisError, OSError, TimeoutError)
+#: How long a session's owner, and a worker being alive, are remembered (seconds); how many.
+_OWNER_CACHE = 5.0
+_ALIVE_CACHE = 1.0
+_CACHED = 10_000
 
 
 class RedisState:
@@ -82,6 +86,8 @@ class RedisState:
         self.channel = f"{prefix}:notify"
         self._server: StreamableHTTPServer | None = None
         self._released: set[str] = set()
+        self._owners: dict[str, tuple[str, float]] = {}
+        self._alive: dict[str, float] = {}
         self._tg: TaskGroup | None = None
         #: Whether the last heartbeat reached Redis (a failure, then success, re-claims all).
         self.connected = False
@@ -233,12 +239,31 @@ class RedisState:
         self._released.add(session_id)
 
     async def owner_of(self, session_id: str) -> str | None:
+        """The worker owning ``session_id`` (remembered a few seconds: sessions never move)."""
+        now = anyio.current_time()
+        known = self._owners.get(session_id)
+        if known is not None and known[1] > now:
+            return known[0]
         raw = await self.call(lambda: self.redis.get(self.key("session", session_id)))
-        return raw.decode() if isinstance(raw, bytes) else raw
+        owner = raw.decode() if isinstance(raw, bytes) else raw
+        if owner is not None:
+            if len(self._owners) >= _CACHED:
+                self._owners.clear()
+            self._owners[session_id] = (owner, now + _OWNER_CACHE)
+        return owner
 
-    async def alive(self, worker_id: str) -> bool:
-        found = await self.call(lambda: self.redis.exists(self.key("worker", worker_id)))
-        return bool(found)
+    async def alive(self, worker_id: str, fresh: bool = False) -> bool:
+        """Whether ``worker_id``'s heartbeat is there (a yes is remembered a second, unless
+        ``fresh``)."""
+        now = anyio.current_time()
+        if not fresh and self._alive.get(worker_id, 0.0) > now:
+            return True
+        found = bool(await self.call(lambda: self.redis.exists(self.key("worker", worker_id))))
+        if found:
+            if len(self._alive) >= _CACHED:
+                self._alive.clear()
+            self._alive[worker_id] = now + _ALIVE_CACHE
+        return found
 
     # -- forwarding ---------------------------------------------------------------------
 

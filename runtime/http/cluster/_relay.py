@@ -156,7 +156,7 @@ async def _relay(state: RedisState, owner: str, fid: str, send: Send, request_id
     while True:
         try:
             item = await state.pop(reply, POLL)
-            if item is None and not await state.alive(owner):
+            if item is None and not await state.alive(owner, fresh=True):
                 raise _OwnerGone
         except (SharedStateUnavailable, _OwnerGone) as exc:
             if not started:
@@ -189,7 +189,8 @@ async def _relay(state: RedisState, owner: str, fid: str, send: Send, request_id
                     ],
                 }
             )
-            continue
+            if "body" not in item:
+                continue
         end = bool(item.get("end"))
         chunk = base64.b64decode(item.get("body", ""))
         await send({"type": "http.response.body", "body": chunk, "more_body": not end})
@@ -236,24 +237,26 @@ async def serve_forwarded(
         await gone.wait()
         return {"type": "http.disconnect"}
 
+    head: dict[str, Any] = {}
+
     async def send(message: Message) -> None:
         if gone.is_set():
             raise OSError("the forwarding worker's client is gone")
         kind = message["type"]
         if kind == "http.response.start":
-            item: dict[str, Any] = {
-                "status": message["status"],
-                "headers": [
-                    [bytes(k).decode("latin-1"), bytes(v).decode("latin-1")]
-                    for k, v in message.get("headers", ())
-                ],
-            }
-        elif kind == "http.response.body":
-            item = {"body": base64.b64encode(message.get("body", b"")).decode("ascii")}
-            if not message.get("more_body", False):
-                item["end"] = True
-        else:
+            # Held until the first body chunk, which always follows: one push for both.
+            head["status"] = message["status"]
+            head["headers"] = [
+                [bytes(k).decode("latin-1"), bytes(v).decode("latin-1")]
+                for k, v in message.get("headers", ())
+            ]
             return
+        if kind != "http.response.body":
+            return
+        item = {"body": base64.b64encode(message.get("body", b"")).decode("ascii"), **head}
+        head.clear()
+        if not message.get("more_body", False):
+            item["end"] = True
         try:
             await state.push(reply, item)
         except SharedStateUnavailable as exc:
