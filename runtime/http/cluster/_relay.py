@@ -43,6 +43,10 @@ FORWARDED: Final = "mcpbind.forwarded"
 POLL: Final = 1.0
 #: How often the owner checks for the client's disconnect.
 CONTROL_POLL: Final = 0.25
+#: The owner says it is still at a request this often (in polls), so that a lost request or
+#: answer is noticed: the forwarder gives up after ``IDLE_POLLS`` polls with nothing at all.
+PING_EVERY: Final = 8
+IDLE_POLLS: Final = 6
 
 
 async def unavailable(send: Send, exc: Exception) -> None:
@@ -152,12 +156,16 @@ def _request_id(body: bytes) -> Any:
 async def _relay(state: RedisState, owner: str, fid: str, send: Send, request_id: Any) -> None:
     started = False
     streaming = False
+    idle = 0
     reply = state.key("reply", fid)
     while True:
         try:
             item = await state.pop(reply, POLL)
+            idle = 0 if item is not None else idle + 1
             if item is None and not await state.alive(owner, fresh=True):
                 raise _OwnerGone
+            if idle >= IDLE_POLLS:
+                raise SharedStateUnavailable("the owning worker lost the request")
         except (SharedStateUnavailable, _OwnerGone) as exc:
             if not started:
                 if isinstance(exc, _OwnerGone):
@@ -173,7 +181,7 @@ async def _relay(state: RedisState, owner: str, fid: str, send: Send, request_id
                     last = encode_event({"jsonrpc": "2.0", "id": request_id, "error": failed})
                 await send({"type": "http.response.body", "body": last, "more_body": False})
             return
-        if item is None:
+        if item is None or "ping" in item:
             continue
         if "status" in item:
             started = True
@@ -279,7 +287,8 @@ async def serve_forwarded(
 async def _watch_control(
     state: RedisState, fid: str, forwarder: str | None, gone: anyio.Event
 ) -> None:
-    """Set ``gone`` when the forwarder signals its client left, or the forwarder died."""
+    """Set ``gone`` when the forwarder signals its client left, or the forwarder died; say
+    now and then that the request is still being served."""
     control = state.key("ctl", fid)
     checks = 0
     while not gone.is_set():
@@ -287,7 +296,11 @@ async def _watch_control(
         checks += 1
         try:
             signalled = await state.pop_now(control) is not None
-            if signalled or (forwarder and checks % 8 == 0 and not await state.alive(forwarder)):
+            if checks % PING_EVERY == 0:
+                await state.push(state.key("reply", fid), {"ping": 1})
+                if forwarder and not await state.alive(forwarder, fresh=True):
+                    signalled = True
+            if signalled:
                 gone.set()
         except SharedStateUnavailable:
             continue
