@@ -104,6 +104,9 @@ class Server(Endpoint):
         self.send_timeout = send_timeout
         #: What became of the notifications sent so far (``broadcast`` and the ``notify_*``).
         self.delivery = Delivery()
+        #: Hands every notification fanned out here to the other workers too (set by a shared
+        #: HTTP transport, ``http.cluster``); they fan it out with ``fan_out_local``.
+        self.relay: Callable[[str, dict[str, Any] | None], Awaitable[None]] | None = None
 
     # -- Router ---------------------------------------------------------------------------
 
@@ -179,6 +182,12 @@ class Server(Endpoint):
         return await self._fan_out(RESOURCE_UPDATED, {"uri": uri})
 
     async def _fan_out(self, method: str, params: dict[str, Any] | None) -> int:
+        if self.relay is not None:
+            await self.relay(method, params)
+        return await self.fan_out_local(method, params)
+
+    async def fan_out_local(self, method: str, params: dict[str, Any] | None) -> int:
+        """Send a notification to this process's recipients only; returns how many got it."""
         targets = self.subscriptions.targets(list(self.sessions), method, params)
         if not targets:
             return 0

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import logging
 import secrets
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Final
 
@@ -73,6 +73,8 @@ from ._intake import malformed_header, mcp_headers, parse_post
 from ._sse_writer import write_sse
 from ._streams import RequestId, Stream
 from ._tool_headers import ToolHeaderCache
+from .cluster import InProcessState, SharedState, SharedStateUnavailable, worker_stats
+from .cluster._relay import unavailable
 from .event_store import EventStore, InMemoryEventStore
 from .security import LOOPBACK_HOSTS, HostGuard
 
@@ -115,6 +117,9 @@ class StreamableHTTPServer:
     ``Mcp-Param-*`` headers a ``tools/call`` must carry, are reused (``ToolHeaderCache``).
     ``auth`` (a ``ResourceServer``) requires an OAuth bearer token on every request, serves the
     Protected Resource Metadata, and binds each session to the identity that opened it.
+    ``shared`` (a ``cluster.SharedState``; default ``InProcessState()``) is what this worker
+    shares with the others behind a load balancer (``cluster.RedisState``): sessions are then
+    reachable, and notifications fanned out, from any worker. ``stats`` counts what it served.
     """
 
     def __init__(
@@ -138,6 +143,7 @@ class StreamableHTTPServer:
         detach_stuck_after: float = 10.0,
         tool_headers_ttl: float = 30.0,
         auth: ResourceServer | None = None,
+        shared: SharedState | None = None,
     ) -> None:
         self.serve = serve
         self.path = path
@@ -159,6 +165,17 @@ class StreamableHTTPServer:
         self._tg: TaskGroup | None = None
         self.tool_headers = ToolHeaderCache(serve, tool_headers_ttl)
         self.auth = auth
+        self.shared: SharedState = shared or InProcessState()
+        if self.shared.event_store_factory is not None and self.event_store_factory is not None:
+            self.event_store_factory = self.shared.event_store_factory
+        #: Requests answered here, forwarded to their session's owner, and served for another worker.
+        self.counters: dict[str, int] = {"served": 0, "forwarded_out": 0, "forwarded_in": 0}
+
+    @property
+    def stats(self) -> Mapping[str, int]:
+        """This worker's counters (read-only): ``served``, ``forwarded_out``, ``forwarded_in``,
+        ``sessions`` and ``listeners`` (open ``subscriptions/listen`` streams)."""
+        return worker_stats(self)
 
     async def close_subscriptions(self) -> None:
         """End open ``subscriptions/listen`` streams with their graceful ``complete`` answer
@@ -183,7 +200,8 @@ class StreamableHTTPServer:
             self._tg = tg
             tg.start_soon(self._reap, reaper)
             try:
-                yield self
+                async with self.shared.attach(self):
+                    yield self
             finally:
                 self._tg = None
                 reaper.cancel()
@@ -214,6 +232,7 @@ class StreamableHTTPServer:
     def _forget(self, session: HttpSession) -> None:
         if session.id is not None and self.sessions.get(session.id) is session:
             del self.sessions[session.id]
+            self.shared.release(session.id)
 
     # -- ASGI ---------------------------------------------------------------------------
 
@@ -242,6 +261,9 @@ class StreamableHTTPServer:
             return
         if auth is not None and not await auth.admit(scope, send):
             return
+        if self.shared.forwarding and await self.shared.route(self, scope, receive, send, headers):
+            return  # another worker owns the session: answered from there
+        self.counters["served"] += 1
         method = scope["method"]
         if method == "POST":
             await self._post(scope, receive, send, headers)
@@ -471,6 +493,12 @@ class StreamableHTTPServer:
             return None
         session = HttpSession(self, secrets.token_urlsafe(24))
         assert session.id is not None
+        if self.shared.forwarding:
+            try:
+                await self.shared.claim(session.id)
+            except SharedStateUnavailable as exc:
+                await unavailable(send, exc)
+                return None
         self.sessions[session.id] = session
         self._tg.start_soon(session.run)
         return session

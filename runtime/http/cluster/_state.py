@@ -1,0 +1,150 @@
+"""What a Streamable HTTP endpoint shares with the other workers of a deployment (issue 16).
+
+One worker holds everything in its own memory; many workers behind a load balancer need the
+parts below shared, so that any of them can serve any request. ``SharedState`` is what the
+endpoint calls; ``InProcessState`` (the default) is exactly the one-process behaviour, and
+``RedisState`` (``_redis_state``) shares it through Redis:
+
+- the **event store** each handshake-era session records its SSE events in (``None`` here: the
+  endpoint's own ``event_store_factory``; resumption on another worker reaches the owner's store
+  through the forwarder);
+- the **notification bus**: a change notification fanned out on one worker is ``publish``ed and
+  fanned out again, locally, on every other worker;
+- the **session directory**: which worker owns handshake-era session X (``claim`` when it opens,
+  ``release`` when it ends, renewed with a TTL while it lives);
+- the **forwarder**: ``route`` answers a request for a session another worker owns by relaying it
+  there and its answer (JSON or SSE, chunk by chunk) back.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Protocol
+
+from starlette.types import Receive, Scope, Send
+
+from ..event_store import EventStore
+
+if TYPE_CHECKING:
+    from ..server import StreamableHTTPServer
+
+__all__ = [
+    "InProcessState",
+    "SharedState",
+    "SharedStateUnavailable",
+    "default_worker_id",
+    "shared_state_from_env",
+    "worker_stats",
+]
+
+#: The environment variables ``shared_state_from_env`` reads.
+REDIS_URL_ENV = "MCPBIND_REDIS_URL"
+WORKER_ID_ENV = "MCPBIND_WORKER_ID"
+
+
+class SharedStateUnavailable(RuntimeError):
+    """The shared store cannot be reached now (the endpoint answers 503 and retries later)."""
+
+
+class SharedState(Protocol):
+    """The parts of the transport's state that many workers share."""
+
+    #: This worker's name in the shared store (unique among the workers).
+    worker_id: str
+    #: Whether ``route`` may relay requests (``False``: the endpoint never asks it).
+    forwarding: bool
+    #: One event store per handshake-era session, or ``None`` for the endpoint's own choice.
+    event_store_factory: Callable[[], EventStore] | None
+
+    def attach(self, server: StreamableHTTPServer) -> AbstractAsyncContextManager[None]:
+        """Run the background work (heartbeat, renewals, the bus, forwarded requests) while
+        ``server`` serves; on exit, say this worker and its sessions are gone."""
+        ...
+
+    async def claim(self, session_id: str) -> None:
+        """Record this worker as the owner of a new session (``SharedStateUnavailable``)."""
+        ...
+
+    def release(self, session_id: str) -> None:
+        """The session ended here: drop its ownership (soon, without waiting)."""
+        ...
+
+    async def route(
+        self,
+        server: StreamableHTTPServer,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        headers: dict[str, str],
+    ) -> bool:
+        """Answer the request if another worker owns its session (forwarded there); ``False``
+        leaves it to this worker, which answers it as one process would."""
+        ...
+
+    async def publish(self, method: str, params: dict[str, Any] | None) -> None:
+        """Send a notification fanned out here to every other worker's listeners."""
+        ...
+
+
+class InProcessState:
+    """Nothing shared: one process, today's behaviour."""
+
+    forwarding = False
+    event_store_factory: Callable[[], EventStore] | None = None
+
+    def __init__(self, worker_id: str | None = None) -> None:
+        self.worker_id = worker_id or default_worker_id()
+
+    @asynccontextmanager
+    async def _attached(self) -> AsyncIterator[None]:
+        yield
+
+    def attach(self, server: StreamableHTTPServer) -> AbstractAsyncContextManager[None]:
+        return self._attached()
+
+    async def claim(self, session_id: str) -> None:
+        return None
+
+    def release(self, session_id: str) -> None:
+        return None
+
+    async def route(
+        self,
+        server: StreamableHTTPServer,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        headers: dict[str, str],
+    ) -> bool:
+        return False
+
+    async def publish(self, method: str, params: dict[str, Any] | None) -> None:
+        return None
+
+
+def default_worker_id() -> str:
+    """``MCPBIND_WORKER_ID``, else ``host:pid``."""
+    return os.environ.get(WORKER_ID_ENV) or f"{socket.gethostname()}:{os.getpid()}"
+
+
+def shared_state_from_env() -> SharedState:
+    """``RedisState`` on ``MCPBIND_REDIS_URL`` when it is set, else ``InProcessState()``."""
+    url = os.environ.get(REDIS_URL_ENV)
+    if not url:
+        return InProcessState()
+    from ._redis_state import RedisState
+
+    return RedisState.from_url(url, worker_id=default_worker_id())
+
+
+def worker_stats(server: StreamableHTTPServer) -> Mapping[str, int]:
+    """``server.counters`` with its live sessions and open listen streams, read-only."""
+    owner = getattr(server.serve, "__self__", None)
+    listeners = getattr(getattr(owner, "subscriptions", None), "listening", 0)
+    return MappingProxyType(
+        {**server.counters, "sessions": len(server.sessions), "listeners": listeners}
+    )

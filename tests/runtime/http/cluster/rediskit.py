@@ -1,0 +1,254 @@
+"""A real ``redis-server`` for the cluster tests: ephemeral port on 127.0.0.1, temp dir, no persistence.
+
+``RedisServer`` starts, stops and restarts one ``redis-server`` process (same port on restart, so
+clients reconnect to the same URL). ``ensure_redis_server()`` finds the binary; when it is missing
+and we are root it installs the Debian packages ``redis-server`` and ``haproxy`` once (saying so on
+stderr), otherwise it fails with a message naming the packages to install.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+APT_PACKAGES = ("redis-server", "haproxy")
+START_TIMEOUT = 10.0
+
+
+class RedisUnavailable(RuntimeError):
+    """``redis-server`` is not installed and cannot be installed here."""
+
+
+def _find() -> str | None:
+    return shutil.which("redis-server") or next(
+        (p for p in ("/usr/bin/redis-server", "/usr/sbin/redis-server") if os.path.exists(p)), None
+    )
+
+
+def ensure_redis_server() -> str:
+    """The path of ``redis-server``, installing the Debian packages once when root and missing."""
+    found = _find()
+    if found:
+        return found
+    if os.name == "posix" and os.geteuid() == 0 and shutil.which("apt-get"):
+        print(
+            f"rediskit: redis-server is missing; installing {' '.join(APT_PACKAGES)} with apt-get",
+            file=sys.stderr,
+        )
+        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        subprocess.run(["apt-get", "update", "-q"], check=False, env=env, capture_output=True)
+        done = subprocess.run(
+            ["apt-get", "install", "-y", "-q", *APT_PACKAGES],
+            check=False,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+        found = _find()
+        if found:
+            return found
+        raise RedisUnavailable(f"apt-get install {' '.join(APT_PACKAGES)} failed:\n{done.stderr}")
+    raise RedisUnavailable(
+        "redis-server is not installed: install the Debian packages "
+        f"({'sudo apt-get install -y ' + ' '.join(APT_PACKAGES)}) or run the tests as root"
+    )
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _ping(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5) as sock:
+            sock.sendall(b"PING\r\n")
+            return sock.recv(16).startswith(b"+PONG")
+    except OSError:
+        return False
+
+
+class RedisServer:
+    """One ``redis-server`` process; ``url`` stays the same across ``stop()`` / ``start()``."""
+
+    def __init__(self, binary: str | None = None, port: int | None = None) -> None:
+        self.binary = binary or ensure_redis_server()
+        self.port = port or free_port()
+        self.dir = Path(tempfile.mkdtemp(prefix="mcpbind-redis-"))
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    @property
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def start(self) -> None:
+        if self.running:
+            return
+        log = open(self.dir / "redis.log", "ab")  # noqa: SIM115 - handed to the child process
+        self.process = subprocess.Popen(
+            [
+                self.binary,
+                "--port", str(self.port),
+                "--bind", "127.0.0.1",
+                "--dir", str(self.dir),
+                "--save", "",
+                "--appendonly", "no",
+                "--protected-mode", "no",
+                "--daemonize", "no",
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )  # fmt: skip
+        log.close()
+        deadline = time.monotonic() + START_TIMEOUT
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RedisUnavailable(f"redis-server exited: {self.log_tail()}")
+            if _ping(self.port):
+                return
+            time.sleep(0.02)
+        self.stop()
+        raise RedisUnavailable(f"redis-server did not answer PING in {START_TIMEOUT} s")
+
+    def stop(self) -> None:
+        """Stop the process (SIGTERM, then SIGKILL); its data goes with it (no persistence)."""
+        process, self.process = self.process, None
+        if process is None or process.poll() is not None:
+            return
+        process.terminate()
+        try:
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=5)
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+    def log_tail(self, lines: int = 20) -> str:
+        path = self.dir / "redis.log"
+        if not path.exists():
+            return ""
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+
+    def close(self) -> None:
+        self.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+@contextmanager
+def redis_server() -> Iterator[RedisServer]:
+    """A started ``RedisServer``, stopped and removed on exit."""
+    server = RedisServer()
+    try:
+        server.start()
+        yield server
+    finally:
+        server.close()
+
+
+HERE = Path(__file__).resolve().parent
+
+
+@dataclass
+class Worker:
+    """One in-process worker: its ``Server``, its endpoint, its URL and its shared state."""
+
+    server: Any
+    app: Any
+    url: str
+    state: Any
+
+
+@asynccontextmanager
+async def workers(
+    redis_url: str,
+    count: int,
+    prefix: str,
+    build: Callable[[], Any] | None = None,
+    first: int = 0,
+    **options: Any,
+) -> AsyncIterator[list[Worker]]:
+    """``count`` of our servers on uvicorn (127.0.0.1, ephemeral ports) sharing one Redis; each
+    has its own ``Server`` (``build``, default ``httpkit.build_server``); worker ids w0, w1...
+    (from ``first``); ``options`` go to each ``StreamableHTTPServer``."""
+    from httpkit import build_server
+    from mcpbind.runtime.http import StreamableHTTPServer, serving
+    from mcpbind.runtime.http.cluster import RedisState
+
+    async with AsyncExitStack() as stack:
+        out = []
+        for n in range(first, first + count):
+            server = (build or build_server)()
+            state = RedisState.from_url(redis_url, worker_id=f"w{n}", prefix=prefix)
+            stack.push_async_callback(state.aclose)
+            app = StreamableHTTPServer(server.serve, shared=state, **options)
+            base = await stack.enter_async_context(serving(app))
+            out.append(Worker(server, app, f"{base}/mcp", state))
+        yield out
+
+
+class WorkerProcess:
+    """One of our servers (``httpkit.build_server``) on ``RedisState`` in a process of its own,
+    so a test can kill it outright (SIGKILL: no goodbye in Redis, as when a machine dies)."""
+
+    def __init__(self, redis_url: str, worker_id: str, prefix: str) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/mcp"
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([str(HERE.parent), os.environ.get("PYTHONPATH", "")]),
+        }
+        args = [redis_url, worker_id, prefix, str(self.port)]
+        self.process = subprocess.Popen(
+            [sys.executable, str(Path(__file__)), "worker", *args], env=env
+        )
+        deadline = time.monotonic() + START_TIMEOUT * 2
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"worker {worker_id} exited with {self.process.returncode}")
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
+                    return
+            except OSError:
+                time.sleep(0.05)
+        self.kill()
+        raise RuntimeError(f"worker {worker_id} did not listen in time")
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait(timeout=10)
+
+
+def _worker(redis_url: str, worker_id: str, prefix: str, port: str) -> None:
+    from httpkit import build_server
+    from mcpbind.runtime._run import run
+    from mcpbind.runtime.http import StreamableHTTPServer
+    from mcpbind.runtime.http.cluster import RedisState
+    from mcpbind.runtime.http.uvicorn import serve_forever
+
+    state = RedisState.from_url(redis_url, worker_id=worker_id, prefix=prefix)
+    app = StreamableHTTPServer(build_server().serve, shared=state)
+    run(lambda: serve_forever(app, "127.0.0.1", int(port)))
+
+
+if __name__ == "__main__" and len(sys.argv) == 6 and sys.argv[1] == "worker":
+    _worker(*sys.argv[2:])
