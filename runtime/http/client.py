@@ -28,12 +28,14 @@ Speed: when the transport owns its httpx clients, has no ``auth`` and runs on as
 go through a small keep-alive pool on httptools (``_fastpost.py``), each in a plain asyncio
 task, and a JSON answer is read straight off the connection; everything else (SSE answers,
 errors, redirects, GET streams, resumption, DELETE, auth flows) is the same httpx code.
+
+This module POSTs what the session sends and makes the transport; the client's state and how
+answers reach the session are in ``_client_state``, reading SSE responses in ``_client_streams``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
@@ -42,27 +44,24 @@ from typing import Any
 import anyio
 import httpx
 from anyio.abc import TaskGroup, TaskStatus
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
-from httpx_sse import EventSource
+from anyio.streams.memory import MemoryObjectReceiveStream
 
 from .. import _jsonrpc as rpc
-from .._logsafe import printable
-from .._request_headers import REQUEST_HEADERS, HeaderHook, standard_headers
+from .._request_headers import REQUEST_HEADERS, standard_headers
 from .._run import on_asyncio
 from .._stateless import _MODERN_ERRORS
-from ..errors import HTTP_STATUS, METHOD_NOT_FOUND
+from ..errors import METHOD_NOT_FOUND
 from ..transport import STREAM_BUFFER, Connection, Envelope
-from ._common import JSON, LAST_EVENT_ID, PROTOCOL_VERSION, SESSION_ID, SSE
-from ._fastpost import FastPoster, RequestTasks
-from ._stream_state import StreamState
+from ._client_state import HttpTransportError, error_body, request_id_of
+from ._client_streams import StreamReader
+from ._common import JSON, PROTOCOL_VERSION, SESSION_ID, SSE
+from ._fastpost import FastPoster
 from .legacy import LegacySSEChannel
 
 __all__ = ["HttpTransportError", "streamable_http_client"]
 
 logger = logging.getLogger("mcpbind.runtime.http")
 
-#: The code of errors this transport makes up for a request the server never answered.
-TRANSPORT_ERROR = -32000
 #: Codes that show a modern server answered ``initialize`` (an unknown method to it): no reason
 #: to look for a legacy HTTP+SSE server (streamable-http.md, "Backward Compatibility").
 _MODERN_REFUSALS = _MODERN_ERRORS | {METHOD_NOT_FOUND}
@@ -74,118 +73,13 @@ POOL_SHARDS = 4
 #: How long the POST after ``notifications/initialized`` waits for the GET stream's head, so a
 #: server request sent right away finds the stream open.
 GET_STREAM_WAIT = 5.0
-#: How long a stream may linger after its response before it is closed instead of drained.
-DRAIN_TIMEOUT = 0.5
 _JSON_BYTES = JSON.encode()
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 
 
-class HttpTransportError(Exception):
-    """The HTTP exchange failed in a way no JSON-RPC response describes."""
-
-
-def _error_body(body: bytes) -> dict[str, Any] | None:
-    """The ``error`` member of ``body`` if it is a JSON-RPC error response, else None."""
-    parsed = rpc.decode(body)
-    error = parsed.get("error") if type(parsed) is dict else None
-    if type(error) is dict and type(error.get("code")) is int and type(error.get("message")) is str:
-        return error
-    return None
-
-
-def _request_id(message: Any) -> int | str | None:
-    if type(message) is dict and "method" in message and rpc.is_request_id(message.get("id")):
-        return message["id"]  # type: ignore[no-any-return]
-    return None
-
-
-class _StreamableClient:
-    """The state of one client connection: session id, negotiated version, open streams."""
-
-    def __init__(
-        self,
-        http: httpx.AsyncClient,
-        url: str,
-        headers: Mapping[str, str],
-        incoming: MemoryObjectSendStream[Envelope],
-        *,
-        max_reconnects: int,
-        fallback_to_sse: bool,
-        sse_read_timeout: float,
-    ) -> None:
-        self.http = http
-        self.post_clients: list[httpx.AsyncClient] = [http]
-        self._next_post = 0
-        self.url = url
-        self.headers = dict(headers)
-        self.incoming = incoming
-        self.max_reconnects = max_reconnects
-        self.fallback_to_sse = fallback_to_sse
-        self.sse_read_timeout = sse_read_timeout
-        self.session_id: str | None = None
-        self.protocol_version: str | None = None
-        self.close_reason: str | None = None
-        self.legacy: LegacySSEChannel | None = None
-        #: What reads each request's answer: cancelled when the session gives up on it.
-        self.readers: dict[int | str, anyio.CancelScope | asyncio.Task[None]] = {}
-        self.tasks = RequestTasks()
-        self.get_started = False
-        self.hook = HeaderHook()
-        #: Stateless-era requests in flight: cancelled by closing their stream, never resumed.
-        self.modern: set[int | str] = set()
-        self._initialize_id: int | str | None = None
-        self._tg: TaskGroup | None = None
-        #: The small pool the POSTs take when nothing needs httpx (see ``_fastpost``).
-        self.poster: FastPoster | None = None
-
-    # -- plumbing ---------------------------------------------------------------------------
-
-    def _headers(self, accept: str) -> dict[str, str]:
-        headers = {**self.headers, "accept": accept}
-        if self.session_id is not None:
-            headers[SESSION_ID] = self.session_id
-        if self.protocol_version is not None:
-            headers[PROTOCOL_VERSION] = self.protocol_version
-        return headers
-
-    async def _feed(self, message: Any) -> None:
-        """Hand a parsed message to the session, learning the version from the handshake."""
-        if (
-            self._initialize_id is not None
-            and type(message) is dict
-            and message.get("id") == self._initialize_id
-            and "method" not in message
-        ):
-            result = message.get("result")
-            if type(result) is dict and type(result.get("protocolVersion")) is str:
-                self.protocol_version = result["protocolVersion"]
-        with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
-            await self.incoming.send(Envelope(message))
-
-    async def _answer_error(self, request_id: int | str, error: dict[str, Any]) -> None:
-        """The server's JSON-RPC error for ``request_id``, as the session's answer to it (the
-        body's own id may be null: the server could not always tell which request it was)."""
-        data = error.get("data")
-        await self._feed(rpc.error_response(request_id, error["code"], error["message"], data))
-
-    async def _fail(
-        self, request_id: int | str | None, reason: str, status: int | None = None
-    ) -> None:
-        """Answer a request the server will never answer, so its caller does not hang.
-
-        ``status``: the HTTP status that refused it, kept in the error's data (``HTTP_STATUS``)
-        so a caller can tell a refusal from a failed exchange.
-        """
-        if request_id is None:
-            logger.warning("%s", printable(reason))
-            return
-        data = {HTTP_STATUS: status}
-        await self._feed(rpc.error_response(request_id, TRANSPORT_ERROR, reason, data))
-
-    def _end(self, reason: str) -> None:
-        """The server ended the session: fail everything by ending the connection."""
-        self.close_reason = reason
-        self.incoming.close()
+class _StreamableClient(StreamReader):
+    """One client connection: POSTs what the session sends (state in ``ClientState``, SSE
+    reading in ``StreamReader``), and falls back to HTTP+SSE when the server is legacy."""
 
     # -- sending --------------------------------------------------------------------------
 
@@ -197,7 +91,7 @@ class _StreamableClient:
         async with outgoing:
             async for envelope in outgoing:
                 message = envelope.message
-                request_id = _request_id(message)
+                request_id = request_id_of(message)
                 if self.legacy is not None:
                     await self._post_legacy(message, request_id)
                 elif request_id is not None and message.get("method") != "initialize":
@@ -364,7 +258,7 @@ class _StreamableClient:
         status = response.status_code
         if request_id is not None and request_id == self._initialize_id:
             if self.fallback_to_sse and status in (400, 404, 405):
-                error = _error_body(await response.aread())
+                error = error_body(await response.aread())
                 if error is None or error["code"] not in _MODERN_REFUSALS:
                     await self._switch_to_legacy(message, request_id, status)
                     return
@@ -381,7 +275,7 @@ class _StreamableClient:
             return
         if status >= 400:
             body = await response.aread()
-            error = _error_body(body)
+            error = error_body(body)
             if error is not None and request_id is not None:
                 await self._answer_error(request_id, error)
             else:
@@ -400,118 +294,6 @@ class _StreamableClient:
                 await self._feed(item)
         elif request_id is not None:
             await self._fail(request_id, f"unexpected Content-Type {content_type!r} for a request")
-
-    # -- SSE streams ------------------------------------------------------------------------
-
-    async def _read_events(
-        self, response: httpx.Response, state: StreamState, answer_to: int | str | None
-    ) -> bool:
-        """Feed one SSE response's messages; True once the response to ``answer_to`` came.
-
-        After that response the stream is read to its end (the server ends it right away), so
-        its connection goes back to the pool; one that lingers is closed instead.
-        """
-        answered = False
-        events = EventSource(response).aiter_sse()
-        with anyio.CancelScope() as drain:
-            async for event in events:
-                state.seen(event)
-                if not event.data or event.event not in ("message", ""):
-                    continue
-                message = rpc.decode(event.data)
-                if isinstance(message, rpc.Malformed):
-                    logger.warning("dropped an SSE event that is not JSON: %s", message.reason)
-                    continue
-                await self._feed(message)
-                if (
-                    not answered
-                    and answer_to is not None
-                    and type(message) is dict
-                    and "method" not in message
-                    and message.get("id") == answer_to
-                ):
-                    answered = True
-                    drain.deadline = anyio.current_time() + DRAIN_TIMEOUT
-        return answered
-
-    async def _read_post_stream(
-        self, response: httpx.Response, request_id: int | str | None
-    ) -> None:
-        state = StreamState()
-        try:
-            if await self._read_events(response, state, request_id):
-                return
-        except (httpx.HTTPError, anyio.EndOfStream) as exc:
-            logger.info("the stream of request %r dropped (%r)", request_id, exc)
-        await response.aclose()
-        if request_id is None:
-            return
-        if state.last_event_id is None or request_id in self.modern:
-            await self._fail(
-                request_id,
-                "the server closed the stream before answering, and it cannot be resumed",
-            )
-            return
-        await self._resume(state, request_id)
-
-    async def _resume(self, state: StreamState, request_id: int | str) -> None:
-        """GET with ``Last-Event-ID`` until the response arrives or reconnecting keeps failing."""
-        failures = 0
-        while failures <= self.max_reconnects:
-            await anyio.sleep(state.delay())
-            headers = self._headers(SSE)
-            headers[LAST_EVENT_ID] = state.last_event_id or ""
-            progressed = state.events
-            try:
-                async with self.http.stream("GET", self.url, headers=headers) as response:
-                    if response.status_code == 404 and self.session_id is not None:
-                        await self._fail(request_id, "the server ended the session (HTTP 404)")
-                        self._end("the server ended the session (HTTP 404); start a new one")
-                        return
-                    if response.status_code != 200:
-                        await self._fail(
-                            request_id, f"resuming the stream failed: HTTP {response.status_code}"
-                        )
-                        return
-                    if await self._read_events(response, state, request_id):
-                        return
-            except httpx.HTTPError as exc:
-                logger.info("resuming the stream of request %r failed (%r)", request_id, exc)
-            failures = 0 if state.events > progressed else failures + 1
-        await self._fail(
-            request_id, f"the stream dropped and {self.max_reconnects} attempts to resume it failed"
-        )
-
-    async def _get_stream(self, opened: anyio.Event) -> None:
-        """The standalone stream: reconnect (resuming) whenever it ends, until told to stop.
-        Started once the first attempt has its status (or failed)."""
-        state = StreamState()
-        failures = 0
-        while failures <= self.max_reconnects:
-            headers = self._headers(SSE)
-            if state.last_event_id:
-                headers[LAST_EVENT_ID] = state.last_event_id
-            progressed = state.events
-            try:
-                async with self.http.stream("GET", self.url, headers=headers) as response:
-                    opened.set()
-                    if response.status_code == 405:
-                        logger.debug("the server offers no GET stream")
-                        return
-                    if response.status_code == 404:
-                        return
-                    if response.status_code == 400 and state.last_event_id:
-                        state.last_event_id = None
-                    elif response.status_code == 200:
-                        await self._read_events(response, state, None)
-            except httpx.HTTPError as exc:
-                logger.debug("the GET stream dropped (%r)", exc)
-            opened.set()
-            failures = 0 if state.events > progressed else failures + 1
-            await anyio.sleep(
-                state.delay() * (1 if failures <= 1 else min(2 ** (failures - 1), 30))
-            )
-        logger.warning("gave up on the GET stream after %d failed attempts", failures)
 
     # -- legacy fallback ------------------------------------------------------------------
 
