@@ -11,6 +11,7 @@ import contextlib
 import heapq
 import logging
 import math
+import time
 from collections import deque
 from collections.abc import Callable
 from contextvars import ContextVar
@@ -29,6 +30,7 @@ from . import _jsonrpc as rpc
 from ._bindings import Bindings, dump
 from ._logsafe import printable
 from ._routing import SessionOptions
+from ._run import on_asyncio
 from .errors import (
     INTERNAL_ERROR,
     ConnectionClosedError,
@@ -110,6 +112,16 @@ class Outgoing:
         #: Whether ``_watch_deadlines`` runs: started with the first deadline, so a session that
         #: never sends a request with a timeout (one per stateless HTTP request) has no watcher.
         self._watching = False
+        self._clock: Callable[[], float] | None = None
+
+    def now(self) -> float:
+        """``anyio.current_time()``, minus its backend lookup (4 us a call) after the first:
+        on asyncio the monotonic clock (what its loop's ``time`` reads), tied to no loop."""
+        clock = self._clock
+        if clock is None:
+            clock = time.monotonic if on_asyncio() else anyio.current_time
+            self._clock = clock
+        return clock()
 
     def _fail_pending(self, reason: str) -> None:
         error = self._closed_error or ConnectionClosedError(reason)
@@ -206,7 +218,7 @@ class Outgoing:
         if timeout is _UNSET:
             timeout = self.options.request_timeout
         cap = self.options.max_request_timeout
-        start = anyio.current_time()
+        start = self.now()
         hard_deadline = start + cap if cap is not None else math.inf
         pending.deadline = min(start + timeout if timeout is not None else math.inf, hard_deadline)
         self._watch(request_id, pending.deadline)
@@ -214,7 +226,7 @@ class Outgoing:
             await pending.event.wait()
             finished = pending.has_result or pending.error is not None
             if pending.timed_out and not finished:
-                waited = anyio.current_time() - start
+                waited = self.now() - start
                 await self._send_cancel(request_id, f"timed out after {waited:g} s", None)
                 raise RequestTimeoutError(spec.method, request_id, waited)
             if not finished:
@@ -222,7 +234,7 @@ class Outgoing:
             if pending.updates:
                 updates, pending.updates = pending.updates, []
                 if timeout is not None and not finished:
-                    pending.deadline = min(anyio.current_time() + timeout, hard_deadline)
+                    pending.deadline = min(self.now() + timeout, hard_deadline)
                 if pending.progress is not None:
                     for update in updates:
                         await pending.progress(*update)
@@ -254,7 +266,7 @@ class Outgoing:
         """Time out pending requests whose deadline passed (one task for all of them)."""
         heap = self._deadlines
         while True:
-            now = anyio.current_time()
+            now = self.now()
             while heap and heap[0][0] <= now:
                 _, _, request_id = heapq.heappop(heap)
                 pending = self._pending.get(request_id)

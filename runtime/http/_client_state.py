@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import httpx
 from anyio.abc import TaskGroup
-from anyio.streams.memory import MemoryObjectSendStream
 
 from .. import _jsonrpc as rpc
 from .._logsafe import printable
@@ -25,6 +24,7 @@ from ..errors import HTTP_STATUS
 from ..transport import Envelope
 from ._common import PROTOCOL_VERSION, SESSION_ID
 from ._fastpost import FastPoster, RequestTasks
+from ._signals import Inbox
 
 if TYPE_CHECKING:
     from .legacy import LegacySSEChannel
@@ -64,7 +64,7 @@ class ClientState:
         http: httpx.AsyncClient,
         url: str,
         headers: Mapping[str, str],
-        incoming: MemoryObjectSendStream[Envelope],
+        incoming: Inbox,
         *,
         max_reconnects: int,
         fallback_to_sse: bool,
@@ -92,6 +92,9 @@ class ClientState:
         self.modern: set[int | str] = set()
         self._initialize_id: int | str | None = None
         self._tg: TaskGroup | None = None
+        #: Messages waiting in (or being sent from) ``write_loop``'s queue, which a request must
+        #: not overtake.
+        self.queued = 0
         #: The small pool the POSTs take when nothing needs httpx (see ``_fastpost``).
         self.poster: FastPoster | None = None
 
@@ -117,7 +120,7 @@ class ClientState:
             if type(result) is dict and type(result.get("protocolVersion")) is str:
                 self.protocol_version = result["protocolVersion"]
         with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
-            await self.incoming.send(Envelope(message))
+            await self.incoming.put(Envelope(message))
 
     async def _answer_error(self, request_id: int | str, error: dict[str, Any]) -> None:
         """The server's JSON-RPC error for ``request_id``, as the session's answer to it (the
@@ -142,4 +145,4 @@ class ClientState:
     def _end(self, reason: str) -> None:
         """The server ended the session: fail everything by ending the connection."""
         self.close_reason = reason
-        self.incoming.close()
+        self.incoming.end()

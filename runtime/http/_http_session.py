@@ -105,9 +105,9 @@ class HttpSession:
         self._next_stream = 0
         self._next_token = 0
         self.standalone = Stream(self.native, stream_id=f"{self._prefix}-get")
-        self.scope = anyio.CancelScope()
-        #: The task of a session of one request on asyncio (``run_alone``): it is cancelled
-        #: directly, without the cancel scope, whose deadline alone cost a timer per request.
+        self._scope: anyio.CancelScope | None = None
+        #: The task of a session of one request on asyncio (``start_alone``): it is cancelled
+        #: directly, without a cancel scope (making one cost about 9 us, and its deadline a timer).
         self._task: asyncio.Task[None] | None = None
         self._grace: asyncio.TimerHandle | None = None
         self.lock = Lock()
@@ -117,6 +117,13 @@ class HttpSession:
         self.busy = 0
         self.last_active = self.clock()
         self._reason: str | None = None
+
+    @property
+    def scope(self) -> anyio.CancelScope:
+        """The cancel scope ``run`` serves in, made on first use."""
+        if self._scope is None:
+            self._scope = anyio.CancelScope()
+        return self._scope
 
     def _close_reason(self) -> str | None:
         return self._reason

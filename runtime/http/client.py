@@ -44,7 +44,7 @@ from typing import Any
 import anyio
 import httpx
 from anyio.abc import TaskGroup, TaskStatus
-from anyio.streams.memory import MemoryObjectReceiveStream
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from .. import _jsonrpc as rpc
 from .._request_headers import REQUEST_HEADERS, standard_headers
@@ -56,6 +56,7 @@ from ._client_state import HttpTransportError, error_body, request_id_of
 from ._client_streams import StreamReader
 from ._common import JSON, PROTOCOL_VERSION, SESSION_ID, SSE
 from ._fastpost import FastPoster
+from ._signals import Inbox
 from .legacy import LegacySSEChannel
 
 __all__ = ["HttpTransportError", "streamable_http_client"]
@@ -90,26 +91,44 @@ class _StreamableClient(StreamReader):
         self._tg = tg
         async with outgoing:
             async for envelope in outgoing:
-                message = envelope.message
-                request_id = request_id_of(message)
-                if self.legacy is not None:
-                    await self._post_legacy(message, request_id)
-                elif request_id is not None and message.get("method") != "initialize":
-                    if self.poster is not None:
-                        self._spawn_native(message, request_id)
-                    else:
-                        scope = anyio.CancelScope()
-                        self.readers[request_id] = scope
-                        tg.start_soon(self._post_scoped, message, request_id, scope)
-                else:
-                    method = message.get("method") if type(message) is dict else None
-                    if request_id is not None:
-                        self._initialize_id = request_id
-                    if method == "notifications/cancelled" and self._cancel_reader(message):
-                        continue
-                    await self._post(message, request_id)
-                    if method == "notifications/initialized":
-                        await self._start_get_stream()
+                try:
+                    await self._send_in_order(envelope, tg)
+                finally:
+                    self.queued -= 1
+
+    async def _send_in_order(self, envelope: Envelope, tg: TaskGroup) -> None:
+        message = envelope.message
+        request_id = request_id_of(message)
+        if self.legacy is not None:
+            await self._post_legacy(message, request_id)
+        elif request_id is not None and message.get("method") != "initialize":
+            if self.poster is not None:
+                self._spawn_native(message, request_id)
+            else:
+                scope = anyio.CancelScope()
+                self.readers[request_id] = scope
+                tg.start_soon(self._post_scoped, message, request_id, scope)
+        else:
+            method = message.get("method") if type(message) is dict else None
+            if request_id is not None:
+                self._initialize_id = request_id
+            if method == "notifications/cancelled" and self._cancel_reader(message):
+                return
+            await self._post(message, request_id)
+            if method == "notifications/initialized":
+                await self._start_get_stream()
+
+    def post_at_once(self, envelope: Envelope) -> bool:
+        """POST a request on the pool from the sender's own task, if that is all it takes
+        (``_Outgoing``): True if done."""
+        message = envelope.message
+        if self.poster is None or self.legacy is not None or type(message) is not dict:
+            return False
+        request_id = request_id_of(message)
+        if request_id is None or message.get("method") == "initialize":
+            return False
+        self._spawn_native(message, request_id)
+        return True
 
     def _cancel_reader(self, message: dict[str, Any]) -> bool:
         """The session gave up on a request: stop reading a stream that will never end.
@@ -328,6 +347,44 @@ class _StreamableClient(StreamReader):
         self._end(reason)
 
 
+class _Outgoing:
+    """The connection's ``outgoing``. A request is POSTed (in a task of its own) straight from
+    the session's ``send_nowait`` when nothing sent before it still waits in ``write_loop``'s
+    queue: one task switch and a queue less per request. Everything else, and a request
+    behind something queued, goes through that queue, so the order of sending holds."""
+
+    __slots__ = ("_client", "_closed", "_stream")
+
+    def __init__(self, client: _StreamableClient, stream: MemoryObjectSendStream[Envelope]) -> None:
+        self._client = client
+        self._stream = stream
+        self._closed = False
+
+    def send_nowait(self, item: Envelope) -> None:
+        client = self._client
+        if not self._closed and client.queued == 0 and client.post_at_once(item):
+            return
+        client.queued += 1
+        try:
+            self._stream.send_nowait(item)
+        except BaseException:
+            client.queued -= 1
+            raise
+
+    async def send(self, item: Envelope) -> None:
+        client = self._client
+        client.queued += 1
+        try:
+            await self._stream.send(item)
+        except BaseException:
+            client.queued -= 1
+            raise
+
+    def close(self) -> None:
+        self._closed = True
+        self._stream.close()
+
+
 @asynccontextmanager
 async def streamable_http_client(
     url: str,
@@ -350,7 +407,7 @@ async def streamable_http_client(
     consecutive failed attempts to resume a dropped stream. ``auth`` (e.g. an
     ``auth.OAuthClientAuth``) authorizes every request of the clients made here.
     """
-    in_send, in_receive = anyio.create_memory_object_stream[Envelope](STREAM_BUFFER)
+    inbox = Inbox(on_asyncio())
     out_send, out_receive = anyio.create_memory_object_stream[Envelope](STREAM_BUFFER)
     own = http_client is None
     # One TLS context for every owned client: each builds its own otherwise, about 20 ms apiece
@@ -371,7 +428,7 @@ async def streamable_http_client(
         http,
         url,
         headers or {},
-        in_send,
+        inbox,
         max_reconnects=max_reconnects,
         fallback_to_sse=fallback_to_sse,
         sse_read_timeout=sse_read_timeout,
@@ -381,16 +438,18 @@ async def streamable_http_client(
         if auth is None and on_asyncio() and FastPoster.usable(url):
             state.poster = FastPoster(url, tls, timeout, sse_read_timeout)
     try:
-        async with anyio.create_task_group() as tg, in_send, in_receive, out_send:
+        async with anyio.create_task_group() as tg, out_send:
+            state._tg = tg
             tg.start_soon(state.write_loop, out_receive, tg)
             yield Connection(
-                in_receive,
-                out_send,
+                inbox,
+                _Outgoing(state, out_send),
                 lambda: state.close_reason,
                 extra={REQUEST_HEADERS: state.hook},
             )
             tg.cancel_scope.cancel()
     finally:
+        inbox.end()
         with anyio.CancelScope(shield=True):
             await state.tasks.close()
             if terminate_on_close and state.session_id is not None and state.legacy is None:
