@@ -108,7 +108,9 @@ class Outgoing:
         self._deadlines: list[tuple[float, int, RequestId]] = []
         self._deadline_seq = 0
         self._next_wake = math.inf
-        self._deadline_moved = anyio.Event()
+        #: Made by the watcher when it starts (an anyio.Event costs several us; a session per
+        #: stateless HTTP request never has a watcher).
+        self._deadline_moved: anyio.Event | None = None
         #: Whether ``_watch_deadlines`` runs: started with the first deadline, so a session that
         #: never sends a request with a timeout (one per stateless HTTP request) has no watcher.
         self._watching = False
@@ -255,7 +257,7 @@ class Outgoing:
         if not self._watching:
             self._watching = True
             self._start_watching()
-        elif deadline < self._next_wake:
+        elif deadline < self._next_wake and self._deadline_moved is not None:
             self._deadline_moved.set()
 
     def _start_watching(self) -> None:
@@ -279,9 +281,9 @@ class Outgoing:
                 pending.timed_out = True
                 pending.event.set()
             self._next_wake = heap[0][0] if heap else math.inf
-            self._deadline_moved = anyio.Event()
+            moved = self._deadline_moved = anyio.Event()
             with anyio.move_on_after(self._next_wake - now):
-                await self._deadline_moved.wait()
+                await moved.wait()
 
     async def _send_cancel(
         self, request_id: RequestId, reason: str, related_id: RequestId | None
