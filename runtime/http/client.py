@@ -433,6 +433,7 @@ async def streamable_http_client(
         fallback_to_sse=fallback_to_sse,
         sse_read_timeout=sse_read_timeout,
     )
+    outgoing = _Outgoing(state, out_send)
     if own:
         state.post_clients = [make_client(POOL_SIZE // POOL_SHARDS) for _ in range(POOL_SHARDS)]
         if auth is None and on_asyncio() and FastPoster.usable(url):
@@ -443,12 +444,13 @@ async def streamable_http_client(
             tg.start_soon(state.write_loop, out_receive, tg)
             yield Connection(
                 inbox,
-                _Outgoing(state, out_send),
+                outgoing,
                 lambda: state.close_reason,
                 extra={REQUEST_HEADERS: state.hook},
             )
             tg.cancel_scope.cancel()
     finally:
+        outgoing.close()  # a request sent from now on fails instead of being POSTed
         inbox.end()
         with anyio.CancelScope(shield=True):
             await state.tasks.close()
