@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from ._bindings import Bindings, validator
 from ._session import RequestContext, Route, Session
+from ._watched import WatchedDict, plain
 from .errors import METHOD_NOT_FOUND, McpError
 from .transport import Envelope
 
@@ -106,7 +107,11 @@ class Endpoint:
             if local is Direction.CLIENT_TO_SERVER
             else Direction.CLIENT_TO_SERVER
         )
-        self.extra_capabilities: dict[str, Any] = dict(capabilities or {})
+        #: Bumped whenever the advertised capabilities may have changed (a handler registered,
+        #: tasks enabled, ``extra_capabilities`` written): a cache key for what derives from them.
+        self.capabilities_version = 0
+        self._capabilities: dict[tuple[str, Direction], dict[str, Any]] = {}
+        self._extra = WatchedDict(capabilities or {}, self._capabilities_changed)
         self._handlers: dict[
             str, dict[str, tuple[MethodSpec[Any, Any], RequestHandler[Any, Any]]]
         ] = {}
@@ -129,7 +134,23 @@ class Endpoint:
             receives = {k: v for k, v in CLIENT_METHODS.items() if k in self._handlers}
         support.attach(self, receives)
         self.tasks = support
+        self._capabilities_changed()
         return support
+
+    @property
+    def extra_capabilities(self) -> dict[str, Any]:
+        """Capabilities given explicitly, merged over the derived ones (e.g. ``listChanged``
+        flags). Writable in place, at any depth, or replaced whole: either is noticed."""
+        return self._extra
+
+    @extra_capabilities.setter
+    def extra_capabilities(self, value: dict[str, Any]) -> None:
+        self._extra = WatchedDict(value, self._capabilities_changed)
+        self._capabilities_changed()
+
+    def _capabilities_changed(self) -> None:
+        self._capabilities.clear()
+        self.capabilities_version += 1
 
     # -- registration ---------------------------------------------------------------------
 
@@ -140,6 +161,7 @@ class Endpoint:
                 f"{spec.method} is not sent to this side, so it cannot have a handler here"
             )
         self._handlers.setdefault(spec.method, {})[spec.revision] = (spec, handler)
+        self._capabilities_changed()
 
     def handler(
         self, spec: MethodSpec[P, R]
@@ -190,7 +212,18 @@ class Endpoint:
 
     def capabilities_for(self, bindings: Bindings) -> dict[str, Any]:
         """The capabilities this side advertises under a revision: those its handlers need,
-        merged with the ones given explicitly (e.g. ``listChanged`` flags)."""
+        merged with the ones given explicitly (e.g. ``listChanged`` flags).
+
+        Kept per revision until ``capabilities_version`` moves (a stateless-era client sends
+        them on every request): the dict returned is shared, so copy it before changing it.
+        """
+        key = (bindings.revision, bindings.local)
+        found = self._capabilities.get(key)
+        if found is None:
+            found = self._capabilities[key] = self._derive_capabilities(bindings)
+        return found
+
+    def _derive_capabilities(self, bindings: Bindings) -> dict[str, Any]:
         paths = [
             spec.capabilities[self.remote]
             for method, spec in bindings.incoming_requests.items()
@@ -205,7 +238,7 @@ class Endpoint:
         derived = capability_tree(paths, model)
         if self.tasks is not None:
             derived = merge(derived, self.tasks.capabilities_for(bindings))
-        return merge(derived, self.extra_capabilities)
+        return merge(derived, plain(self._extra))
 
     # -- routing (the Router protocol's common part) --------------------------------------
 

@@ -107,15 +107,10 @@ class StatelessClient:
         """The per-request ``_meta`` fields this client sends under ``bindings``.
 
         Kept between requests while what they derive from is unchanged (the revision, the
-        methods the client handles, its explicit capabilities and info): working out the
-        capabilities cost more than the rest of preparing a request.
+        client's ``capabilities_version``, which moves when a handler is registered or its
+        capabilities are written, and its info): a few lookups instead of working them out.
         """
-        key = (
-            bindings.revision,
-            tuple(client._handlers),
-            repr(client.extra_capabilities),
-            id(client.info),
-        )
+        key = (bindings.revision, client.capabilities_version, id(client.info))
         if self._meta_key != key:
             self._meta = {
                 PROTOCOL_VERSION: bindings.revision,

@@ -11,7 +11,6 @@ cancelled: it serves nothing else).
 
 from __future__ import annotations
 
-import asyncio
 import math
 from typing import TYPE_CHECKING, Any
 
@@ -138,7 +137,7 @@ async def exchange(
             status = status_for(answer) if modern and not batch else 200
             await respond(send, status, rpc.encode(answer), JSON, extra)
             return
-    on_gone = session.scope.cancel if modern else None
+    on_gone = session.cancel if modern else None
     await write_sse(
         session, stream, token, receive, send, extra, WATCH_AFTER, owner.sse_keepalive, on_gone
     )
@@ -171,7 +170,7 @@ async def per_request(
             finally:
                 session.terminate("the request is complete")
         return
-    task = asyncio.get_running_loop().create_task(session.run())
+    task = session.start_alone()
     try:
         await exchange(owner, session, scope, receive, send, headers, messages, batch, modern)
     finally:

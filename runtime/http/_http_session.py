@@ -100,11 +100,16 @@ class HttpSession:
         self.connection = Connection(self.inbox, self, self._close_reason, extra)
         self.streams: dict[str, Stream] = {}
         self.by_request: dict[RequestId, Stream] = {}
-        self._prefix = secrets.token_hex(4)
+        # Stream ids name events in the store, so they are unguessable where there is one.
+        self._prefix = secrets.token_hex(4) if self.store is not None else "r"
         self._next_stream = 0
         self._next_token = 0
         self.standalone = Stream(self.native, stream_id=f"{self._prefix}-get")
-        self.scope = anyio.CancelScope()
+        self._scope: anyio.CancelScope | None = None
+        #: The task of a session of one request on asyncio (``start_alone``): it is cancelled
+        #: directly, without a cancel scope (making one cost about 9 us, and its deadline a timer).
+        self._task: asyncio.Task[None] | None = None
+        self._grace: asyncio.TimerHandle | None = None
         self.lock = Lock()
         self.protocol_version: str | None = None
         self.closed = False
@@ -112,6 +117,13 @@ class HttpSession:
         self.busy = 0
         self.last_active = self.clock()
         self._reason: str | None = None
+
+    @property
+    def scope(self) -> anyio.CancelScope:
+        """The cancel scope ``run`` serves in, made on first use."""
+        if self._scope is None:
+            self._scope = anyio.CancelScope()
+        return self._scope
 
     def _close_reason(self) -> str | None:
         return self._reason
@@ -129,6 +141,27 @@ class HttpSession:
         finally:
             self._teardown()
 
+    def start_alone(self) -> asyncio.Task[None]:
+        """Run a session of one request in a task of its own (asyncio only): ``cancel`` and
+        ``terminate`` act on that task, so no cancel scope is needed."""
+        self._task = asyncio.get_running_loop().create_task(self._run_alone())
+        return self._task
+
+    async def _run_alone(self) -> None:
+        try:
+            await self.owner.serve(self.connection)
+        except Exception:
+            logger.exception("MCP session %s failed", self.id)
+        finally:
+            self._teardown()
+
+    def cancel(self) -> None:
+        """Stop the session now (the client of its only request went away)."""
+        if self._task is not None:
+            self._task.cancel()
+        else:
+            self.scope.cancel()
+
     def terminate(self, reason: str) -> None:
         """End the session: no more input, streams closed, its task cancelled after a grace."""
         if self.closed:
@@ -136,12 +169,19 @@ class HttpSession:
         self.closed = True
         self._reason = reason
         self.inbox.end()
-        self.scope.deadline = min(
-            self.scope.deadline, anyio.current_time() + self.owner.shutdown_grace
-        )
+        grace = self.owner.shutdown_grace
+        task = self._task
+        if task is not None:
+            if not task.done():
+                self._grace = asyncio.get_running_loop().call_later(grace, task.cancel)
+        else:
+            self.scope.deadline = min(self.scope.deadline, anyio.current_time() + grace)
         self._finish_all()
 
     def _teardown(self) -> None:
+        if self._grace is not None:
+            self._grace.cancel()
+            self._grace = None
         self.closed = True
         self._outgoing_closed = True
         self.inbox.end()

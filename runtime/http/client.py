@@ -28,12 +28,14 @@ Speed: when the transport owns its httpx clients, has no ``auth`` and runs on as
 go through a small keep-alive pool on httptools (``_fastpost.py``), each in a plain asyncio
 task, and a JSON answer is read straight off the connection; everything else (SSE answers,
 errors, redirects, GET streams, resumption, DELETE, auth flows) is the same httpx code.
+
+This module POSTs what the session sends and makes the transport; the client's state and how
+answers reach the session are in ``_client_state``, reading SSE responses in ``_client_streams``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
@@ -43,26 +45,24 @@ import anyio
 import httpx
 from anyio.abc import TaskGroup, TaskStatus
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
-from httpx_sse import EventSource
 
 from .. import _jsonrpc as rpc
-from .._logsafe import printable
-from .._request_headers import REQUEST_HEADERS, HeaderHook, standard_headers
+from .._request_headers import REQUEST_HEADERS, standard_headers
 from .._run import on_asyncio
 from .._stateless import _MODERN_ERRORS
-from ..errors import HTTP_STATUS, METHOD_NOT_FOUND
+from ..errors import METHOD_NOT_FOUND
 from ..transport import STREAM_BUFFER, Connection, Envelope
-from ._common import JSON, LAST_EVENT_ID, PROTOCOL_VERSION, SESSION_ID, SSE
-from ._fastpost import FastPoster, RequestTasks
-from ._stream_state import StreamState
+from ._client_state import HttpTransportError, error_body, request_id_of
+from ._client_streams import StreamReader
+from ._common import JSON, PROTOCOL_VERSION, SESSION_ID, SSE
+from ._fastpost import FastPoster
+from ._signals import Inbox
 from .legacy import LegacySSEChannel
 
 __all__ = ["HttpTransportError", "streamable_http_client"]
 
 logger = logging.getLogger("mcpbind.runtime.http")
 
-#: The code of errors this transport makes up for a request the server never answered.
-TRANSPORT_ERROR = -32000
 #: Codes that show a modern server answered ``initialize`` (an unknown method to it): no reason
 #: to look for a legacy HTTP+SSE server (streamable-http.md, "Backward Compatibility").
 _MODERN_REFUSALS = _MODERN_ERRORS | {METHOD_NOT_FOUND}
@@ -74,118 +74,13 @@ POOL_SHARDS = 4
 #: How long the POST after ``notifications/initialized`` waits for the GET stream's head, so a
 #: server request sent right away finds the stream open.
 GET_STREAM_WAIT = 5.0
-#: How long a stream may linger after its response before it is closed instead of drained.
-DRAIN_TIMEOUT = 0.5
 _JSON_BYTES = JSON.encode()
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 
 
-class HttpTransportError(Exception):
-    """The HTTP exchange failed in a way no JSON-RPC response describes."""
-
-
-def _error_body(body: bytes) -> dict[str, Any] | None:
-    """The ``error`` member of ``body`` if it is a JSON-RPC error response, else None."""
-    parsed = rpc.decode(body)
-    error = parsed.get("error") if type(parsed) is dict else None
-    if type(error) is dict and type(error.get("code")) is int and type(error.get("message")) is str:
-        return error
-    return None
-
-
-def _request_id(message: Any) -> int | str | None:
-    if type(message) is dict and "method" in message and rpc.is_request_id(message.get("id")):
-        return message["id"]  # type: ignore[no-any-return]
-    return None
-
-
-class _StreamableClient:
-    """The state of one client connection: session id, negotiated version, open streams."""
-
-    def __init__(
-        self,
-        http: httpx.AsyncClient,
-        url: str,
-        headers: Mapping[str, str],
-        incoming: MemoryObjectSendStream[Envelope],
-        *,
-        max_reconnects: int,
-        fallback_to_sse: bool,
-        sse_read_timeout: float,
-    ) -> None:
-        self.http = http
-        self.post_clients: list[httpx.AsyncClient] = [http]
-        self._next_post = 0
-        self.url = url
-        self.headers = dict(headers)
-        self.incoming = incoming
-        self.max_reconnects = max_reconnects
-        self.fallback_to_sse = fallback_to_sse
-        self.sse_read_timeout = sse_read_timeout
-        self.session_id: str | None = None
-        self.protocol_version: str | None = None
-        self.close_reason: str | None = None
-        self.legacy: LegacySSEChannel | None = None
-        #: What reads each request's answer: cancelled when the session gives up on it.
-        self.readers: dict[int | str, anyio.CancelScope | asyncio.Task[None]] = {}
-        self.tasks = RequestTasks()
-        self.get_started = False
-        self.hook = HeaderHook()
-        #: Stateless-era requests in flight: cancelled by closing their stream, never resumed.
-        self.modern: set[int | str] = set()
-        self._initialize_id: int | str | None = None
-        self._tg: TaskGroup | None = None
-        #: The small pool the POSTs take when nothing needs httpx (see ``_fastpost``).
-        self.poster: FastPoster | None = None
-
-    # -- plumbing ---------------------------------------------------------------------------
-
-    def _headers(self, accept: str) -> dict[str, str]:
-        headers = {**self.headers, "accept": accept}
-        if self.session_id is not None:
-            headers[SESSION_ID] = self.session_id
-        if self.protocol_version is not None:
-            headers[PROTOCOL_VERSION] = self.protocol_version
-        return headers
-
-    async def _feed(self, message: Any) -> None:
-        """Hand a parsed message to the session, learning the version from the handshake."""
-        if (
-            self._initialize_id is not None
-            and type(message) is dict
-            and message.get("id") == self._initialize_id
-            and "method" not in message
-        ):
-            result = message.get("result")
-            if type(result) is dict and type(result.get("protocolVersion")) is str:
-                self.protocol_version = result["protocolVersion"]
-        with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
-            await self.incoming.send(Envelope(message))
-
-    async def _answer_error(self, request_id: int | str, error: dict[str, Any]) -> None:
-        """The server's JSON-RPC error for ``request_id``, as the session's answer to it (the
-        body's own id may be null: the server could not always tell which request it was)."""
-        data = error.get("data")
-        await self._feed(rpc.error_response(request_id, error["code"], error["message"], data))
-
-    async def _fail(
-        self, request_id: int | str | None, reason: str, status: int | None = None
-    ) -> None:
-        """Answer a request the server will never answer, so its caller does not hang.
-
-        ``status``: the HTTP status that refused it, kept in the error's data (``HTTP_STATUS``)
-        so a caller can tell a refusal from a failed exchange.
-        """
-        if request_id is None:
-            logger.warning("%s", printable(reason))
-            return
-        data = {HTTP_STATUS: status}
-        await self._feed(rpc.error_response(request_id, TRANSPORT_ERROR, reason, data))
-
-    def _end(self, reason: str) -> None:
-        """The server ended the session: fail everything by ending the connection."""
-        self.close_reason = reason
-        self.incoming.close()
+class _StreamableClient(StreamReader):
+    """One client connection: POSTs what the session sends (state in ``ClientState``, SSE
+    reading in ``StreamReader``), and falls back to HTTP+SSE when the server is legacy."""
 
     # -- sending --------------------------------------------------------------------------
 
@@ -196,26 +91,44 @@ class _StreamableClient:
         self._tg = tg
         async with outgoing:
             async for envelope in outgoing:
-                message = envelope.message
-                request_id = _request_id(message)
-                if self.legacy is not None:
-                    await self._post_legacy(message, request_id)
-                elif request_id is not None and message.get("method") != "initialize":
-                    if self.poster is not None:
-                        self._spawn_native(message, request_id)
-                    else:
-                        scope = anyio.CancelScope()
-                        self.readers[request_id] = scope
-                        tg.start_soon(self._post_scoped, message, request_id, scope)
-                else:
-                    method = message.get("method") if type(message) is dict else None
-                    if request_id is not None:
-                        self._initialize_id = request_id
-                    if method == "notifications/cancelled" and self._cancel_reader(message):
-                        continue
-                    await self._post(message, request_id)
-                    if method == "notifications/initialized":
-                        await self._start_get_stream()
+                try:
+                    await self._send_in_order(envelope, tg)
+                finally:
+                    self.queued -= 1
+
+    async def _send_in_order(self, envelope: Envelope, tg: TaskGroup) -> None:
+        message = envelope.message
+        request_id = request_id_of(message)
+        if self.legacy is not None:
+            await self._post_legacy(message, request_id)
+        elif request_id is not None and message.get("method") != "initialize":
+            if self.poster is not None:
+                self._spawn_native(message, request_id)
+            else:
+                scope = anyio.CancelScope()
+                self.readers[request_id] = scope
+                tg.start_soon(self._post_scoped, message, request_id, scope)
+        else:
+            method = message.get("method") if type(message) is dict else None
+            if request_id is not None:
+                self._initialize_id = request_id
+            if method == "notifications/cancelled" and self._cancel_reader(message):
+                return
+            await self._post(message, request_id)
+            if method == "notifications/initialized":
+                await self._start_get_stream()
+
+    def post_at_once(self, envelope: Envelope) -> bool:
+        """POST a request on the pool from the sender's own task, if that is all it takes
+        (``_Outgoing``): True if done."""
+        message = envelope.message
+        if self.poster is None or self.legacy is not None or type(message) is not dict:
+            return False
+        request_id = request_id_of(message)
+        if request_id is None or message.get("method") == "initialize":
+            return False
+        self._spawn_native(message, request_id)
+        return True
 
     def _cancel_reader(self, message: dict[str, Any]) -> bool:
         """The session gave up on a request: stop reading a stream that will never end.
@@ -364,7 +277,7 @@ class _StreamableClient:
         status = response.status_code
         if request_id is not None and request_id == self._initialize_id:
             if self.fallback_to_sse and status in (400, 404, 405):
-                error = _error_body(await response.aread())
+                error = error_body(await response.aread())
                 if error is None or error["code"] not in _MODERN_REFUSALS:
                     await self._switch_to_legacy(message, request_id, status)
                     return
@@ -381,7 +294,7 @@ class _StreamableClient:
             return
         if status >= 400:
             body = await response.aread()
-            error = _error_body(body)
+            error = error_body(body)
             if error is not None and request_id is not None:
                 await self._answer_error(request_id, error)
             else:
@@ -400,118 +313,6 @@ class _StreamableClient:
                 await self._feed(item)
         elif request_id is not None:
             await self._fail(request_id, f"unexpected Content-Type {content_type!r} for a request")
-
-    # -- SSE streams ------------------------------------------------------------------------
-
-    async def _read_events(
-        self, response: httpx.Response, state: StreamState, answer_to: int | str | None
-    ) -> bool:
-        """Feed one SSE response's messages; True once the response to ``answer_to`` came.
-
-        After that response the stream is read to its end (the server ends it right away), so
-        its connection goes back to the pool; one that lingers is closed instead.
-        """
-        answered = False
-        events = EventSource(response).aiter_sse()
-        with anyio.CancelScope() as drain:
-            async for event in events:
-                state.seen(event)
-                if not event.data or event.event not in ("message", ""):
-                    continue
-                message = rpc.decode(event.data)
-                if isinstance(message, rpc.Malformed):
-                    logger.warning("dropped an SSE event that is not JSON: %s", message.reason)
-                    continue
-                await self._feed(message)
-                if (
-                    not answered
-                    and answer_to is not None
-                    and type(message) is dict
-                    and "method" not in message
-                    and message.get("id") == answer_to
-                ):
-                    answered = True
-                    drain.deadline = anyio.current_time() + DRAIN_TIMEOUT
-        return answered
-
-    async def _read_post_stream(
-        self, response: httpx.Response, request_id: int | str | None
-    ) -> None:
-        state = StreamState()
-        try:
-            if await self._read_events(response, state, request_id):
-                return
-        except (httpx.HTTPError, anyio.EndOfStream) as exc:
-            logger.info("the stream of request %r dropped (%r)", request_id, exc)
-        await response.aclose()
-        if request_id is None:
-            return
-        if state.last_event_id is None or request_id in self.modern:
-            await self._fail(
-                request_id,
-                "the server closed the stream before answering, and it cannot be resumed",
-            )
-            return
-        await self._resume(state, request_id)
-
-    async def _resume(self, state: StreamState, request_id: int | str) -> None:
-        """GET with ``Last-Event-ID`` until the response arrives or reconnecting keeps failing."""
-        failures = 0
-        while failures <= self.max_reconnects:
-            await anyio.sleep(state.delay())
-            headers = self._headers(SSE)
-            headers[LAST_EVENT_ID] = state.last_event_id or ""
-            progressed = state.events
-            try:
-                async with self.http.stream("GET", self.url, headers=headers) as response:
-                    if response.status_code == 404 and self.session_id is not None:
-                        await self._fail(request_id, "the server ended the session (HTTP 404)")
-                        self._end("the server ended the session (HTTP 404); start a new one")
-                        return
-                    if response.status_code != 200:
-                        await self._fail(
-                            request_id, f"resuming the stream failed: HTTP {response.status_code}"
-                        )
-                        return
-                    if await self._read_events(response, state, request_id):
-                        return
-            except httpx.HTTPError as exc:
-                logger.info("resuming the stream of request %r failed (%r)", request_id, exc)
-            failures = 0 if state.events > progressed else failures + 1
-        await self._fail(
-            request_id, f"the stream dropped and {self.max_reconnects} attempts to resume it failed"
-        )
-
-    async def _get_stream(self, opened: anyio.Event) -> None:
-        """The standalone stream: reconnect (resuming) whenever it ends, until told to stop.
-        Started once the first attempt has its status (or failed)."""
-        state = StreamState()
-        failures = 0
-        while failures <= self.max_reconnects:
-            headers = self._headers(SSE)
-            if state.last_event_id:
-                headers[LAST_EVENT_ID] = state.last_event_id
-            progressed = state.events
-            try:
-                async with self.http.stream("GET", self.url, headers=headers) as response:
-                    opened.set()
-                    if response.status_code == 405:
-                        logger.debug("the server offers no GET stream")
-                        return
-                    if response.status_code == 404:
-                        return
-                    if response.status_code == 400 and state.last_event_id:
-                        state.last_event_id = None
-                    elif response.status_code == 200:
-                        await self._read_events(response, state, None)
-            except httpx.HTTPError as exc:
-                logger.debug("the GET stream dropped (%r)", exc)
-            opened.set()
-            failures = 0 if state.events > progressed else failures + 1
-            await anyio.sleep(
-                state.delay() * (1 if failures <= 1 else min(2 ** (failures - 1), 30))
-            )
-        logger.warning("gave up on the GET stream after %d failed attempts", failures)
 
     # -- legacy fallback ------------------------------------------------------------------
 
@@ -546,6 +347,44 @@ class _StreamableClient:
         self._end(reason)
 
 
+class _Outgoing:
+    """The connection's ``outgoing``. A request is POSTed (in a task of its own) straight from
+    the session's ``send_nowait`` when nothing sent before it still waits in ``write_loop``'s
+    queue: one task switch and a queue less per request. Everything else, and a request
+    behind something queued, goes through that queue, so the order of sending holds."""
+
+    __slots__ = ("_client", "_closed", "_stream")
+
+    def __init__(self, client: _StreamableClient, stream: MemoryObjectSendStream[Envelope]) -> None:
+        self._client = client
+        self._stream = stream
+        self._closed = False
+
+    def send_nowait(self, item: Envelope) -> None:
+        client = self._client
+        if not self._closed and client.queued == 0 and client.post_at_once(item):
+            return
+        client.queued += 1
+        try:
+            self._stream.send_nowait(item)
+        except BaseException:
+            client.queued -= 1
+            raise
+
+    async def send(self, item: Envelope) -> None:
+        client = self._client
+        client.queued += 1
+        try:
+            await self._stream.send(item)
+        except BaseException:
+            client.queued -= 1
+            raise
+
+    def close(self) -> None:
+        self._closed = True
+        self._stream.close()
+
+
 @asynccontextmanager
 async def streamable_http_client(
     url: str,
@@ -568,7 +407,7 @@ async def streamable_http_client(
     consecutive failed attempts to resume a dropped stream. ``auth`` (e.g. an
     ``auth.OAuthClientAuth``) authorizes every request of the clients made here.
     """
-    in_send, in_receive = anyio.create_memory_object_stream[Envelope](STREAM_BUFFER)
+    inbox = Inbox(on_asyncio())
     out_send, out_receive = anyio.create_memory_object_stream[Envelope](STREAM_BUFFER)
     own = http_client is None
     # One TLS context for every owned client: each builds its own otherwise, about 20 ms apiece
@@ -589,26 +428,30 @@ async def streamable_http_client(
         http,
         url,
         headers or {},
-        in_send,
+        inbox,
         max_reconnects=max_reconnects,
         fallback_to_sse=fallback_to_sse,
         sse_read_timeout=sse_read_timeout,
     )
+    outgoing = _Outgoing(state, out_send)
     if own:
         state.post_clients = [make_client(POOL_SIZE // POOL_SHARDS) for _ in range(POOL_SHARDS)]
         if auth is None and on_asyncio() and FastPoster.usable(url):
             state.poster = FastPoster(url, tls, timeout, sse_read_timeout)
     try:
-        async with anyio.create_task_group() as tg, in_send, in_receive, out_send:
+        async with anyio.create_task_group() as tg, out_send:
+            state._tg = tg
             tg.start_soon(state.write_loop, out_receive, tg)
             yield Connection(
-                in_receive,
-                out_send,
+                inbox,
+                outgoing,
                 lambda: state.close_reason,
                 extra={REQUEST_HEADERS: state.hook},
             )
             tg.cancel_scope.cancel()
     finally:
+        outgoing.close()  # a request sent from now on fails instead of being POSTed
+        inbox.end()
         with anyio.CancelScope(shield=True):
             await state.tasks.close()
             if terminate_on_close and state.session_id is not None and state.legacy is None:

@@ -4,14 +4,16 @@ requests abandoned mid-answer, whose connections must never carry another reques
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import anyio
 import pytest
 from httpkit import build_server
-from mcpbind.generated.v2025_11_25 import types
+from mcpbind.generated.v2025_11_25 import methods, types
 from mcpbind.runtime import Client
 from mcpbind.runtime.http import StreamableHTTPServer, serving, streamable_http_client
+from mcpbind.runtime.transport import Envelope
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 
@@ -64,3 +66,66 @@ async def test_a_cancelled_call_leaves_the_connections_usable() -> None:
             )
         for i in range(10):
             assert (await client.stub.call_tool(echo(f"after{i}"))).content[0].text == f"after{i}"  # type: ignore[union-attr]
+
+
+async def test_a_request_never_overtakes_what_was_sent_before_it() -> None:
+    """A request is POSTed straight from the sender only when nothing is queued before it:
+    one sent while a notification's POST is still under way reaches the server after it."""
+    arrived: list[str] = []
+    inner = StreamableHTTPServer(build_server().serve, json_response=True)
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST":
+            body = b""
+            while True:
+                event = await receive()
+                body += event.get("body", b"")
+                if not event.get("more_body"):
+                    break
+            method = json.loads(body).get("method")
+            if method in ("notifications/roots/list_changed", "tools/call"):
+                arrived.append(method)
+            if method == "notifications/roots/list_changed":
+                await anyio.sleep(0.3)  # the notification's POST is slow to be taken in
+                arrived.append("taken in")
+            replay = [{"type": "http.request", "body": body, "more_body": False}]
+
+            async def again() -> Any:
+                return replay.pop() if replay else await receive()
+
+            await inner(scope, again, send)
+            return
+        await inner(scope, receive, send)
+
+    async with serving(app) as base, Client(streamable_http_client(f"{base}/mcp")) as client:
+        # Queued at once (the session does not wait for the POST), then POSTed in order.
+        await client.session.send_notification(methods.NOTIFICATIONS_ROOTS_LIST_CHANGED, None)
+        await anyio.sleep(0.05)  # its POST is under way
+        result = await client.stub.call_tool(echo("after"))
+        assert result.content[0].text == "after"  # type: ignore[union-attr]
+        assert arrived == ["notifications/roots/list_changed", "taken in", "tools/call"]
+
+
+async def test_nothing_is_posted_once_the_transport_is_closed() -> None:
+    """A message sent after the transport's context ended fails at once; none is POSTed."""
+    posted: list[str] = []
+    inner = StreamableHTTPServer(build_server().serve, json_response=True)
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            posted.append(scope["method"])
+        await inner(scope, receive, send)
+
+    async with serving(app) as base:
+        async with streamable_http_client(f"{base}/mcp") as connection:
+            pass
+        request = {
+            "jsonrpc": "2.0",
+            "id": 7,
+            "method": "tools/call",
+            "params": echo("x").model_dump(),
+        }
+        with pytest.raises(anyio.ClosedResourceError):
+            connection.outgoing.send_nowait(Envelope(request))
+        await anyio.sleep(0.2)
+    assert posted == []
