@@ -394,8 +394,8 @@ class App:
     def _changed(self, notify: Callable[[], Coroutine[Any, Any, int]]) -> None:
         """Tell connected clients a list changed, from wherever the change was made: a task
         on the running loop, or (from a worker thread, e.g. a sync tool) through the loop."""
-        if not self.server.sessions:
-            return
+        if not self.server.sessions and self.server.relay is None:
+            return  # nobody to tell here, nor (``relay``: a cluster) on other workers
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
@@ -419,7 +419,8 @@ class App:
 
     def http_app(self, **options: Any) -> StreamableHTTPServer:
         """An ASGI app serving Streamable HTTP, both eras on one endpoint (``options``: those
-        of ``StreamableHTTPServer``, e.g. ``path``, ``allowed_hosts``)."""
+        of ``StreamableHTTPServer``, e.g. ``path``, ``allowed_hosts``, ``shared`` for many
+        workers: ``http.cluster.shared_state_from_env()``)."""
         from ..http.server import StreamableHTTPServer
 
         return StreamableHTTPServer(self.server.serve, **options)

@@ -2,8 +2,8 @@
 
 ``StreamableHTTPServer(..., shared=...)`` takes a ``SharedState``: ``InProcessState()`` (the
 default, one process) or ``RedisState.from_url(url)``. ``shared_state_from_env()`` picks
-``RedisState`` when ``MCPBIND_REDIS_URL`` is set. ``RedisState`` needs the ``redis`` extra
-(``pip install 'mcpbind[redis]'``) and is imported only when asked for.
+``RedisState`` when ``MCPBIND_REDIS_URL`` is set. ``RedisState`` and ``RedisEventStore`` need the
+``redis`` extra (``pip install 'mcpbind[redis]'``) and are imported only when asked for.
 """
 
 from __future__ import annotations
@@ -20,10 +20,12 @@ from ._state import (
 )
 
 if TYPE_CHECKING:
+    from ._redis_events import RedisEventStore
     from ._redis_state import RedisState
 
 __all__ = [
     "InProcessState",
+    "RedisEventStore",
     "RedisState",
     "SharedState",
     "SharedStateUnavailable",
@@ -38,4 +40,8 @@ def __getattr__(name: str) -> Any:
         from ._redis_state import RedisState
 
         return RedisState
+    if name == "RedisEventStore":
+        from ._redis_events import RedisEventStore
+
+        return RedisEventStore
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

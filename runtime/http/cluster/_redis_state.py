@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
+from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
@@ -30,6 +31,7 @@ from redis.exceptions import RedisError
 from starlette.types import Receive, Scope, Send
 
 from ..event_store import EventStore
+from ._redis_events import RedisEventStore
 from ._relay import forward, serve_forwarded
 from ._state import SharedStateUnavailable, default_worker_id
 
@@ -50,7 +52,11 @@ class RedisState:
 
     ``session_ttl``: how long a session's ownership lasts without renewal (a worker that dies
     leaves it to expire); ``heartbeat_ttl``: how soon a dead worker counts as dead (its sessions'
-    clients get 404 after at most about that long); ``op_timeout``: the bound on any one call.
+    clients get 404 after at most about that long; a live worker whose loop stalls longer than
+    that would be taken for dead meanwhile, so keep it well above the worst stall);
+    ``op_timeout``: the bound on any one call.
+    ``event_store_factory``: the sessions' event stores (``None``: the endpoint's own, in
+    memory; resuming through another worker reaches the owner's store by forwarding).
     """
 
     forwarding = True
@@ -62,7 +68,7 @@ class RedisState:
         worker_id: str | None = None,
         prefix: str = "mcpbind",
         session_ttl: float = 30.0,
-        heartbeat_ttl: float = 3.0,
+        heartbeat_ttl: float = 5.0,
         op_timeout: float = 2.0,
         event_store_factory: Callable[[], EventStore] | None = None,
     ) -> None:
@@ -88,17 +94,22 @@ class RedisState:
         worker_id: str | None = None,
         prefix: str = "mcpbind",
         session_ttl: float = 30.0,
-        heartbeat_ttl: float = 3.0,
+        heartbeat_ttl: float = 5.0,
         op_timeout: float = 2.0,
         event_store_factory: Callable[[], EventStore] | None = None,
+        redis_events: bool = False,
     ) -> RedisState:
-        """A state on the Redis at ``url`` (``redis://host:port/db``); connects lazily."""
+        """A state on the Redis at ``url`` (``redis://host:port/db``); connects lazily.
+        ``redis_events`` keeps the sessions' SSE events in Redis too (``RedisEventStore``)
+        instead of in the owner's memory."""
         client = aioredis.Redis.from_url(
             url,
             socket_connect_timeout=op_timeout,
             socket_timeout=op_timeout + 3.0,  # above the 1 s blocking pops
             retry_on_timeout=False,
         )
+        if redis_events and event_store_factory is None:
+            event_store_factory = partial(RedisEventStore, client, prefix, op_timeout=op_timeout)
         return cls(
             client,
             worker_id=worker_id,
@@ -228,13 +239,6 @@ class RedisState:
     async def alive(self, worker_id: str) -> bool:
         found = await self.call(lambda: self.redis.exists(self.key("worker", worker_id)))
         return bool(found)
-
-    async def forget(self, session_id: str, owner: str) -> None:
-        """The owner of ``session_id`` is dead: drop the entry (if it still names it)."""
-        key = self.key("session", session_id)
-        raw = await self.call(lambda: self.redis.get(key))
-        if raw is not None and (raw.decode() if isinstance(raw, bytes) else raw) == owner:
-            await self.call(lambda: self.redis.delete(key))
 
     # -- forwarding ---------------------------------------------------------------------
 

@@ -21,11 +21,12 @@ from contextlib import suppress
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
+import orjson
 from starlette.types import Message, Receive, Scope, Send
 
 from ..._stateless import STATELESS_REVISIONS
 from .._asgi import CONNECTION_ERROR, Disconnected, TooLarge, error, read_body
-from .._common import PROTOCOL_VERSION, SESSION_ID
+from .._common import PROTOCOL_VERSION, SESSION_ID, SSE, encode_event
 from ._state import SharedStateUnavailable
 
 if TYPE_CHECKING:
@@ -85,8 +86,7 @@ async def forward(
         if owner is None or owner == state.worker_id:
             return False
         if not await state.alive(owner):
-            await state.forget(sid, owner)
-            return False
+            return False  # its entry expires with its TTL (the owner may only be slow)
     except SharedStateUnavailable as exc:
         await unavailable(send, exc)
         return True
@@ -122,7 +122,7 @@ async def forward(
     server.counters["forwarded_out"] += 1
     async with anyio.create_task_group() as tg:
         tg.start_soon(_watch_client, state, fid, receive, tg.cancel_scope)
-        await _relay(state, owner, fid, send)
+        await _relay(state, owner, fid, send, _request_id(body))
         tg.cancel_scope.cancel()
     return True
 
@@ -138,8 +138,20 @@ async def _watch_client(
     scope.cancel()
 
 
-async def _relay(state: RedisState, owner: str, fid: str, send: Send) -> None:
+def _request_id(body: bytes) -> Any:
+    """The id of the one request a POST carries (``None``: none, or a batch)."""
+    try:
+        message = orjson.loads(body) if body else None
+    except orjson.JSONDecodeError:
+        return None
+    if isinstance(message, dict) and "method" in message:
+        return message.get("id")
+    return None
+
+
+async def _relay(state: RedisState, owner: str, fid: str, send: Send, request_id: Any) -> None:
     started = False
+    streaming = False
     reply = state.key("reply", fid)
     while True:
         try:
@@ -153,13 +165,21 @@ async def _relay(state: RedisState, owner: str, fid: str, send: Send) -> None:
                 else:
                     await unavailable(send, exc)
             else:
-                logger.warning("forwarded stream %s cut: %s", fid, exc or "its worker stopped")
-                await send({"type": "http.response.body", "body": b"", "more_body": False})
+                logger.warning("forwarded stream %s cut: %s", fid, exc)
+                last = b""
+                if streaming and request_id is not None:
+                    # The request will get no answer now: say so on its stream, not by silence.
+                    failed = {"code": CONNECTION_ERROR, "message": f"{exc}; re-initialize"}
+                    last = encode_event({"jsonrpc": "2.0", "id": request_id, "error": failed})
+                await send({"type": "http.response.body", "body": last, "more_body": False})
             return
         if item is None:
             continue
         if "status" in item:
             started = True
+            streaming = any(
+                k.lower() == "content-type" and v.startswith(SSE) for k, v in item["headers"]
+            )
             await send(
                 {
                     "type": "http.response.start",

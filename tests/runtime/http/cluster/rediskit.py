@@ -15,9 +15,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 APT_PACKAGES = ("redis-server", "haproxy")
 START_TIMEOUT = 10.0
@@ -160,3 +162,92 @@ def redis_server() -> Iterator[RedisServer]:
         yield server
     finally:
         server.close()
+
+
+HERE = Path(__file__).resolve().parent
+
+
+@dataclass
+class Worker:
+    """One in-process worker: its ``Server``, its endpoint, its URL and its shared state."""
+
+    server: Any
+    app: Any
+    url: str
+    state: Any
+
+
+@asynccontextmanager
+async def workers(
+    redis_url: str,
+    count: int,
+    prefix: str,
+    build: Callable[[], Any] | None = None,
+    first: int = 0,
+) -> AsyncIterator[list[Worker]]:
+    """``count`` of our servers on uvicorn (127.0.0.1, ephemeral ports) sharing one Redis; each
+    has its own ``Server`` (``build``, default ``httpkit.build_server``); worker ids w0, w1...
+    (from ``first``)."""
+    from httpkit import build_server
+    from mcpbind.runtime.http import StreamableHTTPServer, serving
+    from mcpbind.runtime.http.cluster import RedisState
+
+    async with AsyncExitStack() as stack:
+        out = []
+        for n in range(first, first + count):
+            server = (build or build_server)()
+            state = RedisState.from_url(redis_url, worker_id=f"w{n}", prefix=prefix)
+            stack.push_async_callback(state.aclose)
+            app = StreamableHTTPServer(server.serve, shared=state)
+            base = await stack.enter_async_context(serving(app))
+            out.append(Worker(server, app, f"{base}/mcp", state))
+        yield out
+
+
+class WorkerProcess:
+    """One of our servers (``httpkit.build_server``) on ``RedisState`` in a process of its own,
+    so a test can kill it outright (SIGKILL: no goodbye in Redis, as when a machine dies)."""
+
+    def __init__(self, redis_url: str, worker_id: str, prefix: str) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/mcp"
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([str(HERE.parent), os.environ.get("PYTHONPATH", "")]),
+        }
+        args = [redis_url, worker_id, prefix, str(self.port)]
+        self.process = subprocess.Popen(
+            [sys.executable, str(Path(__file__)), "worker", *args], env=env
+        )
+        deadline = time.monotonic() + START_TIMEOUT * 2
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"worker {worker_id} exited with {self.process.returncode}")
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
+                    return
+            except OSError:
+                time.sleep(0.05)
+        self.kill()
+        raise RuntimeError(f"worker {worker_id} did not listen in time")
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait(timeout=10)
+
+
+def _worker(redis_url: str, worker_id: str, prefix: str, port: str) -> None:
+    from httpkit import build_server
+    from mcpbind.runtime._run import run
+    from mcpbind.runtime.http import StreamableHTTPServer
+    from mcpbind.runtime.http.cluster import RedisState
+    from mcpbind.runtime.http.uvicorn import serve_forever
+
+    state = RedisState.from_url(redis_url, worker_id=worker_id, prefix=prefix)
+    app = StreamableHTTPServer(build_server().serve, shared=state)
+    run(lambda: serve_forever(app, "127.0.0.1", int(port)))
+
+
+if __name__ == "__main__" and len(sys.argv) == 6 and sys.argv[1] == "worker":
+    _worker(*sys.argv[2:])
