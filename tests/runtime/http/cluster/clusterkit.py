@@ -55,6 +55,18 @@ class Cluster:
     url: str = ""  # the balancer's .../mcp
     lines: list[str] = field(default_factory=list)
     stderr_path: Path | None = None
+    output: queue.Queue[str | None] = field(default_factory=queue.Queue)
+
+    def next_line(self, timeout: float = START_TIMEOUT) -> str:
+        """The supervisor's next line on stdout (e.g. a restarted worker's)."""
+        try:
+            line = self.output.get(timeout=timeout)
+        except queue.Empty:
+            raise RuntimeError(f"the supervisor printed nothing:\n{self.stderr()}") from None
+        if line is None:
+            raise RuntimeError(f"the supervisor exited:\n{self.stderr()}")
+        self.lines.append(line)
+        return line
 
     def kill(self, index: int) -> Worker:
         """SIGKILL worker ``index`` (0-based): it dies with whatever it had in flight."""
@@ -80,6 +92,7 @@ def running_cluster(
     target: str = "cluster_app:build",
     app_dir: Path = HERE,
     check_ms: int = 200,
+    extra: tuple[str, ...] = (),
 ) -> Iterator[Cluster]:
     """The cluster, up and balanced; every process it started is stopped on exit (SIGTERM
     to the supervisor, which stops the rest)."""
@@ -89,23 +102,16 @@ def running_cluster(
                "--haproxy-bin", ensure_haproxy(), "--check-ms", str(check_ms)]  # fmt: skip
     if redis_url is not None:
         command += ["--redis", redis_url]
+    command += extra
     stderr_path = tmp / "cluster.stderr"
     with open(stderr_path, "w") as errors:
         process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=errors, text=True)
     assert process.stdout is not None
-    lines: queue.Queue[str | None] = queue.Queue()
-    threading.Thread(target=_pump, args=(process.stdout, lines), daemon=True).start()
     cluster = Cluster(process, stderr_path=stderr_path)
+    threading.Thread(target=_pump, args=(process.stdout, cluster.output), daemon=True).start()
     try:
         while True:
-            try:
-                line = lines.get(timeout=START_TIMEOUT)
-            except queue.Empty:
-                raise RuntimeError(f"the cluster did not start:\n{cluster.stderr()}") from None
-            if line is None:
-                raise RuntimeError(f"the cluster exited:\n{cluster.stderr()}")
-            cluster.lines.append(line)
-            words = line.split()
+            words = cluster.next_line().split()
             if words[0] == "worker":
                 cluster.workers.append(Worker(words[1], int(words[3]), words[4]))
             elif words[0] == "balancer":
