@@ -15,9 +15,14 @@ and subscribers of every worker (through Redis). Nothing here knows about the cl
 import os
 
 import anyio
+from mcpbind.runtime import RequestStateKeeper
 from mcpbind.runtime.app import App, Context
 
-app = App("cluster-demo", version="1.0")
+#: 2026-07-28 multi round-trip requests carry a ``requestState`` sealed with a key; every worker
+#: must share it, or a retry landing on another worker is refused. ``serve`` draws one per
+#: cluster into ``MCPBIND_STATE_KEY`` unless it is set (set it yourself to outlive restarts).
+KEY = os.environ.get("MCPBIND_STATE_KEY")
+app = App("cluster-demo", version="1.0", request_state=RequestStateKeeper(KEY) if KEY else None)
 NOTES: dict[str, str] = {}
 
 

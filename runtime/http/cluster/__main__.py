@@ -49,6 +49,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--haproxy-bin", default="haproxy", help="the haproxy to run")
     serve.add_argument("--check-ms", type=int, default=1000, help="haproxy health-check interval")
+    serve.add_argument(
+        "--sticky-sessions", action="store_true",
+        help="haproxy sends a session's requests to the worker that issued its Mcp-Session-Id "
+        "(saves forwarding them; default: round robin for every request)",
+    )  # fmt: skip
     serve.add_argument("--restart", action="store_true", help="start a worker again if it dies")
     worker = commands.add_parser("worker", help="run one worker in the foreground")
     worker.add_argument("target", help=target_help)
@@ -77,6 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         run_haproxy=args.run_haproxy,
         haproxy_binary=args.haproxy_bin,
         restart=args.restart,
+        sticky=args.sticky_sessions,
         check_ms=args.check_ms,
     )
     return supervisor.run()

@@ -20,6 +20,7 @@ from __future__ import annotations
 import inspect
 import json
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -36,6 +37,8 @@ import httpx
 from starlette.types import ASGIApp, Receive, Scope, Send
 from uvicorn.importer import import_from_string
 
+from ._state import REDIS_URL_ENV, WORKER_ID_ENV
+
 __all__ = [
     "HEALTH_PATH",
     "Supervisor",
@@ -50,10 +53,12 @@ __all__ = [
 HEALTH_PATH: Final = "/healthz"
 #: How long a worker may take to answer its first health check.
 START_TIMEOUT: Final = 30.0
+#: A secret every worker of one cluster shares (``MCPBIND_STATE_KEY``, drawn by ``serve`` unless
+#: set): for an app's ``RequestStateKeeper``, whose default key is per process, so a 2026
+#: ``requestState`` sealed by one worker would be refused by another.
+STATE_KEY_ENV: Final = "MCPBIND_STATE_KEY"
 #: How long stopped processes get to finish before they are killed.
 STOP_GRACE: Final = 5.0
-WORKER_ID: Final = "MCPBIND_WORKER_ID"
-REDIS_URL: Final = "MCPBIND_REDIS_URL"
 
 
 def load_app(target: str | Any, shared: Any) -> ASGIApp:
@@ -112,10 +117,9 @@ def run_worker(target: str, host: str, port: int, app_dir: str | None = None) ->
 
 async def _serve_worker(target: str, host: str, port: int, parent: int) -> None:
     from ..uvicorn import serving
-    from . import shared_state_from_env
+    from ._state import default_worker_id, shared_state_from_env
 
-    worker_id = os.environ.get(WORKER_ID) or f"{socket.gethostname()}:{os.getpid()}"
-    app = with_health(load_app(target, shared_state_from_env()), worker_id)
+    app = with_health(load_app(target, shared_state_from_env()), default_worker_id())
     async with serving(app, host, port), anyio.create_task_group() as tg:
         tg.start_soon(_until_signal, tg.cancel_scope)
         while os.getppid() == parent:
@@ -145,12 +149,25 @@ def haproxy_config(
     *,
     check_ms: int = 1000,
     timeout_s: int = 300,
+    sticky: bool = False,
 ) -> str:
-    """An haproxy configuration: ``host:port`` balanced round robin over ``workers``, no
-    stickiness, each checked on ``HEALTH_PATH`` every ``check_ms``. A connection refused by a
-    dead worker is retried on another (``redispatch``): the request never reached it. The
-    client and server timeouts must outlast an idle SSE stream (our keep-alive comments
-    come every 15 s), so they are long."""
+    """An haproxy configuration: ``host:port`` balanced round robin over ``workers``, each
+    checked on ``HEALTH_PATH`` every ``check_ms``. A connection refused by a dead worker is
+    retried on another (``redispatch``): the request never reached it. The client and server
+    timeouts must outlast an idle SSE stream (our keep-alive comments come every 15 s).
+
+    No stickiness by default: any worker serves any request, handshake-era ones forwarded to
+    their session's owner. ``sticky`` adds a stick table that learns each ``Mcp-Session-Id``
+    from the response that issued it and sends the session's later requests to that worker,
+    which saves the forwarding hop; requests without the header stay round robin, and a
+    session whose worker is down goes elsewhere (forwarded, or 404 if it died)."""
+    stick = (
+        "    stick-table type string len 128 size 1m expire 30m\n"
+        "    stick on req.hdr(mcp-session-id)\n"
+        "    stick store-response res.hdr(mcp-session-id)\n"
+        if sticky
+        else ""
+    )
     servers = "\n".join(
         f"    server {w.name.replace(':', '_')} 127.0.0.1:{w.port} check inter {check_ms}ms "
         "fall 1 rise 1"
@@ -180,7 +197,7 @@ backend mcp_workers
     balance roundrobin
     option httpchk GET {HEALTH_PATH}
     http-check expect status 200
-{servers}
+{stick}{servers}
 """
 
 
@@ -204,7 +221,8 @@ class Supervisor:
     """Runs the workers (and haproxy, if asked), reports deaths, stops them all on a signal.
 
     ``port`` is the balancer's; worker ``i`` (1-based) listens on ``port + i``, or on a free
-    port when ``port`` is 0 (the balancer then gets one too). ``out`` receives one line per
+    port when ``port`` is 0 (the balancer then gets one too). Every worker gets ``state_key``
+    as ``MCPBIND_STATE_KEY`` (see ``STATE_KEY_ENV``). ``out`` receives one line per
     process started (``worker NAME pid PID URL``, ``balancer pid PID URL``) and ``ready``.
     """
 
@@ -218,8 +236,12 @@ class Supervisor:
     run_haproxy: bool = False
     haproxy_binary: str = "haproxy"
     restart: bool = False
+    sticky: bool = False
     check_ms: int = 1000
     out: IO[str] = field(default_factory=lambda: sys.stdout)
+    state_key: str = field(
+        default_factory=lambda: os.environ.get(STATE_KEY_ENV) or secrets.token_urlsafe(32)
+    )
     specs: list[WorkerSpec] = field(init=False, default_factory=list)
     processes: dict[str, subprocess.Popen[bytes]] = field(init=False, default_factory=dict)
     balancer: subprocess.Popen[bytes] | None = field(init=False, default=None)
@@ -241,9 +263,9 @@ class Supervisor:
         self.out.flush()
 
     def _spawn(self, spec: WorkerSpec) -> subprocess.Popen[bytes]:
-        env = {**os.environ, WORKER_ID: spec.name}
+        env = {**os.environ, WORKER_ID_ENV: spec.name, STATE_KEY_ENV: self.state_key}
         if self.redis_url is not None:
-            env[REDIS_URL] = self.redis_url
+            env[REDIS_URL_ENV] = self.redis_url
         command = [sys.executable, "-m", "mcpbind.runtime.http.cluster", "worker", self.target,
                    "--host", self.host, "--port", str(spec.port)]  # fmt: skip
         if self.app_dir is not None:
@@ -269,7 +291,9 @@ class Supervisor:
         for spec, process in started:
             self._await_ready(spec, process)
         if self.haproxy_path is not None:
-            text = haproxy_config(self.specs, self.port, self.host, check_ms=self.check_ms)
+            text = haproxy_config(
+                self.specs, self.port, self.host, check_ms=self.check_ms, sticky=self.sticky
+            )
             self.haproxy_path.write_text(text)
             self._say(f"haproxy configuration {self.haproxy_path}")
             if self.run_haproxy:

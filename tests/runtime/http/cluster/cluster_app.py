@@ -6,9 +6,10 @@ Started as ``cluster_app:build`` with ``--app-dir`` this folder; the conformance
 on ``sys.path`` here because ``fixture_server`` imports ``fixture_modern`` by name.
 
 Every worker seals the 2026 ``requestState`` with the same key (the runtime's
-``RequestStateKeeper``, and the key the fixture's hand-written states are signed with), as any
-deployment of several workers must: both draw a random key per process by default, so a retry
-landing on another worker would be refused (the MRTR scenarios fail exactly so without it).
+``RequestStateKeeper``, and the key the fixture's hand-written states are signed with), derived
+from the ``MCPBIND_STATE_KEY`` the launcher shares among its workers, as any deployment of
+several workers must: both draw a random key per process by default, so a retry landing on
+another worker would be refused (the MRTR scenarios fail exactly so without it).
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ if str(CONFORMANCE) not in sys.path:
 import fixture_modern  # noqa: E402
 from fixture_server import build_app  # noqa: E402
 
-KEY = hashlib.sha256(b"mcpbind cluster tests: requestState key").digest()
+#: The secret ``serve`` gives every worker of one cluster (``MCPBIND_STATE_KEY``).
+KEY = hashlib.sha256(os.environ["MCPBIND_STATE_KEY"].encode()).digest()
 fixture_modern._KEY = KEY
 
 STATS_PATH = "/_stats"

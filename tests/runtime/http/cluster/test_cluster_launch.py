@@ -3,7 +3,9 @@
 Two workers without Redis (the stateless era needs none) behind haproxy, with ``--restart``:
 every worker serves, each under its own ``MCPBIND_WORKER_ID``, round robin without stickiness;
 a worker that dies is reported and started again; SIGTERM stops every process it started. A
-target that cannot be loaded ends the command with a clear message, not a hang.
+target that cannot be loaded ends the command with a clear message, not a hang. With
+``--sticky-sessions`` haproxy keeps a session on the worker that issued it, so handshake-era
+sessions work even without Redis.
 """
 
 from __future__ import annotations
@@ -15,10 +17,14 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
 import httpx
 import pytest
 from clusterkit import Cluster, running_cluster
 from httpkit import modern_call, modern_headers
+from mcpbind.generated import v2025_11_25
+from mcpbind.runtime import Client
+from mcpbind.runtime.http import streamable_http_client
 
 pytestmark = [pytest.mark.timeout(90)]
 
@@ -86,3 +92,22 @@ def test_a_target_that_cannot_load_ends_the_command_clearly(tmp_path: Path) -> N
     assert done.returncode == 1
     assert "no_such_module" in done.stderr
     assert "mcpbind cluster: worker" in done.stderr and "exited with code 1" in done.stderr
+
+
+def test_sticky_sessions_stay_on_the_worker_that_issued_them(tmp_path: Path) -> None:
+    async def session_workers() -> list[str]:
+        async with Client(streamable_http_client(sticky.url), protocol_version="2025-11-25") as c:
+            params = v2025_11_25.types.CallToolRequestParams(name="whoami")
+            return [
+                str((await c.send_request(v2025_11_25.methods.TOOLS_CALL, params)).content[0].text)
+                for _ in range(6)
+            ]
+
+    with running_cluster(
+        tmp_path, None, workers=2, target="examples.cluster.app:app", app_dir=REPO,
+        extra=("--sticky-sessions",),
+    ) as sticky:  # fmt: skip
+        first, second = anyio.run(session_workers), anyio.run(session_workers)
+    names = {worker.name for worker in sticky.workers}
+    assert len(set(first)) == 1 and len(set(second)) == 1, (first, second)
+    assert {first[0], second[0]} == names  # new sessions still go round robin
