@@ -27,6 +27,7 @@ import anyio
 import orjson
 import redis.asyncio as aioredis
 from anyio.abc import TaskGroup
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from starlette.types import Receive, Scope, Send
 
@@ -45,6 +46,10 @@ logger = logging.getLogger("mcpbind.runtime.http.cluster")
 T = TypeVar("T")
 #: What a Redis call may fail with when the server is gone or slow.
 FAILURES = (RedisError, OSError, TimeoutError)
+#: How long a session's owner, and a worker being alive, are remembered (seconds); how many.
+_OWNER_CACHE = 5.0
+_ALIVE_CACHE = 1.0
+_CACHED = 10_000
 
 
 class RedisState:
@@ -82,6 +87,8 @@ class RedisState:
         self.channel = f"{prefix}:notify"
         self._server: StreamableHTTPServer | None = None
         self._released: set[str] = set()
+        self._owners: dict[str, tuple[str, float]] = {}
+        self._alive: dict[str, float] = {}
         self._tg: TaskGroup | None = None
         #: Whether the last heartbeat reached Redis (a failure, then success, re-claims all).
         self.connected = False
@@ -126,10 +133,15 @@ class RedisState:
         return f"{self.prefix}:{kind}:{name}"
 
     async def call(self, op: Callable[[], Awaitable[T]], timeout: float | None = None) -> T:
-        """One Redis call, bounded; any failure is ``SharedStateUnavailable``."""
+        """One Redis call, bounded; any failure is ``SharedStateUnavailable``. A connection
+        error is retried once at once: after Redis restarted, the pool's first use of each old
+        connection fails, and a fresh one is all it takes."""
         try:
             with anyio.fail_after(timeout or self.op_timeout):
-                return await op()
+                try:
+                    return await op()
+                except (RedisConnectionError, ConnectionError):
+                    return await op()
         except FAILURES as exc:
             raise SharedStateUnavailable(f"Redis unreachable: {exc}") from exc
 
@@ -150,8 +162,7 @@ class RedisState:
                 self._tg = tg
                 tg.start_soon(self._keep_alive, server)
                 tg.start_soon(self._consume_forwarded, server)
-                if relaying:
-                    tg.start_soon(self._listen_bus, owner)
+                tg.start_soon(self._listen_bus, owner if relaying else None)
                 try:
                     yield
                 finally:
@@ -164,12 +175,14 @@ class RedisState:
 
     async def _leave(self, server: StreamableHTTPServer) -> None:
         """Say at once that this worker and its sessions are gone (best effort)."""
+        goodbye = orjson.dumps({"o": self.worker_id, "leave": True})
         keys = [self.key("worker", self.worker_id)]
         keys += [self.key("session", sid) for sid in server.sessions]
         keys += [self.key("session", sid) for sid in self._released]
         with anyio.CancelScope(shield=True), anyio.move_on_after(self.op_timeout):
             try:
                 await self.redis.delete(*keys)
+                await self.redis.publish(self.channel, goodbye)
             except FAILURES as exc:
                 logger.warning("could not clear worker %s in Redis: %s", self.worker_id, exc)
         self._released.clear()
@@ -233,12 +246,33 @@ class RedisState:
         self._released.add(session_id)
 
     async def owner_of(self, session_id: str) -> str | None:
+        """The worker owning ``session_id`` (remembered a few seconds: sessions never move)."""
+        now = anyio.current_time()
+        known = self._owners.get(session_id)
+        if known is not None and known[1] > now:
+            return known[0]
         raw = await self.call(lambda: self.redis.get(self.key("session", session_id)))
-        return raw.decode() if isinstance(raw, bytes) else raw
+        owner = raw.decode() if isinstance(raw, bytes) else raw
+        if owner is not None:
+            if len(self._owners) >= _CACHED:
+                self._owners.clear()
+            self._owners[session_id] = (owner, now + _OWNER_CACHE)
+        return owner
 
-    async def alive(self, worker_id: str) -> bool:
-        found = await self.call(lambda: self.redis.exists(self.key("worker", worker_id)))
-        return bool(found)
+    async def alive(self, worker_id: str, fresh: bool = False) -> bool:
+        """Whether ``worker_id``'s heartbeat is there (a yes is remembered a second, unless
+        ``fresh``)."""
+        now = anyio.current_time()
+        if not fresh and self._alive.get(worker_id, 0.0) > now:
+            return True
+        found = bool(await self.call(lambda: self.redis.exists(self.key("worker", worker_id))))
+        if not found:
+            self._alive.pop(worker_id, None)
+        else:
+            if len(self._alive) >= _CACHED:
+                self._alive.clear()
+            self._alive[worker_id] = now + _ALIVE_CACHE
+        return found
 
     # -- forwarding ---------------------------------------------------------------------
 
@@ -254,10 +288,14 @@ class RedisState:
 
     async def push(self, key: str, value: dict[str, Any], ttl: float = 60.0) -> None:
         data = orjson.dumps(value)
-        pipe = self.redis.pipeline(transaction=False)
-        pipe.rpush(key, data)
-        pipe.pexpire(key, int(ttl * 1000))
-        await self.call(pipe.execute)
+
+        async def op() -> Any:
+            pipe = self.redis.pipeline(transaction=False)
+            pipe.rpush(key, data)
+            pipe.pexpire(key, int(ttl * 1000))
+            return await pipe.execute()
+
+        await self.call(op)
 
     async def pop(self, key: str, timeout: float) -> dict[str, Any] | None:
         """The next item of list ``key``, waiting up to ``timeout`` seconds (``None`` then)."""
@@ -296,8 +334,16 @@ class RedisState:
         except SharedStateUnavailable as exc:
             logger.warning("%s not relayed to the other workers: %s", method, exc)
 
+    def _gone(self, worker_id: str) -> None:
+        """A worker said goodbye: forget what was remembered of it, so its sessions are 404
+        at once."""
+        self._alive.pop(worker_id, None)
+        for sid in [sid for sid, (owner, _) in self._owners.items() if owner == worker_id]:
+            del self._owners[sid]
+
     async def _listen_bus(self, owner: Any) -> None:
-        """Fan out, here, what the other workers publish (resubscribing after an outage)."""
+        """Fan out, here, what the other workers publish (resubscribing after an outage), and
+        hear of workers leaving."""
         while True:
             try:
                 await self._subscribed(owner)
@@ -316,7 +362,12 @@ class RedisState:
                 if message is None or message.get("type") != "message":
                     continue
                 body = orjson.loads(message["data"])
-                if body.get("o") != self.worker_id:
+                sender = body.get("o")
+                if sender == self.worker_id:
+                    continue
+                if body.get("leave"):
+                    self._gone(sender)
+                elif owner is not None:
                     await owner.fan_out_local(body["m"], body.get("p"))
         finally:
             with anyio.CancelScope(shield=True), anyio.move_on_after(1.0), suppress(*FAILURES):

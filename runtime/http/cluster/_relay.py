@@ -43,6 +43,10 @@ FORWARDED: Final = "mcpbind.forwarded"
 POLL: Final = 1.0
 #: How often the owner checks for the client's disconnect.
 CONTROL_POLL: Final = 0.25
+#: The owner says it is still at a request this often (in polls), so that a lost request or
+#: answer is noticed: the forwarder gives up after ``IDLE_POLLS`` polls with nothing at all.
+PING_EVERY: Final = 8
+IDLE_POLLS: Final = 6
 
 
 async def unavailable(send: Send, exc: Exception) -> None:
@@ -152,12 +156,16 @@ def _request_id(body: bytes) -> Any:
 async def _relay(state: RedisState, owner: str, fid: str, send: Send, request_id: Any) -> None:
     started = False
     streaming = False
+    idle = 0
     reply = state.key("reply", fid)
     while True:
         try:
             item = await state.pop(reply, POLL)
-            if item is None and not await state.alive(owner):
+            idle = 0 if item is not None else idle + 1
+            if item is None and not await state.alive(owner, fresh=True):
                 raise _OwnerGone
+            if idle >= IDLE_POLLS:
+                raise SharedStateUnavailable("the owning worker lost the request")
         except (SharedStateUnavailable, _OwnerGone) as exc:
             if not started:
                 if isinstance(exc, _OwnerGone):
@@ -173,7 +181,7 @@ async def _relay(state: RedisState, owner: str, fid: str, send: Send, request_id
                     last = encode_event({"jsonrpc": "2.0", "id": request_id, "error": failed})
                 await send({"type": "http.response.body", "body": last, "more_body": False})
             return
-        if item is None:
+        if item is None or "ping" in item:
             continue
         if "status" in item:
             started = True
@@ -189,7 +197,8 @@ async def _relay(state: RedisState, owner: str, fid: str, send: Send, request_id
                     ],
                 }
             )
-            continue
+            if "body" not in item:
+                continue
         end = bool(item.get("end"))
         chunk = base64.b64decode(item.get("body", ""))
         await send({"type": "http.response.body", "body": chunk, "more_body": not end})
@@ -236,24 +245,26 @@ async def serve_forwarded(
         await gone.wait()
         return {"type": "http.disconnect"}
 
+    head: dict[str, Any] = {}
+
     async def send(message: Message) -> None:
         if gone.is_set():
             raise OSError("the forwarding worker's client is gone")
         kind = message["type"]
         if kind == "http.response.start":
-            item: dict[str, Any] = {
-                "status": message["status"],
-                "headers": [
-                    [bytes(k).decode("latin-1"), bytes(v).decode("latin-1")]
-                    for k, v in message.get("headers", ())
-                ],
-            }
-        elif kind == "http.response.body":
-            item = {"body": base64.b64encode(message.get("body", b"")).decode("ascii")}
-            if not message.get("more_body", False):
-                item["end"] = True
-        else:
+            # Held until the first body chunk, which always follows: one push for both.
+            head["status"] = message["status"]
+            head["headers"] = [
+                [bytes(k).decode("latin-1"), bytes(v).decode("latin-1")]
+                for k, v in message.get("headers", ())
+            ]
             return
+        if kind != "http.response.body":
+            return
+        item = {"body": base64.b64encode(message.get("body", b"")).decode("ascii"), **head}
+        head.clear()
+        if not message.get("more_body", False):
+            item["end"] = True
         try:
             await state.push(reply, item)
         except SharedStateUnavailable as exc:
@@ -276,7 +287,8 @@ async def serve_forwarded(
 async def _watch_control(
     state: RedisState, fid: str, forwarder: str | None, gone: anyio.Event
 ) -> None:
-    """Set ``gone`` when the forwarder signals its client left, or the forwarder died."""
+    """Set ``gone`` when the forwarder signals its client left, or the forwarder died; say
+    now and then that the request is still being served."""
     control = state.key("ctl", fid)
     checks = 0
     while not gone.is_set():
@@ -284,7 +296,11 @@ async def _watch_control(
         checks += 1
         try:
             signalled = await state.pop_now(control) is not None
-            if signalled or (forwarder and checks % 8 == 0 and not await state.alive(forwarder)):
+            if checks % PING_EVERY == 0:
+                await state.push(state.key("reply", fid), {"ping": 1})
+                if forwarder and not await state.alive(forwarder, fresh=True):
+                    signalled = True
+            if signalled:
                 gone.set()
         except SharedStateUnavailable:
             continue

@@ -33,7 +33,7 @@ from rediskit import RedisServer, WorkerProcess, workers
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 
 #: The bound on any wait here: the dead owner's heartbeat TTL (5 s) and a little more.
-BOUND = 15
+BOUND = 20
 
 
 @pytest.fixture

@@ -235,3 +235,20 @@ async def test_bad_input_gets_what_one_process_answers(redis: RedisServer, prefi
                 headers,
             )
             assert here.status_code in (400, 404, 415)
+
+
+async def test_a_long_json_answer_through_another_worker_is_waited_for(
+    redis: RedisServer, prefix: str
+) -> None:
+    """Nothing flows while the owner computes a JSON answer; its pings keep the forwarder
+    waiting past the point where it would give up on a lost request."""
+    async with (
+        workers(redis.url, 2, prefix, json_response=True) as (a, b),
+        httpx.AsyncClient(timeout=30) as http,
+    ):
+        sid = await raw_initialize(http, a.url)
+        slow = await http.post(
+            b.url, json=call(1, "sleep", seconds=8), headers=session_headers(sid)
+        )
+        assert slow.status_code == 200, slow.text
+        assert slow.json()["result"]["content"][0]["text"] == "slept"
