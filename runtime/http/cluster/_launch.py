@@ -41,12 +41,12 @@ from ._state import REDIS_URL_ENV, WORKER_ID_ENV
 
 __all__ = [
     "HEALTH_PATH",
+    "HealthRoute",
     "Supervisor",
     "WorkerSpec",
     "haproxy_config",
     "load_app",
     "run_worker",
-    "with_health",
 ]
 
 #: The route every worker answers for load-balancer health checks.
@@ -89,20 +89,39 @@ def load_app(target: str | Any, shared: Any) -> ASGIApp:
     return app
 
 
-def with_health(app: ASGIApp, worker_id: str, path: str = HEALTH_PATH) -> ASGIApp:
-    """``app``, with ``GET path`` answered 200 and the worker's id (everything else passes)."""
-    body = json.dumps({"worker": worker_id}).encode()
+class HealthRoute:
+    """``app``, with ``GET path`` answered 200 and the worker's id (everything else passes).
 
-    async def guarded(scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["path"] == path and scope["method"] in ("GET", "HEAD"):
+    A class rather than a closure so that ``close_subscriptions`` still reaches the app:
+    ``serving()`` calls it on the way out, giving open listen streams their graceful end.
+    """
+
+    def __init__(self, app: ASGIApp, worker_id: str, path: str = HEALTH_PATH) -> None:
+        self.app = app
+        self.path = path
+        self.body = json.dumps({"worker": worker_id}).encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if (
+            scope["type"] == "http"
+            and scope["path"] == self.path
+            and scope["method"]
+            in (
+                "GET",
+                "HEAD",
+            )
+        ):
             headers = [(b"content-type", b"application/json"), (b"cache-control", b"no-store")]
-            headers.append((b"content-length", str(len(body)).encode()))
+            headers.append((b"content-length", str(len(self.body)).encode()))
             await send({"type": "http.response.start", "status": 200, "headers": headers})
-            await send({"type": "http.response.body", "body": body})
+            await send({"type": "http.response.body", "body": self.body})
             return
-        await app(scope, receive, send)
+        await self.app(scope, receive, send)
 
-    return guarded
+    async def close_subscriptions(self) -> None:
+        closer = getattr(self.app, "close_subscriptions", None)
+        if closer is not None:
+            await closer()
 
 
 def run_worker(target: str, host: str, port: int, app_dir: str | None = None) -> None:
@@ -119,7 +138,7 @@ async def _serve_worker(target: str, host: str, port: int, parent: int) -> None:
     from ..uvicorn import serving
     from ._state import default_worker_id, shared_state_from_env
 
-    app = with_health(load_app(target, shared_state_from_env()), default_worker_id())
+    app = HealthRoute(load_app(target, shared_state_from_env()), default_worker_id())
     async with serving(app, host, port), anyio.create_task_group() as tg:
         tg.start_soon(_until_signal, tg.cancel_scope)
         while os.getppid() == parent:

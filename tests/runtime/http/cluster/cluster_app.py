@@ -53,4 +53,5 @@ def build(shared: Any) -> ASGIApp:
             return
         await server(scope, receive, send)
 
+    app.close_subscriptions = server.close_subscriptions  # type: ignore[attr-defined]
     return app

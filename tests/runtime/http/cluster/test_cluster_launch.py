@@ -16,12 +16,13 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import anyio
 import httpx
 import pytest
-from clusterkit import Cluster, running_cluster
-from httpkit import modern_call, modern_headers
+from clusterkit import Cluster, running_cluster, sse_events
+from httpkit import MODERN_META, modern_call, modern_headers
 from mcpbind.generated import v2025_11_25
 from mcpbind.runtime import Client
 from mcpbind.runtime.http import streamable_http_client
@@ -77,8 +78,28 @@ def test_a_dead_worker_is_reported_and_started_again(cluster: Cluster) -> None:
 
 
 def test_sigterm_stops_every_process_it_started(cluster: Cluster) -> None:
+    """... gracefully: an open listen stream gets its ``complete`` answer before the end."""
     balancer = next(int(line.split()[2]) for line in cluster.lines if line.startswith("balancer"))
-    cluster.process.send_signal(signal.SIGTERM)
+    listen = {"jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen",
+              "params": {"notifications": {"toolsListChanged": True}, "_meta": MODERN_META}}  # fmt: skip
+
+    async def listen_until_the_end() -> list[Any]:
+        seen: list[Any] = []
+        async with httpx.AsyncClient(timeout=15) as http:
+            headers = modern_headers("subscriptions/listen")
+            url = cluster.workers[1].url
+            async with http.stream("POST", url, json=listen, headers=headers) as stream:
+                async for _, message in sse_events(stream):
+                    seen.append(message)
+                    if (
+                        message
+                        and message.get("method") == "notifications/subscriptions/acknowledged"
+                    ):
+                        cluster.process.send_signal(signal.SIGTERM)
+        return seen
+
+    seen = anyio.run(listen_until_the_end)
+    assert seen[-1] is not None and seen[-1].get("id") == 1 and "result" in seen[-1], seen
     assert cluster.process.wait(timeout=15) == 0
     assert all(gone(pid) for pid in [balancer, *(w.pid for w in cluster.workers)])
 
