@@ -9,7 +9,10 @@ goes away is signalled on the request's control list, so the owner's stream ends
 
 Every wait is bounded: while waiting, the forwarder checks each second that the owner is still
 alive; an owner that died before answering gives the client ``404 Session not found`` (it
-re-initialises), one that died mid-stream ends the stream. Redis unreachable gives 503.
+re-initialises), one that died mid-stream ends the stream with a JSON-RPC error for the request.
+The owner pings while it serves, so a request or answer lost on the way (Redis restarting) is
+given up after ``IDLE_POLLS`` seconds of nothing (503), and an envelope older than that is not
+served late. Redis unreachable gives 503.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from __future__ import annotations
 import base64
 import logging
 import secrets
+import time
 from contextlib import suppress
 from typing import TYPE_CHECKING, Any, Final
 
@@ -109,6 +113,7 @@ async def forward(
     fid = secrets.token_hex(12)
     envelope = {
         "id": fid,
+        "at": time.time(),
         "from": state.worker_id,
         "method": scope["method"],
         "path": scope["path"],
@@ -216,6 +221,10 @@ async def serve_forwarded(
 ) -> None:
     """Serve a request another worker forwarded, relaying the answer to its reply list."""
     fid = envelope["id"]
+    if time.time() - float(envelope.get("at", 0.0)) > IDLE_POLLS * POLL:
+        # Its forwarder has given up on it (and answered its client): do not act on it now.
+        logger.warning("forwarded request %s dropped: it waited too long to be served", fid)
+        return
     reply = state.key("reply", fid)
     body = base64.b64decode(envelope["body"])
     scope: Scope = {
