@@ -1,0 +1,1 @@
+"""Running one app as N workers behind haproxy or nginx: ``app.py``, ``haproxy.cfg``, ``nginx.conf``."""
