@@ -11,6 +11,7 @@ the same session serves both sides and both eras.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
@@ -22,6 +23,7 @@ from anyio.lowlevel import checkpoint
 from mcpbind.generated._support import MCPModel, MethodSpec, RequestOptions
 from pydantic import ValidationError
 
+from . import _eager as eager
 from . import _jsonrpc as rpc
 from ._admission import BATCH_REVISIONS, Admission, BatchReply, Incoming, measure, unavailable
 from ._bindings import Bindings, dump, validator
@@ -29,6 +31,7 @@ from ._context import RequestContext
 from ._logsafe import printable
 from ._outgoing import CANCELLED, Outgoing
 from ._routing import PeerState, Route, Router, SessionOptions
+from ._run import on_asyncio
 from ._tasks import HandlerTasks
 from .errors import (
     INTERNAL_ERROR,
@@ -98,6 +101,13 @@ class Session(Outgoing):
         self._finished = anyio.Event()
         #: Set when the peer's input ends, before running handlers get their drain time.
         self.input_ended = anyio.Event()
+        # On asyncio, handlers start in the reading task, which hands the reading on to a new
+        # task when one has to wait (``_eager.py``): the reading task, its token, and the
+        # future ``_read_loop`` waits on.
+        self._eager = False
+        self._reader: asyncio.Task[None] | None = None
+        self._reader_token: object | None = None
+        self._reading: asyncio.Future[None] | None = None
 
     # -- running --------------------------------------------------------------------------
 
@@ -276,6 +286,48 @@ class Session(Outgoing):
     # -- receiving ------------------------------------------------------------------------
 
     async def _read_loop(self) -> None:
+        """Read until the input ends. On asyncio the reading runs in a task of its own, which a
+        handler started in it may keep (``_start_handler``); a new task then reads on."""
+        if not on_asyncio():
+            await self._read_messages(None)
+            return
+        self._eager = True
+        reading = self._reading = asyncio.get_running_loop().create_future()
+        self._start_reader()
+        try:
+            await reading
+        finally:
+            reader = self._reader
+            if reader is not None and not reader.done():  # we were cancelled: so is the reading
+                reader.cancel()
+                with anyio.CancelScope(shield=True):
+                    await asyncio.wait([reader])
+
+    def _start_reader(self) -> None:
+        token = self._reader_token = object()
+        self._reader = asyncio.get_running_loop().create_task(self._reader_main(token))
+
+    async def _reader_main(self, token: object) -> None:
+        """A reading task: how the reading ends goes to ``_read_loop`` while it is the reader;
+        once it runs a handler instead, its end is that handler's (``HandlerTasks``)."""
+        reading = self._reading
+        assert reading is not None
+        try:
+            await self._read_messages(token)
+        except Exception as exc:
+            if self._reader_token is not token:
+                raise
+            if not reading.done():
+                reading.set_exception(exc)
+            return
+        except BaseException:
+            if self._reader_token is token and not reading.done():
+                reading.cancel()
+            raise
+        if self._reader_token is token and not reading.done():
+            reading.set_result(None)
+
+    async def _read_messages(self, token: object | None) -> None:
         incoming = self.connection.incoming
         admission = self._admission
         max_notifying = max(1, self.options.max_pending_requests)
@@ -291,6 +343,8 @@ class Session(Outgoing):
                     await self._on_batch(message, envelope)
                 else:
                     await self._on_message(message, envelope, None, envelope.size)
+                if self._reader_token is not token:
+                    return  # this task ran a handler that had to wait; another one reads now
                 # Requests never hold the reading back (they queue or are refused); handlers of
                 # notifications, which cannot be refused, do when too many run.
                 while self._notifying >= max_notifying and self._closed_error is None:
@@ -302,7 +356,8 @@ class Session(Outgoing):
                     streak = 0
                     await checkpoint()
         finally:
-            incoming.close()
+            if self._reader_token is token:
+                incoming.close()
 
     async def _on_batch(self, batch: list[Any], envelope: Envelope) -> None:
         """A JSON-RPC batch: refused whole (one error, id null) unless the negotiated revision
@@ -430,9 +485,34 @@ class Session(Outgoing):
         if batch is not None:
             batch.open += 1
         if admitted:
+            if self._eager and batch is None:
+                await self._start_handler(entry)
+                return
             handlers = self._handlers
             assert handlers is not None
             handlers.start(request_id, self._handle, entry)
+
+    async def _start_handler(self, entry: Incoming) -> None:
+        """Handle a request in the reading task (``_eager.py``): answered at once if its handler
+        never waits; else this task stays the handler's, and a new one reads on."""
+        request_id = entry.request_id
+        try:
+            started = eager.start(self._handle(entry))
+        except Exception:
+            logger.exception("the handler task of request %r failed", printable(request_id))
+            started = None
+        except BaseException:
+            self._on_handler_done(request_id)
+            raise
+        if started is None:
+            self._on_handler_done(request_id)
+            return
+        handlers = self._handlers
+        task = asyncio.current_task()
+        assert handlers is not None and task is not None
+        handlers.adopt(request_id, task)
+        self._start_reader()
+        await started
 
     async def _handle(self, entry: Incoming) -> None:
         response = await self._respond(
