@@ -4,13 +4,15 @@
 Rates and CPU times move with whatever else runs on a shared machine; instruction counts do
 not. The server runs under ``valgrind --tool=callgrind`` twice, driven by ``runtime_stdio``'s
 blocking ``Driver``: once answering only ``initialize``, once also ``--count`` sequential echo
-calls; the difference divided by the count is the cost of one call, start-up excluded.
+calls; the difference divided by the count is the cost of one call, start-up excluded (both
+with ``PYTHONHASHSEED=0``, so their start-ups match).
 ``--profile DIR`` keeps the larger run's callgrind file there for ``callgrind_annotate``.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import subprocess
 import sys
@@ -54,6 +56,7 @@ def main() -> None:
     parser.add_argument("--ping", action="store_true", help="count ping instead of echo")
     parser.add_argument("--profile", type=Path, help="keep the callgrind file here")
     args = parser.parse_args()
+    os.environ["PYTHONHASHSEED"] = "0"  # the same start-up in both runs, to the instruction
     with tempfile.TemporaryDirectory() as tmp:
         folder = args.profile or Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)
