@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -27,7 +26,7 @@ from runtime_stdio import Driver  # noqa: E402
 SERVERS = {
     "lowlevel": [sys.executable, "-m", "examples.server"],
     "app": [sys.executable, str(ROOT / "examples" / "app_server.py")],
-    "app-async": [sys.executable, str(ROOT / "bench" / "app_echo.py"), "--stdio", "app-async"],
+    "app-async": [sys.executable, str(ROOT / "bench" / "peers" / "app_async_echo.py")],
     "bare": [sys.executable, str(ROOT / "bench" / "bare_stdio.py")],
 }
 ECHO = {"name": "echo", "arguments": {"text": "hello"}}
@@ -64,7 +63,10 @@ def main() -> None:
         out = folder / f"{args.server}.out"
         full = instructions(SERVERS[args.server], args.count, out, args.ping)
     per_call = (full - base) / args.count
-    print(f"{args.server}: start-up {base / 1e6:.1f} M instructions, {per_call / 1e3:.1f} k per {'ping' if args.ping else 'echo call'}")
+    what = "ping" if args.ping else "echo call"
+    print(
+        f"{args.server}: start-up {base / 1e6:.1f} M instructions, {per_call / 1e3:.1f} k per {what}"
+    )
 
 
 if __name__ == "__main__":
