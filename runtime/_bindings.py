@@ -61,7 +61,7 @@ def validator(tp: Any) -> Callable[[Any], Any]:
 
 
 @functools.cache
-def _is_model(cls: type) -> bool:
+def _is_model(cls: Any) -> bool:
     return issubclass(cls, BaseModel)
 
 
@@ -74,7 +74,7 @@ def dump(value: Any) -> Any:
     model by a cached look at its class (an ``isinstance`` against ``BaseModel`` goes through
     ``ABCMeta`` every time).
     """
-    cls = type(value)
+    cls: Any = type(value)
     if cls is dict or value is None or not _is_model(cls):
         return value
     return cls.__pydantic_serializer__.to_python(
