@@ -13,11 +13,14 @@ owner, a timeout) stays true, which moving a started coroutine to another task w
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
-from collections.abc import Coroutine, Generator
+from collections.abc import Awaitable, Callable, Coroutine, Generator
 from typing import Any
 
-__all__ = ["Started", "start"]
+import anyio
+
+__all__ = ["Relay", "Started", "start"]
 
 
 class Started:
@@ -63,3 +66,59 @@ def start(coro: Coroutine[Any, Any, Any]) -> Started | None:
     except StopIteration:
         return None
     return Started(coro, context, signal)
+
+
+class Relay:
+    """The task that reads a session's input, handed on to a new one whenever a handler started
+    in it has to wait (``start()`` again, from that handler's side).
+
+    ``read(token)`` is the session's reading loop: it stops once ``token`` is no longer the
+    relay's (its task now belongs to a handler). ``run()`` waits until the reading ends,
+    whichever task ends it, and passes on how it ended.
+    """
+
+    __slots__ = ("_done", "_read", "_task", "token")
+
+    def __init__(self, read: Callable[[object], Awaitable[None]]) -> None:
+        self._read = read
+        self.token: object | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._done: asyncio.Future[None] | None = None
+
+    async def run(self) -> None:
+        """Read until the input ends (or the reading fails, or this is cancelled)."""
+        done = self._done = asyncio.get_running_loop().create_future()
+        self.start()
+        try:
+            await done
+        finally:
+            task = self._task
+            if task is not None and not task.done():  # we were cancelled: so is the reading
+                task.cancel()
+                with anyio.CancelScope(shield=True):
+                    await asyncio.wait([task])
+
+    def start(self) -> None:
+        """Go on reading in a new task (the current one, if any, reads no more)."""
+        token = self.token = object()
+        self._task = asyncio.get_running_loop().create_task(self._reading(token))
+
+    async def _reading(self, token: object) -> None:
+        # While this task reads, how the reading ends goes to ``run()``; once it runs a handler
+        # instead, its end is that handler's (the session's ``HandlerTasks`` see it).
+        done = self._done
+        assert done is not None
+        try:
+            await self._read(token)
+        except Exception as exc:
+            if self.token is not token:
+                raise
+            if not done.done():
+                done.set_exception(exc)
+            return
+        except BaseException:
+            if self.token is token and not done.done():
+                done.cancel()
+            raise
+        if self.token is token and not done.done():
+            done.set_result(None)

@@ -101,13 +101,9 @@ class Session(Outgoing):
         self._finished = anyio.Event()
         #: Set when the peer's input ends, before running handlers get their drain time.
         self.input_ended = anyio.Event()
-        # On asyncio, handlers start in the reading task, which hands the reading on to a new
-        # task when one has to wait (``_eager.py``): the reading task, its token, and the
-        # future ``_read_loop`` waits on.
+        # On asyncio, handlers start in the reading task (``_eager.py``).
         self._eager = False
-        self._reader: asyncio.Task[None] | None = None
-        self._reader_token: object | None = None
-        self._reading: asyncio.Future[None] | None = None
+        self._relay = eager.Relay(self._read_messages)
 
     # -- running --------------------------------------------------------------------------
 
@@ -288,44 +284,11 @@ class Session(Outgoing):
     async def _read_loop(self) -> None:
         """Read until the input ends. On asyncio the reading runs in a task of its own, which a
         handler started in it may keep (``_start_handler``); a new task then reads on."""
-        if not on_asyncio():
+        if on_asyncio():
+            self._eager = True
+            await self._relay.run()
+        else:
             await self._read_messages(None)
-            return
-        self._eager = True
-        reading = self._reading = asyncio.get_running_loop().create_future()
-        self._start_reader()
-        try:
-            await reading
-        finally:
-            reader = self._reader
-            if reader is not None and not reader.done():  # we were cancelled: so is the reading
-                reader.cancel()
-                with anyio.CancelScope(shield=True):
-                    await asyncio.wait([reader])
-
-    def _start_reader(self) -> None:
-        token = self._reader_token = object()
-        self._reader = asyncio.get_running_loop().create_task(self._reader_main(token))
-
-    async def _reader_main(self, token: object) -> None:
-        """A reading task: how the reading ends goes to ``_read_loop`` while it is the reader;
-        once it runs a handler instead, its end is that handler's (``HandlerTasks``)."""
-        reading = self._reading
-        assert reading is not None
-        try:
-            await self._read_messages(token)
-        except Exception as exc:
-            if self._reader_token is not token:
-                raise
-            if not reading.done():
-                reading.set_exception(exc)
-            return
-        except BaseException:
-            if self._reader_token is token and not reading.done():
-                reading.cancel()
-            raise
-        if self._reader_token is token and not reading.done():
-            reading.set_result(None)
 
     async def _read_messages(self, token: object | None) -> None:
         incoming = self.connection.incoming
@@ -343,7 +306,7 @@ class Session(Outgoing):
                     await self._on_batch(message, envelope)
                 else:
                     await self._on_message(message, envelope, None, envelope.size)
-                if self._reader_token is not token:
+                if self._relay.token is not token:
                     return  # this task ran a handler that had to wait; another one reads now
                 # Requests never hold the reading back (they queue or are refused); handlers of
                 # notifications, which cannot be refused, do when too many run.
@@ -356,7 +319,7 @@ class Session(Outgoing):
                     streak = 0
                     await checkpoint()
         finally:
-            if self._reader_token is token:
+            if self._relay.token is token:
                 incoming.close()
 
     async def _on_batch(self, batch: list[Any], envelope: Envelope) -> None:
@@ -511,7 +474,7 @@ class Session(Outgoing):
         task = asyncio.current_task()
         assert handlers is not None and task is not None
         handlers.adopt(request_id, task)
-        self._start_reader()
+        self._relay.start()
         await started
 
     async def _handle(self, entry: Incoming) -> None:
