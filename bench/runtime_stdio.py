@@ -1,20 +1,27 @@
 """Benchmark of the runtime over stdio (not a test): ``python bench/runtime_stdio.py``.
 
-Servers, each measured by the same client in the same run:
+Servers, each measured by the same client in the same run, one after the other in every round:
 
-* ``mcpbind``: the example server (``examples/server.py``) on the mcpbind runtime;
-* ``python-sdk``: the same tools on the official Python SDK (``tests/runtime/sdk_server.py``);
-* ``typescript-sdk``: ``@modelcontextprotocol/server-everything`` on the official TypeScript SDK
-  (installed with npm into ``$MCPBIND_NPM_CACHE``, as the interop tests do; skipped without npm);
-* ``bare-loop``: ``bench/bare_stdio.py``, an orjson read-parse-write loop with no runtime at all.
+* ``bare-loop``: ``bench/bare_stdio.py``, an orjson read-parse-write loop with no runtime at all;
+* ``typescript-sdk``: an echo tool on the official TypeScript SDK written as its README shows
+  (``bench/peers/ts_stdio_server.cjs``; the SDK installed with npm into ``$MCPBIND_NPM_CACHE``
+  on first use, as ``bench/runtime_http.py`` does; left out without npm and node);
+* ``mcpbind``: the example server (``examples/server.py``) on the low-level ``Server``;
+* ``app``: the README's app (``examples/app_server.py``), whose ``echo`` is a plain ``def``
+  (run in a worker thread, as the SDK's ``MCPServer`` does);
+* ``app-async``: the app with only an ``async def`` echo (``bench/peers/app_async_echo.py``);
+* ``python-sdk``: the same tools on the official Python SDK (``tests/runtime/sdk_server.py``).
 
-The client is a minimal blocking driver (``os.write`` a line, ``os.read`` until the answer), so
-the figures are the servers' and not a client's. Measured: sequential round trips of ``ping``
-and of ``tools/call`` of ``echo``; ``echo`` with 32 requests in flight; the server's CPU time per
-``echo`` (steadier than rates when other work shares the machine); the idle server's RSS.
-Then whole stacks (mcpbind's ``Client`` with its server, the SDK's ``ClientSession`` with its
-server) and the import time of ``mcpbind.runtime`` plus one revision against ``import mcp``.
-Prints medians of ``--rounds`` rounds, and mcpbind's ratio to each other server.
+The client is a minimal blocking driver (``os.write`` a line, ``os.read`` until the answer), so the
+figures are the servers' and not a client's; ``--pin`` runs the driver on CPU 0 and each server on
+CPU 1 (``taskset``; on a machine others share, leave it to the scheduler). Measured: the start-up
+(spawn to the answer to ``initialize``), sequential round trips of ``ping`` and of ``tools/call``
+of ``echo``; ``echo`` with 32 requests in flight; the server's CPU time per sequential ``echo``
+(steadier than rates when other work shares the machine); the idle server's RSS. Then (unless
+``--no-stacks``) whole stacks (mcpbind's ``Client`` with its server, the SDK's ``ClientSession``
+with its server) and the import time of ``mcpbind.runtime`` plus one revision against ``import
+mcp``. Prints medians of ``--rounds`` rounds, and each mcpbind server's ratios to the TypeScript
+SDK, the Python SDK and the bare loop (for CPU, lower is better).
 """
 
 from __future__ import annotations
@@ -25,7 +32,6 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -39,7 +45,8 @@ from mcpbind.runtime import Client, StdioParameters, stdio_client
 
 ROOT = Path(__file__).resolve().parents[1]
 IN_FLIGHT = 32
-EVERYTHING = "@modelcontextprotocol/server-everything"
+#: Pin each server to CPU 1 and the driver to CPU 0 (``--pin``, with two CPUs or more).
+PIN = False
 
 
 @dataclass
@@ -50,40 +57,40 @@ class Target:
     echo: dict[str, Any]
 
 
-def everything_entry() -> Path | str:
-    """The TypeScript SDK's reference server, installed on first use; a reason if it cannot be."""
-    cache = Path(os.environ.get("MCPBIND_NPM_CACHE", Path(tempfile.gettempdir()) / "mcpbind-npm"))
-    entry = cache / "node_modules" / EVERYTHING / "dist" / "index.js"
-    if entry.exists():
-        return entry
-    npm = shutil.which("npm")
-    if npm is None or shutil.which("node") is None:
-        return "npm or node not found"
-    done = subprocess.run(
-        [npm, "install", "--no-audit", "--no-fund", "--prefix", str(cache), EVERYTHING],
-        capture_output=True,
-        text=True,
-    )
-    return entry if done.returncode == 0 and entry.exists() else f"npm failed: {done.stderr[-200:]}"
+def typescript_sdk() -> list[str] | str:
+    """The TypeScript SDK's echo server's command; a reason if it cannot run."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    from runtime_http import node, npm_cache
+
+    cache, executable = npm_cache(), node()
+    if isinstance(cache, str) or executable is None:
+        return cache if isinstance(cache, str) else "node not found"
+    return [executable, str(ROOT / "bench" / "peers" / "ts_stdio_server.cjs"), str(cache)]
 
 
 def targets() -> dict[str, Target]:
     text = {"name": "echo", "arguments": {"text": "hello"}}
-    found = {
-        "mcpbind": Target([sys.executable, "-m", "examples.server"], text),
-        "python-sdk": Target(
-            [sys.executable, str(ROOT / "tests" / "runtime" / "sdk_server.py")], text
-        ),
-    }
-    entry = everything_entry()
-    if isinstance(entry, Path):
-        found["typescript-sdk"] = Target(
-            ["node", str(entry), "stdio"], {"name": "echo", "arguments": {"message": "hello"}}
-        )
+    found = {"bare-loop": Target([sys.executable, str(ROOT / "bench" / "bare_stdio.py")], text)}
+    command = typescript_sdk()
+    if isinstance(command, list):
+        found["typescript-sdk"] = Target(command, text)
     else:
-        print(f"typescript-sdk left out: {entry}", file=sys.stderr)
-    found["bare-loop"] = Target([sys.executable, str(ROOT / "bench" / "bare_stdio.py")], text)
+        print(f"typescript-sdk left out: {command}", file=sys.stderr)
+    found["mcpbind"] = Target([sys.executable, "-m", "examples.server"], text)
+    found["app"] = Target([sys.executable, str(ROOT / "examples" / "app_server.py")], text)
+    app_async = str(ROOT / "bench" / "peers" / "app_async_echo.py")
+    found["app-async"] = Target([sys.executable, app_async], text)
+    found["python-sdk"] = Target(
+        [sys.executable, str(ROOT / "tests" / "runtime" / "sdk_server.py")], text
+    )
     return found
+
+
+def pinned(argv: list[str]) -> list[str]:
+    """``argv`` run on CPU 1 with ``--pin`` (the driver keeps CPU 0)."""
+    if PIN and shutil.which("taskset"):
+        return ["taskset", "-c", "1", *argv]
+    return argv
 
 
 class Driver:
@@ -183,9 +190,11 @@ def rss_mib(pid: int) -> float:
 
 
 def measure(target: Target, count: int) -> dict[str, float]:
-    driver = Driver(target.argv)
+    spawned = time.perf_counter()
+    driver = Driver(pinned(target.argv))
     try:
         driver.initialize()
+        startup = time.perf_counter() - spawned
         driver.sequential(300, "tools/call", target.echo)  # warm up
         time.sleep(0.5)
         pid = driver.process.pid
@@ -200,6 +209,7 @@ def measure(target: Target, count: int) -> dict[str, float]:
             f"echo x{IN_FLIGHT} /s": driver.pipelined(count * 2, target.echo),
             "server CPU us/echo": cpu_per_echo,
             "idle RSS MiB": idle,
+            "start-up ms": startup * 1000,
         }
     finally:
         driver.close()
@@ -245,7 +255,30 @@ def import_seconds(code: str) -> float:
     return float(out.stdout)
 
 
-def main(rounds: int, count: int) -> None:
+def table(results: dict[str, dict[str, list[float]]], rounds: int) -> None:
+    """Medians, a row per server; then each mcpbind server's ratios to the others."""
+    names = list(results)
+    metrics = list(results[names[0]])
+    medians = {n: {m: statistics.median(results[n][m]) for m in metrics} for n in names}
+    pin = "driver on CPU 0, servers pinned to CPU 1" if PIN else "not pinned"
+    print(f"stdio, the same driver for every server; medians of {rounds} rounds ({pin})")
+    print(f"{'server':<16}" + "".join(f"{m:>20}" for m in metrics))
+    for name in names:
+        print(f"{name:<16}" + "".join(f"{medians[name][m]:>20.1f}" for m in metrics))
+    ours = [n for n in ("mcpbind", "app", "app-async") if n in medians]
+    peers = [n for n in ("typescript-sdk", "python-sdk", "bare-loop") if n in medians]
+    print("ratios (CPU: lower is better)")
+    for name in ours:
+        for peer in peers:
+            line = f"{name + ' / ' + peer:<32}"
+            for metric in metrics:
+                line += f"{metric}={medians[name][metric] / medians[peer][metric]:.2f}  "
+            print(line.rstrip())
+
+
+def main(rounds: int, count: int, with_stacks: bool) -> None:
+    if PIN:
+        os.sched_setaffinity(0, {0})
     servers = targets()
     results: dict[str, dict[str, list[float]]] = {name: {} for name in servers}
     stacks: dict[str, list[float]] = {"mcpbind": [], "python-sdk": []}
@@ -253,8 +286,12 @@ def main(rounds: int, count: int) -> None:
         for name, target in servers.items():
             for metric, value in measure(target, count).items():
                 results[name].setdefault(metric, []).append(value)
-        stacks["mcpbind"].append(anyio.run(our_stack, count))
-        stacks["python-sdk"].append(anyio.run(sdk_stack, count))
+        if with_stacks:
+            stacks["mcpbind"].append(anyio.run(our_stack, count))
+            stacks["python-sdk"].append(anyio.run(sdk_stack, count))
+    table(results, rounds)
+    if not with_stacks:
+        return
     imports = {
         "mcpbind": [
             import_seconds(
@@ -264,15 +301,7 @@ def main(rounds: int, count: int) -> None:
         ],
         "python-sdk": [import_seconds("import mcp") for _ in range(rounds + 2)],
     }
-    others = [name for name in servers if name != "mcpbind"]
-    print(f"same driver, one server each (median of {rounds} rounds)")
-    header = f"{'metric':<20}" + "".join(f"{name:>16}" for name in servers)
-    print(header + "".join(f"{'/' + name:>16}" for name in others))
-    for metric in results["mcpbind"]:
-        medians = {name: statistics.median(results[name][metric]) for name in servers}
-        line = f"{metric:<20}" + "".join(f"{medians[name]:>16.0f}" for name in servers)
-        print(line + "".join(f"{medians['mcpbind'] / medians[name]:>16.2f}" for name in others))
-    print("whole stacks (each client with its own server), and start-up")
+    print("whole stacks (each client with its own server), and import time")
     ours, theirs = statistics.median(stacks["mcpbind"]), statistics.median(stacks["python-sdk"])
     print(f"{'echo seq /s':<20}{ours:>16.0f}{theirs:>16.0f}{ours / theirs:>16.2f}")
     ours = statistics.median(imports["mcpbind"]) * 1000
@@ -286,5 +315,8 @@ if __name__ == "__main__":
     parser.add_argument(
         "--count", type=int, default=3000, help="round trips per sequential measurement"
     )
+    parser.add_argument("--no-stacks", action="store_true", help="servers only")
+    parser.add_argument("--pin", action="store_true", help="driver on CPU 0, servers on CPU 1")
     args = parser.parse_args()
-    main(args.rounds, args.count)
+    PIN = args.pin and (os.cpu_count() or 1) >= 2
+    main(args.rounds, args.count, not args.no_stacks)

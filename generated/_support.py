@@ -144,12 +144,17 @@ class MCPModel(BaseModel):
     __aliases__ = {}
 
     def __init__(self, /, **data: Any) -> None:
-        for name, alias in self.__aliases__.items():
-            if name in data and alias not in data:
-                data[alias] = data.pop(name)
+        aliases = self.__aliases__
+        if aliases:
+            for name, alias in aliases.items():
+                if name in data and alias not in data:
+                    data[alias] = data.pop(name)
         for key, value in self.__const_values__.items():
             data.setdefault(key, value)
-        super().__init__(**data)
+        # What ``BaseModel.__init__`` does, without passing the keywords on once more (a fifth
+        # of building a small model); no generated model has a validator that could replace
+        # the instance, which is all the rest of it checks.
+        self.__pydantic_validator__.validate_python(data, self_instance=self)
 
     # Not a "custom init" to pydantic: parsing (``model_validate``) must not call it, or the
     # translations above would apply to messages too.

@@ -46,22 +46,40 @@ def _discriminator(tp: Any) -> str | None:
     return None
 
 
+@functools.cache
 def validator(tp: Any) -> Callable[[Any], Any]:
-    """The fastest way to validate a plain value into ``tp``: a model's own method, else an adapter."""
+    """The fastest way to validate a plain value into ``tp``, looked up once per type.
+
+    For a model, its core validator's own method: what ``model_validate`` calls, without the
+    Python wrapper around it (it runs for every request's params). Asking for it builds a
+    deferred model's validator now. Else an adapter's.
+    """
     if isinstance(tp, type) and issubclass(tp, BaseModel):
-        return tp.model_validate
+        validate: Callable[[Any], Any] = tp.__pydantic_validator__.validate_python
+        return validate
     return adapter(tp).validate_python
+
+
+@functools.cache
+def _is_model(cls: Any) -> bool:
+    return issubclass(cls, BaseModel)
 
 
 def dump(value: Any) -> Any:
     """A model (or a value holding models) as JSON-ready data, without unset optional fields.
 
     ``exclude_unset``, not ``exclude_none``: an explicit ``null`` (a nullable field, a JSON value
-    in tool arguments or structured content) is data and must reach the peer.
+    in tool arguments or structured content) is data and must reach the peer. Calls the model's
+    core serializer directly, as ``model_dump`` does after checking its arguments, and tells a
+    model by a cached look at its class (an ``isinstance`` against ``BaseModel`` goes through
+    ``ABCMeta`` every time).
     """
-    if isinstance(value, BaseModel):
-        return value.model_dump(mode="json", by_alias=True, exclude_unset=True)
-    return value
+    cls: Any = type(value)
+    if cls is dict or value is None or not _is_model(cls):
+        return value
+    return cls.__pydantic_serializer__.to_python(
+        value, mode="json", by_alias=True, exclude_unset=True
+    )
 
 
 class Bindings:

@@ -118,7 +118,7 @@ class Route:
         ``params`` are the request's raw params: when they carry ``task`` and the method may be
         task-augmented, the handler answers with the task it created (``task_result_type``).
         """
-        if isinstance(result, BaseModel):
+        if type(result) is not dict and isinstance(result, BaseModel):
             data = dump(result)
         elif self.spec is not None:
             if result is None:

@@ -11,6 +11,7 @@ the same session serves both sides and both eras.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
@@ -22,6 +23,7 @@ from anyio.lowlevel import checkpoint
 from mcpbind.generated._support import MCPModel, MethodSpec, RequestOptions
 from pydantic import ValidationError
 
+from . import _eager as eager
 from . import _jsonrpc as rpc
 from ._admission import BATCH_REVISIONS, Admission, BatchReply, Incoming, measure, unavailable
 from ._bindings import Bindings, dump, validator
@@ -29,6 +31,7 @@ from ._context import RequestContext
 from ._logsafe import printable
 from ._outgoing import CANCELLED, Outgoing
 from ._routing import PeerState, Route, Router, SessionOptions
+from ._run import on_asyncio
 from ._tasks import HandlerTasks
 from .errors import (
     INTERNAL_ERROR,
@@ -98,6 +101,9 @@ class Session(Outgoing):
         self._finished = anyio.Event()
         #: Set when the peer's input ends, before running handlers get their drain time.
         self.input_ended = anyio.Event()
+        # On asyncio, handlers start in the reading task (``_eager.py``).
+        self._eager = False
+        self._relay = eager.Relay(self._read_messages)
 
     # -- running --------------------------------------------------------------------------
 
@@ -276,6 +282,15 @@ class Session(Outgoing):
     # -- receiving ------------------------------------------------------------------------
 
     async def _read_loop(self) -> None:
+        """Read until the input ends. On asyncio the reading runs in a task of its own, which a
+        handler started in it may keep (``_start_handler``); a new task then reads on."""
+        if on_asyncio():
+            self._eager = True
+            await self._relay.run()
+        else:
+            await self._read_messages(None)
+
+    async def _read_messages(self, token: object | None) -> None:
         incoming = self.connection.incoming
         admission = self._admission
         max_notifying = max(1, self.options.max_pending_requests)
@@ -291,6 +306,8 @@ class Session(Outgoing):
                     await self._on_batch(message, envelope)
                 else:
                     await self._on_message(message, envelope, None, envelope.size)
+                if self._relay.token is not token:
+                    return  # this task ran a handler that had to wait; another one reads now
                 # Requests never hold the reading back (they queue or are refused); handlers of
                 # notifications, which cannot be refused, do when too many run.
                 while self._notifying >= max_notifying and self._closed_error is None:
@@ -302,7 +319,8 @@ class Session(Outgoing):
                     streak = 0
                     await checkpoint()
         finally:
-            incoming.close()
+            if self._relay.token is token:
+                incoming.close()
 
     async def _on_batch(self, batch: list[Any], envelope: Envelope) -> None:
         """A JSON-RPC batch: refused whole (one error, id null) unless the negotiated revision
@@ -430,9 +448,34 @@ class Session(Outgoing):
         if batch is not None:
             batch.open += 1
         if admitted:
+            if self._eager and batch is None:
+                await self._start_handler(entry)
+                return
             handlers = self._handlers
             assert handlers is not None
             handlers.start(request_id, self._handle, entry)
+
+    async def _start_handler(self, entry: Incoming) -> None:
+        """Handle a request in the reading task (``_eager.py``): answered at once if its handler
+        never waits; else this task stays the handler's, and a new one reads on."""
+        request_id = entry.request_id
+        try:
+            started = eager.start(self._handle(entry))
+        except Exception:
+            logger.exception("the handler task of request %r failed", printable(request_id))
+            started = None
+        except BaseException:
+            self._on_handler_done(request_id)
+            raise
+        if started is None:
+            self._on_handler_done(request_id)
+            return
+        handlers = self._handlers
+        task = asyncio.current_task()
+        assert handlers is not None and task is not None
+        handlers.adopt(request_id, task)
+        self._relay.start()
+        await started
 
     async def _handle(self, entry: Incoming) -> None:
         response = await self._respond(

@@ -65,6 +65,12 @@ class HandlerTasks:
             self._running[key] = scope
             self._tg.start_soon(self._run_scoped, key, scope, job, args)
 
+    def adopt(self, key: Hashable, task: asyncio.Task[None]) -> None:
+        """Know ``task``, already running, as the task of ``key`` from now on (a handler started
+        in the session's reading task that has to wait: see ``_eager.py``)."""
+        self._running[key] = task
+        task.add_done_callback(functools.partial(self._finished, key))
+
     def cancel(self, key: Hashable) -> bool:
         """Cancel the task of ``key``; False if there is none."""
         running = self._running.get(key)
