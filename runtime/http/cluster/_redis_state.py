@@ -125,6 +125,7 @@ class RedisState:
         op_timeout: float = 2.0,
         event_store_factory: Callable[[], EventStore] | None = None,
         redis_events: bool = False,
+        recovery: float | None = None,
     ) -> RedisState:
         """A state on the Redis at ``url`` (``redis://host:port/db``); connects lazily.
         ``redis_events`` keeps the sessions' SSE events in Redis too (``RedisEventStore``)
@@ -145,6 +146,7 @@ class RedisState:
             heartbeat_ttl=heartbeat_ttl,
             op_timeout=op_timeout,
             event_store_factory=event_store_factory,
+            recovery=recovery,
         )
 
     # -- keys and bounded calls ---------------------------------------------------------

@@ -184,11 +184,13 @@ async def workers(
     prefix: str,
     build: Callable[[], Any] | None = None,
     first: int = 0,
+    state: dict[str, Any] | None = None,
     **options: Any,
 ) -> AsyncIterator[list[Worker]]:
     """``count`` of our servers on uvicorn (127.0.0.1, ephemeral ports) sharing one Redis; each
     has its own ``Server`` (``build``, default ``httpkit.build_server``); worker ids w0, w1...
-    (from ``first``); ``options`` go to each ``StreamableHTTPServer``."""
+    (from ``first``); ``state`` goes to each ``RedisState``, ``options`` to each
+    ``StreamableHTTPServer``."""
     from httpkit import build_server
     from mcpbind.runtime.http import StreamableHTTPServer, serving
     from mcpbind.runtime.http.cluster import RedisState
@@ -197,11 +199,13 @@ async def workers(
         out = []
         for n in range(first, first + count):
             server = (build or build_server)()
-            state = RedisState.from_url(redis_url, worker_id=f"w{n}", prefix=prefix)
-            stack.push_async_callback(state.aclose)
-            app = StreamableHTTPServer(server.serve, shared=state, **options)
+            shared = RedisState.from_url(
+                redis_url, worker_id=f"w{n}", prefix=prefix, **(state or {})
+            )
+            stack.push_async_callback(shared.aclose)
+            app = StreamableHTTPServer(server.serve, shared=shared, **options)
             base = await stack.enter_async_context(serving(app))
-            out.append(Worker(server, app, f"{base}/mcp", state))
+            out.append(Worker(server, app, f"{base}/mcp", shared))
         yield out
 
 
