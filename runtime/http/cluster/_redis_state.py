@@ -259,12 +259,12 @@ class RedisState:
             return await pipe.execute()
 
         current = _text((await self.call(op))[2])
-        known, self.epoch = self.epoch, current
-        if known is None or current == known:
-            return False
-        logger.warning("worker %s: Redis restarted empty; re-registering", self.worker_id)
-        await self._mark_recovering()
-        return True
+        known = self.epoch
+        if known is not None and current != known:
+            logger.warning("worker %s: Redis restarted empty; re-registering", self.worker_id)
+            await self._mark_recovering()  # before ``epoch`` moves on: see ``recovering``
+        self.epoch = current
+        return known is not None and current != known
 
     async def _mark_recovering(self) -> None:
         """Open the restart window (the first worker to notice it does; it is not extended)."""
