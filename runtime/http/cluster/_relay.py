@@ -1,18 +1,25 @@
-"""Forwarding a request to the worker that owns its session, and its answer back, via Redis.
+"""Forwarding a request to the worker that holds its session or task, and its answer back, via
+Redis.
 
-The worker a request lands on (the *forwarder*) reads the body, pushes the whole request (method,
-path, headers, body) to the owner's inbox list, then relays what comes back on the request's reply
-list: the response head, then each body chunk as the owner's endpoint sent it (an SSE answer
-stream by stream, chunk by chunk), then the end. The owner serves the request with its own
-endpoint, as if it had come there directly (marked so it is never forwarded again). A client that
-goes away is signalled on the request's control list, so the owner's stream ends too.
+A handshake-era request goes to the worker owning its session; a ``tasks/*`` request naming a
+task (``_targets``) to the worker running it. The worker a request lands on (the *forwarder*)
+reads the body, pushes the whole request (method, path, headers, body) to the owner's inbox
+list, then relays what comes back on the request's reply list: the response head, then each body
+chunk as the owner's endpoint sent it (an SSE answer stream by stream, chunk by chunk), then the
+end. The owner serves the request with its own endpoint, as if it had come there directly
+(marked so it is never forwarded again). A client that goes away is signalled on the request's
+control list, so the owner's stream ends too.
 
 Every wait is bounded: while waiting, the forwarder checks each second that the owner is still
 alive; an owner that died before answering gives the client ``404 Session not found`` (it
-re-initialises), one that died mid-stream ends the stream with a JSON-RPC error for the request.
-The owner pings while it serves, so a request or answer lost on the way (Redis restarting) is
-given up after ``IDLE_POLLS`` seconds of nothing (503), and an envelope older than that is not
-served late. Redis unreachable gives 503.
+re-initialises), or for a task the forwarder's own answer for a task it does not hold (the
+spec's -32602 "not found"); one that died mid-stream ends the stream with a JSON-RPC error for
+the request. The owner pings while it serves, so a request or answer lost on the way (Redis
+restarting) is given up after ``IDLE_POLLS`` seconds of nothing (503), and an envelope older
+than that is not served late. Redis unreachable gives 503, and so does a session or task Redis
+does not know while it is recovering from a restart (its owner may not have re-registered it
+yet): 503 with ``Retry-After`` and a JSON-RPC error body, never a 404 that would end a live
+session.
 """
 
 from __future__ import annotations
