@@ -40,7 +40,7 @@ sys.path.insert(0, str(REPO / "tests" / "runtime" / "http" / "cluster"))
 
 from haproxykit import ensure_haproxy  # noqa: E402
 from mcpbind.runtime import run  # noqa: E402
-from mcpbind.runtime.http.cluster._launch import Supervisor  # noqa: E402
+from mcpbind.runtime.http.cluster import Supervisor  # noqa: E402
 from rediskit import RedisServer  # noqa: E402
 from runtime_http import IN_FLIGHT, LoadClient  # noqa: E402
 

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from ._admission import SERVER_UNAVAILABLE
     from ._client import Client
     from ._fanout import Delivery
-    from ._input import RequestStateKeeper
+    from ._input import RequestStateKeeper, shared_state_key
     from ._lifecycle import (
         ASSUME_INITIALIZED,
         HANDSHAKE_REVISIONS,
@@ -83,6 +83,7 @@ _SOURCES: dict[str, str] = {
     "Client": "._client",
     "Delivery": "._fanout",
     "RequestStateKeeper": "._input",
+    "shared_state_key": "._input",
     "ASSUME_INITIALIZED": "._lifecycle",
     "HANDSHAKE_REVISIONS": "._lifecycle",
     "ClientLifecycle": "._lifecycle",
@@ -170,6 +171,7 @@ __all__ = [
     "Subscription",
     "memory_pair",
     "run",
+    "shared_state_key",
     "stdio_client",
     "stdio_server",
 ]

@@ -30,6 +30,7 @@ import functools
 import hashlib
 import hmac
 import json
+import os
 import secrets
 import time
 from collections.abc import Callable, Sequence
@@ -55,11 +56,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "INPUT_REQUIRED",
+    "STATE_KEY_ENV",
     "ClientCapabilityMissing",
     "InputRequired",
     "InputRounds",
     "RequestStateKeeper",
     "input_result_type",
+    "shared_state_key",
     "with_input_rounds",
 ]
 
@@ -71,6 +74,9 @@ _UNBOUND: Final = frozenset({"_meta", "inputResponses", "requestState"})
 #: Marks a state this runtime sealed (and the format, should it ever change).
 _PREFIX: Final = "mcpbind1."
 _VERSION: Final = 1
+#: The secret every worker of one deployment shares for ``requestState`` (``python -m
+#: mcpbind.runtime.http.cluster serve`` draws one per cluster unless it is set).
+STATE_KEY_ENV: Final = "MCPBIND_STATE_KEY"
 
 
 class InputRequired(BaseException):
@@ -105,15 +111,32 @@ def _digest(value: Any) -> str:
     return _b64(hashlib.sha256(canonical.encode("utf-8")).digest()[:18])
 
 
+def shared_state_key() -> bytes | None:
+    """The ``requestState`` key ``MCPBIND_STATE_KEY`` names (the SHA-256 of its text, so any
+    secret of 16 characters or more is a full-length key), or None when it is unset."""
+    text = os.environ.get(STATE_KEY_ENV)
+    if not text:
+        return None
+    if len(text) < 16:
+        raise ValueError(f"{STATE_KEY_ENV} needs at least 16 characters")
+    return hashlib.sha256(text.encode("utf-8")).digest()
+
+
 def _bad_state(why: str) -> McpError:
     return McpError(INVALID_PARAMS, f"Invalid params: requestState {why}")
+
+
+def _default_key() -> bytes:
+    return shared_state_key() or secrets.token_bytes(32)
 
 
 class RequestStateKeeper:
     """Seals and opens the ``requestState`` of multi round-trip requests.
 
-    ``key`` is the HMAC-SHA256 secret (default: 32 random bytes, so a state only comes back to
-    the process that sealed it); give the same key to every worker behind a load balancer.
+    ``key`` is the HMAC-SHA256 secret; by default the one ``MCPBIND_STATE_KEY`` names
+    (``shared_state_key``), which the cluster launcher shares among its workers, else 32 random
+    bytes, so a state only comes back to the process that sealed it: every worker behind a load
+    balancer needs the same key.
     ``previous_keys`` still open states sealed before a key rotation. ``ttl`` (seconds, None:
     never) bounds how long a state is accepted; ``principal`` names the authenticated caller
     of a request (e.g. from ``context.transport_context``), so a state sealed for one is refused
@@ -130,7 +153,7 @@ class RequestStateKeeper:
     ) -> None:
         self._keys = [
             k.encode("utf-8") if isinstance(k, str) else bytes(k)
-            for k in (key if key is not None else secrets.token_bytes(32), *previous_keys)
+            for k in (key if key is not None else _default_key(), *previous_keys)
         ]
         if any(len(k) < 16 for k in self._keys):
             raise ValueError("a requestState key needs at least 16 bytes")

@@ -15,14 +15,13 @@ and subscribers of every worker (through Redis). Nothing here knows about the cl
 import os
 
 import anyio
-from mcpbind.runtime import RequestStateKeeper
 from mcpbind.runtime.app import App, Context
 
-#: 2026-07-28 multi round-trip requests carry a ``requestState`` sealed with a key; every worker
-#: must share it, or a retry landing on another worker is refused. ``serve`` draws one per
-#: cluster into ``MCPBIND_STATE_KEY`` unless it is set (set it yourself to outlive restarts).
-KEY = os.environ.get("MCPBIND_STATE_KEY")
-app = App("cluster-demo", version="1.0", request_state=RequestStateKeeper(KEY) if KEY else None)
+#: 2026-07-28 multi round-trip requests carry a ``requestState`` sealed with a key every worker
+#: must share, or a retry landing on another worker is refused: the default key is the one
+#: ``MCPBIND_STATE_KEY`` names, which ``serve`` draws per cluster unless it is set (set it
+#: yourself for states to outlive a restart of the cluster).
+app = App("cluster-demo", version="1.0")
 NOTES: dict[str, str] = {}
 
 

@@ -11,6 +11,7 @@ cancelled: it serves nothing else).
 
 from __future__ import annotations
 
+import asyncio
 import math
 from typing import TYPE_CHECKING, Any
 
@@ -177,6 +178,18 @@ async def per_request(
         session.terminate("the request is complete")
         try:
             await task
+        except asyncio.CancelledError:
+            # The session was stopped on purpose (its client left, or it outlived its grace):
+            # it ends quietly. Only a cancellation of this POST itself goes on up.
+            if not task.cancelled() or _cancelling():
+                task.cancel()
+                raise
         except BaseException:
             task.cancel()
             raise
+
+
+def _cancelling() -> bool:
+    """Whether the running task (the POST's) has been asked to stop."""
+    current = asyncio.current_task()
+    return current is not None and current.cancelling() > 0

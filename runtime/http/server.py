@@ -262,7 +262,14 @@ class StreamableHTTPServer:
         if auth is not None and not await auth.admit(scope, send):
             return
         if self.shared.forwarding and await self.shared.route(self, scope, receive, send, headers):
-            return  # another worker owns the session: answered from there
+            return  # another worker owns its session or task: answered from there
+        await self.serve_here(scope, receive, send, headers)
+
+    async def serve_here(
+        self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str]
+    ) -> None:
+        """Serve an admitted request on this worker (``shared.route`` calls it for one whose
+        body it had to read to know where it goes, handing the body back in ``receive``)."""
         self.counters["served"] += 1
         method = scope["method"]
         if method == "POST":

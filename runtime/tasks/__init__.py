@@ -8,7 +8,7 @@ requestor's (``await client.call_tool_as_task(...)``).
 from ._extension import ExtensionTaskContext, TasksExtension, start_task
 from ._extension_client import ExtensionTaskHandle
 from ._handle import TaskHandle, call_as_task, call_tool_as_task
-from ._manager import CLIENT_METHODS, SERVER_METHODS, TaskSupport, ToolTaskSupport
+from ._manager import CLIENT_METHODS, SERVER_METHODS, TaskDirectory, TaskSupport, ToolTaskSupport
 from ._store import (
     TERMINAL,
     InMemoryTaskStore,
@@ -27,6 +27,7 @@ __all__ = [
     "ExtensionTaskContext",
     "ExtensionTaskHandle",
     "InMemoryTaskStore",
+    "TaskDirectory",
     "TaskHandle",
     "TaskLimitError",
     "TaskRecord",

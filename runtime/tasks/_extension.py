@@ -265,6 +265,13 @@ class TasksExtension:
                 run.job.cancel()  # the request was cancelled before its task existed
             raise
         if run.created is not None:
+            assert run.record is not None
+            try:
+                await self.support.share(run.record)
+            except McpError:
+                if run.job is not None:
+                    run.job.cancel()
+                raise
             return run.created
         if run.error is not None:
             raise run.error

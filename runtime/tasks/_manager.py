@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import weakref
 from collections.abc import Callable, Collection, Hashable, Mapping
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
 
 import anyio
 from mcpbind.generated import ERAS
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from .._endpoint import Endpoint
     from .._session import Session
 
-__all__ = ["CANCELLED_ERROR", "TaskSupport", "ToolTaskSupport"]
+__all__ = ["CANCELLED_ERROR", "TaskDirectory", "TaskSupport", "ToolTaskSupport"]
 
 ToolTaskSupport = Literal["forbidden", "optional", "required"]
 #: What ``tasks/result`` answers for a cancelled task: the request never produced a result.
@@ -45,6 +45,16 @@ _CLIENT_METHODS: Final = {
     "sampling/createMessage": ("sampling", "createMessage"),
     "elicitation/create": ("elicitation", "create"),
 }
+
+
+class TaskDirectory(Protocol):
+    """Where the workers of one deployment learn which of them holds a task (the HTTP
+    transport's shared state sets itself as ``TaskSupport.directory``), so that a ``tasks/*``
+    request landing on another worker is forwarded to the one running it."""
+
+    async def record_task(self, task_id: str, ttl_ms: int | None) -> None:
+        """Record this worker as the holder of ``task_id`` for its ttl (raises if it cannot)."""
+        ...
 
 
 class TaskSupport:
@@ -78,6 +88,8 @@ class TaskSupport:
         self.jobs = Jobs()
         #: The 2026-07-28 tasks extension over the same store and tools.
         self.extension = TasksExtension(self, deferred)
+        #: Told of each task that a request on another worker may ask about (None: one process).
+        self.directory: TaskDirectory | None = None
 
     # -- attaching --------------------------------------------------------------------------
 
@@ -169,16 +181,34 @@ class TaskSupport:
             return McpError(INVALID_PARAMS, "params.task must be an object")
         return Route(None, functools.partial(self._create, route, method))
 
+    async def share(self, record: TaskRecord) -> None:
+        """Tell the ``directory`` (the other workers) that this one holds ``record``, before its
+        ``CreateTaskResult`` leaves; if that fails the task is failed, and so is its request."""
+        directory = self.directory
+        if directory is None:
+            return
+        try:
+            await directory.record_task(record.task_id, record.ttl)
+        except Exception as exc:
+            error = McpError(
+                INTERNAL_ERROR, f"the task could not be shared with the other workers: {exc}"
+            )
+            self.store.finish(record, "failed", None, error, error.message)
+            raise error from exc
+
     async def _create(
         self, route: Route, method: str, raw: dict[str, Any], context: RequestContext
     ) -> dict[str, Any]:
         params = route.parse_params(raw)  # invalid params: -32602 before any task exists
         ttl = raw["task"].get("ttl")
         record = self.store.create(self.owner(context), ttl if type(ttl) is int else None)
+        alone = per_request(context)
+        if alone:
+            await self.share(record)  # a session's tasks are reached through its session
         self._sessions[record.task_id] = context.session
         job = task_context(context, record.task_id, functools.partial(self._input_wait, record))
         run = self._run(record, route, method, params, job)
-        if per_request(context):
+        if alone:
             self.jobs.spawn(run, context.session)  # not ended with the POST's own session
         else:
             context.session.start_soon(lambda: run)

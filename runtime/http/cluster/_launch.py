@@ -37,6 +37,7 @@ import httpx
 from starlette.types import ASGIApp, Receive, Scope, Send
 from uvicorn.importer import import_from_string
 
+from ..._input import STATE_KEY_ENV
 from ._state import REDIS_URL_ENV, WORKER_ID_ENV
 
 __all__ = [
@@ -53,10 +54,6 @@ __all__ = [
 HEALTH_PATH: Final = "/healthz"
 #: How long a worker may take to answer its first health check.
 START_TIMEOUT: Final = 30.0
-#: A secret every worker of one cluster shares (``MCPBIND_STATE_KEY``, drawn by ``serve`` unless
-#: set): for an app's ``RequestStateKeeper``, whose default key is per process, so a 2026
-#: ``requestState`` sealed by one worker would be refused by another.
-STATE_KEY_ENV: Final = "MCPBIND_STATE_KEY"
 #: How long stopped processes get to finish before they are killed.
 STOP_GRACE: Final = 5.0
 
@@ -242,7 +239,9 @@ class Supervisor:
 
     ``port`` is the balancer's; worker ``i`` (1-based) listens on ``port + i``, or on a free
     port when ``port`` is 0 (the balancer then gets one too). Every worker gets ``state_key``
-    as ``MCPBIND_STATE_KEY`` (see ``STATE_KEY_ENV``). ``out`` receives one line per
+    as ``MCPBIND_STATE_KEY`` (drawn here unless set), the default key of every
+    ``RequestStateKeeper``: a 2026 ``requestState`` sealed by one worker is then opened by any
+    other. ``out`` receives one line per
     process started (``worker NAME pid PID URL``, ``balancer pid PID URL``) and ``ready``.
     """
 

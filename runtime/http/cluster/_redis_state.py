@@ -5,6 +5,13 @@ Keys, under ``prefix`` (default ``mcpbind``):
 - ``{p}:worker:{id}``: this worker is alive (``SET EX heartbeat_ttl``, renewed every second);
 - ``{p}:session:{sid}``: the worker owning handshake-era session ``sid`` (``SET EX session_ttl``,
   renewed while it lives; renewed at once after Redis comes back empty);
+- ``{p}:task:{tid}``: the worker running task ``tid`` (a 2026 extension task, or a 2025-11-25
+  task made without a session), for the task's ttl: ``tasks/*`` requests naming it are
+  forwarded there;
+- ``{p}:epoch:current``: a random value the first worker sets; one that changed or went missing
+  means Redis restarted empty, and ``{p}:epoch:recovering`` (``SET PX recovery``) then marks the
+  window in which owners are still re-registering: a session or task unknown to Redis is
+  answered 503 (retry), not 404, within it;
 - ``{p}:fwd:{id}``: requests forwarded to worker ``id`` (a list it pops), and
   ``{p}:reply:{fid}`` / ``{p}:ctl:{fid}``: one forwarded request's answer chunks and its
   disconnect signal (lists with a short TTL, so an abandoned one goes away);
@@ -18,6 +25,8 @@ Redis restarting and picks up where it was.
 from __future__ import annotations
 
 import logging
+import secrets
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
 from functools import partial
@@ -50,6 +59,8 @@ FAILURES = (RedisError, OSError, TimeoutError)
 _OWNER_CACHE = 5.0
 _ALIVE_CACHE = 1.0
 _CACHED = 10_000
+#: How long a task with no ttl of its own stays reachable from other workers (ms).
+_TASK_TTL = 86_400_000
 
 
 class RedisState:
@@ -59,7 +70,10 @@ class RedisState:
     leaves it to expire); ``heartbeat_ttl``: how soon a dead worker counts as dead (its sessions'
     clients get 404 after at most about that long; a live worker whose loop stalls longer than
     that would be taken for dead meanwhile, so keep it well above the worst stall);
-    ``op_timeout``: the bound on any one call.
+    ``op_timeout``: the bound on any one call. ``recovery``: how long after Redis came back
+    empty a session or task it does not know is taken for one not re-registered yet (503)
+    rather than unknown (404); default ``heartbeat_ttl + op_timeout``, by when every live
+    owner has heartbeated and re-registered.
     ``event_store_factory``: the sessions' event stores (``None``: the endpoint's own, in
     memory; resuming through another worker reaches the owner's store by forwarding).
     """
@@ -76,6 +90,7 @@ class RedisState:
         heartbeat_ttl: float = 5.0,
         op_timeout: float = 2.0,
         event_store_factory: Callable[[], EventStore] | None = None,
+        recovery: float | None = None,
     ) -> None:
         self.redis = client
         self.worker_id = worker_id or default_worker_id()
@@ -84,11 +99,16 @@ class RedisState:
         self.heartbeat_ttl = heartbeat_ttl
         self.op_timeout = op_timeout
         self.event_store_factory = event_store_factory
+        self.recovery = recovery if recovery is not None else heartbeat_ttl + op_timeout
         self.channel = f"{prefix}:notify"
         self._server: StreamableHTTPServer | None = None
         self._released: set[str] = set()
         self._owners: dict[str, tuple[str, float]] = {}
         self._alive: dict[str, float] = {}
+        #: The tasks this worker runs that other workers may be asked about: id -> expiry.
+        self._tasks: dict[str, float] = {}
+        #: The ``{p}:epoch`` this worker registered under (None: not connected yet).
+        self.epoch: str | None = None
         self._tg: TaskGroup | None = None
         #: Whether the last heartbeat reached Redis (a failure, then success, re-claims all).
         self.connected = False
@@ -105,6 +125,7 @@ class RedisState:
         op_timeout: float = 2.0,
         event_store_factory: Callable[[], EventStore] | None = None,
         redis_events: bool = False,
+        recovery: float | None = None,
     ) -> RedisState:
         """A state on the Redis at ``url`` (``redis://host:port/db``); connects lazily.
         ``redis_events`` keeps the sessions' SSE events in Redis too (``RedisEventStore``)
@@ -125,6 +146,7 @@ class RedisState:
             heartbeat_ttl=heartbeat_ttl,
             op_timeout=op_timeout,
             event_store_factory=event_store_factory,
+            recovery=recovery,
         )
 
     # -- keys and bounded calls ---------------------------------------------------------
@@ -157,6 +179,10 @@ class RedisState:
         relaying = hasattr(owner, "relay")
         if relaying:
             owner.relay = self.publish
+        tasks: Any = getattr(owner, "tasks", None)
+        directing = hasattr(tasks, "directory")
+        if directing:
+            tasks.directory = self
         try:
             async with anyio.create_task_group() as tg:
                 self._tg = tg
@@ -171,6 +197,8 @@ class RedisState:
             self._tg = None
             if relaying:
                 owner.relay = None
+            if directing:
+                tasks.directory = None
             await self._leave(server)
 
     async def _leave(self, server: StreamableHTTPServer) -> None:
@@ -179,6 +207,7 @@ class RedisState:
         keys = [self.key("worker", self.worker_id)]
         keys += [self.key("session", sid) for sid in server.sessions]
         keys += [self.key("session", sid) for sid in self._released]
+        keys += [self.key("task", tid) for tid in self._tasks]
         with anyio.CancelScope(shield=True), anyio.move_on_after(self.op_timeout):
             try:
                 await self.redis.delete(*keys)
@@ -186,25 +215,25 @@ class RedisState:
             except FAILURES as exc:
                 logger.warning("could not clear worker %s in Redis: %s", self.worker_id, exc)
         self._released.clear()
+        self._tasks.clear()
 
     async def aclose(self) -> None:
         """Close the connection pool."""
         await self.redis.aclose()
 
     async def _keep_alive(self, server: StreamableHTTPServer) -> None:
-        """Heartbeat every second; renew owned sessions every ``session_ttl / 3`` (at once
-        after Redis was unreachable, which may mean it restarted empty)."""
+        """Heartbeat every second; renew owned sessions every ``session_ttl / 3``, and owned
+        sessions and tasks at once when Redis restarted empty (its epoch changed) or was
+        unreachable."""
         renew_every = max(1.0, self.session_ttl / 3)
         last_renewal = -renew_every
         while True:
             try:
-                await self.call(
-                    lambda: self.redis.set(
-                        self.key("worker", self.worker_id), "1", px=int(self.heartbeat_ttl * 1000)
-                    )
-                )
+                restarted = await self._heartbeat()
                 now = anyio.current_time()
-                if not self.connected or now - last_renewal >= renew_every:
+                if restarted:
+                    await self._renew_tasks()
+                if restarted or not self.connected or now - last_renewal >= renew_every:
                     await self._renew(server)
                     last_renewal = now
                 await self._drop_released()
@@ -217,6 +246,52 @@ class RedisState:
                 self.connected = False
             await anyio.sleep(min(1.0, self.heartbeat_ttl / 3))
 
+    async def _heartbeat(self) -> bool:
+        """Say this worker is alive, and check Redis' epoch; ``True`` if Redis restarted empty
+        since the last heartbeat (what this worker registered is gone: re-register it)."""
+        fresh = secrets.token_hex(8)
+
+        async def op() -> Any:
+            pipe = self.redis.pipeline(transaction=False)
+            pipe.set(self.key("worker", self.worker_id), "1", px=int(self.heartbeat_ttl * 1000))
+            pipe.set(self.key("epoch", "current"), fresh, nx=True)
+            pipe.get(self.key("epoch", "current"))
+            return await pipe.execute()
+
+        current = _text((await self.call(op))[2])
+        known = self.epoch
+        if known is not None and current != known:
+            logger.warning("worker %s: Redis restarted empty; re-registering", self.worker_id)
+            await self._mark_recovering()  # before ``epoch`` moves on: see ``recovering``
+        self.epoch = current
+        return known is not None and current != known
+
+    async def _mark_recovering(self) -> None:
+        """Open the restart window (the first worker to notice it does; it is not extended)."""
+        await self.call(
+            lambda: self.redis.set(
+                self.key("epoch", "recovering"), "1", px=int(self.recovery * 1000), nx=True
+            )
+        )
+
+    async def recovering(self) -> bool:
+        """Whether Redis restarted empty a moment ago, so that owners may not have re-registered
+        what it lost yet (a session or task it does not know is then retried, not unknown)."""
+
+        async def op() -> Any:
+            pipe = self.redis.pipeline(transaction=False)
+            pipe.exists(self.key("epoch", "recovering"))
+            pipe.get(self.key("epoch", "current"))
+            return await pipe.execute()
+
+        marked, current = await self.call(op)
+        if marked:
+            return True
+        if self.epoch is None or _text(current) == self.epoch:
+            return False
+        await self._mark_recovering()  # restarted, and no heartbeat has noticed yet
+        return True
+
     async def _renew(self, server: StreamableHTTPServer) -> None:
         sids = [sid for sid, session in server.sessions.items() if not session.closed]
         if not sids:
@@ -224,6 +299,17 @@ class RedisState:
         pipe = self.redis.pipeline(transaction=False)
         for sid in sids:
             pipe.set(self.key("session", sid), self.worker_id, px=int(self.session_ttl * 1000))
+        await self.call(pipe.execute, self.op_timeout * 2)
+
+    async def _renew_tasks(self) -> None:
+        now = time.time()
+        for tid in [t for t, until in self._tasks.items() if until <= now]:
+            del self._tasks[tid]
+        if not self._tasks:
+            return
+        pipe = self.redis.pipeline(transaction=False)
+        for tid, until in self._tasks.items():
+            pipe.set(self.key("task", tid), self.worker_id, px=max(1, int((until - now) * 1000)))
         await self.call(pipe.execute, self.op_timeout * 2)
 
     async def _drop_released(self) -> None:
@@ -245,19 +331,36 @@ class RedisState:
     def release(self, session_id: str) -> None:
         self._released.add(session_id)
 
-    async def owner_of(self, session_id: str) -> str | None:
-        """The worker owning ``session_id`` (remembered a few seconds: sessions never move)."""
+    async def owner_of(self, kind: str, name: str) -> str | None:
+        """The worker holding session or task (``kind``) ``name`` (remembered a few seconds:
+        neither ever moves)."""
         now = anyio.current_time()
-        known = self._owners.get(session_id)
+        key = self.key(kind, name)
+        known = self._owners.get(key)
         if known is not None and known[1] > now:
             return known[0]
-        raw = await self.call(lambda: self.redis.get(self.key("session", session_id)))
-        owner = raw.decode() if isinstance(raw, bytes) else raw
+        owner = _text(await self.call(lambda: self.redis.get(key)))
         if owner is not None:
             if len(self._owners) >= _CACHED:
                 self._owners.clear()
-            self._owners[session_id] = (owner, now + _OWNER_CACHE)
+            self._owners[key] = (owner, now + _OWNER_CACHE)
         return owner
+
+    # -- task directory (``tasks.TaskDirectory``) ---------------------------------------
+
+    async def record_task(self, task_id: str, ttl_ms: int | None) -> None:
+        """This worker runs ``task_id``: other workers forward requests about it here."""
+        ttl = max(1000, ttl_ms if ttl_ms is not None else _TASK_TTL)
+        now = time.time()
+        if len(self._tasks) >= _CACHED:
+            for tid in [t for t, until in self._tasks.items() if until <= now]:
+                del self._tasks[tid]
+        self._tasks[task_id] = now + ttl / 1000
+        await self.call(lambda: self.redis.set(self.key("task", task_id), self.worker_id, px=ttl))
+
+    def holds_task(self, task_id: str) -> bool:
+        """Whether ``task_id`` is one of this worker's (answered here, without asking Redis)."""
+        return task_id in self._tasks
 
     async def alive(self, worker_id: str, fresh: bool = False) -> bool:
         """Whether ``worker_id``'s heartbeat is there (a yes is remembered a second, unless
@@ -372,3 +475,7 @@ class RedisState:
         finally:
             with anyio.CancelScope(shield=True), anyio.move_on_after(1.0), suppress(*FAILURES):
                 await pubsub.aclose()  # type: ignore[no-untyped-call]
+
+
+def _text(raw: Any) -> str | None:
+    return raw.decode() if isinstance(raw, bytes) else raw

@@ -1,18 +1,25 @@
-"""Forwarding a request to the worker that owns its session, and its answer back, via Redis.
+"""Forwarding a request to the worker that holds its session or task, and its answer back, via
+Redis.
 
-The worker a request lands on (the *forwarder*) reads the body, pushes the whole request (method,
-path, headers, body) to the owner's inbox list, then relays what comes back on the request's reply
-list: the response head, then each body chunk as the owner's endpoint sent it (an SSE answer
-stream by stream, chunk by chunk), then the end. The owner serves the request with its own
-endpoint, as if it had come there directly (marked so it is never forwarded again). A client that
-goes away is signalled on the request's control list, so the owner's stream ends too.
+A handshake-era request goes to the worker owning its session; a ``tasks/*`` request naming a
+task (``_targets``) to the worker running it. The worker a request lands on (the *forwarder*)
+reads the body, pushes the whole request (method, path, headers, body) to the owner's inbox
+list, then relays what comes back on the request's reply list: the response head, then each body
+chunk as the owner's endpoint sent it (an SSE answer stream by stream, chunk by chunk), then the
+end. The owner serves the request with its own endpoint, as if it had come there directly
+(marked so it is never forwarded again). A client that goes away is signalled on the request's
+control list, so the owner's stream ends too.
 
 Every wait is bounded: while waiting, the forwarder checks each second that the owner is still
 alive; an owner that died before answering gives the client ``404 Session not found`` (it
-re-initialises), one that died mid-stream ends the stream with a JSON-RPC error for the request.
-The owner pings while it serves, so a request or answer lost on the way (Redis restarting) is
-given up after ``IDLE_POLLS`` seconds of nothing (503), and an envelope older than that is not
-served late. Redis unreachable gives 503.
+re-initialises), or for a task the forwarder's own answer for a task it does not hold (the
+spec's -32602 "not found"); one that died mid-stream ends the stream with a JSON-RPC error for
+the request. The owner pings while it serves, so a request or answer lost on the way (Redis
+restarting) is given up after ``IDLE_POLLS`` seconds of nothing (503), and an envelope older
+than that is not served late. Redis unreachable gives 503, and so does a session or task Redis
+does not know while it is recovering from a restart (its owner may not have re-registered it
+yet): 503 with ``Retry-After`` and a JSON-RPC error body, never a 404 that would end a live
+session.
 """
 
 from __future__ import annotations
@@ -28,10 +35,10 @@ import anyio
 import orjson
 from starlette.types import Message, Receive, Scope, Send
 
-from ..._stateless import STATELESS_REVISIONS
 from .._asgi import CONNECTION_ERROR, Disconnected, TooLarge, error, read_body
-from .._common import PROTOCOL_VERSION, SESSION_ID, SSE, encode_event
+from .._common import SSE, encode_event
 from ._state import SharedStateUnavailable
+from ._targets import SESSION, TASK, needs_body, replay, session_of, task_in_body, task_of
 
 if TYPE_CHECKING:
     from ..server import StreamableHTTPServer
@@ -53,27 +60,16 @@ PING_EVERY: Final = 8
 IDLE_POLLS: Final = 6
 
 
-async def unavailable(send: Send, exc: Exception) -> None:
-    """503 with a JSON-RPC error: the shared store is down; retry later."""
+async def unavailable(send: Send, exc: Exception, request_id: Any = None) -> None:
+    """503 with a JSON-RPC error: the shared store is down, or recovering; retry shortly."""
     await error(
         send,
         503,
         CONNECTION_ERROR,
         f"Service Unavailable: shared state unreachable ({exc}); retry shortly",
+        request_id,
         **{"retry-after": "1"},
     )
-
-
-def _remote_candidate(server: StreamableHTTPServer, scope: Scope, headers: dict[str, str]) -> str:
-    """The session id of a request that may belong to another worker, else ``""``."""
-    if scope.get(FORWARDED) or server.stateless:
-        return ""
-    sid = headers.get(SESSION_ID)
-    if not sid or sid in server.sessions:
-        return ""
-    if (headers.get(PROTOCOL_VERSION) or "").strip() in STATELESS_REVISIONS:
-        return ""
-    return sid
 
 
 async def forward(
@@ -84,32 +80,89 @@ async def forward(
     send: Send,
     headers: dict[str, str],
 ) -> bool:
-    """Forward the request to its session's owner and relay the answer; ``False`` if the
-    session is not another live worker's (this worker then answers as one process would)."""
-    sid = _remote_candidate(server, scope, headers)
-    if not sid:
+    """Forward the request to the worker holding its session or task and relay the answer;
+    ``False`` if it is not another live worker's (this worker then answers as one process
+    would). A body read to find the task is handed back to this worker's endpoint."""
+    if scope.get(FORWARDED):
         return False
+    kind, name, body = SESSION, session_of(server, headers), None
+    if not name:
+        kind, name = TASK, task_of(scope, headers)
+        if not name and needs_body(server, scope, headers):
+            body = await _read(server, receive, send, headers)
+            if body is None:
+                return True
+            name = task_in_body(body)
+        if name and state.holds_task(name):
+            name = ""
+    if not name:
+        return await _here(server, scope, receive, send, headers, body)
     try:
-        owner = await state.owner_of(sid)
-        if owner is None or owner == state.worker_id:
-            return False
-        if not await state.alive(owner):
-            return False  # its entry expires with its TTL (the owner may only be slow)
+        owner = await state.owner_of(kind, name)
+        if owner == state.worker_id:
+            owner = None
+        elif owner is not None and not await state.alive(owner):
+            owner = None  # gone, or only slow: its entry expires with its TTL
+        if owner is None:
+            if await state.recovering():
+                raise SharedStateUnavailable("Redis restarted; the workers are re-registering")
+            return await _here(server, scope, receive, send, headers, body)
     except SharedStateUnavailable as exc:
-        await unavailable(send, exc)
+        await unavailable(send, exc, _request_id(body or b""))
         return True
-    body = b""
-    if scope["method"] == "POST":
-        try:
-            body = await read_body(receive, headers, server.max_body_bytes)
-        except TooLarge:
-            limit = server.max_body_bytes
-            await error(
-                send, 413, CONNECTION_ERROR, f"Payload Too Large: the limit is {limit} bytes"
-            )
+    if body is None and scope["method"] == "POST":
+        body = await _read(server, receive, send, headers)
+        if body is None:
             return True
-        except Disconnected:
-            return True
+    gone = await _forward_to(state, server, owner, scope, receive, send, body or b"")
+    if gone and kind == TASK:
+        # Its holder died before answering: answered here, as for any task not held here.
+        await server.serve_here(scope, replay(body or b"", receive), send, headers)
+    elif gone:
+        await error(send, 404, CONNECTION_ERROR, "Session not found")
+    return True
+
+
+async def _here(
+    server: StreamableHTTPServer,
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+    headers: dict[str, str],
+    body: bytes | None,
+) -> bool:
+    """Leave the request to this worker; one whose body was read is served from here."""
+    if body is None:
+        return False
+    await server.serve_here(scope, replay(body, receive), send, headers)
+    return True
+
+
+async def _read(
+    server: StreamableHTTPServer, receive: Receive, send: Send, headers: dict[str, str]
+) -> bytes | None:
+    """The request's body (``None``: answered already, too large, or the client left)."""
+    try:
+        return await read_body(receive, headers, server.max_body_bytes)
+    except TooLarge:
+        limit = server.max_body_bytes
+        await error(send, 413, CONNECTION_ERROR, f"Payload Too Large: the limit is {limit} bytes")
+    except Disconnected:
+        pass
+    return None
+
+
+async def _forward_to(
+    state: RedisState,
+    server: StreamableHTTPServer,
+    owner: str,
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+    body: bytes,
+) -> bool:
+    """Push the request to ``owner``'s inbox and relay its answer; ``True`` if the owner died
+    before answering anything (the caller says what that means)."""
     fid = secrets.token_hex(12)
     envelope = {
         "id": fid,
@@ -126,14 +179,15 @@ async def forward(
     try:
         await state.push(state.key("fwd", owner), envelope, ttl=30.0)
     except SharedStateUnavailable as exc:
-        await unavailable(send, exc)
-        return True
+        await unavailable(send, exc, _request_id(body))
+        return False
     server.counters["forwarded_out"] += 1
+    gone = False
     async with anyio.create_task_group() as tg:
         tg.start_soon(_watch_client, state, fid, receive, tg.cancel_scope)
-        await _relay(state, owner, fid, send, _request_id(body))
+        gone = await _relay(state, owner, fid, send, _request_id(body))
         tg.cancel_scope.cancel()
-    return True
+    return gone
 
 
 async def _watch_client(
@@ -158,7 +212,9 @@ def _request_id(body: bytes) -> Any:
     return None
 
 
-async def _relay(state: RedisState, owner: str, fid: str, send: Send, request_id: Any) -> None:
+async def _relay(state: RedisState, owner: str, fid: str, send: Send, request_id: Any) -> bool:
+    """Relay the owner's answer to ``send``; ``True`` (nothing sent) if the owner died before
+    answering."""
     started = False
     streaming = False
     idle = 0
@@ -174,9 +230,10 @@ async def _relay(state: RedisState, owner: str, fid: str, send: Send, request_id
         except (SharedStateUnavailable, _OwnerGone) as exc:
             if not started:
                 if isinstance(exc, _OwnerGone):
-                    await error(send, 404, CONNECTION_ERROR, "Session not found")
-                else:
-                    await unavailable(send, exc)
+                    if not await _recovering(state):
+                        return True
+                    exc = SharedStateUnavailable("Redis restarted; the owner re-registers")
+                await unavailable(send, exc, request_id)
             else:
                 logger.warning("forwarded stream %s cut: %s", fid, exc)
                 last = b""
@@ -185,7 +242,7 @@ async def _relay(state: RedisState, owner: str, fid: str, send: Send, request_id
                     failed = {"code": CONNECTION_ERROR, "message": f"{exc}; re-initialize"}
                     last = encode_event({"jsonrpc": "2.0", "id": request_id, "error": failed})
                 await send({"type": "http.response.body", "body": last, "more_body": False})
-            return
+            return False
         if item is None or "ping" in item:
             continue
         if "status" in item:
@@ -208,7 +265,15 @@ async def _relay(state: RedisState, owner: str, fid: str, send: Send, request_id
         chunk = base64.b64decode(item.get("body", ""))
         await send({"type": "http.response.body", "body": chunk, "more_body": not end})
         if end:
-            return
+            return False
+
+
+async def _recovering(state: RedisState) -> bool:
+    """Whether Redis is in its restart window (an owner missing its heartbeat may be alive)."""
+    try:
+        return await state.recovering()
+    except SharedStateUnavailable:
+        return True
 
 
 class _OwnerGone(Exception):

@@ -12,8 +12,10 @@ endpoint calls; ``InProcessState`` (the default) is exactly the one-process beha
   fanned out again, locally, on every other worker;
 - the **session directory**: which worker owns handshake-era session X (``claim`` when it opens,
   ``release`` when it ends, renewed with a TTL while it lives);
-- the **forwarder**: ``route`` answers a request for a session another worker owns by relaying it
-  there and its answer (JSON or SSE, chunk by chunk) back.
+- the **task directory**: which worker runs task X (``RedisState.record_task``, as the tasks'
+  ``TaskDirectory``), for the stateless era's tasks, which belong to no session;
+- the **forwarder**: ``route`` answers a request for a session or task another worker holds by
+  relaying it there and its answer (JSON or SSE, chunk by chunk) back.
 """
 
 from __future__ import annotations
@@ -81,8 +83,9 @@ class SharedState(Protocol):
         send: Send,
         headers: dict[str, str],
     ) -> bool:
-        """Answer the request if another worker owns its session (forwarded there); ``False``
-        leaves it to this worker, which answers it as one process would."""
+        """Answer the request if another worker holds its session or task (forwarded there);
+        ``False`` leaves it to this worker, which answers it as one process would (a route
+        that had to read the body serves it here itself, with ``server.serve_here``)."""
         ...
 
     async def publish(self, method: str, params: dict[str, Any] | None) -> None:

@@ -5,23 +5,22 @@ tests see where requests went by asking each worker on its own port.
 Started as ``cluster_app:build`` with ``--app-dir`` this folder; the conformance folder is put
 on ``sys.path`` here because ``fixture_server`` imports ``fixture_modern`` by name.
 
-Every worker seals the 2026 ``requestState`` with the same key (the runtime's
-``RequestStateKeeper``, and the key the fixture's hand-written states are signed with), derived
-from the ``MCPBIND_STATE_KEY`` the launcher shares among its workers, as any deployment of
-several workers must: both draw a random key per process by default, so a retry landing on
-another worker would be refused (the MRTR scenarios fail exactly so without it).
+Every worker seals the 2026 ``requestState`` with the same key, as any deployment of several
+workers must (a retry landing on another worker is refused otherwise: the MRTR scenarios fail
+exactly so): the runtime's ``RequestStateKeeper`` takes it from the ``MCPBIND_STATE_KEY`` the
+launcher shares among its workers by itself; the fixture's hand-written states are signed with
+the same key here (``shared_state_key``).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
 from pathlib import Path
 from typing import Any
 
-from mcpbind.runtime import RequestStateKeeper
+from mcpbind.runtime import shared_state_key
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 CONFORMANCE = Path(__file__).resolve().parents[3] / "conformance"
@@ -32,7 +31,8 @@ import fixture_modern  # noqa: E402
 from fixture_server import build_app  # noqa: E402
 
 #: The secret ``serve`` gives every worker of one cluster (``MCPBIND_STATE_KEY``).
-KEY = hashlib.sha256(os.environ["MCPBIND_STATE_KEY"].encode()).digest()
+KEY = shared_state_key()
+assert KEY is not None, "cluster_app runs under the launcher, which sets MCPBIND_STATE_KEY"
 fixture_modern._KEY = KEY
 
 STATS_PATH = "/_stats"
@@ -41,7 +41,6 @@ STATS_PATH = "/_stats"
 def build(shared: Any) -> ASGIApp:
     """The fixture's ``StreamableHTTPServer`` on ``shared``, with the ``/_stats`` route."""
     server = build_app(shared=shared)
-    server.serve.__self__.request_state = RequestStateKeeper(KEY)  # type: ignore[attr-defined]
     worker = os.environ.get("MCPBIND_WORKER_ID", "")
 
     async def app(scope: Scope, receive: Receive, send: Send) -> None:

@@ -184,11 +184,13 @@ async def workers(
     prefix: str,
     build: Callable[[], Any] | None = None,
     first: int = 0,
+    state: dict[str, Any] | None = None,
     **options: Any,
 ) -> AsyncIterator[list[Worker]]:
     """``count`` of our servers on uvicorn (127.0.0.1, ephemeral ports) sharing one Redis; each
     has its own ``Server`` (``build``, default ``httpkit.build_server``); worker ids w0, w1...
-    (from ``first``); ``options`` go to each ``StreamableHTTPServer``."""
+    (from ``first``); ``state`` goes to each ``RedisState``, ``options`` to each
+    ``StreamableHTTPServer``."""
     from httpkit import build_server
     from mcpbind.runtime.http import StreamableHTTPServer, serving
     from mcpbind.runtime.http.cluster import RedisState
@@ -197,26 +199,33 @@ async def workers(
         out = []
         for n in range(first, first + count):
             server = (build or build_server)()
-            state = RedisState.from_url(redis_url, worker_id=f"w{n}", prefix=prefix)
-            stack.push_async_callback(state.aclose)
-            app = StreamableHTTPServer(server.serve, shared=state, **options)
+            shared = RedisState.from_url(
+                redis_url, worker_id=f"w{n}", prefix=prefix, **(state or {})
+            )
+            stack.push_async_callback(shared.aclose)
+            app = StreamableHTTPServer(server.serve, shared=shared, **options)
             base = await stack.enter_async_context(serving(app))
-            out.append(Worker(server, app, f"{base}/mcp", state))
+            out.append(Worker(server, app, f"{base}/mcp", shared))
         yield out
 
 
 class WorkerProcess:
-    """One of our servers (``httpkit.build_server``) on ``RedisState`` in a process of its own,
-    so a test can kill it outright (SIGKILL: no goodbye in Redis, as when a machine dies)."""
+    """One of our servers (``build``, ``module:function`` returning a ``Server`` or an ``App``;
+    default ``httpkit.build_server``) on ``RedisState`` in a process of its own, so a test can
+    kill it outright (SIGKILL: no goodbye in Redis, as when a machine dies)."""
 
-    def __init__(self, redis_url: str, worker_id: str, prefix: str) -> None:
+    def __init__(
+        self, redis_url: str, worker_id: str, prefix: str, build: str = "httpkit:build_server"
+    ) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/mcp"
         env = {
             **os.environ,
-            "PYTHONPATH": os.pathsep.join([str(HERE.parent), os.environ.get("PYTHONPATH", "")]),
+            "PYTHONPATH": os.pathsep.join(
+                [str(HERE), str(HERE.parent), os.environ.get("PYTHONPATH", "")]
+            ),
         }
-        args = [redis_url, worker_id, prefix, str(self.port)]
+        args = [redis_url, worker_id, prefix, str(self.port), build]
         self.process = subprocess.Popen(
             [sys.executable, str(Path(__file__)), "worker", *args], env=env
         )
@@ -238,17 +247,21 @@ class WorkerProcess:
         self.process.wait(timeout=10)
 
 
-def _worker(redis_url: str, worker_id: str, prefix: str, port: str) -> None:
-    from httpkit import build_server
+def _worker(redis_url: str, worker_id: str, prefix: str, port: str, build: str) -> None:
+    from importlib import import_module
+
     from mcpbind.runtime._run import run
     from mcpbind.runtime.http import StreamableHTTPServer
     from mcpbind.runtime.http.cluster import RedisState
     from mcpbind.runtime.http.uvicorn import serve_forever
 
+    module, name = build.split(":")
+    built = getattr(import_module(module), name)()
+    server = getattr(built, "server", built)  # an App's Server
     state = RedisState.from_url(redis_url, worker_id=worker_id, prefix=prefix)
-    app = StreamableHTTPServer(build_server().serve, shared=state)
+    app = StreamableHTTPServer(server.serve, shared=state)
     run(lambda: serve_forever(app, "127.0.0.1", int(port)))
 
 
-if __name__ == "__main__" and len(sys.argv) == 6 and sys.argv[1] == "worker":
+if __name__ == "__main__" and len(sys.argv) == 7 and sys.argv[1] == "worker":
     _worker(*sys.argv[2:])

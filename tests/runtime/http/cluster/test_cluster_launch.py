@@ -132,3 +132,32 @@ def test_sticky_sessions_stay_on_the_worker_that_issued_them(tmp_path: Path) -> 
     names = {worker.name for worker in sticky.workers}
     assert len(set(first)) == 1 and len(set(second)) == 1, (first, second)
     assert {first[0], second[0]} == names  # new sessions still go round robin
+
+
+def test_the_example_balancer_configuration_is_what_the_launcher_writes() -> None:
+    from mcpbind.runtime.http.cluster import WorkerSpec, haproxy_config
+
+    written = haproxy_config([WorkerSpec(f"w{n}", 9000 + n) for n in (1, 2, 3)], 9000)
+    example = (REPO / "examples" / "cluster" / "haproxy.cfg").read_text()
+    body = example[example.index("global\n") :]
+    assert body == written[written.index("global\n") :]
+
+
+def test_every_request_state_keeper_takes_the_clusters_key(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two workers' default keepers open each other's ``requestState`` when the launcher set
+    ``MCPBIND_STATE_KEY`` (the apps wire nothing); two processes' without it do not."""
+    from mcpbind.runtime import McpError, RequestStateKeeper, shared_state_key
+
+    monkeypatch.delenv("MCPBIND_STATE_KEY", raising=False)
+    assert shared_state_key() is None
+    sealed = RequestStateKeeper().seal({"v": 1, "n": 1})
+    with pytest.raises(McpError):
+        RequestStateKeeper().open(sealed)
+    monkeypatch.setenv("MCPBIND_STATE_KEY", "a secret of the cluster")
+    sealed = RequestStateKeeper().seal({"v": 1, "n": 2})
+    assert RequestStateKeeper().open(sealed)["n"] == 2
+    monkeypatch.setenv("MCPBIND_STATE_KEY", "short")
+    with pytest.raises(ValueError, match="MCPBIND_STATE_KEY"):
+        RequestStateKeeper()

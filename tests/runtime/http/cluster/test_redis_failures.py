@@ -7,7 +7,8 @@ TTL: another worker finds its heartbeat gone within seconds and answers the sess
 JSON-RPC error on its stream. A worker stopped normally says goodbye, so 404 comes at once.
 Redis stopped mid-run: what needs it gets 503 with a JSON-RPC error body; what does not (the
 stateless era, a session on its own worker) goes on; once Redis restarts (empty), the workers
-re-register their sessions and the bus, and everything works again.
+re-register their sessions and the bus, and everything works again; until each owner has
+(its next heartbeat), a session or task Redis lost is answered 503, never 404 / not found.
 """
 
 from __future__ import annotations
@@ -28,7 +29,9 @@ from httpkit import (
     raw_initialize,
     session_headers,
 )
+from redis import Redis
 from rediskit import RedisServer, WorkerProcess, workers
+from tasks_app import build
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 
@@ -47,6 +50,40 @@ def redis() -> Iterator[RedisServer]:
 def call(request_id: int, name: str, **arguments: Any) -> dict[str, Any]:
     params = {"name": name, "arguments": arguments}
     return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+
+
+def recovering(redis: RedisServer, prefix: str) -> bool:
+    """Whether Redis is in its restart window (``RedisState``'s marker)."""
+    with Redis(port=redis.port, socket_timeout=2) as client:
+        return bool(client.exists(f"{prefix}:epoch:recovering"))
+
+
+def tasks_app() -> Any:
+    return build().server
+
+
+TASKS_META = {
+    **MODERN_META,
+    "io.modelcontextprotocol/clientCapabilities": {
+        "extensions": {"io.modelcontextprotocol/tasks": {}}
+    },
+}
+
+
+def task_call(request_id: int) -> dict[str, Any]:
+    """A 2026-07-28 call of ``tasks_app``'s ``slow`` that becomes a task (a minute long)."""
+    body = call(request_id, "slow", seconds=60)
+    body["params"]["_meta"] = TASKS_META
+    return body
+
+
+def task_get(request_id: int, task_id: str) -> dict[str, Any]:
+    params = {"taskId": task_id, "_meta": TASKS_META}
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tasks/get", "params": params}
+
+
+def task_headers(task_id: str) -> dict[str, str]:
+    return modern_headers("tasks/get", task_id)
 
 
 def modern_call(request_id: int, text: str) -> dict[str, Any]:
@@ -155,3 +192,58 @@ async def test_redis_restarting_gives_503_meanwhile_then_recovers(redis: RedisSe
                                 seen.append(json.loads(line[6:])["method"])
                                 break
         assert seen == ["notifications/tools/list_changed"]
+
+
+async def test_after_redis_restarts_a_live_session_is_retried_never_404(
+    redis: RedisServer,
+) -> None:
+    """Redis comes back empty: until the owners re-register (their next heartbeat), a session
+    or task it does not know is answered 503 + Retry-After (retry), not 404 / not found."""
+    recovery = 2.0
+    async with (
+        workers(redis.url, 2, "t-window", build=tasks_app, state={"recovery": recovery}) as (a, b),
+        httpx.AsyncClient(timeout=30) as http,
+    ):
+        sid = await raw_initialize(http, a.url)  # never used through B: B has no owner cached
+        headers = session_headers(sid)
+        made = await http.post(
+            a.url, json=task_call(1), headers=modern_headers("tools/call", "slow")
+        )
+        assert made.status_code == 200, made.text
+        task_id = made.json()["result"]["taskId"]
+        redis.restart()  # same port, empty
+        statuses: list[int] = []
+        with anyio.fail_after(BOUND):
+            while True:
+                answered = await http.post(b.url, json=call(2, "slow", seconds=0), headers=headers)
+                statuses.append(answered.status_code)
+                if answered.status_code != 503:
+                    break
+                assert answered.headers["retry-after"] == "1"
+                assert answered.json()["error"]["code"] == -32000
+                await anyio.sleep(0.05)
+        assert statuses[-1] == 200, (statuses, answers(answered))
+        assert answers(answered)[0]["result"]["content"][0]["text"] == "slept 0.0"
+        assert set(statuses) <= {503, 200}
+        with anyio.fail_after(BOUND):
+            while True:
+                got = await http.post(
+                    b.url, json=task_get(3, task_id), headers=task_headers(task_id)
+                )
+                if got.status_code != 503:
+                    break
+                assert got.json()["id"] == 3 and got.headers["retry-after"] == "1"
+                await anyio.sleep(0.05)
+        assert got.status_code == 200, got.text
+        assert got.json()["result"]["status"] == "working"
+        # An id Redis never knew is 503 too while the window lasts, then 404 as ever.
+        redis.restart()
+        unknown = session_headers("never-issued")
+        early = await http.post(b.url, json=call(4, "echo"), headers=unknown)
+        assert early.status_code == 503, early.text
+        assert early.headers["retry-after"] == "1" and early.json()["error"]["code"] == -32000
+        with anyio.fail_after(BOUND):
+            while recovering(redis, "t-window"):
+                await anyio.sleep(0.1)
+        late = await http.post(b.url, json=call(5, "echo"), headers=unknown)
+        assert late.status_code == 404, late.text
