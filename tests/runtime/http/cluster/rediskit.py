@@ -1,9 +1,8 @@
 """A real ``redis-server`` for the cluster tests: ephemeral port on 127.0.0.1, temp dir, no persistence.
 
 ``RedisServer`` starts, stops and restarts one ``redis-server`` process (same port on restart, so
-clients reconnect to the same URL). ``ensure_redis_server()`` finds the binary; when it is missing
-and we are root it installs the Debian packages ``redis-server`` and ``haproxy`` once (saying so on
-stderr), otherwise it fails with a message naming the packages to install.
+clients reconnect to the same URL). ``ensure_redis_server()`` finds the binary, or has ``debkit``
+install it.
 """
 
 from __future__ import annotations
@@ -21,47 +20,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-APT_PACKAGES = ("redis-server", "haproxy")
+from debkit import ensure_binary
+
 START_TIMEOUT = 10.0
 
 
 class RedisUnavailable(RuntimeError):
-    """``redis-server`` is not installed and cannot be installed here."""
-
-
-def _find() -> str | None:
-    return shutil.which("redis-server") or next(
-        (p for p in ("/usr/bin/redis-server", "/usr/sbin/redis-server") if os.path.exists(p)), None
-    )
+    """``redis-server`` did not start or answer."""
 
 
 def ensure_redis_server() -> str:
-    """The path of ``redis-server``, installing the Debian packages once when root and missing."""
-    found = _find()
-    if found:
-        return found
-    if os.name == "posix" and os.geteuid() == 0 and shutil.which("apt-get"):
-        print(
-            f"rediskit: redis-server is missing; installing {' '.join(APT_PACKAGES)} with apt-get",
-            file=sys.stderr,
-        )
-        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-        subprocess.run(["apt-get", "update", "-q"], check=False, env=env, capture_output=True)
-        done = subprocess.run(
-            ["apt-get", "install", "-y", "-q", *APT_PACKAGES],
-            check=False,
-            env=env,
-            capture_output=True,
-            text=True,
-        )
-        found = _find()
-        if found:
-            return found
-        raise RedisUnavailable(f"apt-get install {' '.join(APT_PACKAGES)} failed:\n{done.stderr}")
-    raise RedisUnavailable(
-        "redis-server is not installed: install the Debian packages "
-        f"({'sudo apt-get install -y ' + ' '.join(APT_PACKAGES)}) or run the tests as root"
-    )
+    """The path of ``redis-server`` (``debkit`` installs it when root and missing)."""
+    return ensure_binary("redis-server")
 
 
 def free_port() -> int:
