@@ -13,6 +13,8 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -77,6 +79,23 @@ _UNSCORED_LINE = re.compile(r"^\s+[✓✗]\s+(\S+)\s+\(", re.MULTILINE)
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+@contextmanager
+def fixture_server(script: Path) -> Iterator[str]:
+    """A fixture server process on an ephemeral port, stopped after; yields the URL it prints."""
+    process = subprocess.Popen(
+        [sys.executable, str(script), "--port", "0"], stdout=subprocess.PIPE, text=True
+    )
+    assert process.stdout is not None
+    url = process.stdout.readline().strip()
+    try:
+        if not url.startswith("http://127.0.0.1:"):
+            pytest.fail(f"{script.name} did not start (printed {url!r})")
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
 
 
 def strip_ansi(text: str) -> str:

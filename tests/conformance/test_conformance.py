@@ -10,7 +10,6 @@ the suite runs unscored (pending). Client: every 2025-11-25 client scenario exce
 from __future__ import annotations
 
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from suitekit import (
     RESULTS,
     Suite,
     client_scenarios,
+    fixture_server,
     parse_summary,
     record_client,
     run_client_scenario,
@@ -45,21 +45,8 @@ PENDING_2026 = [
 @pytest.fixture(scope="module")
 def fixture_url() -> Iterator[str]:
     """ONE fixture server process, default configuration, for both requirement sets."""
-    process = subprocess.Popen(
-        [sys.executable, str(HERE / "fixture_server.py"), "--port", "0"],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert process.stdout is not None
-    url = process.stdout.readline().strip()
-    if not url.startswith("http://127.0.0.1:"):
-        process.kill()
-        pytest.fail(f"the fixture server did not start (printed {url!r})")
-    try:
+    with fixture_server(HERE / "fixture_server.py") as url:
         yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 @pytest.mark.parametrize("requirements", ["2025-11-25", "2026-07-28"])

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from suitekit import Suite
+from suitekit import Suite, fixture_server
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(600)]
 
@@ -48,19 +47,8 @@ CORE_CHECKS = {
 
 @pytest.fixture(scope="module")
 def fixture_url() -> Iterator[str]:
-    process = subprocess.Popen(
-        [sys.executable, str(HERE / "mrtr_fixture.py"), "--port", "0"],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert process.stdout is not None
-    url = process.stdout.readline().strip()
-    try:
-        assert url.startswith("http://127.0.0.1:"), f"the fixture did not start ({url!r})"
+    with fixture_server(HERE / "mrtr_fixture.py") as url:
         yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 def run_scenario(suite: Suite, url: str, scenario: str, out: Path) -> dict[str, str]:

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import re
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from suitekit import RESULTS, Suite, strip_ansi
+from suitekit import RESULTS, Suite, fixture_server, strip_ansi
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(600)]
 
@@ -40,21 +39,8 @@ TOTALS: dict[str, tuple[int, int]] = {}
 
 @pytest.fixture(scope="module")
 def fixture_url() -> Iterator[str]:
-    process = subprocess.Popen(
-        [sys.executable, str(HERE / "fixture_server.py"), "--port", "0"],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert process.stdout is not None
-    url = process.stdout.readline().strip()
-    if not url.startswith("http://127.0.0.1:"):
-        process.kill()
-        pytest.fail(f"the fixture server did not start (printed {url!r})")
-    try:
+    with fixture_server(HERE / "fixture_server.py") as url:
         yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 def test_scenario_list_is_current(conformance_suite: Suite) -> None:

@@ -9,7 +9,6 @@ body. A task whose worker was killed is answered as any task that does not exist
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import anyio
@@ -32,14 +31,6 @@ META = {
 HANDSHAKE = {**ACCEPT_BOTH, "mcp-protocol-version": "2025-11-25"}
 #: Bounds a request to a killed worker: its heartbeat lapses (5 s), then the answer.
 BOUND = 20.0
-
-
-@pytest.fixture(scope="module")
-def redis() -> Iterator[RedisServer]:
-    server = RedisServer()
-    server.start()
-    yield server
-    server.close()
 
 
 def servers() -> Any:

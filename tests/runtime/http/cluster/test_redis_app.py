@@ -9,7 +9,6 @@ of the other even though the first has no session of its own.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
 import anyio
 import httpx
@@ -21,14 +20,6 @@ from mcpbind.runtime.http.cluster import InProcessState, RedisState, shared_stat
 from rediskit import RedisServer
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
-
-
-@pytest.fixture(scope="module")
-def redis() -> Iterator[RedisServer]:
-    server = RedisServer()
-    server.start()
-    yield server
-    server.close()
 
 
 def make_app() -> App:

@@ -10,7 +10,7 @@ what the store does while Redis is down.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -41,14 +41,6 @@ def notification(n: int) -> dict[str, Any]:
 
 def progress_of(events: list[tuple[str, Any]]) -> list[int]:
     return [m["params"]["progress"] for _, m in events if "method" in m]
-
-
-@pytest.fixture(scope="module")
-def redis() -> Iterator[RedisServer]:
-    server = RedisServer()
-    server.start()
-    yield server
-    server.close()
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ raises; worker 1's own listener gets each notification exactly once.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
@@ -25,14 +25,6 @@ URI = "file:///watched.txt"
 TOOLS = "notifications/tools/list_changed"
 UPDATED = "notifications/resources/updated"
 RESOURCES = "notifications/resources/list_changed"
-
-
-@pytest.fixture(scope="module")
-def redis() -> Iterator[RedisServer]:
-    server = RedisServer()
-    server.start()
-    yield server
-    server.close()
 
 
 async def next_message(lines: AsyncIterator[str]) -> Any:

@@ -10,7 +10,7 @@ and bad input gets through B exactly what one process answers.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import anyio
@@ -30,14 +30,6 @@ from mcpbind.runtime.http import StreamableHTTPServer, serving
 from rediskit import RedisServer, workers
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(90)]
-
-
-@pytest.fixture(scope="module")
-def redis() -> Iterator[RedisServer]:
-    server = RedisServer()
-    server.start()
-    yield server
-    server.close()
 
 
 @pytest.fixture
