@@ -28,6 +28,7 @@ from . import _jsonrpc as rpc
 from ._admission import BATCH_REVISIONS, Admission, BatchReply, Incoming, measure, unavailable
 from ._bindings import Bindings, dump, validator
 from ._context import RequestContext
+from ._flag import Flag
 from ._logsafe import printable
 from ._outgoing import CANCELLED, Outgoing
 from ._routing import PeerState, Route, Router, SessionOptions
@@ -97,10 +98,12 @@ class Session(Outgoing):
         self._tg: TaskGroup | None = None
         self._notifying = 0
         self._failure: str | None = None
-        self._started = anyio.Event()
-        self._finished = anyio.Event()
-        #: Set when the peer's input ends, before running handlers get their drain time.
-        self.input_ended = anyio.Event()
+        # Events made only if waited for: a session per stateless HTTP request waits for none.
+        self._started = Flag()
+        self._finished = Flag()
+        self._input_ended = Flag()
+        # Whether anything runs in the task group that ending the session must cancel.
+        self._spawned = False
         # On asyncio, handlers start in the reading task (``_eager.py``).
         self._eager = False
         self._relay = eager.Relay(self._read_messages)
@@ -111,6 +114,11 @@ class Session(Outgoing):
     def closed(self) -> bool:
         """True once the connection has ended."""
         return self._closed_error is not None
+
+    @property
+    def input_ended(self) -> anyio.Event:
+        """Set when the peer's input ends, before running handlers get their drain time."""
+        return self._input_ended.event
 
     @property
     def handling(self) -> int:
@@ -130,13 +138,13 @@ class Session(Outgoing):
                 self._tg = tg
                 self._handlers = HandlerTasks(tg, self._on_handler_done)
                 if self._watching:  # a deadline came before the task group
-                    tg.start_soon(self._watch_deadlines)
+                    self._spawn(self._watch_deadlines)
                 self._started.set()
                 if self.options.keepalive_interval:
-                    tg.start_soon(self._keepalive, self.options.keepalive_interval)
+                    self._spawn(self._keepalive, self.options.keepalive_interval)
                 try:
                     await self._read_loop()
-                    self.input_ended.set()
+                    self._input_ended.set()
                     reason = (
                         self._failure
                         or self.connection.close_reason()
@@ -153,20 +161,29 @@ class Session(Outgoing):
                     )
                     self._shut(reason)
                     await self._handlers.wait_all()
-                    tg.cancel_scope.cancel()
+                    # Cancelling formats a message naming the task (~15 us): only when some
+                    # job runs in the group (handler tasks do on backends other than asyncio).
+                    if self._spawned or not self._eager:
+                        tg.cancel_scope.cancel()
         finally:
             self._finished.set()
 
+    def _spawn(self, job: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> None:
+        """Run ``job(*args)`` in the session's task group (which must be open)."""
+        assert self._tg is not None
+        self._spawned = True
+        self._tg.start_soon(job, *args)
+
     def _start_watching(self) -> None:
         if self._tg is not None:
-            self._tg.start_soon(self._watch_deadlines)
+            self._spawn(self._watch_deadlines)
 
     def start_soon(self, job: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> None:
         """Run ``job(*args)`` in the session's task group: work that outlives the request that
         started it (a task's handler), stopped when the session ends."""
         if self._tg is None or self.closed:
             raise ConnectionClosedError("the session is not running")
-        self._tg.start_soon(job, *args)
+        self._spawn(job, *args)
 
     async def wait_started(self) -> None:
         """Wait until ``run()`` accepts requests (for owners that start it in a task)."""
@@ -509,7 +526,7 @@ class Session(Outgoing):
         if entry.batch is not None:
             responses = entry.batch.settle(None)
             if responses is not None and self._tg is not None:
-                self._tg.start_soon(self._send_batch, responses)
+                self._spawn(self._send_batch, responses)
 
     def _on_handler_done(self, request_id: Any) -> None:
         """A handler task ended, however: free its place and start what waited for it."""
@@ -582,7 +599,7 @@ class Session(Outgoing):
         work = self.router.route_notification(self, method, params, envelope)
         if work is not None and self._tg is not None:
             self._notifying += 1
-            self._tg.start_soon(self._run_notification, method, work)
+            self._spawn(self._run_notification, method, work)
 
     async def _run_notification(self, method: str, work: Callable[[], Awaitable[None]]) -> None:
         try:
