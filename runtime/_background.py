@@ -60,7 +60,9 @@ class Background:
                 if self._stopping:
                     tg.cancel_scope.cancel()
                 await anyio.sleep_forever()
-        except Exception as exc:
+        except asyncio.CancelledError:
+            raise  # stopped before its group opened
+        except BaseException as exc:  # a job failed: the group's ExceptionGroup
             self.error = exc
             self._on_error(exc)
         finally:

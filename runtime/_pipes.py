@@ -278,7 +278,10 @@ class PipeWriter:
             held += data
             data = bytes(held)
             held.clear()
-        self._emit(data)
+        written = self._write(data)
+        if written < len(data):
+            backlog += memoryview(data)[written:]
+            self._wake.set()
 
     def _hold(self, data: bytes) -> bool:
         """Keep ``data`` for the rest of the burst (asyncio only); False if it cannot be."""

@@ -9,6 +9,7 @@ import threading
 import time
 
 import anyio
+import anyio.from_thread
 import pytest
 from mcpbind.runtime.app._threads import MAX_THREADS, run_sync
 
@@ -88,3 +89,48 @@ async def test_an_error_in_the_function_reaches_the_caller() -> None:
 
     with pytest.raises(ValueError, match="from the thread"):
         await run_sync(fail)
+
+
+async def test_the_thread_reaches_the_loop_through_anyio_from_thread() -> None:
+    """A sync tool may call back into the loop (the app does, to announce list changes)."""
+
+    async def on_loop(value: int) -> int:
+        await anyio.sleep(0)
+        return value * 2
+
+    def calls_back() -> int:
+        return anyio.from_thread.run(on_loop, 21)
+
+    assert await run_sync(calls_back) == 42
+
+
+async def test_a_running_thread_sees_its_caller_cancelled() -> None:
+    """``anyio.from_thread.check_cancelled`` raises in the thread once the caller was cancelled."""
+    started = threading.Event()
+    saw: list[str] = []
+    cancelled = anyio.get_cancelled_exc_class()
+
+    def poll() -> None:
+        started.set()
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            try:
+                anyio.from_thread.check_cancelled()
+            except cancelled:
+                saw.append("cancelled")
+                return
+            time.sleep(0.01)
+        saw.append("never told")
+
+    with anyio.CancelScope() as scope:
+        async with anyio.create_task_group() as tg:
+
+            async def cancel_when_started() -> None:
+                while not started.is_set():
+                    await anyio.sleep(0.01)
+                scope.cancel()
+
+            tg.start_soon(cancel_when_started)
+            await run_sync(poll)
+            await anyio.sleep(3600)
+    assert saw == ["cancelled"]
