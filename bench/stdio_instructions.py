@@ -6,6 +6,7 @@ not. The server runs under ``valgrind --tool=callgrind`` twice, driven by ``runt
 blocking ``Driver``: once answering only ``initialize``, once also ``--count`` sequential echo
 calls; the difference divided by the count is the cost of one call, start-up excluded (both
 with ``PYTHONHASHSEED=0``, so their start-ups match).
+``--pipelined`` keeps 32 calls in flight (requests then arrive in bursts).
 ``--profile DIR`` keeps the larger run's callgrind file there for ``callgrind_annotate``.
 """
 
@@ -21,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "bench")]
 
-from runtime_stdio import Driver  # noqa: E402
+from runtime_stdio import IN_FLIGHT, Driver  # noqa: E402
 
 SERVERS = {
     "lowlevel": [sys.executable, "-m", "examples.server"],
@@ -32,12 +33,17 @@ SERVERS = {
 ECHO = {"name": "echo", "arguments": {"text": "hello"}}
 
 
-def instructions(argv: list[str], count: int, out: Path, ping: bool = False) -> int:
-    """Instructions the server ran to start, answer ``count`` echo calls (or pings) and exit."""
+def instructions(
+    argv: list[str], count: int, out: Path, ping: bool = False, pipelined: bool = False
+) -> int:
+    """Instructions the server ran to start, answer ``count`` echo calls (or pings) and exit;
+    ``pipelined``: the calls ``IN_FLIGHT`` at a time, so requests arrive in bursts."""
     command = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *argv]
     driver = Driver(command)
     driver.initialize()
-    for _ in range(count):
+    if pipelined and count:
+        driver.pipelined(count, ECHO)
+    for _ in range(0 if pipelined else count):
         driver.call("ping") if ping else driver.call("tools/call", ECHO)
     driver.close()
     driver.process.wait()
@@ -53,6 +59,9 @@ def main() -> None:
     parser.add_argument("--server", choices=sorted(SERVERS), default="lowlevel")
     parser.add_argument("--count", type=int, default=2000)
     parser.add_argument("--ping", action="store_true", help="count ping instead of echo")
+    parser.add_argument(
+        "--pipelined", action="store_true", help=f"echo calls {IN_FLIGHT} at a time"
+    )
     parser.add_argument("--profile", type=Path, help="keep the callgrind file here")
     args = parser.parse_args()
     os.environ["PYTHONHASHSEED"] = "0"  # the same start-up in both runs, to the instruction
@@ -61,9 +70,9 @@ def main() -> None:
         folder.mkdir(parents=True, exist_ok=True)
         base = instructions(SERVERS[args.server], 0, Path(tmp) / "base.out")
         out = folder / f"{args.server}.out"
-        full = instructions(SERVERS[args.server], args.count, out, args.ping)
+        full = instructions(SERVERS[args.server], args.count, out, args.ping, args.pipelined)
     per_call = (full - base) / args.count
-    what = "ping" if args.ping else "echo call"
+    what = "ping" if args.ping else f"echo call (x{IN_FLIGHT})" if args.pipelined else "echo call"
     print(
         f"{args.server}: start-up {base / 1e6:.1f} M instructions, {per_call / 1e3:.1f} k per {what}"
     )

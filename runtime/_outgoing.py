@@ -7,6 +7,7 @@ its progress through ``_on_progress``, both called by the session's reading task
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import heapq
 import logging
@@ -73,10 +74,12 @@ class _Pending:
         "updates",
     )
 
-    def __init__(self, progress: ProgressCallback | None) -> None:
+    def __init__(
+        self, progress: ProgressCallback | None, event: anyio.Event | asyncio.Event
+    ) -> None:
         self.deadline = math.inf
         self.timed_out = False
-        self.event = anyio.Event()
+        self.event = event
         self.progress = progress
         self.updates: list[tuple[float, float | None, str | None]] = []
         self.result: Any = None
@@ -115,6 +118,7 @@ class Outgoing:
         #: never sends a request with a timeout (one per stateless HTTP request) has no watcher.
         self._watching = False
         self._clock: Callable[[], float] | None = None
+        self._native: bool | None = None
 
     def now(self) -> float:
         """``anyio.current_time()``, minus its backend lookup (4 us a call) after the first:
@@ -124,6 +128,14 @@ class Outgoing:
             clock = time.monotonic if on_asyncio() else anyio.current_time
             self._clock = clock
         return clock()
+
+    def _new_event(self) -> anyio.Event | asyncio.Event:
+        """An event for a pending request: ``asyncio.Event`` on asyncio (0.8 us against 9 us for
+        ``anyio.Event``, whose waits anyio's cancel scopes cancel all the same)."""
+        native = self._native
+        if native is None:
+            native = self._native = on_asyncio()
+        return asyncio.Event() if native else anyio.Event()
 
     def _fail_pending(self, reason: str) -> None:
         error = self._closed_error or ConnectionClosedError(reason)
@@ -186,7 +198,7 @@ class Outgoing:
         sent = REQUEST_SENT.get()
         if sent is not None:
             sent(spec.method, request_id)
-        pending = _Pending(progress)
+        pending = _Pending(progress, self._new_event())
         self._pending[request_id] = pending
         try:
             await self.send_raw(message, related_id)
@@ -232,7 +244,7 @@ class Outgoing:
                 await self._send_cancel(request_id, f"timed out after {waited:g} s", None)
                 raise RequestTimeoutError(spec.method, request_id, waited)
             if not finished:
-                pending.event = anyio.Event()
+                pending.event = self._new_event()
             if pending.updates:
                 updates, pending.updates = pending.updates, []
                 if timeout is not None and not finished:

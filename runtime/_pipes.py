@@ -21,6 +21,7 @@ and written with blocking writes.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 from collections import deque
@@ -101,6 +102,10 @@ class PipeReader:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._waiter: asyncio.Future[None] | None = None
         self._native: bool | None = None  # asyncio under us? Asked once, at the first wait.
+
+    def buffered(self) -> bool:
+        """Whether messages already read wait to be asked for (a burst is being handled)."""
+        return bool(self._frames)
 
     def receive_nowait(self) -> Envelope:
         """The next message if one is buffered or readable without waiting."""
@@ -217,11 +222,29 @@ class PipeWriter:
 
     ``flush()`` is the task that drains the backlog: run it for as long as the writer is in use;
     it returns once the writer is closed and the backlog written (or the peer stopped reading).
+
+    ``more()`` (on asyncio) tells whether input is already read and waiting to be handled: then
+    the answers of a burst of requests (32 read in one chunk) are held and go out together, in
+    one ``os.write`` with the last one, instead of a system call each. A lone answer is written
+    at once. Held answers never wait past the current pass of the event loop (a callback sends
+    them if the burst is not done by then); a write that fails there fails the next ``send``.
     """
 
-    __slots__ = ("_backlog", "_broken", "_closed", "_drained", "_fd", "_pollable", "_wake")
+    __slots__ = (
+        "_backlog",
+        "_broken",
+        "_closed",
+        "_drained",
+        "_fd",
+        "_held",
+        "_loop",
+        "_more",
+        "_pollable",
+        "_releasing",
+        "_wake",
+    )
 
-    def __init__(self, fd: int, pollable: bool) -> None:
+    def __init__(self, fd: int, pollable: bool, more: Callable[[], bool] | None = None) -> None:
         self._fd = fd
         self._pollable = pollable
         self._backlog = bytearray()
@@ -229,6 +252,10 @@ class PipeWriter:
         self._broken: OSError | None = None
         self._wake = anyio.Event()
         self._drained = anyio.Event()
+        self._more = more
+        self._held = bytearray()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._releasing: asyncio.Handle | None = None
 
     def send_nowait(self, item: Envelope) -> None:
         """Write the message now, or queue it behind the backlog (``WouldBlock`` if that is full)."""
@@ -243,9 +270,50 @@ class PipeWriter:
                 raise anyio.WouldBlock
             backlog += data
             return
+        more = self._more
+        if more is not None and more() and self._hold(data):
+            return
+        held = self._held
+        if held:
+            held += data
+            data = bytes(held)
+            held.clear()
         written = self._write(data)
         if written < len(data):
             backlog += memoryview(data)[written:]
+            self._wake.set()
+
+    def _hold(self, data: bytes) -> bool:
+        """Keep ``data`` for the rest of the burst (asyncio only); False if it cannot be."""
+        loop = self._loop
+        if loop is None:
+            if not on_asyncio():
+                self._more = None
+                return False
+            loop = self._loop = asyncio.get_running_loop()
+        self._held += data
+        if self._releasing is None:
+            self._releasing = loop.call_soon(self._release)
+        return True
+
+    def _release(self) -> None:
+        """Send what the burst held, if its last answer has not yet (an event-loop callback)."""
+        self._releasing = None
+        held = self._held
+        if not held or self._broken is not None or self._backlog:
+            if held and self._backlog:
+                self._backlog += held
+                held.clear()
+            return
+        data = bytes(held)
+        held.clear()
+        with contextlib.suppress(anyio.BrokenResourceError):  # the next ``send`` raises it
+            self._emit(data)
+
+    def _emit(self, data: bytes) -> None:
+        written = self._write(data)
+        if written < len(data):
+            self._backlog += memoryview(data)[written:]
             self._wake.set()
 
     async def send(self, item: Envelope) -> None:
@@ -298,4 +366,6 @@ class PipeWriter:
     def close(self) -> None:
         """No more messages; ``flush()`` returns once the backlog is written."""
         self._closed = True
+        if self._held:
+            self._release()
         self._wake.set()

@@ -26,15 +26,18 @@ from pydantic import ValidationError
 from . import _eager as eager
 from . import _jsonrpc as rpc
 from ._admission import BATCH_REVISIONS, Admission, BatchReply, Incoming, measure, unavailable
+from ._background import Background
 from ._bindings import Bindings, dump, validator
 from ._context import RequestContext
+from ._drain import drain
+from ._flag import Flag
 from ._logsafe import printable
 from ._outgoing import CANCELLED, Outgoing
+from ._respond import respond
 from ._routing import PeerState, Route, Router, SessionOptions
 from ._run import on_asyncio
 from ._tasks import HandlerTasks
 from .errors import (
-    INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
     PARSE_ERROR,
@@ -97,10 +100,16 @@ class Session(Outgoing):
         self._tg: TaskGroup | None = None
         self._notifying = 0
         self._failure: str | None = None
-        self._started = anyio.Event()
-        self._finished = anyio.Event()
-        #: Set when the peer's input ends, before running handlers get their drain time.
-        self.input_ended = anyio.Event()
+        # Events made only if waited for: a session per stateless HTTP request waits for none.
+        self._started = Flag()
+        self._finished = Flag()
+        self._input_ended = Flag()
+        # On asyncio: the task serving (``_run_native``), whether ``close()`` cancelled it,
+        # and the jobs that outlive a request.
+        self._host: asyncio.Task[Any] | None = None
+        self._interrupted = False
+        self._live = False
+        self._background: Background | None = None
         # On asyncio, handlers start in the reading task (``_eager.py``).
         self._eager = False
         self._relay = eager.Relay(self._read_messages)
@@ -113,6 +122,11 @@ class Session(Outgoing):
         return self._closed_error is not None
 
     @property
+    def input_ended(self) -> anyio.Event:
+        """Set when the peer's input ends, before running handlers get their drain time."""
+        return self._input_ended.event
+
+    @property
     def handling(self) -> int:
         """Incoming requests being handled or waiting for a handler slot."""
         return len(self._admission)
@@ -123,50 +137,98 @@ class Session(Outgoing):
         At end of input, requests still queued are answered with an error at once, handlers
         already running get ``drain_timeout`` seconds to answer (a stdio client may write its
         requests and close stdin), and those still running then are answered with an error and
-        cancelled; ``close()`` stops them at once, unanswered.
+        cancelled; ``close()`` stops them at once, unanswered. On asyncio there is no task
+        group unless a background job needs one (``_background.py``).
         """
         try:
-            async with anyio.create_task_group() as tg:
-                self._tg = tg
-                self._handlers = HandlerTasks(tg, self._on_handler_done)
-                if self._watching:  # a deadline came before the task group
-                    tg.start_soon(self._watch_deadlines)
-                self._started.set()
-                if self.options.keepalive_interval:
-                    tg.start_soon(self._keepalive, self.options.keepalive_interval)
-                try:
-                    await self._read_loop()
-                    self.input_ended.set()
-                    reason = (
-                        self._failure
-                        or self.connection.close_reason()
-                        or "the connection was closed"
-                    )
-                    self._input_closed = ConnectionClosedError(reason)
-                    self._fail_pending(reason)
-                    await self._drain()
-                finally:
-                    reason = (
-                        self._failure
-                        or self.connection.close_reason()
-                        or "the connection was closed"
-                    )
-                    self._shut(reason)
-                    await self._handlers.wait_all()
+            if on_asyncio():
+                await self._run_native()
+            else:
+                async with anyio.create_task_group() as tg:
+                    self._tg = tg
+                    await self._serve(tg)
                     tg.cancel_scope.cancel()
         finally:
             self._finished.set()
 
-    def _start_watching(self) -> None:
+    async def _run_native(self) -> None:
+        host = self._host = asyncio.current_task()
+        assert host is not None
+        background = self._background = Background(lambda exc: self._interrupt())
+        try:
+            await self._serve(None)
+        except asyncio.CancelledError:
+            # ``close()`` cancels this task as a cancel scope would: only its own cancellation
+            # ends here, quietly; any other passes on.
+            if not self._interrupted or host.uncancel() > 0:
+                raise
+        finally:
+            self._host = None
+            await background.stop()
+        if background.error is not None:
+            raise background.error
+
+    async def _serve(self, tg: TaskGroup | None) -> None:
+        self._handlers = HandlerTasks(tg, self._on_handler_done)
+        self._live = True
+        if self._watching:  # a deadline came before the session ran
+            self._spawn(self._watch_deadlines)
+        self._started.set()
+        if self.options.keepalive_interval:
+            self._spawn(self._keepalive, self.options.keepalive_interval)
+        try:
+            await self._read_loop()
+            self._input_ended.set()
+            reason = self._failure or self.connection.close_reason() or "the connection was closed"
+            self._input_closed = ConnectionClosedError(reason)
+            self._fail_pending(reason)
+            assert self._handlers is not None
+            await drain(
+                self._admission,
+                self._handlers,
+                self._reply,
+                self._wait_room,
+                self.options.drain_timeout,
+            )
+        finally:
+            self._live = False  # from here on, ``close()`` interrupts nothing
+            reason = self._failure or self.connection.close_reason() or "the connection was closed"
+            self._shut(reason)
+            await self._handlers.wait_all()
+
+    def _spawn(self, job: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> None:
+        """Run ``job(*args)`` in the session's task group, or with its background jobs."""
         if self._tg is not None:
-            self._tg.start_soon(self._watch_deadlines)
+            self._tg.start_soon(job, *args)
+        elif self._background is not None:
+            self._background.start_soon(job, *args)
+
+    @property
+    def _running(self) -> bool:
+        return self._tg is not None or self._background is not None
+
+    def _interrupt(self) -> None:
+        """Cancel ``run()`` where it waits, as cancelling a task group's scope would."""
+        if self._tg is not None:
+            self._tg.cancel_scope.cancel()
+            return
+        host = self._host
+        if host is None or not self._live or self._interrupted:
+            return
+        if host is not asyncio.current_task():
+            self._interrupted = True
+            host.cancel()
+
+    def _start_watching(self) -> None:
+        if self._running:
+            self._spawn(self._watch_deadlines)
 
     def start_soon(self, job: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> None:
         """Run ``job(*args)`` in the session's task group: work that outlives the request that
         started it (a task's handler), stopped when the session ends."""
-        if self._tg is None or self.closed:
+        if not self._running or self.closed:
             raise ConnectionClosedError("the session is not running")
-        self._tg.start_soon(job, *args)
+        self._spawn(job, *args)
 
     async def wait_started(self) -> None:
         """Wait until ``run()`` accepts requests (for owners that start it in a task)."""
@@ -177,8 +239,7 @@ class Session(Outgoing):
         if self._failure is None:
             self._failure = reason
         self._shut(reason)
-        if self._tg is not None:
-            self._tg.cancel_scope.cancel()
+        self._interrupt()
 
     async def wait_closed(self) -> None:
         """Wait until ``run()`` has returned."""
@@ -190,38 +251,6 @@ class Session(Outgoing):
         self._fail_pending(reason)
         if self._handlers is not None:
             self._handlers.cancel_all()
-
-    async def _drain(self) -> None:
-        """The input ended: answer what is queued, give running handlers a short grace, then
-        answer those still running (cancelled right after; never answered twice). Each step
-        is bounded by ``drain_timeout``, so a peer that stopped reading cannot hold us here."""
-        admission = self._admission
-        grace = self.options.drain_timeout
-        # Each step opens its time bound only when it has something to wait for: a session
-        # per request (stateless HTTP) drains with nothing left, and a cancel scope is not free.
-        queued = admission.queued()
-        if queued:
-            with anyio.move_on_after(grace):
-                for entry in queued:
-                    admission.withdraw(entry)
-                    reply = unavailable(
-                        entry.request_id, "closing", "the input ended before it started"
-                    )
-                    await self._reply(entry, reply)
-        handlers = self._handlers
-        assert handlers is not None
-        if handlers:
-            with anyio.move_on_after(grace):
-                while handlers:
-                    await self._wait_room()
-        running = admission.running()
-        if running:
-            with anyio.move_on_after(grace):
-                for entry in running:
-                    reply = unavailable(
-                        entry.request_id, "closing", "the input ended before it finished"
-                    )
-                    await self._reply(entry, reply)
 
     async def _wait_room(self) -> None:
         """Wait until a handler (of a request or a notification) ends."""
@@ -434,7 +463,7 @@ class Session(Outgoing):
             )
             return
         if route.inline:
-            response = await self._respond(route, request_id, method, params, envelope.context)
+            response = await respond(self, route, request_id, method, params, envelope.context)
             await self._answer(response, batch)
             return
         entry = Incoming(
@@ -478,8 +507,8 @@ class Session(Outgoing):
         await started
 
     async def _handle(self, entry: Incoming) -> None:
-        response = await self._respond(
-            entry.route, entry.request_id, entry.method, entry.params, entry.context
+        response = await respond(
+            self, entry.route, entry.request_id, entry.method, entry.params, entry.context
         )
         if entry.batch is not None or entry.answered:
             await self._reply(entry, response)
@@ -508,8 +537,8 @@ class Session(Outgoing):
         entry.answered = True
         if entry.batch is not None:
             responses = entry.batch.settle(None)
-            if responses is not None and self._tg is not None:
-                self._tg.start_soon(self._send_batch, responses)
+            if responses is not None and self._running:
+                self._spawn(self._send_batch, responses)
 
     def _on_handler_done(self, request_id: Any) -> None:
         """A handler task ended, however: free its place and start what waited for it."""
@@ -529,46 +558,6 @@ class Session(Outgoing):
         if self._room is not None:
             self._room.set()
 
-    async def _respond(
-        self,
-        route: Route,
-        request_id: RequestId,
-        method: str,
-        raw: dict[str, Any] | None,
-        transport_context: Any,
-    ) -> dict[str, Any]:
-        try:
-            params = route.parse_params(raw)
-        except ValidationError as exc:
-            errors = exc.errors(include_url=False, include_context=False, include_input=False)
-            return rpc.error_response(
-                request_id, INVALID_PARAMS, f"Invalid params for {method}", errors
-            )
-        except McpError as exc:
-            return {"jsonrpc": "2.0", "id": request_id, "error": exc.to_error()}
-        except Exception:
-            logger.exception(
-                "params of %s (request %r) could not be read",
-                printable(method),
-                printable(request_id),
-            )
-            return rpc.error_response(request_id, INTERNAL_ERROR, "Internal error")
-        meta = raw.get("_meta") if raw else None
-        context = RequestContext(
-            self, request_id, method, meta if type(meta) is dict else None, transport_context
-        )
-        assert route.handler is not None
-        try:
-            result = await route.handler(params, context)
-            return {"jsonrpc": "2.0", "id": request_id, "result": route.dump_result(result, raw)}
-        except McpError as exc:
-            return {"jsonrpc": "2.0", "id": request_id, "error": exc.to_error()}
-        except Exception:
-            logger.exception(
-                "handler of %s (request %r) failed", printable(method), printable(request_id)
-            )
-            return rpc.error_response(request_id, INTERNAL_ERROR, "Internal error")
-
     def _on_notification(self, message: dict[str, Any], envelope: Envelope) -> None:
         method: str = message["method"]
         params = message.get("params")
@@ -580,9 +569,9 @@ class Session(Outgoing):
         elif method == PROGRESS:
             self._on_progress(params)
         work = self.router.route_notification(self, method, params, envelope)
-        if work is not None and self._tg is not None:
+        if work is not None and self._running:
             self._notifying += 1
-            self._tg.start_soon(self._run_notification, method, work)
+            self._spawn(self._run_notification, method, work)
 
     async def _run_notification(self, method: str, work: Callable[[], Awaitable[None]]) -> None:
         try:

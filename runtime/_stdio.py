@@ -107,7 +107,8 @@ async def stdio_server(
     if out_poll:
         restore.append((out_fd, _set_nonblocking(out_fd)))
     reader = PipeReader(stdin, max_message, in_poll, max_batch=max_batch)
-    writer = PipeWriter(out_fd, out_poll)
+    # Answers to requests read in one chunk go out together (``PipeWriter``'s ``more``).
+    writer = PipeWriter(out_fd, out_poll, reader.buffered)
     writer_done = anyio.Event()
     reason: list[str] = []
     try:

@@ -34,13 +34,17 @@ class HandlerTasks:
 
     ``on_done(key)`` is called as each task ends, however it ends. A task that ends by cancellation
     (``cancel(key)`` or ``cancel_all()``) ends quietly: its job sends no response. ``native``
-    chooses plain asyncio tasks (default: when running on asyncio) or the task group.
+    chooses plain asyncio tasks (default: when running on asyncio) or the task group ``tg``
+    (which only they need).
     """
 
     __slots__ = ("_closing", "_native", "_on_done", "_running", "_tg")
 
     def __init__(
-        self, tg: TaskGroup, on_done: Callable[[Hashable], None], native: bool | None = None
+        self,
+        tg: TaskGroup | None,
+        on_done: Callable[[Hashable], None],
+        native: bool | None = None,
     ) -> None:
         self._tg = tg
         self._on_done = on_done
@@ -61,6 +65,7 @@ class HandlerTasks:
             self._running[key] = task
             task.add_done_callback(functools.partial(self._finished, key))
         else:
+            assert self._tg is not None, "a task group is needed off asyncio"
             scope = anyio.CancelScope()
             self._running[key] = scope
             self._tg.start_soon(self._run_scoped, key, scope, job, args)

@@ -11,10 +11,10 @@ import functools
 import inspect
 from typing import Any
 
-import anyio.to_thread
 from pydantic import ValidationError
 
 from ._schema import Signature
+from ._threads import run_sync
 
 __all__ = ["ArgumentsError", "call", "describe_errors", "validate"]
 
@@ -54,7 +54,7 @@ async def call(signature: Signature, kwargs: dict[str, Any], context: Any) -> An
         kwargs = {**kwargs, signature.context: context}
     if signature.is_async:
         return await signature.fn(**kwargs)
-    result = await anyio.to_thread.run_sync(functools.partial(signature.fn, **kwargs))
+    result = await run_sync(functools.partial(signature.fn, **kwargs))
     if inspect.isawaitable(result):  # a callable that hides a coroutine (a partial, a wrapper)
         result = await result
     return result

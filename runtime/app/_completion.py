@@ -15,7 +15,7 @@ import typing
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any, get_args, get_origin
 
-import anyio.to_thread
+from ._threads import run_sync
 
 __all__ = ["Completer", "completion_result", "values_of"]
 
@@ -46,7 +46,7 @@ async def complete(fn: Completer, prefix: str, arguments: dict[str, str]) -> lis
     if inspect.iscoroutinefunction(fn):
         found = await fn(*args)
     else:
-        found = await anyio.to_thread.run_sync(fn, *args)
+        found = await run_sync(fn, *args)
     return [str(v) for v in found]
 
 

@@ -172,3 +172,57 @@ async def test_a_closed_writer_refuses_messages(pipe: tuple[int, int]) -> None:
     writer.close()
     with pytest.raises(anyio.ClosedResourceError):
         writer.send_nowait(Envelope({"n": 1}))
+
+
+def _available(read_fd: int) -> bytes:
+    try:
+        return os.read(read_fd, 1 << 20)
+    except BlockingIOError:
+        return b""
+
+
+async def test_a_burst_of_answers_goes_out_in_one_write(pipe: tuple[int, int]) -> None:
+    """While input is still buffered (``more()``), answers are held; the one sent when none
+    is left carries them all; a lone answer is written at once."""
+    read_fd, write_fd = pipe
+    buffered = [True]
+    writer = PipeWriter(write_fd, True, lambda: buffered[0])
+    writer.send_nowait(Envelope({"id": 1}))
+    writer.send_nowait(Envelope({"id": 2}))
+    assert _available(read_fd) == b""  # held for the rest of the burst
+    buffered[0] = False
+    writer.send_nowait(Envelope({"id": 3}))
+    assert _available(read_fd) == b'{"id":1}\n{"id":2}\n{"id":3}\n'
+    writer.send_nowait(Envelope({"id": 4}))  # a lone answer: no wait
+    assert _available(read_fd) == b'{"id":4}\n'
+
+
+async def test_held_answers_go_out_within_the_loop_pass(pipe: tuple[int, int]) -> None:
+    """A burst whose last answer is not sent yet (the session stopped reading) does not keep
+    the others: they are written by the next pass of the event loop."""
+    read_fd, write_fd = pipe
+    writer = PipeWriter(write_fd, True, lambda: True)
+    writer.send_nowait(Envelope({"id": 1}))
+    assert _available(read_fd) == b""
+    await anyio.sleep(0)
+    await anyio.sleep(0)
+    assert _available(read_fd) == b'{"id":1}\n'
+
+
+async def test_a_write_failing_for_held_answers_fails_the_next_send(pipe: tuple[int, int]) -> None:
+    read_fd, write_fd = pipe
+    writer = PipeWriter(write_fd, True, lambda: True)
+    writer.send_nowait(Envelope({"id": 1}))
+    os.close(read_fd)
+    await anyio.sleep(0)
+    await anyio.sleep(0)
+    with pytest.raises(anyio.BrokenResourceError):
+        writer.send_nowait(Envelope({"id": 2}))
+
+
+async def test_closing_sends_what_a_burst_held(pipe: tuple[int, int]) -> None:
+    read_fd, write_fd = pipe
+    writer = PipeWriter(write_fd, True, lambda: True)
+    writer.send_nowait(Envelope({"id": 1}))
+    writer.close()
+    assert _available(read_fd) == b'{"id":1}\n'
