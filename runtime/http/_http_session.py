@@ -132,22 +132,17 @@ class HttpSession:
 
     async def run(self) -> None:
         """Run the user's session until it ends or is terminated."""
-        try:
-            with self.scope:
-                try:
-                    await self.owner.serve(self.connection)
-                except Exception:
-                    logger.exception("MCP session %s failed", self.id)
-        finally:
-            self._teardown()
+        with self.scope:
+            await self._serve()
 
     def start_alone(self) -> asyncio.Task[None]:
         """Run a session of one request in a task of its own (asyncio only): ``cancel`` and
         ``terminate`` act on that task, so no cancel scope is needed."""
-        self._task = asyncio.get_running_loop().create_task(self._run_alone())
+        self._task = asyncio.get_running_loop().create_task(self._serve())
         return self._task
 
-    async def _run_alone(self) -> None:
+    async def _serve(self) -> None:
+        """Serve the session, log its failure, and tear it down however it ends."""
         try:
             await self.owner.serve(self.connection)
         except Exception:
