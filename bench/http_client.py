@@ -26,12 +26,14 @@ from __future__ import annotations
 
 import argparse
 import functools
+import importlib.metadata
 import json
 import subprocess
 import sys
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import NamedTuple
 
 import anyio
 
@@ -94,10 +96,18 @@ async def drive(call: Call, count: int) -> dict[str, float]:
     return figures(await timed(call, count, 1), await timed(call, count * 2, IN_FLIGHT))
 
 
+class TypeScriptSdk(NamedTuple):
+    """The installed TypeScript SDK, as ``ts_client.cjs versions`` reports it."""
+
+    command: list[str]  #: ``node ts_client.cjs CACHE``
+    version: str
+    supported: list[str]  #: its SUPPORTED_PROTOCOL_VERSIONS
+    node: str
+
+
 @functools.cache
-def typescript_sdk() -> tuple[list[str], str, list[str]] | str:
-    """(the command running ``ts_client.cjs``, the SDK's version, the revisions it speaks); a
-    reason if it cannot run. Both from the installed SDK itself."""
+def typescript_sdk() -> TypeScriptSdk | str:
+    """The TypeScript SDK's client, asked what it is; a reason if it cannot run."""
     cache, executable = npm_cache(), node()
     if isinstance(cache, str) or executable is None:
         return cache if isinstance(cache, str) else "node not found"
@@ -106,7 +116,18 @@ def typescript_sdk() -> tuple[list[str], str, list[str]] | str:
     if probe.returncode != 0:
         return f"ts_client.cjs failed: {probe.stderr[-300:]}"
     found = json.loads(probe.stdout)
-    return command, str(found["version"]), [str(v) for v in found["supported"]]
+    supported = [str(v) for v in found["supported"]]
+    return TypeScriptSdk(command, str(found["version"]), supported, str(found["node"]))
+
+
+def versions() -> str:
+    """Which SDKs the tables measure, for their headings."""
+    sdk = typescript_sdk()
+    if isinstance(sdk, str):
+        typescript = f"n/a ({sdk})"
+    else:
+        typescript = f"@modelcontextprotocol/sdk {sdk.version} on Node {sdk.node}"
+    return f"python-sdk: mcp {importlib.metadata.version('mcp')}; typescript-sdk: {typescript}"
 
 
 def typescript_unavailable(era: str) -> str | None:
@@ -114,11 +135,10 @@ def typescript_unavailable(era: str) -> str | None:
     sdk = typescript_sdk()
     if isinstance(sdk, str):
         return sdk
-    _command, version, supported = sdk
-    if era in supported:
+    if era in sdk.supported:
         return None
     return (
-        f"@modelcontextprotocol/sdk {version} speaks {', '.join(supported)} (its "
+        f"@modelcontextprotocol/sdk {sdk.version} speaks {', '.join(sdk.supported)} (its "
         f"SUPPORTED_PROTOCOL_VERSIONS), always after an initialize handshake: not the stateless "
         f"{era} era"
     )
@@ -129,7 +149,7 @@ async def typescript_calls(target: list[str], count: int) -> dict[str, float]:
     measured by itself in its own process (run from the repository, for ``-m`` commands)."""
     sdk = typescript_sdk()
     assert not isinstance(sdk, str), sdk
-    argv = [*sdk[0], str(count), str(WARMUP), str(IN_FLIGHT), *target]
+    argv = [*sdk.command, str(count), str(WARMUP), str(IN_FLIGHT), *target]
     done = await anyio.run_process(argv, cwd=ROOT.parent, check=False)
     if done.returncode != 0:
         raise SystemExit(f"the TypeScript SDK's client failed: {done.stderr.decode()[-500:]}")
@@ -224,6 +244,7 @@ def main() -> None:
     parser.add_argument("--clients", default=",".join(CLIENTS), help="comma-separated subset")
     args = parser.parse_args()
     eras = (VERSION, MODERN) if args.era == "both" else (args.era,)
+    print(versions())
     names = args.clients.split(",")
     process, url = start(
         "mcpbind", [sys.executable, str(ROOT / "runtime_http.py"), "--serve", "mcpbind"]

@@ -482,7 +482,7 @@ def table(
     """
     missing = missing or {}
     names = list(results)
-    metrics = list(next(results[n] for n in names if n not in missing))
+    metrics = list(next((results[n] for n in names if n not in missing), {}))
     print(title)
     header = f"  {'':<20}" + "".join(f"{n:>15}" for n in names)
     print(header + "".join(f"{'  mcpbind/' + n:>24}" for n in ratios_to))

@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from http_client import drive, typescript_calls, typescript_unavailable
+from http_client import drive, typescript_calls, typescript_unavailable, versions
 from mcpbind.runtime import run
 from runtime_http import VERSION, table
 from runtime_stdio import our_echo, sdk_echo, targets
@@ -82,6 +82,7 @@ def main() -> None:
     parser.add_argument("--clients", default=",".join(CLIENTS), help="comma-separated subset")
     args = parser.parse_args()
     found = targets()
+    print(versions())
     for server in args.servers.split(","):
         bench_server(server, found[server].argv, args.clients.split(","), args.rounds, args.calls)
 

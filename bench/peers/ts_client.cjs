@@ -5,7 +5,7 @@
 //
 //   node ts_client.cjs CACHE COUNT WARMUP IN_FLIGHT http URL
 //   node ts_client.cjs CACHE COUNT WARMUP IN_FLIGHT stdio COMMAND [ARG...]
-//   node ts_client.cjs CACHE versions      (the SDK's version and the revisions it speaks)
+//   node ts_client.cjs CACHE versions      (the SDK's version, the revisions it speaks, Node's)
 //
 // CACHE is the npm folder holding `@modelcontextprotocol/sdk` (where the benchmarks install it).
 "use strict";
@@ -22,7 +22,7 @@ function versions() {
   const manifest = path.join(cache, "node_modules", SDK, "package.json");
   const { version } = JSON.parse(fs.readFileSync(manifest, "utf8"));
   const { SUPPORTED_PROTOCOL_VERSIONS } = load(`${SDK}/types.js`);
-  return { version, supported: SUPPORTED_PROTOCOL_VERSIONS };
+  return { version, supported: SUPPORTED_PROTOCOL_VERSIONS, node: process.version };
 }
 
 function transport(kind, target) {
