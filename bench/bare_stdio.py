@@ -1,8 +1,10 @@
 """The floor for the stdio benchmark: a bare orjson read-parse-write loop, no MCP runtime.
 
-It answers ``initialize`` with a fixed result, ``tools/call`` with the text it was given, every
-other request with ``{}``, and ignores notifications: the least work any server must do per
-message, in Python. Not an MCP server; only ``bench/runtime_stdio.py`` talks to it.
+It answers ``initialize`` with a fixed result (agreeing to the revision the client proposes),
+``tools/list`` with one ``echo`` tool (the Python SDK's client lists the tools before its first
+call), ``tools/call`` with the text it was given, every other request with ``{}``, and ignores
+notifications: the least work any server must do per message, in Python. Not an MCP server; only
+``bench/runtime_stdio.py`` and ``bench/stdio_client.py`` talk to it.
 """
 
 from __future__ import annotations
@@ -13,16 +15,28 @@ from typing import Any
 import orjson
 
 INITIALIZE = {
-    "protocolVersion": "2025-06-18",
     "capabilities": {"tools": {}},
     "serverInfo": {"name": "bare-loop", "version": "0"},
+}
+TOOLS = {
+    "tools": [
+        {
+            "name": "echo",
+            "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}},
+        }
+    ]
 }
 
 
 def answer(message: dict[str, Any]) -> dict[str, Any]:
     method = message["method"]
     if method == "initialize":
-        result: dict[str, Any] = INITIALIZE
+        result: dict[str, Any] = {
+            **INITIALIZE,
+            "protocolVersion": message["params"]["protocolVersion"],
+        }
+    elif method == "tools/list":
+        result = TOOLS
     elif method == "tools/call":
         text = str(message["params"]["arguments"]["text"])
         result = {"content": [{"type": "text", "text": text}]}

@@ -7,23 +7,33 @@ configured by default, on uvicorn in its own process) is driven in the same run 
   framing: the ceiling any client can reach against this server here;
 * ``mcpbind``: mcpbind's own ``Client`` over ``streamable_http_client`` (the whole stack:
   typed params, validation of the result, the transport);
-* ``python-sdk``: the official Python SDK's ``Client`` (``mcp``) on its Streamable HTTP client.
+* ``python-sdk``: the official Python SDK's ``Client`` (``mcp``) on its Streamable HTTP client;
+* ``typescript-sdk``: the official TypeScript SDK's ``Client`` on its
+  ``StreamableHTTPClientTransport`` (``bench/peers/ts_client.cjs``, a Node process of its own
+  that measures itself; the SDK installed with npm into ``$MCPBIND_NPM_CACHE`` on first use, as
+  ``bench/runtime_http.py`` does). In an era the installed SDK does not speak, and without npm
+  and node, its column says ``n/a`` and a footnote says why.
 
 Both eras: a 2025-11-25 session (initialize handshake) and the stateless 2026-07-28 era (no
 session; every POST carries ``_meta`` and the ``Mcp-*`` headers). Each client calls ``echo``
 sequentially, then with 32 calls in flight; clients alternate within each round and the table
-shows medians of ``--rounds`` rounds, calls/s and the client's CPU µs per call (this process's
-CPU time: the server runs elsewhere), and mcpbind's ratio to the SDK and to the ceiling.
+shows medians of ``--rounds`` rounds, calls/s and the client's CPU µs per call (its own
+process's CPU time: the server runs elsewhere), and mcpbind's ratio to each SDK and to the
+ceiling (for CPU, lower is better).
 """
 
 from __future__ import annotations
 
 import argparse
-import statistics
+import functools
+import importlib.metadata
+import json
+import subprocess
 import sys
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import NamedTuple
 
 import anyio
 
@@ -33,9 +43,21 @@ sys.path.insert(0, str(ROOT))
 from mcpbind.generated.v2025_11_25 import types  # noqa: E402
 from mcpbind.runtime import Client, run  # noqa: E402
 from mcpbind.runtime.http import streamable_http_client  # noqa: E402
-from runtime_http import IN_FLIGHT, MODERN, VERSION, LoadClient, start  # noqa: E402
+from runtime_http import (  # noqa: E402
+    IN_FLIGHT,
+    MODERN,
+    VERSION,
+    LoadClient,
+    node,
+    npm_cache,
+    start,
+    table,
+)
 
 Call = Callable[[], Awaitable[None]]
+#: Calls before the measured ones (Node's JIT is still compiling the TypeScript SDK's after 100).
+WARMUP = 300
+TS_CLIENT = ROOT / "peers" / "ts_client.cjs"
 
 
 async def timed(call: Call, count: int, in_flight: int) -> tuple[float, float]:
@@ -59,16 +81,83 @@ async def timed(call: Call, count: int, in_flight: int) -> tuple[float, float]:
     return count / elapsed, used / count * 1e6
 
 
-async def drive(call: Call, count: int) -> dict[str, float]:
-    await timed(call, 100, 1)  # warm up
-    seq, seq_cpu = await timed(call, count, 1)
-    par, par_cpu = await timed(call, count * 2, IN_FLIGHT)
+def figures(seq: tuple[float, float], par: tuple[float, float]) -> dict[str, float]:
+    """A client's row from (calls/s, CPU µs per call) sequentially and with calls in flight."""
     return {
-        "seq /s": seq,
-        f"x{IN_FLIGHT} /s": par,
-        "seq CPU us/call": seq_cpu,
-        f"x{IN_FLIGHT} CPU us/call": par_cpu,
+        "seq /s": seq[0],
+        f"x{IN_FLIGHT} /s": par[0],
+        "seq CPU us/call": seq[1],
+        f"x{IN_FLIGHT} CPU us/call": par[1],
     }
+
+
+async def drive(call: Call, count: int) -> dict[str, float]:
+    await timed(call, WARMUP, 1)
+    return figures(await timed(call, count, 1), await timed(call, count * 2, IN_FLIGHT))
+
+
+class TypeScriptSdk(NamedTuple):
+    """The installed TypeScript SDK, as ``ts_client.cjs versions`` reports it."""
+
+    command: list[str]  #: ``node ts_client.cjs CACHE``
+    version: str
+    supported: list[str]  #: its SUPPORTED_PROTOCOL_VERSIONS
+    node: str
+
+
+@functools.cache
+def typescript_sdk() -> TypeScriptSdk | str:
+    """The TypeScript SDK's client, asked what it is; a reason if it cannot run."""
+    cache, executable = npm_cache(), node()
+    if isinstance(cache, str) or executable is None:
+        return cache if isinstance(cache, str) else "node not found"
+    command = [executable, str(TS_CLIENT), str(cache)]
+    probe = subprocess.run([*command, "versions"], capture_output=True, text=True, check=False)
+    if probe.returncode != 0:
+        return f"ts_client.cjs failed: {probe.stderr[-300:]}"
+    found = json.loads(probe.stdout)
+    supported = [str(v) for v in found["supported"]]
+    return TypeScriptSdk(command, str(found["version"]), supported, str(found["node"]))
+
+
+def versions() -> str:
+    """Which SDKs the tables measure, for their headings."""
+    sdk = typescript_sdk()
+    if isinstance(sdk, str):
+        typescript = f"n/a ({sdk})"
+    else:
+        typescript = f"@modelcontextprotocol/sdk {sdk.version} on Node {sdk.node}"
+    return f"python-sdk: mcp {importlib.metadata.version('mcp')}; typescript-sdk: {typescript}"
+
+
+def typescript_unavailable(era: str) -> str | None:
+    """Why the TypeScript SDK's client cannot take part in ``era``; None if it can."""
+    sdk = typescript_sdk()
+    if isinstance(sdk, str):
+        return sdk
+    if era in sdk.supported:
+        return None
+    return (
+        f"@modelcontextprotocol/sdk {sdk.version} speaks {', '.join(sdk.supported)} (its "
+        f"SUPPORTED_PROTOCOL_VERSIONS), always after an initialize handshake: not the stateless "
+        f"{era} era"
+    )
+
+
+async def typescript_calls(target: list[str], count: int) -> dict[str, float]:
+    """The TypeScript SDK's client against ``target`` (``http URL`` or ``stdio COMMAND...``),
+    measured by itself in its own process (run from the repository, for ``-m`` commands)."""
+    sdk = typescript_sdk()
+    assert not isinstance(sdk, str), sdk
+    argv = [*sdk.command, str(count), str(WARMUP), str(IN_FLIGHT), *target]
+    done = await anyio.run_process(argv, cwd=ROOT.parent, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"the TypeScript SDK's client failed: {done.stderr.decode()[-500:]}")
+    report = json.loads(done.stdout)
+    sequential, in_flight = report["sequential"], report["in_flight"]
+    return figures(
+        (sequential["rate"], sequential["cpu_us"]), (in_flight["rate"], in_flight["cpu_us"])
+    )
 
 
 async def light(url: str, era: str, count: int) -> dict[str, float]:
@@ -99,7 +188,7 @@ async def ours(url: str, era: str, count: int) -> dict[str, float]:
 
         async def call() -> None:
             result = await stub.call_tool(params)
-            assert result.content[0].text == "hello"  # type: ignore[union-attr]
+            assert result.content[0].text == "hello"
 
         return await drive(call, count)
 
@@ -117,30 +206,32 @@ async def sdk(url: str, era: str, count: int) -> dict[str, float]:
         return await drive(call, count)
 
 
+async def typescript(url: str, era: str, count: int) -> dict[str, float]:
+    return await typescript_calls(["http", url], count)
+
+
 CLIENTS: dict[str, Callable[[str, str, int], Awaitable[dict[str, float]]]] = {
     "light": light,
     "mcpbind": ours,
     "python-sdk": sdk,
+    "typescript-sdk": typescript,
 }
 
 
-def table(title: str, results: dict[str, dict[str, list[float]]]) -> None:
-    names = list(results)
-    metrics = list(next(iter(results.values())))
-    print(title)
-    ratios = [n for n in ("python-sdk", "light") if n in names]
-    print(
-        f"  {'':<18}"
-        + "".join(f"{n:>12}" for n in names)
-        + "".join(f"{'mcpbind/' + n:>20}" for n in ratios)
-    )
-    for metric in metrics:
-        medians = {n: statistics.median(results[n][metric]) for n in names}
-        print(
-            f"  {metric:<18}"
-            + "".join(f"{medians[n]:>12.0f}" for n in names)
-            + "".join(f"{medians['mcpbind'] / medians[n]:>20.2f}" for n in ratios)
-        )
+def bench_era(era: str, url: str, names: list[str], rounds: int, calls: int) -> None:
+    """Every client in ``names`` against the server at ``url``, in turn in each round."""
+    missing = {"typescript-sdk": typescript_unavailable(era)} if "typescript-sdk" in names else {}
+    absent = {name: reason for name, reason in missing.items() if reason is not None}
+    results: dict[str, dict[str, list[float]]] = {name: {} for name in names}
+    for _ in range(rounds):
+        for name in names:
+            if name in absent:
+                continue
+            for metric, value in run(CLIENTS[name], url, era, calls).items():
+                results[name].setdefault(metric, []).append(value)
+    ratios = [n for n in ("python-sdk", "typescript-sdk", "light") if n in names]
+    title = f"Streamable HTTP clients, {era}, medians of {rounds} rounds (CPU: lower is better)"
+    table(title, results, ratios, absent)
 
 
 def main() -> None:
@@ -153,19 +244,14 @@ def main() -> None:
     parser.add_argument("--clients", default=",".join(CLIENTS), help="comma-separated subset")
     args = parser.parse_args()
     eras = (VERSION, MODERN) if args.era == "both" else (args.era,)
+    print(versions())
     names = args.clients.split(",")
     process, url = start(
         "mcpbind", [sys.executable, str(ROOT / "runtime_http.py"), "--serve", "mcpbind"]
     )
     try:
         for era in eras:
-            results: dict[str, dict[str, list[float]]] = {name: {} for name in names}
-            for _ in range(args.rounds):
-                for name in names:
-                    got = run(CLIENTS[name], url, era, args.calls)
-                    for metric, value in got.items():
-                        results[name].setdefault(metric, []).append(value)
-            table(f"Streamable HTTP clients, {era}, medians of {args.rounds} rounds", results)
+            bench_era(era, url, names, args.rounds, args.calls)
     finally:
         process.terminate()
         process.wait(timeout=10)

@@ -39,7 +39,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -468,16 +470,40 @@ async def measure_stack(url: str, count: int) -> dict[str, float]:
 # -- running and reporting ----------------------------------------------------------------------
 
 
-def table(title: str, results: dict[str, dict[str, list[float]]], ratios_to: list[str]) -> None:
+def table(
+    title: str,
+    results: dict[str, dict[str, list[float]]],
+    ratios_to: Sequence[str],
+    missing: Mapping[str, str] | None = None,
+) -> None:
+    """Medians, a column per server (or client), then mcpbind's ratio to each of ``ratios_to``.
+
+    A name in ``missing`` (not measured) shows ``n/a``, and its reason follows as a footnote.
+    """
+    missing = missing or {}
     names = list(results)
-    metrics = list(next(iter(results.values())))
+    metrics = list(next((results[n] for n in names if n not in missing), {}))
     print(title)
     header = f"  {'':<20}" + "".join(f"{n:>15}" for n in names)
     print(header + "".join(f"{'  mcpbind/' + n:>24}" for n in ratios_to))
     for metric in metrics:
-        medians = {n: statistics.median(results[n][metric]) for n in names}
-        line = f"  {metric:<20}" + "".join(f"{medians[n]:>15.0f}" for n in names)
-        print(line + "".join(f"{medians['mcpbind'] / medians[n]:>24.2f}" for n in ratios_to))
+        medians = {n: statistics.median(results[n][metric]) for n in names if n not in missing}
+        line = f"  {metric:<20}" + "".join(
+            f"{medians[n]:>15.0f}" if n in medians else f"{'n/a':>15}" for n in names
+        )
+        print(
+            line
+            + "".join(
+                f"{medians['mcpbind'] / medians[n]:>24.2f}" if n in medians else f"{'n/a':>24}"
+                for n in ratios_to
+            )
+        )
+    for name, reason in missing.items():
+        print(
+            textwrap.fill(
+                f"n/a {name}: {reason}", 100, initial_indent="  ", subsequent_indent="    "
+            )
+        )
 
 
 def bench_mode(mode: str, rounds: int, count: int, stack_count: int) -> None:

@@ -33,7 +33,8 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -222,29 +223,60 @@ async def rate(count: int, call: Callable[[], Awaitable[object]]) -> float:
     return count / (time.perf_counter() - start)
 
 
-async def our_stack(count: int) -> float:
-    """Sequential echo of mcpbind's ``Client`` against mcpbind's server."""
-    params = StdioParameters(sys.executable, ["-m", "examples.server"], cwd=ROOT)
+Echo = Callable[[], Awaitable[None]]
+
+
+@asynccontextmanager
+async def our_echo(argv: list[str]) -> AsyncIterator[Echo]:
+    """mcpbind's ``Client`` over ``stdio_client`` to the server ``argv`` starts: its echo call."""
+    params = StdioParameters(argv[0], argv[1:], cwd=ROOT, stderr="devnull")
     echo = types.CallToolRequestParams(name="echo", arguments={"text": "hello"})
     async with Client(stdio_client(params)) as client:
+        stub = client.stub
+
+        async def call() -> None:
+            result = await stub.call_tool(echo)
+            assert result.content[0].text == "hello"
+
+        yield call
+
+
+@asynccontextmanager
+async def sdk_echo(argv: list[str]) -> AsyncIterator[Echo]:
+    """The official ``ClientSession`` over its stdio client to the server ``argv`` starts."""
+    from mcp import ClientSession, StdioServerParameters
+    from mcp import stdio_client as sdk_stdio_client
+
+    params = StdioServerParameters(command=argv[0], args=argv[1:], cwd=ROOT)
+    async with sdk_stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+
+        async def call() -> None:
+            result = await session.call_tool("echo", {"text": "hello"})
+            assert result.content[0].text == "hello"  # type: ignore[union-attr]
+
+        yield call
+
+
+async def stack(
+    client: Callable[[list[str]], AbstractAsyncContextManager[Echo]], argv: list[str], count: int
+) -> float:
+    """Sequential echo calls/s of ``client`` against the server ``argv`` starts."""
+    async with client(argv) as call:
         for _ in range(200):
-            await client.stub.call_tool(echo)
-        return await rate(count, lambda: client.stub.call_tool(echo))
+            await call()
+        return await rate(count, call)
+
+
+async def our_stack(count: int) -> float:
+    """Sequential echo of mcpbind's ``Client`` against mcpbind's server."""
+    return await stack(our_echo, [sys.executable, "-m", "examples.server"], count)
 
 
 async def sdk_stack(count: int) -> float:
     """Sequential echo of the official client against the official server."""
-    from mcp import ClientSession, StdioServerParameters
-    from mcp import stdio_client as sdk_stdio_client
-
-    params = StdioServerParameters(
-        command=sys.executable, args=[str(ROOT / "tests" / "runtime" / "sdk_server.py")]
-    )
-    async with sdk_stdio_client(params) as (read, write), ClientSession(read, write) as session:
-        await session.initialize()
-        for _ in range(200):
-            await session.call_tool("echo", {"text": "hello"})
-        return await rate(count, lambda: session.call_tool("echo", {"text": "hello"}))
+    sdk_server = str(ROOT / "tests" / "runtime" / "sdk_server.py")
+    return await stack(sdk_echo, [sys.executable, sdk_server], count)
 
 
 def import_seconds(code: str) -> float:
@@ -272,7 +304,9 @@ def table(results: dict[str, dict[str, list[float]]], rounds: int) -> None:
         for peer in peers:
             line = f"{name + ' / ' + peer:<32}"
             for metric in metrics:
-                line += f"{metric}={medians[name][metric] / medians[peer][metric]:.2f}  "
+                mine, theirs = medians[name][metric], medians[peer][metric]
+                # CPU is counted in clock ticks: a short run may see none.
+                line += f"{metric}={mine / theirs:.2f}  " if theirs else f"{metric}=n/a  "
             print(line.rstrip())
 
 
