@@ -118,13 +118,35 @@ def test_importing_a_revision_builds_no_validator() -> None:
 
 def test_importing_the_tasks_extension_builds_no_validator() -> None:
     """The tasks extension's wire models (2026-07-28 only) are built when a session first uses
-    them, not when the app layer imports the extension."""
-    built, modules = _built_models("import mcpbind.runtime.app")
+    them, not when the extension is imported."""
+    built, modules = _built_models("import mcpbind.runtime.app, mcpbind.runtime.tasks")
     assert "mcpbind.runtime.tasks._wire" in modules
     wire = mcpbind.runtime.tasks._wire
     models = {n for n, v in vars(wire).items() if isinstance(v, type) and issubclass(v, BaseModel)}
     assert len(models) >= 6
     assert not models & set(built), sorted(models & set(built))
+
+
+APP_WITHOUT_TASKS = """
+from mcpbind.runtime.app import App
+
+app = App("probe")
+
+
+@app.tool()
+async def echo(text: str) -> str:
+    return text
+"""
+
+
+def test_an_app_without_task_tools_never_imports_the_tasks_extension() -> None:
+    """The app layer imports the tasks extension when a tool declares task support, not before
+    (its modules and wire models are most of what the app layer would add to a stdio server)."""
+    modules = _modules_after(APP_WITHOUT_TASKS)
+    assert "mcpbind.runtime.app._app" in modules
+    assert not _under(modules, ("mcpbind.runtime.tasks",))
+    with_tasks = APP_WITHOUT_TASKS.replace("@app.tool()", '@app.tool(task_support="optional")')
+    assert "mcpbind.runtime.tasks" in _modules_after(with_tasks)
 
 
 #: Runs the example server (``python -m examples.server``) and, once stdin closes and it exits,
