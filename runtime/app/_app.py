@@ -20,7 +20,6 @@ from pydantic import BaseModel
 from .._bindings import Bindings
 from .._server import Server
 from .._session import Session
-from ..tasks import TaskSupport
 from ..transport import Connection
 from ._completion import values_of
 from ._context import LOG_LEVELS, Context
@@ -247,6 +246,8 @@ class App:
         entry.task_support = task_support
         self.tools[entry.name] = entry
         if task_support not in (None, "forbidden") and self.server.tasks is None:
+            from ..tasks import TaskSupport  # the tasks extension only for an app that uses it
+
             self.server.enable_tasks(TaskSupport(tools=self._task_support))
         self._changed(self.server.notify_tools_changed)
 

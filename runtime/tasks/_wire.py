@@ -48,7 +48,8 @@ TaskStatus = Literal["working", "input_required", "completed", "failed", "cancel
 
 
 class _Wire(BaseModel):
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    # Validators built on first use: only a 2026-07-28 session that uses tasks needs them.
+    model_config = ConfigDict(extra="allow", populate_by_name=True, defer_build=True)
 
     meta: dict[str, Any] | None = Field(default=None, alias="_meta")
 

@@ -6,10 +6,15 @@ Each check runs in a fresh interpreter, since this process has imported everythi
 from __future__ import annotations
 
 import importlib
+import json
 import subprocess
 import sys
+from pathlib import Path
 
 import mcpbind.runtime
+import mcpbind.runtime.tasks._wire
+from mcpbind import generated
+from pydantic import BaseModel
 from runtime_helpers import REPO_ROOT
 
 HEAVY = ("anyio", "asyncio", "pydantic", "mcpbind.generated._support")
@@ -80,3 +85,148 @@ def test_a_handshake_session_never_imports_the_stateless_revision() -> None:
     modules = _modules_after(HANDSHAKE_SESSION)
     assert "mcpbind.generated.v2025_11_25.types" in modules
     assert "mcpbind.generated.v2026_07_28" not in modules
+
+
+def _built_models(code: str) -> tuple[list[str], set[str]]:
+    """The models a fresh interpreter has built a validator for after ``code``, and its modules."""
+    probe = (
+        f"{code}\nimport sys\nfrom pydantic import BaseModel\n"
+        "def walk(cls):\n"
+        "    for sub in cls.__subclasses__():\n"
+        "        yield sub\n"
+        "        yield from walk(sub)\n"
+        "print(' '.join(sorted({c.__qualname__ for c in walk(BaseModel)\n"
+        "    if c.__dict__.get('__pydantic_complete__')})))\n"
+        "print(' '.join(sys.modules))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=REPO_ROOT
+    )
+    built, modules = result.stdout.split("\n")[:2]
+    return built.split(), set(modules.split())
+
+
+def test_importing_a_revision_builds_no_validator() -> None:
+    """Every generated model defers its validator to first use: importing a revision (168 models
+    in 2025-11-25) builds none, so pydantic's plugin loader (and the ``importlib.metadata`` it
+    imports) is not even loaded yet."""
+    code = "\n".join(f"import {generated.module_name(r)}" for r in generated.REVISIONS)
+    built, modules = _built_models(code)
+    assert built == []
+    assert "pydantic.plugin._loader" not in modules
+
+
+def test_importing_the_tasks_extension_builds_no_validator() -> None:
+    """The tasks extension's wire models (2026-07-28 only) are built when a session first uses
+    them, not when the extension is imported."""
+    built, modules = _built_models("import mcpbind.runtime.app, mcpbind.runtime.tasks")
+    assert "mcpbind.runtime.tasks._wire" in modules
+    wire = mcpbind.runtime.tasks._wire
+    models = {n for n, v in vars(wire).items() if isinstance(v, type) and issubclass(v, BaseModel)}
+    assert len(models) >= 6
+    assert not models & set(built), sorted(models & set(built))
+
+
+APP_WITHOUT_TASKS = """
+from mcpbind.runtime.app import App
+
+app = App("probe")
+
+
+@app.tool()
+async def echo(text: str) -> str:
+    return text
+"""
+
+
+def test_an_app_without_task_tools_never_imports_the_tasks_extension() -> None:
+    """The app layer imports the tasks extension when a tool declares task support, not before
+    (its modules and wire models are most of what the app layer would add to a stdio server)."""
+    modules = _modules_after(APP_WITHOUT_TASKS)
+    assert "mcpbind.runtime.app._app" in modules
+    assert not _under(modules, ("mcpbind.runtime.tasks",))
+    with_tasks = APP_WITHOUT_TASKS.replace("@app.tool()", '@app.tool(task_support="optional")')
+    assert "mcpbind.runtime.tasks" in _modules_after(with_tasks)
+
+
+#: Runs the example server (``python -m examples.server``) and, once stdin closes and it exits,
+#: writes the modules it holds and the models whose validators it built to ``sys.argv[1]``.
+IDLE_SERVER = """
+import atexit, runpy, sys
+out = sys.argv[1]
+sys.argv = ["examples.server"]
+sys.path.insert(0, ".")
+
+def report():
+    from pydantic import BaseModel
+    def walk(cls):
+        for sub in cls.__subclasses__():
+            yield sub
+            yield from walk(sub)
+    built = {c.__qualname__ for c in walk(BaseModel) if c.__dict__.get("__pydantic_complete__")}
+    with open(out, "w") as file:
+        file.write(" ".join(sorted(built)) + "\\n" + " ".join(sorted(sys.modules)))
+
+atexit.register(report)
+runpy.run_module("examples.server", run_name="__main__", alter_sys=True)
+"""
+
+#: What a stdio server that spoke 2025-11-25 and answered ``tools/call`` never needs.
+NOT_FOR_STDIO = (
+    *HTTP,
+    "click",
+    "mcpbind.codegen",
+    "mcpbind.runtime.app",
+    "mcpbind.runtime.tasks",
+    "mcpbind.runtime._client",
+    "mcpbind.runtime._client_calls",
+    "mcpbind.runtime._listen_client",
+    "mcpbind.runtime._stateless_client",
+    *(generated.module_name(r) for r in generated.REVISIONS if r != "2025-11-25"),
+)
+
+
+def test_an_idle_stdio_server_holds_only_what_it_serves_with(tmp_path: Path) -> None:
+    """The example server over real pipes, after the handshake and an echo: no HTTP stack, no
+    client, no app layer, no other revision's bindings, and validators only for the handful of
+    models it met (not one per generated class): what keeps its idle RSS down."""
+    out = tmp_path / "idle.txt"
+    messages = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "probe", "version": "0"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"text": "hello"}},
+        },
+    ]
+    given = "".join(json.dumps(m) + "\n" for m in messages)
+    result = subprocess.run(
+        [sys.executable, "-c", IDLE_SERVER, str(out)],
+        input=given,
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=REPO_ROOT,
+        timeout=60,
+    )
+    answers = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [a.get("id") for a in answers] == [1, 2]
+    assert answers[1]["result"]["content"][0]["text"] == "hello"
+    built_line, modules_line = out.read_text().split("\n")
+    built, modules = set(built_line.split()), set(modules_line.split())
+    assert "mcpbind.generated.v2025_11_25.types" in modules
+    assert not _under(modules, NOT_FOR_STDIO), sorted(_under(modules, NOT_FOR_STDIO))
+    # The tools it lists, what it parses and answers: a few, never a revision's worth.
+    assert {"CallToolRequestParams", "CallToolResult", "InitializeRequestParams"} <= built
+    assert len(built) <= 12, sorted(built)
