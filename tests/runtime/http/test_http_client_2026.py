@@ -409,15 +409,21 @@ async def test_a_probe_refused_with_unknown_versions_is_a_version_error(fallback
 
 async def test_cancelling_a_stateless_request_closes_its_stream_without_a_notification() -> None:
     sent: Sent = []
+    received = anyio.Event()
 
     async def answer(message: dict[str, Any]) -> Reply | None:
+        if message.get("method") == "tools/call":
+            received.set()
         return None
 
     async with raw_server(answer) as server, client_of(server.url, sent) as client:
         async with anyio.create_task_group() as tg:
             tg.start_soon(call, client, "forever")
-            while posted(sent)[-1:] != ["tools/call"]:
-                await anyio.sleep(0.01)
+            # Cancelled once the server holds the request: the client records a POST before its
+            # body is on the wire, and a POST cut before that reaches the server as a bare
+            # disconnect, with no request to hold open.
+            with anyio.fail_after(10):
+                await received.wait()
             tg.cancel_scope.cancel()
         with anyio.fail_after(10):
             await server.disconnected.wait()
