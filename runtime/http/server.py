@@ -55,7 +55,7 @@ from .._logsafe import printable
 from .._stateless import STATELESS_REVISIONS, UNSUPPORTED_PROTOCOL_VERSION
 from ..errors import INVALID_REQUEST
 from ..transport import Connection
-from ._asgi import CONNECTION_ERROR, error, read_headers, respond
+from ._asgi import CONNECTION_ERROR, error, respond
 from ._binding import HEADER_MISMATCH, Refusal, check_params, check_request, meta_version
 from ._common import (
     DEFAULT_PROTOCOL_VERSION,
@@ -69,7 +69,7 @@ from ._common import (
 )
 from ._exchange import LISTEN, accepted, exchange, per_request
 from ._http_session import HttpRequestContext, HttpSession
-from ._intake import malformed_header, mcp_headers, parse_post
+from ._intake import header_view, parse_post
 from ._sse_writer import write_sse
 from ._streams import RequestId, Stream
 from ._tool_headers import ToolHeaderCache
@@ -248,8 +248,8 @@ class StreamableHTTPServer:
         if self._path is not None and scope["path"].rstrip("/") != self._path:
             await respond(send, 404, b"Not Found", "text/plain; charset=utf-8")
             return
-        headers = read_headers(scope)
-        bad = malformed_header(headers)
+        view = header_view(scope)
+        headers, bad = view.headers, view.malformed
         if bad is not None:
             await error(send, 400, CONNECTION_ERROR, f"Bad Request: malformed {bad} header")
             return
@@ -440,7 +440,7 @@ class StreamableHTTPServer:
             return
         request_id = message["id"]
         method = message["method"]
-        mcp, bad = mcp_headers(scope)
+        mcp, bad = header_view(scope).mcp()
         refusal = (
             Refusal(HEADER_MISMATCH, f"Header mismatch: malformed {bad} header")
             if bad is not None

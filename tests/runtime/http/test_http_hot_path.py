@@ -1,0 +1,110 @@
+"""What the stateless era's per-request shortcuts reuse, and that every check still runs.
+
+The endpoint keeps what it read from a set of request headers (``_intake.header_view``), the
+route plan of a (revision, method) and the client's ``_meta`` values it validated: each test
+makes a request that shares everything cached with an earlier one but the detail that must
+make it fail, and checks that it does. Driven in-process (ASGI calls, no sockets).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import pytest
+from httpkit import MODERN, MODERN_META, build_dual_server
+from mcpbind.runtime import RequestContext
+from mcpbind.runtime.http import StreamableHTTPServer
+from mcpbind.runtime.http import _intake
+
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(30)]
+
+BASE = [
+    (b"host", b"127.0.0.1:8000"),
+    (b"accept", b"application/json, text/event-stream"),
+    (b"content-type", b"application/json"),
+    (b"mcp-protocol-version", MODERN.encode()),
+    (b"mcp-method", b"tools/call"),
+]
+
+
+class Asgi:
+    """POSTs to an app in this task: (status, parsed JSON body)."""
+
+    def __init__(self, app: StreamableHTTPServer) -> None:
+        self.app = app
+
+    async def post(self, body: Any, headers: list[tuple[bytes, bytes]]) -> tuple[int, Any]:
+        sent: list[dict[str, Any]] = []
+        payload = json.dumps(body).encode()
+        delivered = False
+
+        async def receive() -> dict[str, Any]:
+            nonlocal delivered
+            if delivered:
+                await anyio.sleep_forever()
+            delivered = True
+            return {"type": "http.request", "body": payload, "more_body": False}
+
+        async def send(message: dict[str, Any]) -> None:
+            sent.append(message)
+
+        scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": headers,
+                 "query_string": b"", "client": ("127.0.0.1", 1)}  # fmt: skip
+        await self.app(scope, receive, send)
+        data = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+        return sent[0]["status"], json.loads(data) if data else None
+
+
+@asynccontextmanager
+async def asgi(app: StreamableHTTPServer) -> AsyncIterator[Asgi]:
+    async with app.run():
+        yield Asgi(app)
+
+
+def call(request_id: int, name: str = "echo", meta: Any = None, **arguments: Any) -> Any:
+    params = {"name": name, "arguments": arguments, "_meta": MODERN_META if meta is None else meta}
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+
+
+def named(name: bytes) -> list[tuple[bytes, bytes]]:
+    return [*BASE, (b"mcp-name", name)]
+
+
+async def test_a_header_set_seen_before_is_still_checked_against_each_body() -> None:
+    app = StreamableHTTPServer(build_dual_server().serve)
+    async with asgi(app) as client:
+        for request_id in (1, 2):  # the second one is served from the cached view
+            status, answer = await client.post(call(request_id, text="a"), named(b"echo"))
+            assert status == 200 and answer["result"]["content"][0]["text"] == "a"
+        assert tuple(named(b"echo")) in _intake._views
+        # The same (cached) headers with a body naming another tool: a mismatch.
+        status, answer = await client.post(call(3, name="where", region="x"), named(b"echo"))
+        assert status == 400 and answer["error"]["code"] == -32020 and answer["id"] == 3
+        # A malformed header is refused every time, cached or not.
+        bad = [*named(b"echo"), (b"mcp-param-region", b"caf\xe9")]
+        for request_id in (4, 5):
+            status, answer = await client.post(call(request_id, text="a"), bad)
+            assert status == 400 and "malformed" in answer["error"]["message"]
+        # A Host outside the allow-list is refused though the rest matches a cached set.
+        foreign = [(b"host", b"evil.example:80"), *named(b"echo")[1:]]
+        for _ in range(2):
+            status, answer = await client.post(call(6, text="a"), foreign)
+            assert status == 403
+
+
+async def test_header_views_are_bounded_and_keyed_on_every_byte() -> None:
+    _intake._views.clear()
+    first = _intake.header_view({"headers": named(b"echo")})
+    assert _intake.header_view({"headers": list(named(b"echo"))}) is first
+    other = _intake.header_view({"headers": named(b"Echo")})
+    assert other is not first and other.mcp()[0]["mcp-name"] == ["Echo"]
+    for n in range(_intake.MAX_VIEWS + 10):
+        _intake.header_view({"headers": named(b"t%d" % n)})
+    assert len(_intake._views) <= _intake.MAX_VIEWS
+    # Lists as header pairs (unhashable) are read, just not cached.
+    view = _intake.header_view({"headers": [[k, v] for k, v in named(b"echo")]})
+    assert view.headers["mcp-protocol-version"] == MODERN and view.malformed is None
