@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 import pytest
 from httpkit import MODERN, MODERN_META, build_dual_server
-from mcpbind.runtime import RequestContext
+from mcpbind.runtime import RequestContext, Server
 from mcpbind.runtime.http import StreamableHTTPServer
 from mcpbind.runtime.http import _intake
 
@@ -108,3 +108,56 @@ async def test_header_views_are_bounded_and_keyed_on_every_byte() -> None:
     # Lists as header pairs (unhashable) are read, just not cached.
     view = _intake.header_view({"headers": [[k, v] for k, v in named(b"echo")]})
     assert view.headers["mcp-protocol-version"] == MODERN and view.malformed is None
+
+
+def peer_server() -> Server:
+    """A 2026-07-28 ``tools/call`` that answers with what it sees of its client."""
+    from mcpbind.generated.v2026_07_28 import methods as modern
+
+    server = Server("peer")
+
+    @server.handler(modern.TOOLS_CALL)
+    async def call_tool(params: Any, context: RequestContext) -> Any:
+        peer = context.session.peer
+        info = peer.info.name if peer.info is not None else None
+        said = json.dumps([info, sorted(peer.capabilities), peer.revision])
+        return {"content": [{"type": "text", "text": said}], "resultType": "complete"}
+
+    return server
+
+
+def meta(info: Any = None, **capabilities: Any) -> dict[str, Any]:
+    found = {**MODERN_META, "io.modelcontextprotocol/clientCapabilities": capabilities}
+    if info is not None:
+        found["io.modelcontextprotocol/clientInfo"] = info
+    return found
+
+
+async def test_each_request_sees_its_own_client_meta() -> None:
+    """Client info is validated once per distinct value, never reused for another value."""
+    app = StreamableHTTPServer(peer_server().serve)
+    alice = {"name": "alice", "version": "1"}
+    bob = {"name": "bob", "version": "1"}
+    cases: list[tuple[dict[str, Any], Any]] = [
+        (meta(alice), ["alice", [], MODERN]),
+        (meta(alice, roots={}), ["alice", ["roots"], MODERN]),
+        (meta(bob), ["bob", [], MODERN]),
+        (meta(alice), ["alice", [], MODERN]),
+        (meta({"name": "alice", "version": 1}), None),  # invalid: the params are refused
+        (meta(), [None, [], MODERN]),
+        (meta({"name": "carol", "version": "1", "icons": [{"src": "https://x/i.png"}]}),
+         ["carol", [], MODERN]),  # fmt: skip
+        (meta(bob, elicitation={}), ["bob", ["elicitation"], MODERN]),
+    ]
+    async with asgi(app) as client:
+        for request_id, (sent, seen) in enumerate(cases, 1):
+            status, answer = await client.post(call(request_id, meta=sent), named(b"echo"))
+            if seen is None:
+                assert status == 400 and answer["error"]["code"] == -32602
+                continue
+            assert status == 200, answer
+            assert json.loads(answer["result"]["content"][0]["text"]) == seen
+        # Still a -32602 for a _meta without capabilities, after all those were cached.
+        bare = {"io.modelcontextprotocol/protocolVersion": MODERN}
+        status, answer = await client.post(call(99, meta=bare), named(b"echo"))
+        assert status == 400 and answer["error"]["code"] == -32602
