@@ -25,9 +25,10 @@ Handshake-era streams are resumable: each SSE event is recorded in the session's
 
 Both protocol eras share the endpoint. A POST of the stateless era (2026-07-28: its
 ``MCP-Protocol-Version``, or the ``_meta`` version of its body, says so) has its headers
-checked against its body (``_binding``) and is served on a session of its own that lives
-exactly as long as the request; closing its SSE response cancels it, and its streams are not
-resumable. Handshake-era sessions outlive single HTTP requests, so they run in a task group
+checked against its body (``_binding``) and is served on a session that serves nothing else
+while it runs (one of the pool ``run()`` keeps, when it was left clean by an earlier request
+answered at once, else one of its own); closing its SSE response cancels it, and its streams
+are not resumable. Handshake-era sessions outlive single HTTP requests, so they run in a task group
 opened by ``run()``; used directly as an ASGI app the server opens it from the ``lifespan``
 protocol (uvicorn, hypercorn... run it). ``stateless=True`` serves handshake-era POSTs on
 sessions of their own too, started as already initialised at the request's
@@ -111,7 +112,8 @@ class StreamableHTTPServer:
     Both protocol eras are served at once: a POST carrying (or opening, with ``initialize``)
     a handshake-era session goes to that session; one whose ``MCP-Protocol-Version`` is a
     stateless-era revision, or whose body carries the per-request ``_meta`` version, is
-    checked against the 2026-07-28 HTTP binding and served on a session of its own.
+    checked against the 2026-07-28 HTTP binding and served on a session that serves nothing
+    else meanwhile (its own, or a clean one from a pool while ``run()`` hosts the server).
     ``stateless=True`` serves handshake-era requests that way too (no sessions at all).
     ``tool_headers_ttl`` is how long the tools' ``x-mcp-header`` annotations, which say what
     ``Mcp-Param-*`` headers a ``tools/call`` must carry, are reused (``ToolHeaderCache``).
@@ -162,6 +164,9 @@ class StreamableHTTPServer:
         self.sse_keepalive = sse_keepalive
         self.detach_stuck_after = detach_stuck_after
         self.sessions: dict[str, HttpSession] = {}
+        #: Idle sessions for stateless-era requests (``_exchange.pooled``) while ``run()``
+        #: hosts them (in ``_tg``); None otherwise: each request then has a session of its own.
+        self.pool: list[HttpSession] | None = None
         self._tg: TaskGroup | None = None
         self.tool_headers = ToolHeaderCache(serve, tool_headers_ttl)
         self.auth = auth
@@ -198,12 +203,16 @@ class StreamableHTTPServer:
         reaper = anyio.CancelScope()
         async with anyio.create_task_group() as tg:
             self._tg = tg
+            self.pool = []
             tg.start_soon(self._reap, reaper)
             try:
                 async with self.shared.attach(self):
                     yield self
             finally:
                 self._tg = None
+                pool, self.pool = self.pool, None
+                for session in pool or ():
+                    session.terminate("the server is shutting down")
                 reaper.cancel()
                 for session in list(self.sessions.values()):
                     session.terminate("the server is shutting down")

@@ -17,8 +17,7 @@ import anyio
 import pytest
 from httpkit import MODERN, MODERN_META, build_dual_server
 from mcpbind.runtime import RequestContext, Server
-from mcpbind.runtime.http import StreamableHTTPServer
-from mcpbind.runtime.http import _intake
+from mcpbind.runtime.http import StreamableHTTPServer, _intake
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(30)]
 
@@ -138,6 +137,7 @@ async def test_each_request_sees_its_own_client_meta() -> None:
     app = StreamableHTTPServer(peer_server().serve)
     alice = {"name": "alice", "version": "1"}
     bob = {"name": "bob", "version": "1"}
+    carol = {"name": "carol", "version": "1", "icons": [{"src": "https://x/i.png"}]}
     cases: list[tuple[dict[str, Any], Any]] = [
         (meta(alice), ["alice", [], MODERN]),
         (meta(alice, roots={}), ["alice", ["roots"], MODERN]),
@@ -145,8 +145,7 @@ async def test_each_request_sees_its_own_client_meta() -> None:
         (meta(alice), ["alice", [], MODERN]),
         (meta({"name": "alice", "version": 1}), None),  # invalid: the params are refused
         (meta(), [None, [], MODERN]),
-        (meta({"name": "carol", "version": "1", "icons": [{"src": "https://x/i.png"}]}),
-         ["carol", [], MODERN]),  # fmt: skip
+        (meta(carol), ["carol", [], MODERN]),
         (meta(bob, elicitation={}), ["bob", ["elicitation"], MODERN]),
     ]
     async with asgi(app) as client:
@@ -161,3 +160,77 @@ async def test_each_request_sees_its_own_client_meta() -> None:
         bare = {"io.modelcontextprotocol/protocolVersion": MODERN}
         status, answer = await client.post(call(99, meta=bare), named(b"echo"))
         assert status == 400 and answer["error"]["code"] == -32602
+
+
+def chatty_server() -> Server:
+    """``echo`` answers at once; ``chat`` sends a log message first (an SSE answer)."""
+    from mcpbind.generated.v2026_07_28 import methods as modern
+    from mcpbind.generated.v2026_07_28 import types as modern_types
+
+    server = Server("chatty")
+
+    @server.handler(modern.TOOLS_CALL)
+    async def call_tool(params: Any, context: RequestContext) -> Any:
+        if params.name == "chat":
+            note = modern_types.LoggingMessageNotificationParams(level="info", data="hi")
+            await context.send_notification(modern.NOTIFICATIONS_MESSAGE, note)
+        return {"content": [{"type": "text", "text": params.name}], "resultType": "complete"}
+
+    return server
+
+
+async def post_sse(client: Asgi, body: Any, headers: list[tuple[bytes, bytes]]) -> bytes:
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        if not sent:
+            return {"type": "http.request", "body": json.dumps(body).encode()}
+        await anyio.sleep_forever()
+        raise AssertionError
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": headers,
+             "query_string": b"", "client": ("127.0.0.1", 1)}  # fmt: skip
+    await client.app(scope, receive, send)
+    return b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+
+
+async def test_sessions_of_stateless_requests_are_reused_only_when_left_clean() -> None:
+    app = StreamableHTTPServer(chatty_server().serve)
+    assert app.pool is None  # no pool without run(): a session per request
+    async with asgi(app) as client:
+        assert app.pool == []
+        for _ in range(3):  # the same id from "different clients", one after the other
+            status, answer = await client.post(call(1), named(b"echo"))
+            assert status == 200 and answer["result"]["content"][0]["text"] == "echo"
+        assert len(app.pool) == 1
+        kept = app.pool[0]
+        # An SSE answer (a notification came first) ends its session: never back in the pool.
+        body = await post_sse(client, call(2, name="chat"), named(b"chat"))
+        assert b'"notifications/message"' in body and b'"id":2' in body
+        assert app.pool == [] and kept.closed
+        status, answer = await client.post(call(3), named(b"echo"))
+        assert status == 200 and len(app.pool) == 1 and app.pool[0] is not kept
+        last = app.pool[0]
+        # A refused request never reaches a session; the pooled one stays as it was.
+        status, answer = await client.post(call(4), named(b"other"))
+        assert status == 400 and app.pool == [last]
+    assert app.pool is None and last.closed  # shut down with the server
+
+
+def test_only_answers_that_end_their_request_free_the_session() -> None:
+    """A task's result leaves its handler running: that session is never reused."""
+    from mcpbind.runtime.http._exchange import _finished
+
+    def result(**members: Any) -> dict[str, Any]:
+        return {"jsonrpc": "2.0", "id": 1, "result": members}
+
+    assert _finished(result(content=[]))  # no resultType: complete
+    assert _finished(result(resultType="complete"))
+    assert _finished(result(resultType="input_required", inputRequests={}))
+    assert _finished({"jsonrpc": "2.0", "id": 1, "error": {"code": -32602, "message": "x"}})
+    assert not _finished(result(resultType="task", taskId="t", status="working"))
+    assert not _finished(None)  # answered by SSE, or nothing to answer
+    assert not _finished([result()])
