@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Final, get_args
+from typing import TYPE_CHECKING, Any, Final, NamedTuple, get_args
 
 from mcpbind import generated
 from mcpbind.generated._support import Direction, MethodSpec
@@ -86,6 +86,22 @@ def _cross_era_stamp(spec: MethodSpec[Any, Any]) -> dict[str, Any]:
     return {key: value for key, value in _NEUTRAL.items() if key in declared or key == "resultType"}
 
 
+class _Plan(NamedTuple):
+    """How a (revision, method) is served, from the generated tables: the bindings, the
+    method's spec there (None: not of that revision), the stamp a handler written for another
+    revision gets, and whether its result may ask the client for input (rounds)."""
+
+    bindings: Bindings
+    served: MethodSpec[Any, Any] | None
+    cross_stamp: dict[str, Any]
+    rounds: bool
+
+
+_MISSING: Final = object()
+#: Distinct ``clientInfo`` values kept, validated (all dropped when full).
+_MAX_INFOS: Final = 256
+
+
 def _implementation(bindings: Bindings, data: Any) -> Any:
     """The peer's self-description as the revision's ``Implementation``, like the handshake's;
     None if absent or malformed (it is for display only, never a reason to refuse)."""
@@ -116,6 +132,8 @@ class StatelessServer:
         self.supported = era_revisions("stateless", supported)
         self.legacy = legacy
         self.discover_ttl_ms = discover_ttl_ms
+        self._plans: dict[tuple[str, str], _Plan] = {}
+        self._infos: dict[tuple[Any, ...], Any] = {}
 
     @property
     def all_supported(self) -> list[str]:
@@ -176,7 +194,10 @@ class StatelessServer:
             return McpError(INVALID_PARAMS, f"Invalid params: _meta lacks {CLIENT_CAPABILITIES!r}")
         if version not in self.supported:
             return self._unsupported(version)
-        bindings = Bindings.load(version, Direction.SERVER_TO_CLIENT)
+        plan = self._plans.get((version, method))
+        if plan is None:
+            plan = self._plan(version, method)
+        bindings = plan.bindings
         # Per request, not per session: the next request may say otherwise.
         session.bindings = bindings
         peer = session.peer
@@ -184,29 +205,60 @@ class StatelessServer:
         peer.revision = version
         peer.phase = "operating"
         peer.capabilities = meta[CLIENT_CAPABILITIES]
-        peer.info = _implementation(bindings, meta.get(CLIENT_INFO))
+        info = meta.get(CLIENT_INFO)
+        peer.info = self._client_info(bindings, info) if info is not None else None
         if method == _DISCOVER:
-            spec = bindings.methods[_DISCOVER]
 
             async def discover(params: Any, context: RequestContext) -> Any:
                 return self._discover(server, bindings)
 
-            return Route(spec, discover)
+            return Route(plan.served, discover)
         route = server.find_route(bindings, method)
-        if method == LISTEN and isinstance(route, McpError) and method in bindings.methods:
+        if method == LISTEN and isinstance(route, McpError) and plan.served is not None:
             return self._listen_route(server, bindings)
         if isinstance(route, Route):
             # Handlers written for a handshake revision serve here too: their results get the
             # members they cannot know of, and must then be valid under this revision.
             route.stamp = _RESULT_STAMP
-            served = bindings.methods.get(method)
+            served = plan.served
             if route.spec is not None and route.spec.revision != version and served is not None:
-                route.stamp = _cross_era_stamp(served)
+                route.stamp = plan.cross_stamp
                 route.check = served
-            if served is not None and input_result_type(served) is not None:
+            if plan.rounds:
+                assert served is not None
                 # Its handler may ask the client (context.peer): in rounds, by InputRequiredResult.
                 with_input_rounds(route, served, bindings, params, server.request_state)
         return route
+
+    def _plan(self, version: str, method: str) -> _Plan:
+        """What serving ``method`` at ``version`` takes from the generated tables (kept for
+        the methods of that revision: a client may name anything)."""
+        bindings = Bindings.load(version, Direction.SERVER_TO_CLIENT)
+        served = bindings.methods.get(method)
+        plan = _Plan(
+            bindings,
+            served,
+            _cross_era_stamp(served) if served is not None else _RESULT_STAMP,
+            served is not None and input_result_type(served) is not None,
+        )
+        if served is not None:
+            self._plans[version, method] = plan
+        return plan
+
+    def _client_info(self, bindings: Bindings, data: Any) -> Any:
+        """``_implementation`` of a client's ``clientInfo``, kept for the exact flat values a
+        client repeats on every request (anything nested, or new, is validated afresh)."""
+        try:
+            key = (bindings.revision, *data.items())
+            found = self._infos.get(key, _MISSING)
+        except (AttributeError, TypeError):  # not a dict, or unhashable values
+            return _implementation(bindings, data)
+        if found is _MISSING:
+            found = _implementation(bindings, data)
+            if len(self._infos) >= _MAX_INFOS:
+                self._infos.clear()
+            self._infos[key] = found
+        return found
 
     def _listen_route(self, server: Server, bindings: Bindings) -> Route:
         """The built-in ``subscriptions/listen``: a stream of the server's change notifications."""

@@ -251,9 +251,10 @@ class StatelessClient:
             raise CapabilityError(f"{spec.method!r} sent before server/discover completed")
         check_sendable(session, spec, Direction.CLIENT_TO_SERVER)
         body = dict(params) if params else {}
-        meta = dict(body.get("_meta") or {})
-        for key, value in self.meta(client, session.bindings).items():
-            meta.setdefault(key, value)
+        given = body.get("_meta")
+        meta = dict(self.meta(client, session.bindings))
+        if given:
+            meta.update(given)  # the caller's own values win
         body["_meta"] = meta
         return body
 

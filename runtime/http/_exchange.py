@@ -1,12 +1,12 @@
 """One POST's exchange with a session: deliver its messages, answer 202, JSON or SSE.
 
 Both eras go through here. A handshake-era POST goes to its long-lived session; a
-stateless-era one (and every POST of a ``stateless=True`` server) gets a session of its own
-that lives exactly as long as the request. The eras differ in three ways, all decided by
-``modern``: an immediate error answer takes the HTTP status its code calls for (400, 404)
-instead of 200; SSE streams have no event ids and no priming event (they are not
-resumable); and a client closing the SSE response cancels the request (the session is
-cancelled: it serves nothing else).
+stateless-era one (and every POST of a ``stateless=True`` server) gets a session that serves
+nothing else while it runs: its own, or an idle one of the pool (``pooled``). The eras differ
+in three ways, all decided by ``modern``: an immediate error answer takes the HTTP status its
+code calls for (400, 404) instead of 200; SSE streams have no event ids and no priming event
+(they are not resumable); and a client closing the SSE response cancels the request (the
+session is cancelled: it serves nothing else).
 """
 
 from __future__ import annotations
@@ -29,10 +29,15 @@ from ._streams import JSON_MODE, SSE_MODE, RequestId
 if TYPE_CHECKING:
     from .server import StreamableHTTPServer
 
-__all__ = ["LISTEN", "accepted", "exchange", "per_request"]
+__all__ = ["LISTEN", "POOL_SIZE", "accepted", "exchange", "per_request", "poolable", "pooled"]
 
 #: The long-running request of the stateless era whose answer is always an SSE stream.
 LISTEN = "subscriptions/listen"
+#: Idle sessions kept for stateless-era requests (``pooled``).
+POOL_SIZE = 64
+_COMPLETE = "complete"
+#: The kinds of result after which nothing of the request runs on.
+_FINAL = frozenset({_COMPLETE, "input_required"})
 
 _accept_cache: dict[str, tuple[bool, bool]] = {}
 
@@ -76,8 +81,10 @@ async def exchange(
     messages: list[Any],
     batch: bool,
     modern: bool = False,
-) -> None:
-    """Deliver POSTed messages; answer 202, or with the JSON or SSE carrying the responses."""
+) -> Any:
+    """Deliver POSTed messages; answer 202, or with the JSON or SSE carrying the responses.
+
+    Returns the JSON answer when it was answered at once with nothing of it pending, else None."""
     request_ids: list[RequestId] = [m["id"] for m in messages if "method" in m and "id" in m]
     extra = {SESSION_ID: session.id} if session.id is not None else {}
     if not request_ids:
@@ -85,18 +92,18 @@ async def exchange(
             await session.deliver(messages, HttpRequestContext(scope, session.id))
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             await error(send, 404, CONNECTION_ERROR, "Session not found")
-            return
+            return None
         await respond(send, 202, headers=extra)
-        return
+        return None
     if len(set(request_ids)) != len(request_ids):
         await error(send, 400, INVALID_REQUEST, "Invalid Request: a batch repeats a request id")
-        return
+        return None
     clash = next((rid for rid in request_ids if rid in session.by_request), None)
     if clash is not None:
         await error(
             send, 400, INVALID_REQUEST, "Invalid Request: this request id is already in use", clash
         )
-        return
+        return None
     version = headers.get(PROTOCOL_VERSION)
     if version is None and messages[0].get("method") == "initialize":
         params = messages[0].get("params")
@@ -117,7 +124,7 @@ async def exchange(
     except (anyio.BrokenResourceError, anyio.ClosedResourceError):
         stream.detach(token)
         await error(send, 404, CONNECTION_ERROR, "Session not found")
-        return
+        return None
     if stream.mode != SSE_MODE:
         clock = session.clock
         deadline = clock() + owner.sse_after if stream.mode is None else math.inf
@@ -133,15 +140,16 @@ async def exchange(
             stream.queue.clear()
             if not responses:
                 await respond(send, 202, headers=extra)
-                return
+                return None
             answer = responses if batch else responses[0]
             status = status_for(answer) if modern and not batch else 200
             await respond(send, status, rpc.encode(answer), JSON, extra)
-            return
+            return answer if stream.done else None
     on_gone = session.cancel if modern else None
     await write_sse(
         session, stream, token, receive, send, extra, WATCH_AFTER, owner.sse_keepalive, on_gone
     )
+    return None
 
 
 async def per_request(
@@ -159,7 +167,11 @@ async def per_request(
 
     On asyncio the session runs in a bare task, awaited at the end (a task group per POST
     was a tenth of its cost); it ends once its input does (``terminate``), and goes with
-    the POST if that is cancelled."""
+    the POST if that is cancelled. A stateless-era request that can be (``poolable``) is
+    served on an idle session of the pool instead (``pooled``)."""
+    if modern and owner.pool is not None and poolable(messages[0]):
+        await pooled(owner, owner.pool, scope, receive, send, headers, messages, assume)
+        return
     session = HttpSession(owner, None, assume=assume, resumable=False)
     if not session.native:
         async with anyio.create_task_group() as tg:
@@ -187,6 +199,67 @@ async def per_request(
         except BaseException:
             task.cancel()
             raise
+
+
+def poolable(message: dict[str, Any]) -> bool:
+    """Whether a stateless-era request leaves nothing behind in the session that served it
+    once answered: not ``subscriptions/listen`` (a stream), nor a task-augmented request (its
+    task outlives the request)."""
+    params = message.get("params")
+    return message.get("method") != LISTEN and not (type(params) is dict and "task" in params)
+
+
+async def pooled(
+    owner: StreamableHTTPServer,
+    pool: list[HttpSession],
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+    headers: dict[str, str],
+    messages: list[Any],
+    assume: str | None,
+) -> None:
+    """Serve a stateless-era request on an idle session of the pool (a new one if none is).
+
+    A session and its task per request were half the cost of a stateless-era POST. Nothing
+    of one request stays for the next: the era's lifecycle takes the client's version,
+    capabilities and identity from each request's ``_meta`` (``StatelessServer.gate``), a
+    server sends no requests in this era, and a session serves one request at a time. It
+    goes back to the pool only when its request was answered at once (JSON) with an error or
+    a final result (``_finished``) and nothing of it is pending; else (an SSE answer, a task,
+    a cancellation, a failure) it ends like any per-request session. (Work a handler starts
+    itself with ``context.session.start_soon`` outlives its request on a pooled session,
+    until the server shuts down: in this era, use a task.)"""
+    if pool:
+        session = pool.pop()
+    else:
+        assert owner._tg is not None  # a pool exists only while ``run()`` hosts the server
+        session = HttpSession(owner, None, assume=assume, resumable=False)
+        owner._tg.start_soon(session.run)
+    try:
+        answer = await exchange(
+            owner, session, scope, receive, send, headers, messages, False, True
+        )
+    except BaseException:
+        session.cancel()  # the POST itself is stopped or failed: so is its request, at once
+        session.terminate("the request is complete")
+        raise
+    if _finished(answer) and session.idle() and owner.pool is pool and len(pool) < POOL_SIZE:
+        pool.append(session)
+    else:
+        session.terminate("the request is complete")
+
+
+def _finished(answer: Any) -> bool:
+    """Whether a JSON answer ends all the work of its request: an error, or a complete (or
+    input-required) result. A task's result (``resultType: task``) does not: its handler goes
+    on, and what it sends must not reach a later request that reuses its id."""
+    if type(answer) is not dict:
+        return False
+    result = answer.get("result")
+    if type(result) is not dict:
+        return "error" in answer
+    return result.get("resultType", _COMPLETE) in _FINAL
 
 
 def _cancelling() -> bool:

@@ -31,6 +31,9 @@ __all__ = ["Answer", "FastPoster", "RequestTasks"]
 
 #: Idle keep-alive connections kept per transport.
 MAX_IDLE = 64
+#: Distinct header sets whose encoded request head is kept per transport (all dropped when
+#: full): a client sends the same few again and again.
+MAX_HEADS = 128
 
 
 class _Connection(asyncio.Protocol):
@@ -39,6 +42,8 @@ class _Connection(asyncio.Protocol):
     def __init__(self) -> None:
         self.transport: asyncio.Transport | None = None
         self.headers: list[tuple[bytes, bytes]] = []
+        #: The ``Content-Type`` value as sent (the first one), or empty.
+        self.content_type = b""
         self.chunks: deque[bytes] = deque()
         self.status = 0
         self.headed = False
@@ -72,6 +77,8 @@ class _Connection(asyncio.Protocol):
     # -- httptools callbacks --
     def on_header(self, name: bytes, value: bytes) -> None:
         self.headers.append((name, value))
+        if len(name) == 12 and not self.content_type and name.lower() == b"content-type":
+            self.content_type = value
 
     def on_headers_complete(self) -> None:
         self.status = self.parser.get_status_code()
@@ -100,6 +107,7 @@ class _Connection(asyncio.Protocol):
     def start(self, request: bytes) -> None:
         assert self.transport is not None
         self.headers = []
+        self.content_type = b""
         self.chunks.clear()
         self.headed = self.complete = False
         self.parser = httptools.HttpResponseParser(self)
@@ -141,13 +149,14 @@ class Answer(httpx.AsyncByteStream):
         self.connection: _Connection | None = connection
         self.status = connection.status
         self.headers = connection.headers
+        self.raw_content_type = connection.content_type
 
     def content_type(self) -> bytes:
         """The media type, lower case, without parameters."""
-        for name, value in self.headers:
-            if name.lower() == b"content-type":
-                return value.split(b";", 1)[0].strip().lower()
-        return b""
+        value = self.raw_content_type
+        if value == b"application/json":
+            return value
+        return value.split(b";", 1)[0].strip().lower()
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         connection = self.connection
@@ -200,6 +209,7 @@ class FastPoster:
         self.head = b"POST %s HTTP/1.1\r\nhost: %s\r\n" % (parsed.raw_path, parsed.netloc)
         self.idle: list[_Connection] = []
         self.request = httpx.Request("POST", parsed)
+        self._heads: dict[tuple[tuple[str, str], ...], bytes] = {}
 
     @staticmethod
     def usable(url: str) -> bool:
@@ -236,17 +246,27 @@ class FastPoster:
         else:
             connection.close()
 
+    def _head(self, headers: Mapping[str, str]) -> bytes:
+        """The request line and ``headers``, encoded; kept by their exact names and values
+        (a header with a line break is refused every time: it is never kept)."""
+        key = tuple(headers.items())
+        head = self._heads.get(key)
+        if head is None:
+            lines = [self.head]
+            for name, value in key:
+                if "\r" in value or "\n" in value:
+                    raise httpx.LocalProtocolError(f"header {name!r} has a line break")
+                lines.append(f"{name}: {value}\r\n".encode())
+            head = b"".join(lines)
+            if len(self._heads) >= MAX_HEADS:
+                self._heads.clear()
+            self._heads[key] = head
+        return head
+
     async def post(self, headers: Mapping[str, str], content: bytes) -> Answer:
         """Send the POST and wait for its status and headers; the body is the caller's to read
         (``Answer.read``, ``Answer.response``) or give up (``Answer.discard``)."""
-        lines = [self.head]
-        for name, value in headers.items():
-            if "\r" in value or "\n" in value:
-                raise httpx.LocalProtocolError(f"header {name!r} has a line break")
-            lines.append(f"{name}: {value}\r\n".encode())
-        lines.append(b"content-length: %d\r\n\r\n" % len(content))
-        lines.append(content)
-        request = b"".join(lines)
+        request = b"%scontent-length: %d\r\n\r\n%s" % (self._head(headers), len(content), content)
         while True:
             while self.idle and self.idle[-1].transport is None:
                 self.idle.pop()

@@ -186,6 +186,14 @@ class HttpSession:
         self.by_request.clear()
         self.owner._forget(self)
 
+    def idle(self) -> bool:
+        """Whether the session is running and holds nothing of a request: it may serve the
+        next one (``_exchange.pooled``). What it sent unrelated to a request is dropped."""
+        if self.closed or self.by_request or self.streams:
+            return False
+        self.standalone.queue.clear()
+        return True
+
     def _finish_all(self) -> None:
         for stream in {*self.streams.values(), *self.by_request.values(), self.standalone}:
             stream.done = True

@@ -15,10 +15,10 @@ from starlette.types import Receive, Scope, Send
 
 from .. import _jsonrpc as rpc
 from ..errors import INVALID_REQUEST, PARSE_ERROR
-from ._asgi import CONNECTION_ERROR, Disconnected, TooLarge, error, read_body
+from ._asgi import CONNECTION_ERROR, Disconnected, TooLarge, error, read_body, read_headers
 from ._common import JSON, LAST_EVENT_ID, PROTOCOL_VERSION, SESSION_ID
 
-__all__ = ["malformed_header", "mcp_headers", "parse_post"]
+__all__ = ["HeaderView", "header_view", "malformed_header", "mcp_headers", "parse_post"]
 
 #: The longest value accepted per header the endpoint reads (others: ``DEFAULT_LIMIT``).
 LIMITS: Final = {
@@ -68,6 +68,49 @@ def mcp_headers(scope: Scope) -> tuple[dict[str, list[str]], str | None]:
                 bad = name
             found.setdefault(name, []).append(text)
     return found, bad
+
+
+class HeaderView:
+    """What the endpoint reads from one exact set of request headers: the headers it uses (by
+    lower-case name), the first malformed one, and (made on first use) the ``mcp-*`` ones."""
+
+    __slots__ = ("_mcp", "_raw", "headers", "malformed")
+
+    def __init__(self, raw: Any) -> None:
+        self._raw = raw
+        self.headers = read_headers({"headers": raw})
+        self.malformed = malformed_header(self.headers)
+        self._mcp: tuple[dict[str, list[str]], str | None] | None = None
+
+    def mcp(self) -> tuple[dict[str, list[str]], str | None]:
+        """``mcp_headers`` of these headers (shared: not to be changed)."""
+        if self._mcp is None:
+            self._mcp = mcp_headers({"headers": self._raw})
+        return self._mcp
+
+
+#: Views by the exact raw headers: a client sends the same ones request after request, and
+#: reading and checking them was a tenth of a stateless-era POST. Any byte that differs is
+#: another key, so nothing is reused for headers it was not made from.
+_views: dict[tuple[Any, ...], HeaderView] = {}
+#: Distinct header sets kept (all dropped when full: varying headers just miss).
+MAX_VIEWS: Final = 256
+
+
+def header_view(scope: Scope) -> HeaderView:
+    """The ``HeaderView`` of a request's headers, reused for a header set seen before."""
+    raw = scope["headers"]
+    try:
+        key = tuple(raw)
+        view = _views.get(key)
+    except TypeError:  # unhashable items (lists): not cached
+        return HeaderView(raw)
+    if view is None:
+        view = HeaderView(key)
+        if len(_views) >= MAX_VIEWS:
+            _views.clear()
+        _views[key] = view
+    return view
 
 
 async def parse_post(

@@ -25,9 +25,10 @@ Handshake-era streams are resumable: each SSE event is recorded in the session's
 
 Both protocol eras share the endpoint. A POST of the stateless era (2026-07-28: its
 ``MCP-Protocol-Version``, or the ``_meta`` version of its body, says so) has its headers
-checked against its body (``_binding``) and is served on a session of its own that lives
-exactly as long as the request; closing its SSE response cancels it, and its streams are not
-resumable. Handshake-era sessions outlive single HTTP requests, so they run in a task group
+checked against its body (``_binding``) and is served on a session that serves nothing else
+while it runs (one of the pool ``run()`` keeps, when it was left clean by an earlier request
+answered at once, else one of its own); closing its SSE response cancels it, and its streams
+are not resumable. Handshake-era sessions outlive single HTTP requests, so they run in a task group
 opened by ``run()``; used directly as an ASGI app the server opens it from the ``lifespan``
 protocol (uvicorn, hypercorn... run it). ``stateless=True`` serves handshake-era POSTs on
 sessions of their own too, started as already initialised at the request's
@@ -55,7 +56,7 @@ from .._logsafe import printable
 from .._stateless import STATELESS_REVISIONS, UNSUPPORTED_PROTOCOL_VERSION
 from ..errors import INVALID_REQUEST
 from ..transport import Connection
-from ._asgi import CONNECTION_ERROR, error, read_headers, respond
+from ._asgi import CONNECTION_ERROR, error, respond
 from ._binding import HEADER_MISMATCH, Refusal, check_params, check_request, meta_version
 from ._common import (
     DEFAULT_PROTOCOL_VERSION,
@@ -69,7 +70,7 @@ from ._common import (
 )
 from ._exchange import LISTEN, accepted, exchange, per_request
 from ._http_session import HttpRequestContext, HttpSession
-from ._intake import malformed_header, mcp_headers, parse_post
+from ._intake import header_view, parse_post
 from ._sse_writer import write_sse
 from ._streams import RequestId, Stream
 from ._tool_headers import ToolHeaderCache
@@ -111,7 +112,8 @@ class StreamableHTTPServer:
     Both protocol eras are served at once: a POST carrying (or opening, with ``initialize``)
     a handshake-era session goes to that session; one whose ``MCP-Protocol-Version`` is a
     stateless-era revision, or whose body carries the per-request ``_meta`` version, is
-    checked against the 2026-07-28 HTTP binding and served on a session of its own.
+    checked against the 2026-07-28 HTTP binding and served on a session that serves nothing
+    else meanwhile (its own, or a clean one from a pool while ``run()`` hosts the server).
     ``stateless=True`` serves handshake-era requests that way too (no sessions at all).
     ``tool_headers_ttl`` is how long the tools' ``x-mcp-header`` annotations, which say what
     ``Mcp-Param-*`` headers a ``tools/call`` must carry, are reused (``ToolHeaderCache``).
@@ -162,6 +164,9 @@ class StreamableHTTPServer:
         self.sse_keepalive = sse_keepalive
         self.detach_stuck_after = detach_stuck_after
         self.sessions: dict[str, HttpSession] = {}
+        #: Idle sessions for stateless-era requests (``_exchange.pooled``) while ``run()``
+        #: hosts them (in ``_tg``); None otherwise: each request then has a session of its own.
+        self.pool: list[HttpSession] | None = None
         self._tg: TaskGroup | None = None
         self.tool_headers = ToolHeaderCache(serve, tool_headers_ttl)
         self.auth = auth
@@ -198,12 +203,16 @@ class StreamableHTTPServer:
         reaper = anyio.CancelScope()
         async with anyio.create_task_group() as tg:
             self._tg = tg
+            self.pool = []
             tg.start_soon(self._reap, reaper)
             try:
                 async with self.shared.attach(self):
                     yield self
             finally:
                 self._tg = None
+                pool, self.pool = self.pool, None
+                for session in pool or ():
+                    session.terminate("the server is shutting down")
                 reaper.cancel()
                 for session in list(self.sessions.values()):
                     session.terminate("the server is shutting down")
@@ -248,8 +257,8 @@ class StreamableHTTPServer:
         if self._path is not None and scope["path"].rstrip("/") != self._path:
             await respond(send, 404, b"Not Found", "text/plain; charset=utf-8")
             return
-        headers = read_headers(scope)
-        bad = malformed_header(headers)
+        view = header_view(scope)
+        headers, bad = view.headers, view.malformed
         if bad is not None:
             await error(send, 400, CONNECTION_ERROR, f"Bad Request: malformed {bad} header")
             return
@@ -440,7 +449,7 @@ class StreamableHTTPServer:
             return
         request_id = message["id"]
         method = message["method"]
-        mcp, bad = mcp_headers(scope)
+        mcp, bad = header_view(scope).mcp()
         refusal = (
             Refusal(HEADER_MISMATCH, f"Header mismatch: malformed {bad} header")
             if bad is not None

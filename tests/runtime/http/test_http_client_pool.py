@@ -129,3 +129,25 @@ async def test_nothing_is_posted_once_the_transport_is_closed() -> None:
             connection.outgoing.send_nowait(Envelope(request))
         await anyio.sleep(0.2)
     assert posted == []
+
+
+async def test_request_heads_are_kept_per_exact_header_set() -> None:
+    """The encoded head of a header set is reused only for those exact headers; one with a
+    line break is refused every time (never kept); the kept heads are bounded."""
+    import httpx
+    from mcpbind.runtime.http import _fastpost
+
+    poster = _fastpost.FastPoster("http://127.0.0.1:9/mcp", None, 1.0, 1.0)
+    one = {"accept": "application/json", "mcp-name": "echo"}
+    head = poster._head(one)
+    assert head == b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1:9\r\naccept: application/json\r\n" + (
+        b"mcp-name: echo\r\n"
+    )
+    assert poster._head(dict(one)) is head
+    assert poster._head({**one, "mcp-name": "Echo"}).endswith(b"mcp-name: Echo\r\n")
+    for _ in range(2):
+        with pytest.raises(httpx.LocalProtocolError):
+            poster._head({**one, "mcp-name": "echo\r\nx-injected: 1"})
+    for n in range(_fastpost.MAX_HEADS + 5):
+        poster._head({"n": str(n)})
+    assert len(poster._heads) <= _fastpost.MAX_HEADS
