@@ -94,7 +94,7 @@ def decode(frame: bytes | bytearray | memoryview | str) -> Any:
     return json.loads(data, parse_constant=_no_constants)
 
 
-def _as_bytes(frame: bytearray | memoryview | str) -> bytes:
+def _as_bytes(frame: bytes | bytearray | memoryview | str) -> bytes:
     return frame.encode() if isinstance(frame, str) else bytes(frame)
 
 

@@ -207,7 +207,11 @@ class PipeReader:
     def _absorb(self, chunk: bytes) -> None:
         if chunk:
             max_batch = self._max_batch
-            self._frames.extend(_envelope(frame, max_batch) for frame in self._framer.feed(chunk))
+            frames = self._framer.feed(chunk)
+            if len(frames) == 1:  # a quiet pipe: one message per read
+                self._frames.append(_envelope(frames[0], max_batch))
+            else:
+                self._frames.extend(_envelope(frame, max_batch) for frame in frames)
             return
         self._ended = True
         tail = self._framer.tail()

@@ -117,7 +117,8 @@ class Route:
         ``params`` are the request's raw params: when they carry ``task`` and the method may be
         task-augmented, the handler answers with the task it created (``task_result_type``).
         """
-        if is_model(type(result)):
+        kind: Any = type(result)
+        if is_model(kind):
             data = dump(result)
         elif self.spec is not None:
             if result is None:
