@@ -17,7 +17,7 @@ from mcpbind import generated
 from mcpbind.generated._support import Direction, MCPModel, MethodSpec, NotificationSpec
 from pydantic import BaseModel, Field, TypeAdapter
 
-__all__ = ["Bindings", "adapter", "dump", "validator"]
+__all__ = ["Bindings", "adapter", "dump", "is_model", "validator"]
 
 
 @functools.cache
@@ -61,8 +61,19 @@ def validator(tp: Any) -> Callable[[Any], Any]:
 
 
 @functools.cache
-def _is_model(cls: Any) -> bool:
+def is_model(cls: Any) -> bool:
+    """Whether ``cls`` is a pydantic model class, looked up once per class (``isinstance``
+    against ``BaseModel`` goes through ``ABCMeta`` every time)."""
     return issubclass(cls, BaseModel)
+
+
+@functools.cache
+def _dumper(cls: Any) -> Callable[[Any], Any]:
+    """``cls``'s core serializer, bound to ``dump``'s arguments: looked up once per class (a
+    class attribute of a model goes through pydantic's metaclass every time)."""
+    return functools.partial(
+        cls.__pydantic_serializer__.to_python, mode="json", by_alias=True, exclude_unset=True
+    )
 
 
 def dump(value: Any) -> Any:
@@ -75,11 +86,9 @@ def dump(value: Any) -> Any:
     ``ABCMeta`` every time).
     """
     cls: Any = type(value)
-    if cls is dict or value is None or not _is_model(cls):
+    if cls is dict or value is None or not is_model(cls):
         return value
-    return cls.__pydantic_serializer__.to_python(
-        value, mode="json", by_alias=True, exclude_unset=True
-    )
+    return _dumper(cls)(value)
 
 
 class Bindings:

@@ -12,9 +12,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from mcpbind.generated._support import MethodSpec, RequestOptions
-from pydantic import BaseModel
 
-from ._bindings import dump, validator
+from ._bindings import dump, is_model, validator
 from .errors import INVALID_PARAMS, McpError
 from .transport import Envelope
 
@@ -118,7 +117,8 @@ class Route:
         ``params`` are the request's raw params: when they carry ``task`` and the method may be
         task-augmented, the handler answers with the task it created (``task_result_type``).
         """
-        if type(result) is not dict and isinstance(result, BaseModel):
+        kind: Any = type(result)
+        if is_model(kind):
             data = dump(result)
         elif self.spec is not None:
             if result is None:

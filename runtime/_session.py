@@ -418,8 +418,10 @@ class Session(Outgoing):
         if batch is not None:
             batch.responses.append(response)
             return
-        with contextlib.suppress(ConnectionClosedError):
+        try:  # noqa: SIM105 - ``contextlib.suppress`` costs an object and two calls
             await self.send_raw(response, response["id"])
+        except ConnectionClosedError:
+            pass
 
     async def _send_batch(self, responses: list[dict[str, Any]]) -> None:
         with contextlib.suppress(ConnectionClosedError):
@@ -514,8 +516,10 @@ class Session(Outgoing):
             await self._reply(entry, response)
             return
         entry.answered = True  # ``_reply`` inlined: this is the hot path
-        with contextlib.suppress(ConnectionClosedError):
+        try:  # noqa: SIM105 - ``contextlib.suppress`` costs an object and two calls
             await self.send_raw(response, entry.request_id)
+        except ConnectionClosedError:
+            pass
 
     async def _reply(self, entry: Incoming, response: dict[str, Any]) -> None:
         """Answer an admitted request once (the session's closing may have answered it)."""

@@ -11,8 +11,9 @@ import functools
 import inspect
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
+from .._bindings import validator
 from ._schema import Signature
 from ._threads import run_sync
 
@@ -39,13 +40,18 @@ def describe_errors(exc: ValidationError, what: str = "argument") -> str:
 def validate(signature: Signature, arguments: dict[str, Any], what: str) -> dict[str, Any]:
     """``arguments`` validated into keyword arguments of ``signature``'s function."""
     try:
-        model = signature.model.model_validate(arguments)
+        model = validator(signature.model)(arguments)
     except ValidationError as exc:
         raise ArgumentsError(f"Invalid arguments for {what}: {describe_errors(exc)}") from None
-    values = {}
-    for name, field in type(model).model_fields.items():
-        values[field.alias or name] = getattr(model, name)
-    return values
+    values = model.__dict__
+    return {keyword: values[name] for keyword, name in _keywords(signature.model)}
+
+
+@functools.cache
+def _keywords(model: type[BaseModel]) -> tuple[tuple[str, str], ...]:
+    """(keyword, field name) of each of an arguments model's fields, read once per model (a
+    model's ``model_fields`` is a class property, rebuilt on every read)."""
+    return tuple((field.alias or name, name) for name, field in model.model_fields.items())
 
 
 async def call(signature: Signature, kwargs: dict[str, Any], context: Any) -> Any:

@@ -77,3 +77,26 @@ def test_framer_tail_without_newline() -> None:
     framer = rpc.LineFramer(100)
     assert framer.feed(b'{"a":1}') == []
     assert framer.tail() == b'{"a":1}'
+
+
+BIG = 123456789012345678901  # beyond 64 bits: orjson alone would read it as a float
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [
+        b'{"id": 123456789012345678901}',
+        '{"id": 123456789012345678901}',
+        bytearray(b'{"id": 123456789012345678901}'),
+        b'{"x": "1", "id": 123456789012345678901}',
+    ],
+)
+def test_decode_keeps_an_integer_beyond_64_bits_exact(frame: object) -> None:
+    decoded = rpc.decode(frame)  # type: ignore[arg-type]
+    assert decoded["id"] == BIG and type(decoded["id"]) is int
+
+
+def test_decode_many_short_numbers_is_the_fast_parse() -> None:
+    """More than 19 digits in all but no run of 19: still every number as it was written."""
+    numbers = [1234567, 7654321, 1111111, 2222222, 3333333]
+    assert rpc.decode(b'{"a": [1234567,7654321,1111111,2222222,3333333]}') == {"a": numbers}

@@ -42,6 +42,30 @@ async def test_the_reader_frames_lines_and_ends_after_the_last_one(pipe: tuple[i
         await reader.receive()
 
 
+async def test_an_empty_pipe_is_not_read_again_until_it_is_ready(
+    pipe: tuple[int, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A read that found nothing is not repeated (a system call and two exceptions) before
+    the pipe signals data; then one read gets it."""
+    read_fd, write_fd = pipe
+    reader = PipeReader(read_fd, 1024, True)
+    reads: list[int] = []
+    real_read = os.read
+
+    def counting_read(fd: int, size: int) -> bytes:
+        reads.append(fd)
+        return real_read(fd, size)
+
+    monkeypatch.setattr(os, "read", counting_read)
+    for _ in range(2):
+        with pytest.raises(anyio.WouldBlock):
+            reader.receive_nowait()
+    assert len(reads) == 1
+    os.write(write_fd, b'{"a": 1}\n')
+    assert (await reader.receive()).message == {"a": 1}
+    assert len(reads) == 2
+
+
 async def test_the_reader_waits_for_data(pipe: tuple[int, int]) -> None:
     read_fd, write_fd = pipe
     reader = PipeReader(read_fd, 1024, True)
