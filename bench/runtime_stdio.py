@@ -169,10 +169,11 @@ class Driver:
                 sent += 1
         return count / (time.perf_counter() - start)
 
-    def close(self) -> None:
+    def close(self, grace: float = 5) -> None:
+        """Close the server's input and give it ``grace`` seconds to exit before killing it."""
         self.process.stdin.close()  # type: ignore[union-attr]
         try:
-            self.process.wait(5)
+            self.process.wait(grace)
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
