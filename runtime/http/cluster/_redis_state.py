@@ -284,10 +284,14 @@ class RedisState:
             pipe.get(self.key("epoch", "current"))
             return await pipe.execute()
 
+        # The epoch known *before* asking: a heartbeat may notice the restart while this call is
+        # on its way and move ``self.epoch`` on before its marker reaches Redis, so that this
+        # call's answer holds neither the marker nor an epoch the worker still calls new.
+        known = self.epoch
         marked, current = await self.call(op)
         if marked:
             return True
-        if self.epoch is None or _text(current) == self.epoch:
+        if known is None or _text(current) == known:
             return False
         await self._mark_recovering()  # restarted, and no heartbeat has noticed yet
         return True

@@ -210,7 +210,7 @@ async def test_after_redis_restarts_a_live_session_is_retried_never_404(
             a.url, json=task_call(1), headers=modern_headers("tools/call", "slow")
         )
         assert made.status_code == 200, made.text
-        task_id = made.json()["result"]["taskId"]
+        task_id = answers(made)[-1]["result"]["taskId"]
         redis.restart()  # same port, empty
         statuses: list[int] = []
         with anyio.fail_after(BOUND):
@@ -232,10 +232,10 @@ async def test_after_redis_restarts_a_live_session_is_retried_never_404(
                 )
                 if got.status_code != 503:
                     break
-                assert got.json()["id"] == 3 and got.headers["retry-after"] == "1"
+                assert answers(got)[0]["id"] == 3 and got.headers["retry-after"] == "1"
                 await anyio.sleep(0.05)
         assert got.status_code == 200, got.text
-        assert got.json()["result"]["status"] == "working"
+        assert answers(got)[-1]["result"]["status"] == "working"
         # An id Redis never knew is 503 too while the window lasts, then 404 as ever.
         redis.restart()
         unknown = session_headers("never-issued")
@@ -247,3 +247,30 @@ async def test_after_redis_restarts_a_live_session_is_retried_never_404(
                 await anyio.sleep(0.1)
         late = await http.post(b.url, json=call(5, "echo"), headers=unknown)
         assert late.status_code == 404, late.text
+
+
+async def test_a_heartbeat_noticing_the_restart_mid_check_does_not_end_the_window(
+    redis: RedisServer,
+) -> None:
+    """The race CI hit: a request's check reads Redis before the heartbeat's marker lands, and
+    the heartbeat moves the worker's epoch on before the check reads its answer. The check
+    judges by the epoch it knew when it asked, so the window is open (and marked), not 404."""
+    from mcpbind.runtime.http.cluster import RedisState
+
+    state = RedisState.from_url(redis.url, worker_id="w0", prefix="t-race")
+    try:
+        state.epoch = "before-the-restart"
+        with Redis(port=redis.port, socket_timeout=2) as client:
+            client.set("t-race:epoch:current", "after-the-restart")
+        asking = state.call
+
+        async def heartbeat_lands_meanwhile(op: Any, timeout: float | None = None) -> Any:
+            answer = await asking(op, timeout)
+            state.epoch = "after-the-restart"  # the heartbeat's marker is still on its way
+            return answer
+
+        state.call = heartbeat_lands_meanwhile  # type: ignore[method-assign]
+        assert await state.recovering() is True
+        assert recovering(redis, "t-race")
+    finally:
+        await state.aclose()
