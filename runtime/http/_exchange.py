@@ -23,18 +23,17 @@ from ..errors import INVALID_REQUEST
 from ._asgi import CONNECTION_ERROR, error, respond, status_for
 from ._common import JSON, PROTOCOL_VERSION, SESSION_ID, SSE, accepts
 from ._http_session import HttpRequestContext, HttpSession
+from ._pool import SessionPool
 from ._sse_writer import WATCH_AFTER, write_sse
 from ._streams import JSON_MODE, SSE_MODE, RequestId
 
 if TYPE_CHECKING:
     from .server import StreamableHTTPServer
 
-__all__ = ["LISTEN", "POOL_SIZE", "accepted", "exchange", "per_request", "poolable", "pooled"]
+__all__ = ["LISTEN", "accepted", "exchange", "per_request", "poolable", "pooled"]
 
 #: The long-running request of the stateless era whose answer is always an SSE stream.
 LISTEN = "subscriptions/listen"
-#: Idle sessions kept for stateless-era requests (``pooled``).
-POOL_SIZE = 64
 _COMPLETE = "complete"
 #: The kinds of result after which nothing of the request runs on.
 _FINAL = frozenset({_COMPLETE, "input_required"})
@@ -211,7 +210,7 @@ def poolable(message: dict[str, Any]) -> bool:
 
 async def pooled(
     owner: StreamableHTTPServer,
-    pool: list[HttpSession],
+    pool: SessionPool,
     scope: Scope,
     receive: Receive,
     send: Send,
@@ -230,12 +229,7 @@ async def pooled(
     a cancellation, a failure) it ends like any per-request session. (Work a handler starts
     itself with ``context.session.start_soon`` outlives its request on a pooled session,
     until the server shuts down: in this era, use a task.)"""
-    if pool:
-        session = pool.pop()
-    else:
-        assert owner._tg is not None  # a pool exists only while ``run()`` hosts the server
-        session = HttpSession(owner, None, assume=assume, resumable=False)
-        owner._tg.start_soon(session.run)
+    session = pool.take(owner, assume)
     try:
         answer = await exchange(
             owner, session, scope, receive, send, headers, messages, False, True
@@ -244,9 +238,7 @@ async def pooled(
         session.cancel()  # the POST itself is stopped or failed: so is its request, at once
         session.terminate("the request is complete")
         raise
-    if _finished(answer) and session.idle() and owner.pool is pool and len(pool) < POOL_SIZE:
-        pool.append(session)
-    else:
+    if not (_finished(answer) and session.idle() and pool.give_back(session)):
         session.terminate("the request is complete")
 
 

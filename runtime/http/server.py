@@ -37,7 +37,7 @@ sessions of their own too, started as already initialised at the request's
 This module is the endpoint and its dispatch; the pieces live beside it: ``_exchange`` (one
 POST's answer), ``_http_session`` (routing what a session sends), ``_binding`` and
 ``_tool_headers`` (the 2026 headers), ``_intake`` (header form, body), ``_sse_writer``,
-``_streams``, ``_signals``, ``_asgi``.
+``_streams``, ``_signals``, ``_pool``, ``_asgi``.
 """
 
 from __future__ import annotations
@@ -71,6 +71,7 @@ from ._common import (
 from ._exchange import LISTEN, accepted, exchange, per_request
 from ._http_session import HttpRequestContext, HttpSession
 from ._intake import header_view, parse_post
+from ._pool import SessionPool
 from ._sse_writer import write_sse
 from ._streams import RequestId, Stream
 from ._tool_headers import ToolHeaderCache
@@ -165,8 +166,8 @@ class StreamableHTTPServer:
         self.detach_stuck_after = detach_stuck_after
         self.sessions: dict[str, HttpSession] = {}
         #: Idle sessions for stateless-era requests (``_exchange.pooled``) while ``run()``
-        #: hosts them (in ``_tg``); None otherwise: each request then has a session of its own.
-        self.pool: list[HttpSession] | None = None
+        #: hosts them; None otherwise: each request then has a session of its own.
+        self.pool: SessionPool | None = None
         self._tg: TaskGroup | None = None
         self.tool_headers = ToolHeaderCache(serve, tool_headers_ttl)
         self.auth = auth
@@ -203,16 +204,15 @@ class StreamableHTTPServer:
         reaper = anyio.CancelScope()
         async with anyio.create_task_group() as tg:
             self._tg = tg
-            self.pool = []
+            pool = self.pool = SessionPool(tg)
             tg.start_soon(self._reap, reaper)
             try:
                 async with self.shared.attach(self):
                     yield self
             finally:
                 self._tg = None
-                pool, self.pool = self.pool, None
-                for session in pool or ():
-                    session.terminate("the server is shutting down")
+                self.pool = None
+                pool.close("the server is shutting down")
                 reaper.cancel()
                 for session in list(self.sessions.values()):
                     session.terminate("the server is shutting down")

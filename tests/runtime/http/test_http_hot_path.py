@@ -201,23 +201,42 @@ async def test_sessions_of_stateless_requests_are_reused_only_when_left_clean() 
     app = StreamableHTTPServer(chatty_server().serve)
     assert app.pool is None  # no pool without run(): a session per request
     async with asgi(app) as client:
-        assert app.pool == []
+        pool = app.pool
+        assert pool is not None and pool.idle == []
         for _ in range(3):  # the same id from "different clients", one after the other
             status, answer = await client.post(call(1), named(b"echo"))
             assert status == 200 and answer["result"]["content"][0]["text"] == "echo"
-        assert len(app.pool) == 1
-        kept = app.pool[0]
+        assert len(pool.idle) == 1
+        kept = pool.idle[0]
         # An SSE answer (a notification came first) ends its session: never back in the pool.
         body = await post_sse(client, call(2, name="chat"), named(b"chat"))
         assert b'"notifications/message"' in body and b'"id":2' in body
-        assert app.pool == [] and kept.closed
+        assert pool.idle == [] and kept.closed
         status, answer = await client.post(call(3), named(b"echo"))
-        assert status == 200 and len(app.pool) == 1 and app.pool[0] is not kept
-        last = app.pool[0]
+        assert status == 200 and len(pool.idle) == 1 and pool.idle[0] is not kept
+        last = pool.idle[0]
         # A refused request never reaches a session; the pooled one stays as it was.
         status, answer = await client.post(call(4), named(b"other"))
-        assert status == 400 and app.pool == [last]
+        assert status == 400 and pool.idle == [last]
     assert app.pool is None and last.closed  # shut down with the server
+    assert pool.closed and pool.idle == []
+
+
+async def test_the_pool_keeps_at_most_its_size_and_nothing_once_closed() -> None:
+    app = StreamableHTTPServer(chatty_server().serve)
+    async with asgi(app) as client:
+        pool = app.pool
+        assert pool is not None
+        pool.size = 1
+        first, second = pool.take(app, None), pool.take(app, None)
+        assert first is not second  # none idle: each a new session, running
+        assert pool.give_back(first) and not pool.give_back(second)
+        second.terminate("not kept")
+        assert pool.take(app, None) is first and pool.idle == []
+        assert pool.give_back(first)
+        status, _ = await client.post(call(1), named(b"echo"))
+        assert status == 200 and pool.idle == [first]  # the idle one served it and came back
+    assert pool.closed and first.closed and not pool.give_back(first)
 
 
 def test_only_answers_that_end_their_request_free_the_session() -> None:
