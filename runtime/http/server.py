@@ -37,7 +37,7 @@ sessions of their own too, started as already initialised at the request's
 This module is the endpoint and its dispatch; the pieces live beside it: ``_exchange`` (one
 POST's answer), ``_http_session`` (routing what a session sends), ``_binding`` and
 ``_tool_headers`` (the 2026 headers), ``_intake`` (header form, body), ``_sse_writer``,
-``_streams``, ``_signals``, ``_pool``, ``_asgi``.
+``_streams``, ``_signals``, ``_pool``, ``_get_stream``, ``_asgi``.
 """
 
 from __future__ import annotations
@@ -60,20 +60,18 @@ from ._asgi import CONNECTION_ERROR, error, respond
 from ._binding import HEADER_MISMATCH, Refusal, check_params, check_request, meta_version
 from ._common import (
     DEFAULT_PROTOCOL_VERSION,
-    LAST_EVENT_ID,
     PROTOCOL_VERSION,
     SESSION_ID,
     SSE,
     SUPPORTED_VERSIONS,
     accepts,
-    encode_event,
 )
 from ._exchange import LISTEN, accepted, exchange, per_request
+from ._get_stream import serve_get
 from ._http_session import HttpRequestContext, HttpSession
 from ._intake import header_view, parse_post
 from ._pool import SessionPool
-from ._sse_writer import write_sse
-from ._streams import RequestId, Stream
+from ._streams import RequestId
 from ._tool_headers import ToolHeaderCache
 from .cluster import InProcessState, SharedState, SharedStateUnavailable, worker_stats
 from .cluster._relay import unavailable
@@ -555,47 +553,7 @@ class StreamableHTTPServer:
         session = await self._session_for(scope, send, headers)
         if session is None:
             return
-        session.touch()
-        extra = {SESSION_ID: session.id} if session.id else {}
-        token = session.token()
-        last_event_id = headers.get(LAST_EVENT_ID)
-        if last_event_id and session.store is not None:
-            async with session.lock:
-                replayed = await session.store.replay_events_after(last_event_id.strip())
-                if replayed is None:
-                    # The in-memory store can say why (expired, or never seen); others may not.
-                    explain = getattr(session.store, "unavailable_reason", None)
-                    why = explain(last_event_id.strip()) if explain else "unknown Last-Event-ID"
-                    await error(send, 400, CONNECTION_ERROR, f"Bad Request: {why}")
-                    return
-                stream_id, events = replayed
-                stream = session.streams.get(stream_id)
-                if stream is None and stream_id == session.standalone.id:
-                    stream = session.standalone
-                if stream is None:
-                    stream = Stream(session.native, stream_id=stream_id)
-                    stream.done = True
-                stream.attach(token)
-                stream.queue.clear()
-                stream.queue.extend(encode_event(m, event_id=e) for e, m in events)
-            await write_sse(session, stream, token, receive, send, extra, 0.0, self.sse_keepalive)
-            return
-        async with session.lock:
-            standalone = session.standalone
-            if standalone.consumer is not None and not standalone.done:
-                await error(
-                    send,
-                    409,
-                    CONNECTION_ERROR,
-                    "Conflict: a GET stream is already open for this session",
-                )
-                return
-            standalone.attach(token)
-            standalone.version = headers.get(PROTOCOL_VERSION)
-            priming = await session.priming_event(standalone)
-            if priming is not None:
-                standalone.queue.appendleft(priming)
-        await write_sse(session, standalone, token, receive, send, extra, 0.0, self.sse_keepalive)
+        await serve_get(session, receive, send, headers, self.sse_keepalive)
 
     async def _delete(self, scope: Scope, send: Send, headers: dict[str, str]) -> None:
         if self._sessionless(headers):
