@@ -17,7 +17,7 @@ from mcpbind import generated
 from mcpbind.generated._support import Direction, MCPModel, MethodSpec, NotificationSpec
 from pydantic import BaseModel, Field, TypeAdapter
 
-__all__ = ["Bindings", "adapter", "dump", "is_model", "validator"]
+__all__ = ["Bindings", "adapter", "dump", "dumper", "is_model", "validator"]
 
 
 @functools.cache
@@ -68,7 +68,7 @@ def is_model(cls: Any) -> bool:
 
 
 @functools.cache
-def _dumper(cls: Any) -> Callable[[Any], Any]:
+def dumper(cls: Any) -> Callable[[Any], Any]:
     """``cls``'s core serializer, bound to ``dump``'s arguments: looked up once per class (a
     class attribute of a model goes through pydantic's metaclass every time)."""
     return functools.partial(
@@ -88,7 +88,7 @@ def dump(value: Any) -> Any:
     cls: Any = type(value)
     if cls is dict or value is None or not is_model(cls):
         return value
-    return _dumper(cls)(value)
+    return dumper(cls)(value)
 
 
 class Bindings:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from mcpbind.generated._support import MethodSpec, RequestOptions
 
-from ._bindings import dump, is_model, validator
+from ._bindings import dump, dumper, is_model, validator
 from .errors import INVALID_PARAMS, McpError
 from .transport import Envelope
 
@@ -119,7 +119,7 @@ class Route:
         """
         kind: Any = type(result)
         if is_model(kind):
-            data = dump(result)
+            data = dumper(kind)(result)
         elif self.spec is not None:
             if result is None:
                 result = {}

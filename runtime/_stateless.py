@@ -24,6 +24,7 @@ from mcpbind.generated._support import Direction, MethodSpec
 from pydantic import BaseModel, ValidationError
 
 from ._bindings import Bindings, dump, validator
+from ._bounded import remember
 from ._input import input_result_type, with_input_rounds
 from ._lifecycle import HandshakeServer, era_revisions
 from ._listen import LISTEN
@@ -254,10 +255,7 @@ class StatelessServer:
         except (AttributeError, TypeError):  # not a dict, or unhashable values
             return _implementation(bindings, data)
         if found is _MISSING:
-            found = _implementation(bindings, data)
-            if len(self._infos) >= _MAX_INFOS:
-                self._infos.clear()
-            self._infos[key] = found
+            found = remember(self._infos, key, _implementation(bindings, data), _MAX_INFOS)
         return found
 
     def _listen_route(self, server: Server, bindings: Bindings) -> Route:

@@ -19,6 +19,7 @@ import anyio
 from starlette.types import Receive, Scope, Send
 
 from .. import _jsonrpc as rpc
+from .._bounded import remember
 from ..errors import INVALID_REQUEST
 from ._asgi import CONNECTION_ERROR, error, respond, status_for
 from ._common import JSON, PROTOCOL_VERSION, SESSION_ID, SSE, accepts
@@ -46,10 +47,7 @@ def accepted(accept: str | None) -> tuple[bool, bool]:
     key = accept or ""
     found = _accept_cache.get(key)
     if found is None:
-        found = (accepts(accept, JSON), accepts(accept, SSE))
-        if len(_accept_cache) >= 64:
-            _accept_cache.clear()
-        _accept_cache[key] = found
+        found = remember(_accept_cache, key, (accepts(accept, JSON), accepts(accept, SSE)), 64)
     return found
 
 

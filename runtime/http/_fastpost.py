@@ -25,6 +25,8 @@ from typing import Any
 import httptools
 import httpx
 
+from .._bounded import remember
+
 logger = logging.getLogger("mcpbind.runtime.http")
 
 __all__ = ["Answer", "FastPoster", "RequestTasks"]
@@ -257,10 +259,7 @@ class FastPoster:
                 if "\r" in value or "\n" in value:
                     raise httpx.LocalProtocolError(f"header {name!r} has a line break")
                 lines.append(f"{name}: {value}\r\n".encode())
-            head = b"".join(lines)
-            if len(self._heads) >= MAX_HEADS:
-                self._heads.clear()
-            self._heads[key] = head
+            head = remember(self._heads, key, b"".join(lines), MAX_HEADS)
         return head
 
     async def post(self, headers: Mapping[str, str], content: bytes) -> Answer:

@@ -14,6 +14,7 @@ from typing import Any, Final
 from starlette.types import Receive, Scope, Send
 
 from .. import _jsonrpc as rpc
+from .._bounded import remember
 from ..errors import INVALID_REQUEST, PARSE_ERROR
 from ._asgi import CONNECTION_ERROR, Disconnected, TooLarge, error, read_body, read_headers
 from ._common import JSON, LAST_EVENT_ID, PROTOCOL_VERSION, SESSION_ID
@@ -106,10 +107,7 @@ def header_view(scope: Scope) -> HeaderView:
     except TypeError:  # unhashable items (lists): not cached
         return HeaderView(raw)
     if view is None:
-        view = HeaderView(key)
-        if len(_views) >= MAX_VIEWS:
-            _views.clear()
-        _views[key] = view
+        view = remember(_views, key, HeaderView(key), MAX_VIEWS)
     return view
 
 

@@ -12,6 +12,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from .._bounded import remember
+
 __all__ = ["LOOPBACK_HOSTS", "HostGuard"]
 
 #: Loopback names: the default allow-list of a server bound to a loopback address.
@@ -66,9 +68,7 @@ class HostGuard:
         if known is None:
             name, port = _split_host(host)
             known = name in self._hosts or (port is not None and f"{name}:{port}" in self._hosts)
-            if len(self._seen_hosts) >= 256:
-                self._seen_hosts.clear()
-            self._seen_hosts[host] = known
+            remember(self._seen_hosts, host, known, 256)
         return known
 
     def origin_ok(self, origin: str | None) -> bool:

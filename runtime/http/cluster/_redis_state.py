@@ -40,6 +40,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from starlette.types import Receive, Scope, Send
 
+from ..._bounded import remember
 from ..event_store import EventStore
 from ._redis_events import RedisEventStore
 from ._relay import forward, serve_forwarded
@@ -345,9 +346,7 @@ class RedisState:
             return known[0]
         owner = _text(await self.call(lambda: self.redis.get(key)))
         if owner is not None:
-            if len(self._owners) >= _CACHED:
-                self._owners.clear()
-            self._owners[key] = (owner, now + _OWNER_CACHE)
+            remember(self._owners, key, (owner, now + _OWNER_CACHE), _CACHED)
         return owner
 
     # -- task directory (``tasks.TaskDirectory``) ---------------------------------------
@@ -376,9 +375,7 @@ class RedisState:
         if not found:
             self._alive.pop(worker_id, None)
         else:
-            if len(self._alive) >= _CACHED:
-                self._alive.clear()
-            self._alive[worker_id] = now + _ALIVE_CACHE
+            remember(self._alive, worker_id, now + _ALIVE_CACHE, _CACHED)
         return found
 
     # -- forwarding ---------------------------------------------------------------------
