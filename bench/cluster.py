@@ -1,7 +1,7 @@
 """Benchmark of N workers behind haproxy (not a test): ``python bench/cluster.py``.
 
 Every configuration is started with the project's own launcher (``Supervisor``, what
-``python -m mcpbind.runtime.http.cluster serve`` runs) on ``examples/cluster/app.py``, behind a
+``python -m mcpbind.runtime.cluster serve`` runs) on ``examples/cluster/app.py``, behind a
 real haproxy (round robin), with or without a real ``redis-server`` as shared state:
 
 * calls/s of ``echo`` through haproxy with 1, 2 and 3 workers, Redis on and off, in both eras
@@ -40,7 +40,7 @@ sys.path.insert(0, str(REPO / "tests" / "runtime" / "http" / "cluster"))
 
 from haproxykit import ensure_haproxy  # noqa: E402
 from mcpbind.runtime import run  # noqa: E402
-from mcpbind.runtime.http.cluster import Supervisor  # noqa: E402
+from mcpbind.runtime.cluster import Supervisor  # noqa: E402
 from rediskit import RedisServer  # noqa: E402
 from runtime_http import IN_FLIGHT, LoadClient  # noqa: E402
 

@@ -245,8 +245,7 @@ async def our_echo(argv: list[str]) -> AsyncIterator[Echo]:
 @asynccontextmanager
 async def sdk_echo(argv: list[str]) -> AsyncIterator[Echo]:
     """The official ``ClientSession`` over its stdio client to the server ``argv`` starts."""
-    from mcp import ClientSession, StdioServerParameters
-    from mcp import stdio_client as sdk_stdio_client
+    from mcp import ClientSession, StdioServerParameters, stdio_client as sdk_stdio_client
 
     params = StdioServerParameters(command=argv[0], args=argv[1:], cwd=ROOT)
     async with sdk_stdio_client(params) as (read, write), ClientSession(read, write) as session:

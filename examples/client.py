@@ -12,8 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from mcpbind.generated.v2025_11_25 import client as stubs
-from mcpbind.generated.v2025_11_25 import methods, types
+from mcpbind.generated.v2025_11_25 import client as stubs, methods, types
 from mcpbind.runtime import Client, McpError, RequestContext, Session, StdioParameters, stdio_client
 
 

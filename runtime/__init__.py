@@ -30,162 +30,74 @@ Everything method-specific comes from ``mcpbind.generated``; this package only m
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ._exports import install
 
 if TYPE_CHECKING:
-    from ._admission import SERVER_UNAVAILABLE
-    from ._client import Client
-    from ._fanout import Delivery
-    from ._input import RequestStateKeeper, shared_state_key
-    from ._lifecycle import (
-        ASSUME_INITIALIZED,
-        HANDSHAKE_REVISIONS,
-        ClientLifecycle,
-        HandshakeClient,
-        HandshakeServer,
-        ServerLifecycle,
+    from .app import App as App
+    from .core.admission import SERVER_UNAVAILABLE as SERVER_UNAVAILABLE
+    from .core.errors import (
+        HTTP_STATUS as HTTP_STATUS,
+        INTERNAL_ERROR as INTERNAL_ERROR,
+        INVALID_PARAMS as INVALID_PARAMS,
+        INVALID_REQUEST as INVALID_REQUEST,
+        METHOD_NOT_FOUND as METHOD_NOT_FOUND,
+        PARSE_ERROR as PARSE_ERROR,
+        CapabilityError as CapabilityError,
+        ConnectionClosedError as ConnectionClosedError,
+        InvalidResultError as InvalidResultError,
+        McpError as McpError,
+        ProtocolVersionError as ProtocolVersionError,
+        RequestTimeoutError as RequestTimeoutError,
+        RuntimeFailure as RuntimeFailure,
     )
-    from ._listen_client import ListenNotification, Subscription
-    from ._run import run
-    from ._server import Server
-    from ._session import PeerState, RequestContext, Route, Router, Session, SessionOptions
-    from ._stateless import (
-        STATELESS_REVISIONS,
-        UNSUPPORTED_PROTOCOL_VERSION,
-        StatelessServer,
+    from .core.revisions import (
+        ASSUME_INITIALIZED as ASSUME_INITIALIZED,
+        HANDSHAKE_REVISIONS as HANDSHAKE_REVISIONS,
+        STATELESS_REVISIONS as STATELESS_REVISIONS,
     )
-    from ._stateless_client import StatelessClient
-    from ._stdio import StdioParameters, stdio_client, stdio_server
-    from .app import App
-    from .errors import (
-        HTTP_STATUS,
-        INTERNAL_ERROR,
-        INVALID_PARAMS,
-        INVALID_REQUEST,
-        METHOD_NOT_FOUND,
-        PARSE_ERROR,
-        CapabilityError,
-        ConnectionClosedError,
-        InvalidResultError,
-        McpError,
-        ProtocolVersionError,
-        RequestTimeoutError,
-        RuntimeFailure,
+    from .core.run import run as run
+    from .core.session import (
+        PeerState as PeerState,
+        RequestContext as RequestContext,
+        Route as Route,
+        Router as Router,
+        Session as Session,
+        SessionOptions as SessionOptions,
     )
-    from .transport import Connection, Envelope, Malformed, memory_pair
+    from .core.transport import (
+        Connection as Connection,
+        Envelope as Envelope,
+        Malformed as Malformed,
+    )
+    from .endpoints.broadcast import Delivery as Delivery
+    from .endpoints.client import Client as Client
+    from .endpoints.server import Server as Server
+    from .eras.input_required import (
+        RequestStateKeeper as RequestStateKeeper,
+        shared_state_key as shared_state_key,
+    )
+    from .eras.lifecycle import (
+        ClientLifecycle as ClientLifecycle,
+        HandshakeClient as HandshakeClient,
+        HandshakeServer as HandshakeServer,
+        ServerLifecycle as ServerLifecycle,
+    )
+    from .eras.stateless import (
+        UNSUPPORTED_PROTOCOL_VERSION as UNSUPPORTED_PROTOCOL_VERSION,
+        StatelessServer as StatelessServer,
+    )
+    from .eras.stateless_client import StatelessClient as StatelessClient
+    from .eras.subscriptions_client import (
+        ListenNotification as ListenNotification,
+        Subscription as Subscription,
+    )
+    from .transports.memory import memory_pair as memory_pair
+    from .transports.stdio import (
+        StdioParameters as StdioParameters,
+        stdio_client as stdio_client,
+        stdio_server as stdio_server,
+    )
 
-# Where each public name lives. The submodules are imported on first use (PEP 562): importing
-# the package costs nothing, and a program imports only what it touches (a server never needs
-# the client, code that only names an error class needs no event loop library).
-_SOURCES: dict[str, str] = {
-    "SERVER_UNAVAILABLE": "._admission",
-    "Client": "._client",
-    "Delivery": "._fanout",
-    "RequestStateKeeper": "._input",
-    "shared_state_key": "._input",
-    "ASSUME_INITIALIZED": "._lifecycle",
-    "HANDSHAKE_REVISIONS": "._lifecycle",
-    "ClientLifecycle": "._lifecycle",
-    "HandshakeClient": "._lifecycle",
-    "HandshakeServer": "._lifecycle",
-    "ServerLifecycle": "._lifecycle",
-    "ListenNotification": "._listen_client",
-    "Subscription": "._listen_client",
-    "run": "._run",
-    "Server": "._server",
-    "App": ".app",
-    "PeerState": "._session",
-    "RequestContext": "._session",
-    "Route": "._session",
-    "Router": "._session",
-    "Session": "._session",
-    "SessionOptions": "._session",
-    "STATELESS_REVISIONS": "._stateless",
-    "UNSUPPORTED_PROTOCOL_VERSION": "._stateless",
-    "StatelessClient": "._stateless_client",
-    "StatelessServer": "._stateless",
-    "StdioParameters": "._stdio",
-    "stdio_client": "._stdio",
-    "stdio_server": "._stdio",
-    "HTTP_STATUS": ".errors",
-    "INTERNAL_ERROR": ".errors",
-    "INVALID_PARAMS": ".errors",
-    "INVALID_REQUEST": ".errors",
-    "METHOD_NOT_FOUND": ".errors",
-    "PARSE_ERROR": ".errors",
-    "CapabilityError": ".errors",
-    "ConnectionClosedError": ".errors",
-    "InvalidResultError": ".errors",
-    "McpError": ".errors",
-    "ProtocolVersionError": ".errors",
-    "RequestTimeoutError": ".errors",
-    "RuntimeFailure": ".errors",
-    "Connection": ".transport",
-    "Envelope": ".transport",
-    "Malformed": ".transport",
-    "memory_pair": ".transport",
-}
-
-__all__ = [
-    "ASSUME_INITIALIZED",
-    "HANDSHAKE_REVISIONS",
-    "HTTP_STATUS",
-    "INTERNAL_ERROR",
-    "INVALID_PARAMS",
-    "INVALID_REQUEST",
-    "METHOD_NOT_FOUND",
-    "PARSE_ERROR",
-    "SERVER_UNAVAILABLE",
-    "STATELESS_REVISIONS",
-    "UNSUPPORTED_PROTOCOL_VERSION",
-    "App",
-    "CapabilityError",
-    "Client",
-    "ClientLifecycle",
-    "Connection",
-    "ConnectionClosedError",
-    "Delivery",
-    "Envelope",
-    "HandshakeClient",
-    "HandshakeServer",
-    "InvalidResultError",
-    "ListenNotification",
-    "Malformed",
-    "McpError",
-    "PeerState",
-    "ProtocolVersionError",
-    "RequestContext",
-    "RequestStateKeeper",
-    "RequestTimeoutError",
-    "Route",
-    "Router",
-    "RuntimeFailure",
-    "Server",
-    "ServerLifecycle",
-    "Session",
-    "SessionOptions",
-    "StatelessClient",
-    "StatelessServer",
-    "StdioParameters",
-    "Subscription",
-    "memory_pair",
-    "run",
-    "shared_state_key",
-    "stdio_client",
-    "stdio_server",
-]
-
-
-def __getattr__(name: str) -> Any:
-    """Import the submodule that defines ``name`` and keep the value here for next time."""
-    source = _SOURCES.get(name)
-    if source is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(source, __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+install(globals())

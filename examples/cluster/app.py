@@ -2,7 +2,7 @@
 
 From the repository root, with a Redis on 6379 and haproxy installed::
 
-    python -m mcpbind.runtime.http.cluster serve examples.cluster.app:app --workers 3 \\
+    python -m mcpbind.runtime.cluster serve examples.cluster.app:app --workers 3 \\
         --redis redis://127.0.0.1:6379 --port 9000 \\
         --haproxy /tmp/mcpbind-haproxy.cfg --run-haproxy
 

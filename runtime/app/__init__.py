@@ -19,8 +19,15 @@ client negotiated (2024-11-05 .. 2026-07-28), and a ``Context`` parameter gives 
 logging, elicitation, sampling and roots in both protocol eras.
 """
 
-from ._app import App
-from ._context import Context, ElicitationResult
-from ._tools import ToolError
+from __future__ import annotations
 
-__all__ = ["App", "Context", "ElicitationResult", "ToolError"]
+from typing import TYPE_CHECKING
+
+from mcpbind.runtime._exports import install
+
+if TYPE_CHECKING:
+    from ._app import App as App
+    from ._context import Context as Context, ElicitationResult as ElicitationResult
+    from ._tools import ToolError as ToolError
+
+install(globals())

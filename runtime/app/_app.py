@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import anyio.from_thread
 from mcpbind.generated._support import Direction
+from mcpbind.runtime.core.bindings import Bindings
+from mcpbind.runtime.core.session import Session
+from mcpbind.runtime.core.transport import Connection
+from mcpbind.runtime.endpoints.server import Server
 from pydantic import BaseModel
 
-from .._bindings import Bindings
-from .._server import Server
-from .._session import Session
-from ..transport import Connection
 from ._completion import values_of
 from ._context import LOG_LEVELS, Context
 from ._handlers import handlers_for
@@ -30,7 +30,7 @@ from ._shaping import shaper
 from ._tools import ToolEntry, make_tool
 
 if TYPE_CHECKING:
-    from ..http.server import StreamableHTTPServer
+    from mcpbind.runtime.transports.http.server import StreamableHTTPServer
 
 __all__ = ["App"]
 
@@ -246,7 +246,9 @@ class App:
         entry.task_support = task_support
         self.tools[entry.name] = entry
         if task_support not in (None, "forbidden") and self.server.tasks is None:
-            from ..tasks import TaskSupport  # the tasks extension only for an app that uses it
+            from mcpbind.runtime.tasks import (
+                TaskSupport,  # the tasks extension only for an app that uses it
+            )
 
             self.server.enable_tasks(TaskSupport(tools=self._task_support))
         self._changed(self.server.notify_tools_changed)
@@ -422,15 +424,15 @@ class App:
         """An ASGI app serving Streamable HTTP, both eras on one endpoint (``options``: those
         of ``StreamableHTTPServer``, e.g. ``path``, ``allowed_hosts``, ``shared`` for many
         workers: ``http.cluster.shared_state_from_env()``)."""
-        from ..http.server import StreamableHTTPServer
+        from mcpbind.runtime.transports.http.server import StreamableHTTPServer
 
         return StreamableHTTPServer(self.server.serve, **options)
 
     def run_http(self, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
         """Serve Streamable HTTP on uvicorn until interrupted (blocking); ``options`` go to
         ``http_app`` (binding beyond loopback needs ``allowed_hosts`` widened there too)."""
-        from .._run import run
-        from ..http.uvicorn import serve_forever
+        from mcpbind.runtime.core.run import run
+        from mcpbind.runtime.transports.http.uvicorn import serve_forever
 
         run(lambda: serve_forever(self.http_app(**options), host, port))
 

@@ -11,9 +11,9 @@ import functools
 import inspect
 from typing import Any
 
+from mcpbind.runtime.core.bindings import validator
 from pydantic import BaseModel, ValidationError
 
-from .._bindings import validator
 from ._schema import Signature
 from ._threads import run_sync
 

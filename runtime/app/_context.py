@@ -14,16 +14,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
+from mcpbind.runtime.core.bindings import Bindings, validator
+from mcpbind.runtime.core.errors import CapabilityError
+from mcpbind.runtime.core.session import RequestContext, Session
 from pydantic import BaseModel
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import core_schema
 
-from .._bindings import Bindings, validator
-from .._session import RequestContext, Session
-from ..errors import CapabilityError
-
 if TYPE_CHECKING:
-    from ..http.auth.server import AccessToken
+    from mcpbind.runtime.auth.server import AccessToken
+
     from ._app import App
 
 __all__ = ["LOG_LEVELS", "Context", "ElicitationResult"]

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 from mcpbind import generated
 from mcpbind.generated._support import MethodSpec
+from mcpbind.runtime.core.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
+from mcpbind.runtime.core.session import RequestContext
 
-from .._session import RequestContext
-from ..errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
 from ._completion import complete, completion_result
 from ._context import Context
 from ._pages import page

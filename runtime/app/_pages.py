@@ -11,7 +11,7 @@ import binascii
 from collections.abc import Sequence
 from typing import TypeVar
 
-from ..errors import INVALID_PARAMS, McpError
+from mcpbind.runtime.core.errors import INVALID_PARAMS, McpError
 
 __all__ = ["page"]
 

@@ -14,9 +14,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from mcpbind.runtime.core.errors import INVALID_PARAMS, McpError
 from pydantic import BaseModel
 
-from ..errors import INVALID_PARAMS, McpError
 from ._call import ArgumentsError, call, validate
 from ._results import as_data, to_content
 from ._schema import Signature, read_signature

@@ -19,9 +19,9 @@ from typing import Any
 from urllib.parse import unquote
 
 import pydantic_core
+from mcpbind.runtime.core.errors import INVALID_PARAMS, McpError
 from pydantic import BaseModel
 
-from ..errors import INVALID_PARAMS, McpError
 from ._call import ArgumentsError, call, validate
 from ._results import as_data
 from ._schema import Signature, read_signature

@@ -24,8 +24,7 @@ from typing import Any, Final, TypeVar
 import anyio
 import anyio.lowlevel
 import anyio.to_thread
-
-from .._run import on_asyncio
+from mcpbind.runtime.core.run import on_asyncio
 
 _anyio_threads: threading.local | None
 try:  # anyio's marks of its worker threads (not public: checked at import, used if present)

@@ -15,10 +15,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from mcpbind.runtime.core.errors import McpError
+from mcpbind.runtime.eras.input_required import ClientCapabilityMissing
 from pydantic import BaseModel, ValidationError
 
-from .._input import ClientCapabilityMissing
-from ..errors import McpError
 from ._call import ArgumentsError, call, describe_errors, validate
 from ._results import as_data, tool_result
 from ._schema import OutputType, Signature, output_type, read_signature

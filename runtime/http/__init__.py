@@ -8,26 +8,38 @@ side is a transport (an async context manager yielding a ``Connection``) for ``C
     async with Client(streamable_http_client("http://127.0.0.1:8000/mcp")) as client: ...
 """
 
-from .client import HttpTransportError, streamable_http_client
-from .event_store import EventStore, InMemoryEventStore
-from .legacy import LegacySSEServer, combined_app, sse_client
-from .security import LOOPBACK_HOSTS, HostGuard
-from .server import HttpRequestContext, SessionRunner, StreamableHTTPServer
-from .uvicorn import serve_forever, serving
+from __future__ import annotations
 
-__all__ = [
-    "LOOPBACK_HOSTS",
-    "EventStore",
-    "HostGuard",
-    "HttpRequestContext",
-    "HttpTransportError",
-    "InMemoryEventStore",
-    "LegacySSEServer",
-    "SessionRunner",
-    "StreamableHTTPServer",
-    "combined_app",
-    "serve_forever",
-    "serving",
-    "sse_client",
-    "streamable_http_client",
-]
+from typing import TYPE_CHECKING
+
+from mcpbind.runtime._exports import install
+
+if TYPE_CHECKING:
+    from mcpbind.runtime.transports.http.client import (
+        HttpTransportError as HttpTransportError,
+        streamable_http_client as streamable_http_client,
+    )
+    from mcpbind.runtime.transports.http.event_store import (
+        EventStore as EventStore,
+        InMemoryEventStore as InMemoryEventStore,
+    )
+    from mcpbind.runtime.transports.http.legacy_sse import (
+        LegacySSEServer as LegacySSEServer,
+        combined_app as combined_app,
+        sse_client as sse_client,
+    )
+    from mcpbind.runtime.transports.http.security import (
+        LOOPBACK_HOSTS as LOOPBACK_HOSTS,
+        HostGuard as HostGuard,
+    )
+    from mcpbind.runtime.transports.http.server import (
+        HttpRequestContext as HttpRequestContext,
+        SessionRunner as SessionRunner,
+        StreamableHTTPServer as StreamableHTTPServer,
+    )
+    from mcpbind.runtime.transports.http.uvicorn import (
+        serve_forever as serve_forever,
+        serving as serving,
+    )
+
+install(globals())

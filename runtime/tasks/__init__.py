@@ -5,38 +5,39 @@ attached with ``server.enable_tasks()`` / ``client.enable_tasks()``; ``TaskHandl
 requestor's (``await client.call_tool_as_task(...)``).
 """
 
-from ._extension import ExtensionTaskContext, TasksExtension, start_task
-from ._extension_client import ExtensionTaskHandle
-from ._handle import TaskHandle, call_as_task, call_tool_as_task
-from ._manager import CLIENT_METHODS, SERVER_METHODS, TaskDirectory, TaskSupport, ToolTaskSupport
-from ._store import (
-    TERMINAL,
-    InMemoryTaskStore,
-    TaskLimitError,
-    TaskRecord,
-    TaskStatus,
-    TaskStore,
-)
-from ._wire import TASKS_EXTENSION
+from __future__ import annotations
 
-__all__ = [
-    "CLIENT_METHODS",
-    "SERVER_METHODS",
-    "TASKS_EXTENSION",
-    "TERMINAL",
-    "ExtensionTaskContext",
-    "ExtensionTaskHandle",
-    "InMemoryTaskStore",
-    "TaskDirectory",
-    "TaskHandle",
-    "TaskLimitError",
-    "TaskRecord",
-    "TaskStatus",
-    "TaskStore",
-    "TaskSupport",
-    "TasksExtension",
-    "ToolTaskSupport",
-    "call_as_task",
-    "call_tool_as_task",
-    "start_task",
-]
+from typing import TYPE_CHECKING
+
+from mcpbind.runtime._exports import install
+
+if TYPE_CHECKING:
+    from ._extension import (
+        ExtensionTaskContext as ExtensionTaskContext,
+        TasksExtension as TasksExtension,
+        start_task as start_task,
+    )
+    from ._extension_client import ExtensionTaskHandle as ExtensionTaskHandle
+    from ._handle import (
+        TaskHandle as TaskHandle,
+        call_as_task as call_as_task,
+        call_tool_as_task as call_tool_as_task,
+    )
+    from ._manager import (
+        CLIENT_METHODS as CLIENT_METHODS,
+        SERVER_METHODS as SERVER_METHODS,
+        TaskDirectory as TaskDirectory,
+        TaskSupport as TaskSupport,
+        ToolTaskSupport as ToolTaskSupport,
+    )
+    from ._store import (
+        TERMINAL as TERMINAL,
+        InMemoryTaskStore as InMemoryTaskStore,
+        TaskLimitError as TaskLimitError,
+        TaskRecord as TaskRecord,
+        TaskStatus as TaskStatus,
+        TaskStore as TaskStore,
+    )
+    from ._wire import TASKS_EXTENSION as TASKS_EXTENSION
+
+install(globals())

@@ -12,9 +12,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Final, TypeVar
 
 from mcpbind.generated._support import MCPModel, MethodSpec, NotificationSpec, RequestOptions
-
-from .._bindings import dump
-from .._context import RequestContext, RequestId
+from mcpbind.runtime.core.bindings import dump
+from mcpbind.runtime.core.context import RequestContext, RequestId
 
 __all__ = ["RELATED_TASK", "TaskRequestContext", "TaskSender", "related", "task_context"]
 

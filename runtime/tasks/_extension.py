@@ -32,13 +32,10 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import anyio
 from mcpbind.generated._support import Direction, MCPModel, MethodSpec, RequestOptions
-from pydantic import BaseModel, ValidationError
-
-from .._bindings import dump, validator
-from .._context import RequestContext, RequestId
-from .._endpoint import has_capability
-from .._routing import Route
-from ..errors import (
+from mcpbind.runtime.core.bindings import dump, validator
+from mcpbind.runtime.core.capabilities import has_capability
+from mcpbind.runtime.core.context import RequestContext, RequestId
+from mcpbind.runtime.core.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
@@ -47,6 +44,9 @@ from ..errors import (
     ConnectionClosedError,
     McpError,
 )
+from mcpbind.runtime.core.routing import Route
+from pydantic import BaseModel, ValidationError
+
 from ._store import TaskRecord, task_not_found
 from ._wire import (
     ACK,
@@ -63,7 +63,8 @@ from ._wire import (
 )
 
 if TYPE_CHECKING:
-    from .._session import Session
+    from mcpbind.runtime.core.session import Session
+
     from ._manager import TaskSupport
 
 __all__ = ["ExtensionTaskContext", "TasksExtension", "missing_extension", "start_task"]

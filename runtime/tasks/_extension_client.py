@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 from mcpbind.generated._support import Direction, MethodSpec, RequestOptions
+from mcpbind.runtime.core.bindings import dump, validator
+from mcpbind.runtime.core.capabilities import merge
+from mcpbind.runtime.core.errors import CapabilityError, InvalidResultError, McpError
+from mcpbind.runtime.core.meta_keys import CLIENT_CAPABILITIES
 from pydantic import ValidationError
 
-from .._bindings import dump, validator
-from .._endpoint import merge
-from .._meta_keys import CLIENT_CAPABILITIES
-from ..errors import CapabilityError, InvalidResultError, McpError
 from ._manager import CANCELLED_ERROR
 from ._store import TERMINAL
 from ._wire import (
@@ -39,8 +39,9 @@ from ._wire import (
 )
 
 if TYPE_CHECKING:
-    from .._client import Client
-    from .._session import Session
+    from mcpbind.runtime.core.session import Session
+
+    from ._sides import TaskClient
 
 __all__ = ["ExtensionTaskHandle", "call_tool_with_tasks"]
 
@@ -70,7 +71,7 @@ SPECS: Final = {
 }
 
 
-def _meta(client: Client, session: Session) -> dict[str, Any]:
+def _meta(client: TaskClient, session: Session) -> dict[str, Any]:
     """The per-request ``_meta`` of this client, its capabilities naming the extension."""
     lifecycle: Any = client.lifecycle
     meta = dict(lifecycle.meta(client, session.bindings))
@@ -93,7 +94,7 @@ class ExtensionTaskHandle:
     ``update()``, ``cancel()``."""
 
     def __init__(
-        self, client: Client, result_type: Any, task: dict[str, Any] | None, direct: Any = None
+        self, client: TaskClient, result_type: Any, task: dict[str, Any] | None, direct: Any = None
     ) -> None:
         self._client = client
         self.result_type = result_type
@@ -174,7 +175,7 @@ class ExtensionTaskHandle:
 
 
 async def call_tool_with_tasks(
-    client: Client, name: str, arguments: Mapping[str, Any] | None = None
+    client: TaskClient, name: str, arguments: Mapping[str, Any] | None = None
 ) -> ExtensionTaskHandle:
     """``tools/call`` with the extension opted into for this request (stateless era)."""
     session = client.session

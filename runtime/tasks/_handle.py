@@ -17,16 +17,17 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import anyio
 from mcpbind.generated._support import MethodSpec, ProgressCallback, RequestOptions
+from mcpbind.runtime.core.bindings import dump, validator
+from mcpbind.runtime.core.capabilities import has_capability
+from mcpbind.runtime.core.context import RelatedSender, RequestContext
+from mcpbind.runtime.core.errors import CapabilityError
 
-from .._bindings import dump, validator
-from .._context import RelatedSender, RequestContext
-from .._endpoint import Endpoint, has_capability
-from ..errors import CapabilityError
 from ._extension_client import ExtensionTaskHandle, call_tool_with_tasks
+from ._sides import Registry
 from ._store import TERMINAL
 
 if TYPE_CHECKING:
-    from .._session import Session
+    from mcpbind.runtime.core.session import Session
 
 __all__ = ["TaskHandle", "call_as_task", "call_tool_as_task"]
 
@@ -34,13 +35,13 @@ R = TypeVar("R")
 _PROGRESS = "notifications/progress"
 _tokens = itertools.count(1)
 #: Per endpoint: progress token -> the callback of the task that was given it.
-_listeners: weakref.WeakKeyDictionary[Endpoint, dict[str, ProgressCallback]] = (
+_listeners: weakref.WeakKeyDictionary[Registry, dict[str, ProgressCallback]] = (
     weakref.WeakKeyDictionary()
 )
 _NO_TIMEOUT: RequestOptions = {"timeout": None}
 
 
-def _listen(endpoint: Endpoint, session: Session, callback: ProgressCallback) -> str:
+def _listen(endpoint: Registry, session: Session, callback: ProgressCallback) -> str:
     """A fresh progress token whose notifications reach ``callback`` until ``_forget``."""
     listeners = _listeners.get(endpoint)
     if listeners is None:
@@ -61,7 +62,7 @@ def _listen(endpoint: Endpoint, session: Session, callback: ProgressCallback) ->
     return token
 
 
-def _forget(endpoint: Endpoint | None, token: str | None) -> None:
+def _forget(endpoint: Registry | None, token: str | None) -> None:
     if endpoint is not None and token is not None:
         _listeners.get(endpoint, {}).pop(token, None)
 
@@ -76,7 +77,7 @@ class TaskHandle(Generic[R]):
         session: Session,
         result_type: Any,
         task: dict[str, Any],
-        progress: tuple[Endpoint, str] | None = None,
+        progress: tuple[Registry, str] | None = None,
     ) -> None:
         self._sender = sender
         self._session = session
@@ -155,8 +156,8 @@ async def call_as_task(
         )
     body = dict(dump(params) or {})
     body["task"] = {} if ttl is None else {"ttl": ttl}
-    endpoint = session.router if isinstance(session.router, Endpoint) else None
-    listening: tuple[Endpoint, str] | None = None
+    endpoint = session.router if isinstance(session.router, Registry) else None
+    listening: tuple[Registry, str] | None = None
     if progress is not None and endpoint is not None:
         token = _listen(endpoint, session, progress)
         listening = (endpoint, token)

@@ -12,11 +12,11 @@ import asyncio
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
-from .._context import RequestContext
-from .._run import on_asyncio
+from mcpbind.runtime.core.context import RequestContext
+from mcpbind.runtime.core.run import on_asyncio
 
 if TYPE_CHECKING:
-    from .._session import Session
+    from mcpbind.runtime.core.session import Session
 
 __all__ = ["Jobs", "per_request"]
 

@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
 
 import anyio
 from mcpbind.generated import ERAS
+from mcpbind.runtime.core.context import RequestContext
+from mcpbind.runtime.core.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, McpError
+from mcpbind.runtime.core.routing import Route
 
-from .._context import RequestContext
-from .._routing import Route
-from ..errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, McpError
 from ._context import RELATED_TASK, task_context
 from ._extension import TasksExtension
 from ._jobs import Jobs, per_request
@@ -29,9 +29,10 @@ from ._store import InMemoryTaskStore, TaskRecord, TaskStatus, TaskStore, task_n
 from ._wire import TASKS_EXTENSION
 
 if TYPE_CHECKING:
-    from .._bindings import Bindings
-    from .._endpoint import Endpoint
-    from .._session import Session
+    from mcpbind.runtime.core.bindings import Bindings
+    from mcpbind.runtime.core.session import Session
+
+    from ._sides import Registry
 
 __all__ = ["CANCELLED_ERROR", "TaskDirectory", "TaskSupport", "ToolTaskSupport"]
 
@@ -93,7 +94,7 @@ class TaskSupport:
 
     # -- attaching --------------------------------------------------------------------------
 
-    def attach(self, endpoint: Endpoint, receives: Mapping[str, tuple[str, str]]) -> None:
+    def attach(self, endpoint: Registry, receives: Mapping[str, tuple[str, str]]) -> None:
         """Register the ``tasks/*`` handlers on ``endpoint``; ``capabilities`` is then what it
         advertises (``tasks.list``, ``tasks.cancel``, ``tasks.requests`` of ``receives``)."""
         from mcpbind.generated.v2025_11_25 import methods as m  # only when tasks are enabled

@@ -16,8 +16,7 @@ from datetime import UTC, datetime
 from typing import Any, Final, Literal, Protocol
 
 import anyio
-
-from ..errors import INVALID_PARAMS, McpError
+from mcpbind.runtime.core.errors import INVALID_PARAMS, McpError
 
 __all__ = [
     "TERMINAL",

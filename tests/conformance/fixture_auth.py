@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
-from mcpbind.runtime.http.auth import (
+from mcpbind.runtime.auth import (
     ClientCredentialsAuth,
     ClientIdentity,
     ClientMetadata,

@@ -21,8 +21,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
-from fixture_tasks import HANDLERS as TASK_HANDLERS
-from fixture_tasks import TASK_TOOLS
+from fixture_tasks import HANDLERS as TASK_HANDLERS, TASK_TOOLS
 from mcpbind.generated.v2026_07_28 import methods, types
 from mcpbind.runtime import INVALID_PARAMS, McpError, RequestContext, Server
 

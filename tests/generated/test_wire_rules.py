@@ -26,8 +26,8 @@ from generated_helpers import (
 )
 from mcpbind.codegen.emit.absent import admits_null
 from mcpbind.generated import v2026_07_28
-from mcpbind.runtime._bindings import adapter
-from mcpbind.runtime._jsonrpc import decode, encode
+from mcpbind.runtime.core.bindings import adapter
+from mcpbind.runtime.core.jsonrpc import decode, encode
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 DUMP: dict[str, Any] = {"mode": "json", "by_alias": True, "exclude_unset": True}

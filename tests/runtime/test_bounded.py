@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mcpbind.runtime._bounded import remember
+from mcpbind.runtime.core.bounded import remember
 
 
 def test_a_cache_keeps_values_until_full_then_starts_over() -> None:

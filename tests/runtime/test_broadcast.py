@@ -11,7 +11,7 @@ import anyio
 import pytest
 from mcpbind.generated.v2025_11_25 import methods
 from mcpbind.runtime import Server, memory_pair
-from mcpbind.runtime._stateless import CLIENT_CAPABILITIES, PROTOCOL_VERSION
+from mcpbind.runtime.eras.stateless import CLIENT_CAPABILITIES, PROTOCOL_VERSION
 from runtime_helpers import RawPeer, raw_client_of
 
 pytestmark = pytest.mark.anyio

@@ -51,8 +51,8 @@ def test_every_public_name_resolves_to_its_submodule() -> None:
 
 def test_a_server_program_imports_no_client_and_no_http() -> None:
     modules = _modules_after("from mcpbind.runtime import McpError, RequestContext, Server")
-    assert "mcpbind.runtime._server" in modules
-    assert "mcpbind.runtime._client" not in modules
+    assert "mcpbind.runtime.endpoints.server" in modules
+    assert "mcpbind.runtime.endpoints.client" not in modules
     assert not _under(modules, HTTP)
     assert not _under(modules, ("mcpbind.generated.v2025_11_25", "mcpbind.generated.v2026_07_28"))
 
@@ -178,10 +178,10 @@ NOT_FOR_STDIO = (
     "mcpbind.codegen",
     "mcpbind.runtime.app",
     "mcpbind.runtime.tasks",
-    "mcpbind.runtime._client",
-    "mcpbind.runtime._client_calls",
-    "mcpbind.runtime._listen_client",
-    "mcpbind.runtime._stateless_client",
+    "mcpbind.runtime.endpoints.client",
+    "mcpbind.runtime.endpoints._client_calls",
+    "mcpbind.runtime.eras.subscriptions_client",
+    "mcpbind.runtime.eras.stateless_client",
     *(generated.module_name(r) for r in generated.REVISIONS if r != "2025-11-25"),
 )
 

@@ -10,20 +10,12 @@ from typing import Any
 import anyio
 import mcp
 import pytest
-from mcp import StdioServerParameters
-from mcp import stdio_client as sdk_stdio_client
-from mcp import types as sdk_types
+from mcp import StdioServerParameters, stdio_client as sdk_stdio_client, types as sdk_types
 from mcp.client.context import ClientRequestContext
 from mcpbind.generated import v2025_11_25, v2026_07_28
-from mcpbind.runtime import (
-    CapabilityError,
-    Client,
-    RequestContext,
-    Server,
-    StdioParameters,
-)
-from mcpbind.runtime._input import RequestStateKeeper
-from mcpbind.runtime._stateless import CLIENT_CAPABILITIES, PROTOCOL_VERSION
+from mcpbind.runtime import CapabilityError, Client, RequestContext, Server, StdioParameters
+from mcpbind.runtime.eras.input_required import RequestStateKeeper
+from mcpbind.runtime.eras.stateless import CLIENT_CAPABILITIES, PROTOCOL_VERSION
 from runtime_helpers import (
     EXAMPLE_SERVER,
     REPO_ROOT,

@@ -9,8 +9,7 @@ from typing import Any
 import anyio
 import mcp.types as sdk_types
 import pytest
-from mcp import ClientSession, StdioServerParameters
-from mcp import stdio_client as sdk_stdio_client
+from mcp import ClientSession, StdioServerParameters, stdio_client as sdk_stdio_client
 from mcpbind.generated.v2025_11_25 import methods, types
 from mcpbind.runtime import Client, StdioParameters, stdio_client
 from runtime_helpers import EXAMPLE_SERVER, REPO_ROOT

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from mcpbind.runtime import _jsonrpc as rpc
+from mcpbind.runtime.core import jsonrpc as rpc
 
 
 @pytest.mark.parametrize(

@@ -16,12 +16,11 @@ import mcp
 import pytest
 from anyio.abc import Process
 from listen_server import make_server
-from mcp import StdioServerParameters
-from mcp import stdio_client as sdk_stdio_client
+from mcp import StdioServerParameters, stdio_client as sdk_stdio_client
 from mcp.shared.subscriptions import ResourceUpdated, ToolsListChanged
 from mcpbind.generated import v2026_07_28
 from mcpbind.runtime import Envelope, Server, SessionOptions, memory_pair
-from mcpbind.runtime._stateless import CLIENT_CAPABILITIES, PROTOCOL_VERSION
+from mcpbind.runtime.eras.stateless import CLIENT_CAPABILITIES, PROTOCOL_VERSION
 from runtime_helpers import RawPeer, raw_client_of
 
 pytestmark = pytest.mark.anyio

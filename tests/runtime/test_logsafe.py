@@ -6,7 +6,7 @@ import logging
 
 import pytest
 from mcpbind.runtime import SessionOptions
-from mcpbind.runtime._logsafe import escape, printable
+from mcpbind.runtime.core.logsafe import escape, printable
 from runtime_helpers import raw_client_of
 from stdio_raw import call
 from test_saturation import Probe, probe_server

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import anyio
 import pytest
 from mcpbind.runtime import Envelope, Malformed
-from mcpbind.runtime._pipes import WRITE_BACKLOG, PipeReader, PipeWriter
+from mcpbind.runtime.transports._pipes import WRITE_BACKLOG, PipeReader, PipeWriter
 
 pytestmark = pytest.mark.anyio
 

@@ -8,7 +8,7 @@ import logging
 from typing import Any
 
 import pytest
-from mcpbind.runtime._request_headers import (
+from mcpbind.runtime.core.request_headers import (
     ToolHeaders,
     encode_value,
     standard_headers,

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 from mcpbind.generated.v2025_11_25 import METHODS, types
-from mcpbind.runtime import _routing
-from mcpbind.runtime._routing import Route
+from mcpbind.runtime.core import routing as _routing
+from mcpbind.runtime.core.routing import Route
 from pydantic import ValidationError
 
 SPEC = METHODS["tools/call"]

@@ -10,8 +10,7 @@ from typing import Any
 import anyio
 import mcp
 import pytest
-from mcp import StdioServerParameters
-from mcp import stdio_client as sdk_stdio_client
+from mcp import StdioServerParameters, stdio_client as sdk_stdio_client
 from mcpbind.generated import v2025_11_25, v2026_07_28
 from mcpbind.runtime import (
     ASSUME_INITIALIZED,
@@ -26,7 +25,7 @@ from mcpbind.runtime import (
     StdioParameters,
     memory_pair,
 )
-from mcpbind.runtime._stateless import CLIENT_CAPABILITIES, PROTOCOL_VERSION, SERVER_INFO
+from mcpbind.runtime.eras.stateless import CLIENT_CAPABILITIES, PROTOCOL_VERSION, SERVER_INFO
 from runtime_helpers import RawPeer, given, raw_client_of
 
 pytestmark = pytest.mark.anyio

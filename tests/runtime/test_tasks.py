@@ -7,7 +7,7 @@ import logging
 
 import anyio
 import pytest
-from mcpbind.runtime._tasks import HandlerTasks
+from mcpbind.runtime.core.handler_tasks import HandlerTasks
 
 pytestmark = pytest.mark.anyio
 

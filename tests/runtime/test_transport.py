@@ -5,8 +5,8 @@ from __future__ import annotations
 import anyio
 import pytest
 from mcpbind.runtime import Envelope, memory_pair
-from mcpbind.runtime import _memory as memory_module
-from mcpbind.runtime.transport import put, take
+from mcpbind.runtime.core import _memory_receive as memory_module
+from mcpbind.runtime.core.transport import put, take
 
 pytestmark = pytest.mark.anyio
 

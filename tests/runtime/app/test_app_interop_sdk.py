@@ -19,8 +19,7 @@ from typing import Any
 import mcp
 import mcp.client.session
 import pytest
-from mcp import StdioServerParameters
-from mcp import stdio_client as sdk_stdio_client
+from mcp import StdioServerParameters, stdio_client as sdk_stdio_client
 from mcpbind.runtime.http import serving
 
 sys.path.insert(0, str(Path(__file__).with_name("peers")))

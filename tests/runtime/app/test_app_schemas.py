@@ -16,8 +16,7 @@ from typing import Annotated, Any, Literal, Optional, TypedDict
 
 import pytest
 from app_helpers import wire
-from mcp.server.mcpserver import Context as SdkContext
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context as SdkContext, MCPServer
 from mcpbind.runtime.app import App, Context
 from pydantic import BaseModel, Field
 

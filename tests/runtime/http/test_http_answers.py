@@ -9,10 +9,8 @@ import httpx
 import pytest
 from httpkit import ACCEPT_BOTH, answers, build_server, raw_initialize, session_headers
 from mcpbind.generated.v2025_11_25 import methods, types
-from mcpbind.runtime import RequestContext, Server
-from mcpbind.runtime._lifecycle import ASSUME_INITIALIZED
+from mcpbind.runtime import ASSUME_INITIALIZED, RequestContext, Server, memory_pair
 from mcpbind.runtime.http import StreamableHTTPServer, serving
-from mcpbind.runtime.transport import memory_pair
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 
@@ -172,7 +170,7 @@ def far_with(connection: Any, revision: str) -> Any:
 
 
 async def test_route_lock_hands_over_in_order_and_survives_cancelled_waiters() -> None:
-    from mcpbind.runtime.http._signals import Lock as _Lock
+    from mcpbind.runtime.transports.http._signals import Lock as _Lock
 
     lock = _Lock()
     order: list[int] = []

@@ -6,7 +6,7 @@ import base64
 from typing import Any
 
 import pytest
-from mcpbind.runtime.http._binding import (
+from mcpbind.runtime.transports.http.binding import (
     HEADER_MISMATCH,
     ToolHeader,
     check_request,

@@ -22,13 +22,7 @@ import anyio
 import httpx
 import pytest
 from mcpbind.generated import v2025_11_25, v2026_07_28
-from mcpbind.runtime import (
-    Client,
-    McpError,
-    ProtocolVersionError,
-    RequestContext,
-    Server,
-)
+from mcpbind.runtime import Client, McpError, ProtocolVersionError, RequestContext, Server
 from mcpbind.runtime.http import StreamableHTTPServer, serving, streamable_http_client
 
 pytestmark = [pytest.mark.anyio, pytest.mark.interop, pytest.mark.timeout(60)]

@@ -15,7 +15,7 @@ import pytest
 from mcpbind.generated import v2026_07_28
 from mcpbind.generated._support import Direction
 from mcpbind.runtime import Client, RequestContext, Server
-from mcpbind.runtime._bindings import Bindings
+from mcpbind.runtime.core.bindings import Bindings
 from mcpbind.runtime.http import StreamableHTTPServer, serving, streamable_http_client
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]

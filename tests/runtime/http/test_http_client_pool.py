@@ -12,8 +12,8 @@ import pytest
 from httpkit import build_server
 from mcpbind.generated.v2025_11_25 import methods, types
 from mcpbind.runtime import Client
+from mcpbind.runtime.core.transport import Envelope
 from mcpbind.runtime.http import StreamableHTTPServer, serving, streamable_http_client
-from mcpbind.runtime.transport import Envelope
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 
@@ -135,7 +135,7 @@ async def test_request_heads_are_kept_per_exact_header_set() -> None:
     """The encoded head of a header set is reused only for those exact headers; one with a
     line break is refused every time (never kept); the kept heads are bounded."""
     import httpx
-    from mcpbind.runtime.http import _fastpost
+    from mcpbind.runtime.transports.http import _fastpost
 
     poster = _fastpost.FastPoster("http://127.0.0.1:9/mcp", None, 1.0, 1.0)
     one = {"accept": "application/json", "mcp-name": "echo"}

@@ -13,8 +13,7 @@ import anyio
 import httpx
 import pytest
 from httpkit import build_server, raw_initialize, session_headers
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from mcpbind.runtime.http import InMemoryEventStore, StreamableHTTPServer, serving
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]

@@ -18,8 +18,7 @@ import httpx
 import pytest
 from anyio.from_thread import start_blocking_portal
 from httpkit import MODERN_META, build_dual_server, raw_initialize
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from mcpbind.runtime.http import StreamableHTTPServer, serving
 
 pytestmark = [pytest.mark.timeout(300)]

@@ -17,7 +17,8 @@ import anyio
 import pytest
 from httpkit import MODERN, MODERN_META, build_dual_server
 from mcpbind.runtime import RequestContext, Server
-from mcpbind.runtime.http import StreamableHTTPServer, _intake
+from mcpbind.runtime.http import StreamableHTTPServer
+from mcpbind.runtime.transports.http import _intake
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(30)]
 
@@ -164,8 +165,7 @@ async def test_each_request_sees_its_own_client_meta() -> None:
 
 def chatty_server() -> Server:
     """``echo`` answers at once; ``chat`` sends a log message first (an SSE answer)."""
-    from mcpbind.generated.v2026_07_28 import methods as modern
-    from mcpbind.generated.v2026_07_28 import types as modern_types
+    from mcpbind.generated.v2026_07_28 import methods as modern, types as modern_types
 
     server = Server("chatty")
 
@@ -241,7 +241,7 @@ async def test_the_pool_keeps_at_most_its_size_and_nothing_once_closed() -> None
 
 def test_only_answers_that_end_their_request_free_the_session() -> None:
     """A task's result leaves its handler running: that session is never reused."""
-    from mcpbind.runtime.http._exchange import _finished
+    from mcpbind.runtime.transports.http._exchange import _finished
 
     def result(**members: Any) -> dict[str, Any]:
         return {"jsonrpc": "2.0", "id": 1, "result": members}

@@ -19,8 +19,7 @@ import httpx
 import pytest
 from anyio.from_thread import start_blocking_portal
 from httpkit import build_server
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from mcpbind.runtime.http import LegacySSEServer, serving
 
 pytestmark = [pytest.mark.timeout(120)]

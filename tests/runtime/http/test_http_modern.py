@@ -347,7 +347,7 @@ async def test_a_tool_added_later_has_its_headers_checked(monkeypatch: pytest.Mo
     call names a tool the cached list lacks (at most once a second: here, at once)."""
     from mcpbind.generated.v2026_07_28 import methods as modern
     from mcpbind.runtime import RequestContext, Server
-    from mcpbind.runtime.http import _tool_headers
+    from mcpbind.runtime.transports.http import _tool_headers
 
     monkeypatch.setattr(_tool_headers, "REFRESH_GAP", 0.0)
 

@@ -16,7 +16,7 @@ from httpkit import raw_initialize, session_headers
 from mcpbind.generated.v2025_11_25 import methods, types
 from mcpbind.runtime import Server
 from mcpbind.runtime.http import InMemoryEventStore, StreamableHTTPServer, serving
-from mcpbind.runtime.http._streams import BACKLOG
+from mcpbind.runtime.transports.http._streams import BACKLOG
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 

@@ -1,34 +1,15 @@
-"""An MCP HTTP server as an OAuth 2.1 resource server (authorization.md, RFC 6750/8707/9728).
+"""``mcpbind.runtime.http.auth.server``: the former import path of ``mcpbind.runtime.auth.server``, kept working.
 
-::
-
-    verifier = JWTVerifier("https://auth.example.com", jwks_url="https://auth.example.com/jwks")
-    auth = ResourceServer(
-        verifier,
-        resource="https://mcp.example.com/mcp",
-        authorization_servers=["https://auth.example.com"],
-        required_scopes=["mcp:tools"],
-    )
-    app = StreamableHTTPServer(server.serve, auth=auth)
-
-Handlers see the verified token as ``context.auth`` (an ``AccessToken``). ``JWTVerifier``
-needs the ``auth`` extra (joserfc); ``IntrospectionVerifier`` and verifiers of one's own
-(anything with ``async def verify(token) -> AccessToken | None``) do not.
+The names are the same objects as ``mcpbind.runtime.auth.server``'s, looked up there on first use.
 """
 
-from ._introspection import IntrospectionVerifier
-from ._jwt import JWTVerifier
-from ._resource import WELL_KNOWN, ResourceServer, canonical_resource
-from ._token import AccessToken, TokenError, TokenVerifier, VerifierUnavailable
+from __future__ import annotations
 
-__all__ = [
-    "WELL_KNOWN",
-    "AccessToken",
-    "IntrospectionVerifier",
-    "JWTVerifier",
-    "ResourceServer",
-    "TokenError",
-    "TokenVerifier",
-    "VerifierUnavailable",
-    "canonical_resource",
-]
+from typing import TYPE_CHECKING
+
+from mcpbind.runtime._exports import alias
+
+if TYPE_CHECKING:
+    from mcpbind.runtime.auth.server import *  # noqa: F403
+
+alias(globals(), "mcpbind.runtime.auth.server")

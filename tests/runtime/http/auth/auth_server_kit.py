@@ -19,13 +19,13 @@ from httpkit import MODERN_META, modern_headers
 from mcpbind.generated.v2025_11_25 import methods, types
 from mcpbind.generated.v2026_07_28 import methods as modern
 from mcpbind.runtime import INVALID_PARAMS, McpError, RequestContext, Server
-from mcpbind.runtime.http import LegacySSEServer, StreamableHTTPServer, combined_app, serving
-from mcpbind.runtime.http.auth.server import (
+from mcpbind.runtime.auth.server import (
     IntrospectionVerifier,
     JWTVerifier,
     ResourceServer,
     TokenVerifier,
 )
+from mcpbind.runtime.http import LegacySSEServer, StreamableHTTPServer, combined_app, serving
 
 
 def free_port() -> int:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from mcpbind.runtime.http.auth import ChallengeError, bearer_challenge, parse_www_authenticate
+from mcpbind.runtime.auth import ChallengeError, bearer_challenge, parse_www_authenticate
 
 
 def test_a_bearer_challenge_with_every_mcp_parameter() -> None:

@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 from auth_client_kit import World, serve_world
-from mcpbind.runtime.http.auth import (
+from mcpbind.runtime.auth import (
     AuthorizationError,
     AuthorizationResponseError,
     ChallengeError,

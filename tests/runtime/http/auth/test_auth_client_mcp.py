@@ -11,9 +11,13 @@ from auth_client_kit import World, serve_world
 from httpkit import build_server
 from mcpbind.generated.v2025_11_25 import types
 from mcpbind.runtime import Client
-from mcpbind.runtime.http import LegacySSEServer, StreamableHTTPServer, sse_client
-from mcpbind.runtime.http import streamable_http_client as http_client
-from mcpbind.runtime.http.auth import ClientMetadata, FollowRedirectHandler, OAuthClientAuth
+from mcpbind.runtime.auth import ClientMetadata, FollowRedirectHandler, OAuthClientAuth
+from mcpbind.runtime.http import (
+    LegacySSEServer,
+    StreamableHTTPServer,
+    sse_client,
+    streamable_http_client as http_client,
+)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 

@@ -8,7 +8,7 @@ import sys
 import httpx
 import pytest
 from auth_client_kit import World, serve_world
-from mcpbind.runtime.http.auth import (
+from mcpbind.runtime.auth import (
     AuthorizationResponseError,
     LoopbackRedirectHandler,
     OAuthClientAuth,
@@ -63,7 +63,7 @@ async def test_a_repeated_callback_parameter_is_refused() -> None:
 def test_without_the_auth_extra_the_error_names_it() -> None:
     code = (
         "import sys; sys.modules['authlib'] = None\n"
-        "from mcpbind.runtime.http.auth import _deps, MissingDependencyError\n"
+        "from mcpbind.runtime.auth import _deps, MissingDependencyError\n"
         "try:\n"
         "    _deps.load('authlib.oauth2.auth')\n"
         "except MissingDependencyError as exc:\n"

@@ -8,7 +8,7 @@ import stat
 from pathlib import Path
 
 import pytest
-from mcpbind.runtime.http.auth import FileTokenStore, MemoryTokenStore, TokenStore
+from mcpbind.runtime.auth import FileTokenStore, MemoryTokenStore, TokenStore
 
 pytestmark = pytest.mark.anyio
 

@@ -15,7 +15,7 @@ import httpx
 import pytest
 from auth_server_kit import protected, whoami_2025
 from httpkit import ACCEPT_BOTH, INITIALIZE, raw_request
-from mcpbind.runtime.http.auth.server import AccessToken, JWTVerifier, ResourceServer
+from mcpbind.runtime.auth.server import AccessToken, JWTVerifier, ResourceServer
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 

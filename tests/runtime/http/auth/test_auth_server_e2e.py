@@ -19,8 +19,8 @@ from auth_server_kit import protected, sudo_needs_admin
 from mcpbind.generated.v2025_11_25 import types
 from mcpbind.generated.v2026_07_28 import types as modern_types
 from mcpbind.runtime import Client
+from mcpbind.runtime.auth import FollowRedirectHandler, OAuthClientAuth
 from mcpbind.runtime.http import sse_client, streamable_http_client
-from mcpbind.runtime.http.auth import FollowRedirectHandler, OAuthClientAuth
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(90)]
 

@@ -27,13 +27,13 @@ from joserfc.jwk import KeySet, RSAKey
 from mcpbind.generated.v2025_11_25 import types
 from mcpbind.generated.v2026_07_28 import types as modern_types
 from mcpbind.runtime import Client
-from mcpbind.runtime.http import streamable_http_client
-from mcpbind.runtime.http.auth.server import (
+from mcpbind.runtime.auth.server import (
     IntrospectionVerifier,
     JWTVerifier,
     TokenError,
     VerifierUnavailable,
 )
+from mcpbind.runtime.http import streamable_http_client
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 

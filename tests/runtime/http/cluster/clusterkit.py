@@ -1,6 +1,6 @@
 """N workers behind a real haproxy, started with the project's own command, for the tests.
 
-``running_cluster`` runs ``python -m mcpbind.runtime.http.cluster serve cluster_app:build
+``running_cluster`` runs ``python -m mcpbind.runtime.cluster serve cluster_app:build
 --port 0 --run-haproxy ...`` (the documented command, free ports) as a subprocess and reads what
 it prints: each worker's pid and URL, then the balancer's. Tests talk to the balancer, or to
 one worker on its own port; ``kill`` ends one worker outright (SIGKILL, as a crash would).
@@ -96,7 +96,7 @@ def running_cluster(
 ) -> Iterator[Cluster]:
     """The cluster, up and balanced; every process it started is stopped on exit (SIGTERM
     to the supervisor, which stops the rest)."""
-    command = [sys.executable, "-m", "mcpbind.runtime.http.cluster", "serve", target,
+    command = [sys.executable, "-m", "mcpbind.runtime.cluster", "serve", target,
                "--workers", str(workers), "--port", "0", "--app-dir", str(app_dir),
                "--haproxy", str(tmp / "haproxy.cfg"), "--run-haproxy",
                "--haproxy-bin", ensure_haproxy(), "--check-ms", str(check_ms)]  # fmt: skip

@@ -162,8 +162,8 @@ async def workers(
     (from ``first``); ``state`` goes to each ``RedisState``, ``options`` to each
     ``StreamableHTTPServer``."""
     from httpkit import build_server
+    from mcpbind.runtime.cluster import RedisState
     from mcpbind.runtime.http import StreamableHTTPServer, serving
-    from mcpbind.runtime.http.cluster import RedisState
 
     async with AsyncExitStack() as stack:
         out = []
@@ -220,10 +220,10 @@ class WorkerProcess:
 def _worker(redis_url: str, worker_id: str, prefix: str, port: str, build: str) -> None:
     from importlib import import_module
 
-    from mcpbind.runtime._run import run
+    from mcpbind.runtime.cluster import RedisState
+    from mcpbind.runtime.core.run import run
     from mcpbind.runtime.http import StreamableHTTPServer
-    from mcpbind.runtime.http.cluster import RedisState
-    from mcpbind.runtime.http.uvicorn import serve_forever
+    from mcpbind.runtime.transports.http.uvicorn import serve_forever
 
     module, name = build.split(":")
     built = getattr(import_module(module), name)()

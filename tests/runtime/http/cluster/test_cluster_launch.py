@@ -1,4 +1,4 @@
-"""The launcher itself: ``python -m mcpbind.runtime.http.cluster serve`` on the example ``App``.
+"""The launcher itself: ``python -m mcpbind.runtime.cluster serve`` on the example ``App``.
 
 Two workers without Redis (the stateless era needs none) behind haproxy, with ``--restart``:
 every worker serves, each under its own ``MCPBIND_WORKER_ID``, round robin without stickiness;
@@ -106,7 +106,7 @@ def test_sigterm_stops_every_process_it_started(cluster: Cluster) -> None:
 
 def test_a_target_that_cannot_load_ends_the_command_clearly(tmp_path: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "mcpbind.runtime.http.cluster", "serve", "no_such_module:app",
+        [sys.executable, "-m", "mcpbind.runtime.cluster", "serve", "no_such_module:app",
          "--workers", "1", "--port", "0"],
         capture_output=True, text=True, timeout=60, check=False, cwd=tmp_path,
     )  # fmt: skip
@@ -135,7 +135,7 @@ def test_sticky_sessions_stay_on_the_worker_that_issued_them(tmp_path: Path) -> 
 
 
 def test_the_example_balancer_configuration_is_what_the_launcher_writes() -> None:
-    from mcpbind.runtime.http.cluster import WorkerSpec, haproxy_config
+    from mcpbind.runtime.cluster import WorkerSpec, haproxy_config
 
     written = haproxy_config([WorkerSpec(f"w{n}", 9000 + n) for n in (1, 2, 3)], 9000)
     example = (REPO / "examples" / "cluster" / "haproxy.cfg").read_text()

@@ -15,8 +15,8 @@ import httpx
 import pytest
 from httpkit import answers, raw_initialize, session_headers
 from mcpbind.runtime import App
+from mcpbind.runtime.cluster import InProcessState, RedisState, shared_state_from_env
 from mcpbind.runtime.http import serving
-from mcpbind.runtime.http.cluster import InProcessState, RedisState, shared_state_from_env
 from rediskit import RedisServer
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]

@@ -17,8 +17,8 @@ import httpx
 import pytest
 import redis.asyncio as aioredis
 from httpkit import answers, build_server, raw_initialize, session_headers
+from mcpbind.runtime.cluster import RedisEventStore, RedisState
 from mcpbind.runtime.http import StreamableHTTPServer, serving
-from mcpbind.runtime.http.cluster import RedisEventStore, RedisState
 from rediskit import RedisServer
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]

@@ -255,7 +255,7 @@ async def test_a_heartbeat_noticing_the_restart_mid_check_does_not_end_the_windo
     """The race CI hit: a request's check reads Redis before the heartbeat's marker lands, and
     the heartbeat moves the worker's epoch on before the check reads its answer. The check
     judges by the epoch it knew when it asked, so the window is open (and marked), not 404."""
-    from mcpbind.runtime.http.cluster import RedisState
+    from mcpbind.runtime.cluster import RedisState
 
     state = RedisState.from_url(redis.url, worker_id="w0", prefix="t-race")
     try:

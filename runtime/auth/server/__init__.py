@@ -1,0 +1,40 @@
+"""An MCP HTTP server as an OAuth 2.1 resource server (authorization.md, RFC 6750/8707/9728).
+
+::
+
+    verifier = JWTVerifier("https://auth.example.com", jwks_url="https://auth.example.com/jwks")
+    auth = ResourceServer(
+        verifier,
+        resource="https://mcp.example.com/mcp",
+        authorization_servers=["https://auth.example.com"],
+        required_scopes=["mcp:tools"],
+    )
+    app = StreamableHTTPServer(server.serve, auth=auth)
+
+Handlers see the verified token as ``context.auth`` (an ``AccessToken``). ``JWTVerifier``
+needs the ``auth`` extra (joserfc); ``IntrospectionVerifier`` and verifiers of one's own
+(anything with ``async def verify(token) -> AccessToken | None``) do not.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from mcpbind.runtime._exports import install
+
+if TYPE_CHECKING:
+    from ._introspection import IntrospectionVerifier as IntrospectionVerifier
+    from ._jwt import JWTVerifier as JWTVerifier
+    from ._resource import (
+        WELL_KNOWN as WELL_KNOWN,
+        ResourceServer as ResourceServer,
+        canonical_resource as canonical_resource,
+    )
+    from ._token import (
+        AccessToken as AccessToken,
+        TokenError as TokenError,
+        TokenVerifier as TokenVerifier,
+        VerifierUnavailable as VerifierUnavailable,
+    )
+
+install(globals())

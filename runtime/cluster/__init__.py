@@ -1,0 +1,35 @@
+r"""Many workers behind a load balancer, sharing the transport's state .
+
+``StreamableHTTPServer(..., shared=...)`` takes a ``SharedState``: ``InProcessState()`` (the
+default, one process) or ``RedisState.from_url(url)``. ``shared_state_from_env()`` picks
+``RedisState`` when ``MCPBIND_REDIS_URL`` is set. ``RedisState`` and ``RedisEventStore`` need the
+``redis`` extra (``pip install 'mcpbind[redis]'``) and are imported only when asked for, as are
+the launcher's ``Supervisor`` (``python -m mcpbind.runtime.cluster serve``, from code) and
+``haproxy_config`` (the balancer's configuration for ``WorkerSpec``\ s).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from mcpbind.runtime._exports import install
+
+if TYPE_CHECKING:
+    from mcpbind.runtime.transports.http.shared_state import (
+        InProcessState as InProcessState,
+        SharedState as SharedState,
+        SharedStateUnavailable as SharedStateUnavailable,
+        default_worker_id as default_worker_id,
+        worker_stats as worker_stats,
+    )
+
+    from ._launch import (
+        Supervisor as Supervisor,
+        WorkerSpec as WorkerSpec,
+        haproxy_config as haproxy_config,
+    )
+    from ._redis_events import RedisEventStore as RedisEventStore
+    from ._redis_state import RedisState as RedisState
+    from ._state import shared_state_from_env as shared_state_from_env
+
+install(globals())

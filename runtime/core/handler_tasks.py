@@ -1,0 +1,125 @@
+"""The tasks that handle incoming requests: started cheaply, cancelled one by one, awaited at the end.
+
+Every incoming request runs in its own task, so a slow handler never holds up the others. On
+asyncio (and uvloop) those tasks are plain ``asyncio`` tasks: anyio's ``TaskGroup.start_soon``
+measured about 25 us per task against 3.5 us for ``loop.create_task``, a tenth of a whole
+``tools/call`` round trip. Each still has its own context and is still awaited before the
+session ends, which is what the task group gave; anyio primitives work inside them as in any
+task. On other backends (trio) the task group is used, each task under its own cancel scope.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+from collections.abc import Callable, Coroutine, Hashable
+from typing import Any
+
+import anyio
+from anyio.abc import TaskGroup
+
+from .logsafe import printable
+from .run import on_asyncio
+
+__all__ = ["HandlerTasks"]
+
+logger = logging.getLogger("mcpbind.runtime")
+
+Job = Callable[..., Coroutine[Any, Any, None]]
+
+
+class HandlerTasks:
+    """Running handler tasks by key (the request id).
+
+    ``on_done(key)`` is called as each task ends, however it ends. A task that ends by cancellation
+    (``cancel(key)`` or ``cancel_all()``) ends quietly: its job sends no response. ``native``
+    chooses plain asyncio tasks (default: when running on asyncio) or the task group ``tg``
+    (which only they need).
+    """
+
+    __slots__ = ("_closing", "_native", "_on_done", "_running", "_tg")
+
+    def __init__(
+        self,
+        tg: TaskGroup | None,
+        on_done: Callable[[Hashable], None],
+        native: bool | None = None,
+    ) -> None:
+        self._tg = tg
+        self._on_done = on_done
+        self._running: dict[Hashable, asyncio.Task[None] | anyio.CancelScope] = {}
+        self._closing = False
+        self._native = on_asyncio() if native is None else native
+
+    def __contains__(self, key: Hashable) -> bool:
+        return key in self._running
+
+    def __len__(self) -> int:
+        return len(self._running)
+
+    def start(self, key: Hashable, job: Job, *args: Any) -> None:
+        """Run ``job(*args)`` in a new task known by ``key`` (which must not be running)."""
+        if self._native:
+            task = asyncio.get_running_loop().create_task(job(*args))
+            self._running[key] = task
+            task.add_done_callback(functools.partial(self._finished, key))
+        else:
+            assert self._tg is not None, "a task group is needed off asyncio"
+            scope = anyio.CancelScope()
+            self._running[key] = scope
+            self._tg.start_soon(self._run_scoped, key, scope, job, args)
+
+    def adopt(self, key: Hashable, task: asyncio.Task[None]) -> None:
+        """Know ``task``, already running, as the task of ``key`` from now on (a handler started
+        in the session's reading task that has to wait: see ``_eager.py``)."""
+        self._running[key] = task
+        task.add_done_callback(functools.partial(self._finished, key))
+
+    def cancel(self, key: Hashable) -> bool:
+        """Cancel the task of ``key``; False if there is none."""
+        running = self._running.get(key)
+        if running is None:
+            return False
+        running.cancel()
+        return True
+
+    def cancel_all(self) -> None:
+        """Cancel every task (the session is ending)."""
+        self._closing = True
+        for running in list(self._running.values()):
+            running.cancel()
+
+    async def wait_all(self) -> None:
+        """Wait until every native task has ended (the task group awaits the others)."""
+        tasks = [task for task in self._running.values() if isinstance(task, asyncio.Task)]
+        if tasks:
+            with anyio.CancelScope(shield=True):
+                await asyncio.wait(tasks)
+
+    def _finished(self, key: Hashable, task: asyncio.Task[None]) -> None:
+        # A done callback, not a ``finally``: a task cancelled before its first step never
+        # runs its coroutine's code at all.
+        del self._running[key]
+        if task.cancelled():
+            self._note_cancelled(key)
+        elif (exc := task.exception()) is not None:
+            # A job handles its own errors; one that escapes is a bug worth a log line.
+            logger.error("the handler task of request %r failed", printable(key), exc_info=exc)
+        self._on_done(key)
+
+    async def _run_scoped(
+        self, key: Hashable, scope: anyio.CancelScope, job: Job, args: tuple[Any, ...]
+    ) -> None:
+        try:
+            with scope:
+                await job(*args)
+        finally:
+            del self._running[key]
+            if scope.cancelled_caught:
+                self._note_cancelled(key)
+            self._on_done(key)
+
+    def _note_cancelled(self, key: Hashable) -> None:
+        if not self._closing:
+            logger.debug("request %r was cancelled; no response sent", printable(key))

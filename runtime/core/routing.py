@@ -1,0 +1,179 @@
+"""What a session asks of its owner and what it is tuned by: the per-request ``Route``, the
+``Router`` protocol the ``Client`` and ``Server`` implement, ``PeerState`` and ``SessionOptions``.
+
+Kept apart from the session so lifecycles and transports can name these without the session's
+machinery.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+from mcpbind.generated._support import MethodSpec, RequestOptions
+
+from .bindings import dump, dumper, is_model, validator
+from .errors import INVALID_PARAMS, McpError
+from .transport import Envelope
+
+if TYPE_CHECKING:
+    from .context import RequestContext
+    from .session import Session
+
+__all__ = ["Handler", "PeerState", "Route", "Router", "SessionOptions"]
+
+#: The results a stamp completes: those that say nothing of their kind, or that they are
+#: complete (an ``input_required`` one has other members, and none of the cache fields).
+_STAMPED = frozenset({None, "complete"})
+
+
+@dataclass
+class SessionOptions:
+    """Tunables of a session; the defaults suit an interactive client or a local server.
+
+    ``request_timeout`` is the default per-request timeout (``None``: wait forever), restarted
+    by each progress notification; ``max_request_timeout`` caps a request's total time however
+    much progress it reports.
+
+    Incoming requests (see ``_admission.py``): ``max_concurrent_handlers`` run at once, plus up
+    to ``spare_handlers`` more, each for a request whose method has none running (so a flood of
+    slow ``tools/call`` never holds up ``tools/list``). Others wait in a queue and start first
+    in, first out as handlers finish. Requests running or waiting are bounded by count
+    (``max_pending_requests``) and by their size in JSON bytes (``max_pending_bytes``); past
+    either bound a request is answered at once with a busy error (-31503). The session never
+    stops reading for requests, so ``ping``, cancellations and responses are always served.
+    ``keepalive_interval`` enables pings; one unanswered within ``keepalive_timeout`` ends the
+    session. ``drain_timeout`` is how long running handlers may finish after the input ends;
+    queued requests, and those still running then, are answered with an error (-31503).
+    """
+
+    request_timeout: float | None = 60.0
+    max_request_timeout: float | None = 600.0
+    max_concurrent_handlers: int = 64
+    spare_handlers: int = 16
+    max_pending_requests: int = 4096
+    max_pending_bytes: int = 32 * 1024 * 1024
+    keepalive_interval: float | None = None
+    keepalive_timeout: float = 10.0
+    drain_timeout: float = 0.1
+
+
+@dataclass
+class PeerState:
+    """What the lifecycle learned about the other side, and how far the lifecycle got.
+
+    ``capabilities`` is the peer's capability object as plain JSON data, which is what the
+    dotted capability paths of the generated specs are checked against.
+    """
+
+    revision: str | None = None
+    era: str | None = None
+    info: Any = None
+    capabilities: dict[str, Any] = field(default_factory=dict)
+    instructions: str | None = None
+    phase: str = "new"
+
+
+Handler = Callable[[Any, "RequestContext"], Awaitable[Any]]
+
+
+@dataclass(slots=True)
+class Route:
+    """How to answer one incoming request: the handler and the spec that types it.
+
+    ``immediate`` short-cuts the handler: the session answers with it from the reading task,
+    which keeps ``ping`` answerable however busy the handlers are. ``inline`` runs the handler
+    in the reading task, so nothing read after the request is handled before it (for
+    ``initialize``, which must take effect before the requests that follow it). ``stamp`` holds
+    members a complete result gets when its handler left them out (the stateless era's
+    ``resultType``);
+    ``check`` is the spec of the revision being served when the handler was written for another:
+    its results must be valid under both.
+    """
+
+    spec: MethodSpec[Any, Any] | None
+    handler: Handler | None = None
+    immediate: dict[str, Any] | None = None
+    inline: bool = False
+    stamp: dict[str, Any] | None = None
+    check: MethodSpec[Any, Any] | None = None
+
+    def parse_params(self, raw: dict[str, Any] | None) -> Any:
+        """Validate params with the generated class; a missing optional params object becomes
+        the class's empty instance, so handlers never see None."""
+        spec = self.spec
+        if spec is None or spec.params_type is None:
+            return raw
+        if raw is None:
+            if spec.params_required:
+                raise McpError(INVALID_PARAMS, f"{spec.method} requires params")
+            raw = {}
+        return validator(spec.params_type)(raw)
+
+    def dump_result(self, result: Any, params: dict[str, Any] | None = None) -> Any:
+        """A handler's return value as JSON data, validated if it was not already a model.
+
+        ``params`` are the request's raw params: when they carry ``task`` and the method may be
+        task-augmented, the handler answers with the task it created (``task_result_type``).
+        """
+        kind: Any = type(result)
+        if is_model(kind):
+            data = dumper(kind)(result)
+        elif self.spec is not None:
+            if result is None:
+                result = {}
+            if self.stamp is not None and type(result) is dict and "resultType" not in result:
+                # A plain dict may leave out what the served revision requires and the runtime
+                # knows (a complete result's ``resultType``): stamped before it is validated.
+                result = {**self.stamp, **result}
+            data = dump(validator(_result_type(self.spec, params))(result))
+        else:
+            data = result
+        if self.stamp is not None and type(data) is dict and data.get("resultType") in _STAMPED:
+            for key, value in self.stamp.items():
+                data.setdefault(key, value)
+        if self.check is not None:
+            validator(_result_type(self.check, params))(data)
+        return data
+
+
+def _result_type(spec: MethodSpec[Any, Any], params: dict[str, Any] | None) -> Any:
+    """What a request's result must be: its task form's when its params carry ``task``."""
+    if spec.task_result_type is not None and params is not None and "task" in params:
+        return spec.task_result_type
+    return spec.result_type
+
+
+class Router(Protocol):
+    """What a session asks its owner (client or server, with its lifecycle)."""
+
+    def route_request(
+        self, session: Session, method: str, params: dict[str, Any] | None
+    ) -> Route | McpError:
+        """The route of an incoming request, or the error to answer it with."""
+        ...
+
+    def route_notification(
+        self, session: Session, method: str, params: dict[str, Any] | None, envelope: Envelope
+    ) -> Callable[[], Awaitable[None]] | None:
+        """Act on an incoming notification; return work to run in its own task, if any."""
+        ...
+
+    def prepare_request(
+        self, session: Session, spec: MethodSpec[Any, Any], params: dict[str, Any] | None
+    ) -> dict[str, Any] | None:
+        """Refuse (raise) a request the peer cannot take, or adjust its params before sending."""
+        ...
+
+    async def finish_request(
+        self,
+        session: Session,
+        spec: MethodSpec[Any, Any],
+        body: dict[str, Any] | None,
+        raw: Any,
+        options: RequestOptions | None,
+    ) -> Any:
+        """The final raw result of a request we sent, given its first one (which may, in the
+        stateless era, ask for input and need a retry)."""
+        ...

@@ -1,0 +1,612 @@
+"""The session: one JSON-RPC peer connection, method-agnostic.
+
+It correlates responses, enforces timeouts and carries cancellation and progress both ways (our
+own requests: ``_outgoing.py``, the base class); it runs each incoming request in its own task
+under the bounds of ``_admission.py`` (it never stops reading for them: excess requests wait in
+a bounded queue or are refused at once), answers batches with one array, and turns failures
+into the JSON-RPC error codes. Which methods exist, how params are validated and who handles
+them is asked of a ``Router`` (the ``Client`` or ``Server`` together with its lifecycle), so
+the same session serves both sides and both eras.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, Final, TypeVar
+
+import anyio
+from anyio.abc import TaskGroup
+from anyio.lowlevel import checkpoint
+from mcpbind.generated._support import MCPModel, MethodSpec, RequestOptions
+from pydantic import ValidationError
+
+from . import _eager as eager, jsonrpc as rpc
+from ._background import Background
+from ._drain import drain
+from ._flag import Flag
+from ._respond import respond
+from .admission import BATCH_REVISIONS, Admission, BatchReply, Incoming, measure, unavailable
+from .bindings import Bindings, dump, validator
+from .context import RequestContext
+from .errors import (
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    ConnectionClosedError,
+    InvalidResultError,
+    McpError,
+    RequestTimeoutError,
+)
+from .handler_tasks import HandlerTasks
+from .logsafe import printable
+from .outgoing import CANCELLED, Outgoing
+from .routing import PeerState, Route, Router, SessionOptions
+from .run import on_asyncio
+from .transport import Connection, Envelope, take
+
+__all__ = [
+    "CANCELLED",
+    "PeerState",
+    "RequestContext",
+    "Route",
+    "Router",
+    "Session",
+    "SessionOptions",
+    "Target",
+]
+
+logger = logging.getLogger("mcpbind.runtime")
+
+ResultT = TypeVar("ResultT")
+RequestId = int | str
+
+#: Progress of our requests, which the session routes itself (cancellation too: ``CANCELLED``).
+PROGRESS: Final = "notifications/progress"
+#: Messages handled back to back before the reading task lets others run.
+FAIRNESS: Final = 64
+
+
+#: One message for one session, and the incoming request it belongs to (if any).
+Target = tuple["Session", dict[str, Any], "int | str | None"]
+
+
+class Session(Outgoing):
+    """A JSON-RPC session over one ``Connection``; implements the generated ``RequestSender``.
+
+    ``run()`` reads until the connection ends or ``close()`` is called; requests may be sent
+    while it runs. ``bindings`` are the revision in use (a lifecycle may switch them once
+    negotiated); the router decides everything method-specific.
+    """
+
+    def __init__(
+        self,
+        connection: Connection,
+        bindings: Bindings,
+        router: Router,
+        options: SessionOptions | None = None,
+    ) -> None:
+        super().__init__(connection, bindings, options)
+        self.router = router
+        self.peer = PeerState()
+        self._handlers: HandlerTasks | None = None
+        options = self.options
+        self._admission = Admission(
+            options.max_concurrent_handlers,
+            options.spare_handlers,
+            options.max_pending_requests,
+            options.max_pending_bytes,
+        )
+        # Set when a handler ends, for whoever waits for one to (``_wait_room``).
+        self._room: anyio.Event | None = None
+        self._tg: TaskGroup | None = None
+        self._notifying = 0
+        self._failure: str | None = None
+        # Events made only if waited for: a session per stateless HTTP request waits for none.
+        self._started = Flag()
+        self._finished = Flag()
+        self._input_ended = Flag()
+        # On asyncio: the task serving (``_run_native``), whether ``close()`` cancelled it,
+        # and the jobs that outlive a request.
+        self._host: asyncio.Task[Any] | None = None
+        self._interrupted = False
+        self._live = False
+        self._background: Background | None = None
+        # On asyncio, handlers start in the reading task (``_eager.py``).
+        self._eager = False
+        self._relay = eager.Relay(self._read_messages)
+
+    # -- running --------------------------------------------------------------------------
+
+    @property
+    def closed(self) -> bool:
+        """True once the connection has ended."""
+        return self._closed_error is not None
+
+    @property
+    def input_ended(self) -> anyio.Event:
+        """Set when the peer's input ends, before running handlers get their drain time."""
+        return self._input_ended.event
+
+    @property
+    def handling(self) -> int:
+        """Incoming requests being handled or waiting for a handler slot."""
+        return len(self._admission)
+
+    async def run(self) -> None:
+        """Serve the connection until it ends, then fail what is pending and stop all handlers.
+
+        At end of input, requests still queued are answered with an error at once, handlers
+        already running get ``drain_timeout`` seconds to answer (a stdio client may write its
+        requests and close stdin), and those still running then are answered with an error and
+        cancelled; ``close()`` stops them at once, unanswered. On asyncio there is no task
+        group unless a background job needs one (``_background.py``).
+        """
+        try:
+            if on_asyncio():
+                await self._run_native()
+            else:
+                async with anyio.create_task_group() as tg:
+                    self._tg = tg
+                    await self._serve(tg)
+                    tg.cancel_scope.cancel()
+        finally:
+            self._finished.set()
+
+    async def _run_native(self) -> None:
+        host = self._host = asyncio.current_task()
+        assert host is not None
+        background = self._background = Background(lambda exc: self._interrupt())
+        try:
+            await self._serve(None)
+        except asyncio.CancelledError:
+            # ``close()`` cancels this task as a cancel scope would: only its own cancellation
+            # ends here, quietly; any other passes on.
+            if not self._interrupted or host.uncancel() > 0:
+                raise
+        finally:
+            self._host = None
+            await background.stop()
+        if background.error is not None:
+            raise background.error
+
+    async def _serve(self, tg: TaskGroup | None) -> None:
+        self._handlers = HandlerTasks(tg, self._on_handler_done)
+        self._live = True
+        if self._watching:  # a deadline came before the session ran
+            self._spawn(self._watch_deadlines)
+        self._started.set()
+        if self.options.keepalive_interval:
+            self._spawn(self._keepalive, self.options.keepalive_interval)
+        try:
+            await self._read_loop()
+            self._input_ended.set()
+            reason = self._failure or self.connection.close_reason() or "the connection was closed"
+            self._input_closed = ConnectionClosedError(reason)
+            self._fail_pending(reason)
+            assert self._handlers is not None
+            await drain(
+                self._admission,
+                self._handlers,
+                self._reply,
+                self._wait_room,
+                self.options.drain_timeout,
+            )
+        finally:
+            self._live = False  # from here on, ``close()`` interrupts nothing
+            reason = self._failure or self.connection.close_reason() or "the connection was closed"
+            self._shut(reason)
+            await self._handlers.wait_all()
+
+    def _spawn(self, job: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> None:
+        """Run ``job(*args)`` in the session's task group, or with its background jobs."""
+        if self._tg is not None:
+            self._tg.start_soon(job, *args)
+        elif self._background is not None:
+            self._background.start_soon(job, *args)
+
+    @property
+    def _running(self) -> bool:
+        return self._tg is not None or self._background is not None
+
+    def _interrupt(self) -> None:
+        """Cancel ``run()`` where it waits, as cancelling a task group's scope would."""
+        if self._tg is not None:
+            self._tg.cancel_scope.cancel()
+            return
+        host = self._host
+        if host is None or not self._live or self._interrupted:
+            return
+        if host is not asyncio.current_task():
+            self._interrupted = True
+            host.cancel()
+
+    def _start_watching(self) -> None:
+        if self._running:
+            self._spawn(self._watch_deadlines)
+
+    def start_soon(self, job: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> None:
+        """Run ``job(*args)`` in the session's task group: work that outlives the request that
+        started it (a task's handler), stopped when the session ends."""
+        if not self._running or self.closed:
+            raise ConnectionClosedError("the session is not running")
+        self._spawn(job, *args)
+
+    async def wait_started(self) -> None:
+        """Wait until ``run()`` accepts requests (for owners that start it in a task)."""
+        await self._started.wait()
+
+    def close(self, reason: str = "the session was closed") -> None:
+        """End the session from this side: ``run()`` returns and pending requests fail."""
+        if self._failure is None:
+            self._failure = reason
+        self._shut(reason)
+        self._interrupt()
+
+    async def wait_closed(self) -> None:
+        """Wait until ``run()`` has returned."""
+        await self._finished.wait()
+
+    def _shut(self, reason: str) -> None:
+        if self._closed_error is None:
+            self._closed_error = ConnectionClosedError(reason)
+        self._fail_pending(reason)
+        if self._handlers is not None:
+            self._handlers.cancel_all()
+
+    async def _wait_room(self) -> None:
+        """Wait until a handler (of a request or a notification) ends."""
+        room = self._room = anyio.Event()
+        try:
+            await room.wait()
+        finally:
+            self._room = None
+
+    async def _keepalive(self, interval: float) -> None:
+        spec = self.bindings.methods.get("ping")
+        if spec is None:
+            return
+        while True:
+            await anyio.sleep(interval)
+            try:
+                await self.send_request(spec, None, {"timeout": self.options.keepalive_timeout})
+            except ConnectionClosedError:
+                return
+            except (RequestTimeoutError, McpError) as exc:
+                logger.warning("keep-alive ping failed: %s", printable(str(exc)))
+                self.close(
+                    f"keep-alive ping unanswered within {self.options.keepalive_timeout:g} s"
+                )
+                return
+
+    # -- sending (the rest is in ``Outgoing``) --------------------------------------------
+
+    async def send_request(
+        self,
+        spec: MethodSpec[Any, ResultT],
+        params: MCPModel | dict[str, Any] | None,
+        options: RequestOptions | None = None,
+        related_id: RequestId | None = None,
+    ) -> ResultT:
+        """Send a request and wait for its result, validated with the spec's result class.
+
+        Raises ``McpError`` if the peer answered an error, ``RequestTimeoutError`` on timeout
+        (after telling the peer), ``ConnectionClosedError`` if the connection ends first, and
+        whatever the router raises for a request the peer cannot take (before sending it).
+        """
+        if self._closed_error is not None:
+            raise self._closed_error
+        body = self.router.prepare_request(self, spec, dump(params))
+        raw = await self.request_raw(spec, body, options, related_id)
+        raw = await self.router.finish_request(self, spec, body, raw, options)
+        result_type = spec.result_type
+        if spec.task_result_type is not None and body is not None and "task" in body:
+            # A task-augmented request is answered with the task it created (2025-11-25).
+            result_type = spec.task_result_type
+        try:
+            return validator(result_type)(raw)  # type: ignore[no-any-return]
+        except ValidationError as exc:
+            raise InvalidResultError(
+                f"the result of {spec.method!r} does not match revision {self.bindings.revision}: {exc}"
+            ) from exc
+
+    # -- receiving ------------------------------------------------------------------------
+
+    async def _read_loop(self) -> None:
+        """Read until the input ends. On asyncio the reading runs in a task of its own, which a
+        handler started in it may keep (``_start_handler``); a new task then reads on."""
+        if on_asyncio():
+            self._eager = True
+            await self._relay.run()
+        else:
+            await self._read_messages(None)
+
+    async def _read_messages(self, token: object | None) -> None:
+        incoming = self.connection.incoming
+        admission = self._admission
+        max_notifying = max(1, self.options.max_pending_requests)
+        streak = 0
+        try:
+            while True:
+                try:
+                    envelope = await take(incoming)
+                except (anyio.EndOfStream, anyio.ClosedResourceError):
+                    return
+                message = envelope.message
+                if type(message) is list:
+                    await self._on_batch(message, envelope)
+                else:
+                    await self._on_message(message, envelope, None, envelope.size)
+                if self._relay.token is not token:
+                    return  # this task ran a handler that had to wait; another one reads now
+                # Requests never hold the reading back (they queue or are refused); handlers of
+                # notifications, which cannot be refused, do when too many run.
+                while self._notifying >= max_notifying and self._closed_error is None:
+                    await self._wait_room()
+                streak += 1
+                if streak >= FAIRNESS or admission.waiting:
+                    # With requests queued, handlers get a turn after every message read, so
+                    # a peer that pipelines many quick requests has them answered, not refused.
+                    streak = 0
+                    await checkpoint()
+        finally:
+            if self._relay.token is token:
+                incoming.close()
+
+    async def _on_batch(self, batch: list[Any], envelope: Envelope) -> None:
+        """A JSON-RPC batch: refused whole (one error, id null) unless the negotiated revision
+        has batches (none is negotiated yet: ``initialize`` must not be batched) and it fits
+        the pending bound; else each member is admitted like a single message, and the
+        responses go back as one array once all are in (none for notifications only)."""
+        revision = self.peer.revision
+        if revision not in BATCH_REVISIONS:
+            why = (
+                f"revision {revision} has no JSON-RPC batches"
+                if revision is not None
+                else "no batch before initialization"
+            )
+            await self._answer(rpc.error_response(None, INVALID_REQUEST, "Invalid Request", why))
+            return
+        if not batch:
+            await self._answer_error(None, INVALID_REQUEST, "an empty batch is not a valid request")
+            return
+        if len(batch) > self.options.max_pending_requests:
+            await self._answer_error(
+                None,
+                INVALID_REQUEST,
+                "Invalid Request",
+                f"a batch of {len(batch)} messages; at most "
+                f"{self.options.max_pending_requests} are taken at once",
+            )
+            return
+        reply = BatchReply()
+        size = envelope.size // len(batch) if envelope.size else 0
+        for item in batch:
+            await self._on_message(item, envelope, reply, size)
+        responses = reply.settle(None)
+        if responses is not None:
+            await self._send_batch(responses)
+
+    async def _on_message(
+        self, message: Any, envelope: Envelope, batch: BatchReply | None, size: int
+    ) -> None:
+        if isinstance(message, rpc.Malformed):
+            title = "Parse error" if message.code == PARSE_ERROR else "Invalid Request"
+            await self._answer_error(None, message.code, title, message.reason)
+            return
+        kind = rpc.classify(message)
+        if kind == rpc.REQUEST:
+            await self._on_request(message, envelope, batch, size)
+        elif kind == rpc.RESPONSE or kind == rpc.ERROR_RESPONSE:
+            self._on_response(message, kind)
+        elif kind == rpc.NOTIFICATION:
+            self._on_notification(message, envelope)
+        elif isinstance(kind, rpc.Invalid):
+            if kind.answer:
+                response = rpc.error_response(
+                    kind.request_id, kind.code, "Invalid Request", kind.reason
+                )
+                await self._answer(response, batch)
+            else:
+                logger.warning("dropped an invalid response: %s", kind.reason)
+
+    async def _answer_error(
+        self, request_id: RequestId | None, code: int, message: str, data: Any = None
+    ) -> None:
+        await self._answer(rpc.error_response(request_id, code, message, data))
+
+    async def _answer(self, response: dict[str, Any], batch: BatchReply | None = None) -> None:
+        """Send a response at once, or add it to the batch being read (sent with the rest)."""
+        if batch is not None:
+            batch.responses.append(response)
+            return
+        try:  # noqa: SIM105 - ``contextlib.suppress`` costs an object and two calls
+            await self.send_raw(response, response["id"])
+        except ConnectionClosedError:
+            pass
+
+    async def _send_batch(self, responses: list[dict[str, Any]]) -> None:
+        with contextlib.suppress(ConnectionClosedError):
+            await self.send_raw(responses)
+
+    async def _on_request(
+        self, message: dict[str, Any], envelope: Envelope, batch: BatchReply | None, size: int
+    ) -> None:
+        request_id: RequestId = message["id"]
+        method: str = message["method"]
+        params = message.get("params")
+        if params is not None and type(params) is not dict:
+            await self._answer(
+                rpc.error_response(
+                    request_id, INVALID_PARAMS, "Invalid params", "params must be a JSON object"
+                ),
+                batch,
+            )
+            return
+        admission = self._admission
+        if request_id in admission:
+            await self._answer(
+                rpc.error_response(
+                    request_id,
+                    INVALID_REQUEST,
+                    "Invalid Request",
+                    "this request id is already in use",
+                ),
+                batch,
+            )
+            return
+        route = self.router.route_request(self, method, params)
+        if isinstance(route, McpError):
+            await self._answer(
+                {"jsonrpc": "2.0", "id": request_id, "error": route.to_error()}, batch
+            )
+            return
+        if route.immediate is not None:
+            await self._answer(
+                {"jsonrpc": "2.0", "id": request_id, "result": route.immediate}, batch
+            )
+            return
+        if route.inline:
+            response = await respond(self, route, request_id, method, params, envelope.context)
+            await self._answer(response, batch)
+            return
+        entry = Incoming(
+            request_id, method, params, route, envelope.context, size or measure(params), batch
+        )
+        admitted = admission.admit(entry)
+        if admitted is None:
+            refused = admission.refusal(entry.size)
+            await self._answer(unavailable(request_id, "busy", refused), batch)
+            return
+        if batch is not None:
+            batch.open += 1
+        if admitted:
+            if self._eager and batch is None:
+                await self._start_handler(entry)
+                return
+            handlers = self._handlers
+            assert handlers is not None
+            handlers.start(request_id, self._handle, entry)
+
+    async def _start_handler(self, entry: Incoming) -> None:
+        """Handle a request in the reading task (``_eager.py``): answered at once if its handler
+        never waits; else this task stays the handler's, and a new one reads on."""
+        request_id = entry.request_id
+        try:
+            started = eager.start(self._handle(entry))
+        except Exception:
+            logger.exception("the handler task of request %r failed", printable(request_id))
+            started = None
+        except BaseException:
+            self._on_handler_done(request_id)
+            raise
+        if started is None:
+            self._on_handler_done(request_id)
+            return
+        handlers = self._handlers
+        task = asyncio.current_task()
+        assert handlers is not None and task is not None
+        handlers.adopt(request_id, task)
+        self._relay.start()
+        await started
+
+    async def _handle(self, entry: Incoming) -> None:
+        response = await respond(
+            self, entry.route, entry.request_id, entry.method, entry.params, entry.context
+        )
+        if entry.batch is not None or entry.answered:
+            await self._reply(entry, response)
+            return
+        entry.answered = True  # ``_reply`` inlined: this is the hot path
+        try:  # noqa: SIM105 - ``contextlib.suppress`` costs an object and two calls
+            await self.send_raw(response, entry.request_id)
+        except ConnectionClosedError:
+            pass
+
+    async def _reply(self, entry: Incoming, response: dict[str, Any]) -> None:
+        """Answer an admitted request once (the session's closing may have answered it)."""
+        if entry.answered:
+            return
+        entry.answered = True
+        if entry.batch is None:
+            with contextlib.suppress(ConnectionClosedError):
+                await self.send_raw(response, entry.request_id)
+            return
+        responses = entry.batch.settle(response)
+        if responses is not None:
+            await self._send_batch(responses)
+
+    def _unanswered(self, entry: Incoming) -> None:
+        """An admitted request ends without a response (cancelled): its batch may be complete."""
+        if entry.answered:
+            return
+        entry.answered = True
+        if entry.batch is not None:
+            responses = entry.batch.settle(None)
+            if responses is not None and self._running:
+                self._spawn(self._send_batch, responses)
+
+    def _on_handler_done(self, request_id: Any) -> None:
+        """A handler task ended, however: free its place and start what waited for it."""
+        admission = self._admission
+        entry = admission.finish(request_id)
+        if entry is not None and not entry.answered:
+            self._unanswered(entry)
+        handlers = self._handlers
+        if (
+            admission.waiting
+            and handlers is not None
+            and self._input_closed is None
+            and self._closed_error is None
+        ):
+            while (ready := admission.next_ready()) is not None:
+                handlers.start(ready.request_id, self._handle, ready)
+        if self._room is not None:
+            self._room.set()
+
+    def _on_notification(self, message: dict[str, Any], envelope: Envelope) -> None:
+        method: str = message["method"]
+        params = message.get("params")
+        if params is not None and type(params) is not dict:
+            logger.warning("dropped notification %s: params is not an object", printable(method))
+            return
+        if method == CANCELLED:
+            self._on_cancelled(params)
+        elif method == PROGRESS:
+            self._on_progress(params)
+        work = self.router.route_notification(self, method, params, envelope)
+        if work is not None and self._running:
+            self._notifying += 1
+            self._spawn(self._run_notification, method, work)
+
+    async def _run_notification(self, method: str, work: Callable[[], Awaitable[None]]) -> None:
+        try:
+            await work()
+        except Exception:
+            logger.exception("notification handler of %s failed", printable(method))
+        finally:
+            self._notifying -= 1
+            if self._room is not None:
+                self._room.set()
+
+    def _on_cancelled(self, params: dict[str, Any] | None) -> None:
+        """The peer gave up a request: a queued one leaves the queue, a running one is cancelled;
+        neither is answered (cancellation.md)."""
+        request_id = params.get("requestId") if params else None
+        entry = self._admission.get(request_id) if rpc.is_request_id(request_id) else None
+        if entry is None:
+            return
+        if entry.queued:
+            self._admission.withdraw(entry)
+            self._unanswered(entry)
+        elif self._handlers is None or not self._handlers.cancel(request_id):
+            return
+        else:
+            self._admission.release(entry)
+        logger.info(
+            "peer cancelled request %r: %s",
+            printable(request_id),
+            printable((params or {}).get("reason")),
+        )

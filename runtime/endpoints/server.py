@@ -1,0 +1,277 @@
+"""The public ``Server``: handlers registered per generated method, served on any transport."""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any
+
+import anyio
+from mcpbind import generated
+from mcpbind.generated._support import (
+    Direction,
+    MCPModel,
+    MethodSpec,
+    NotificationSpec,
+    RequestOptions,
+)
+from mcpbind.runtime.core.bindings import Bindings, dump
+from mcpbind.runtime.core.capabilities import has_capability
+from mcpbind.runtime.core.errors import McpError
+from mcpbind.runtime.core.outgoing import CANCELLED
+from mcpbind.runtime.core.run import run
+from mcpbind.runtime.core.session import Route, Session, SessionOptions
+from mcpbind.runtime.core.transport import Connection, Envelope
+from mcpbind.runtime.eras.input_required import RequestStateKeeper
+from mcpbind.runtime.eras.lifecycle import ASSUME_INITIALIZED, HandshakeServer, ServerLifecycle
+from mcpbind.runtime.eras.stateless import StatelessServer
+from mcpbind.runtime.eras.subscriptions import (
+    PROMPTS_CHANGED,
+    RESOURCE_UPDATED,
+    RESOURCES_CHANGED,
+    SUBSCRIBE,
+    TOOLS_CHANGED,
+    UNSUBSCRIBE,
+    Subscriptions,
+)
+from mcpbind.runtime.transports.memory import memory_pair
+from mcpbind.runtime.transports.stdio import stdio_server
+
+from .broadcast import Delivery, deliver
+from .endpoint import Endpoint
+
+__all__ = ["Server"]
+
+#: Requests whose effect the server itself must know of, to honour them when notifying.
+_TRACKED = frozenset({SUBSCRIBE, UNSUBSCRIBE})
+
+
+class Server(Endpoint):
+    """An MCP server: register handlers, then ``serve`` connections.
+
+    It advertises the capabilities its handlers imply (a ``tools/call`` handler means
+    ``tools``), plus ``capabilities`` given here (e.g. ``{"tools": {"listChanged": True}}``).
+    ``revisions`` limits the revisions it speaks (default: all generated ones, both eras: a
+    session that opens with ``initialize`` gets the handshake, stateless-era requests are served
+    as they come).
+    One ``Server`` may serve many sessions at once; each has its own ``Session``.
+
+    Handlers ask the client (``await context.peer.create_message(...)``) the same way in both
+    eras: in the stateless era the call becomes a multi round-trip request whose state
+    ``request_state`` seals (give every worker the same ``RequestStateKeeper(key)``).
+    Change notifications (``broadcast``, ``notify_tools_changed``...) reach both eras:
+    handshake-era sessions directly, stateless-era clients on their ``subscriptions/listen``
+    streams; ``send_timeout`` bounds how long one recipient may hold up a notification.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        version: str = "0.1.0",
+        *,
+        title: str | None = None,
+        instructions: str | None = None,
+        revisions: Sequence[str] | None = None,
+        capabilities: Mapping[str, Any] | None = None,
+        options: SessionOptions | None = None,
+        lifecycle: ServerLifecycle | None = None,
+        request_state: RequestStateKeeper | None = None,
+        send_timeout: float = 5.0,
+    ) -> None:
+        super().__init__(Direction.SERVER_TO_CLIENT, capabilities)
+        self.info: dict[str, Any] = {"name": name, "version": version}
+        if title is not None:
+            self.info["title"] = title
+        self.instructions = instructions
+        chosen = tuple(revisions) if revisions else generated.REVISIONS
+        handshake_era = [r for r in chosen if generated.ERAS.get(r) != "stateless"]
+        stateless_era = [r for r in chosen if generated.ERAS.get(r) == "stateless"]
+        handshake = HandshakeServer(handshake_era) if handshake_era else None
+        if lifecycle is None:
+            lifecycle = (
+                StatelessServer(stateless_era, legacy=handshake) if stateless_era else handshake
+            )
+        assert lifecycle is not None
+        self.lifecycle: ServerLifecycle = lifecycle
+        self.revisions: tuple[str, ...] = (
+            *(handshake.supported if handshake else ()),
+            *stateless_era,
+        )
+        self.options = options or SessionOptions()
+        self.sessions: set[Session] = set()
+        self.request_state = request_state or RequestStateKeeper()
+        self.subscriptions = Subscriptions()
+        self.send_timeout = send_timeout
+        #: What became of the notifications sent so far (``broadcast`` and the ``notify_*``).
+        self.delivery = Delivery()
+        #: Hands every notification fanned out here to the other workers too (set by a shared
+        #: HTTP transport, ``http.cluster``); they fan it out with ``fan_out_local``.
+        self.relay: Callable[[str, dict[str, Any] | None], Awaitable[None]] | None = None
+
+    # -- Router ---------------------------------------------------------------------------
+
+    def route_request(
+        self, session: Session, method: str, params: dict[str, Any] | None
+    ) -> Route | McpError:
+        decided = self.lifecycle.gate(self, session, method, params)
+        if decided is not None:
+            if self.tasks is not None and session.peer.era == "stateless":
+                return self.tasks.route_stateless(session, method, params, decided)
+            return decided
+        route = self.find_route(session.bindings, method)
+        if self.tasks is not None and isinstance(route, Route):
+            route = self.tasks.route(session, method, params, route)
+        if method in _TRACKED and method in session.bindings.incoming_requests:
+            offered = has_capability(self.capabilities_for(session.bindings), "resources.subscribe")
+            return self.subscriptions.track(session, method, route, params, offered)
+        return route
+
+    def route_notification(
+        self, session: Session, method: str, params: dict[str, Any] | None, envelope: Envelope
+    ) -> Callable[[], Awaitable[None]] | None:
+        self.lifecycle.on_notification(self, session, method, params)
+        if method == CANCELLED and params:
+            self.subscriptions.cancelled(session, params.get("requestId"))
+        return self.find_notification(session, method, params, envelope)
+
+    def prepare_request(
+        self, session: Session, spec: MethodSpec[Any, Any], params: dict[str, Any] | None
+    ) -> dict[str, Any] | None:
+        return self.lifecycle.prepare_request(self, session, spec, params)
+
+    async def finish_request(
+        self,
+        session: Session,
+        spec: MethodSpec[Any, Any],
+        body: dict[str, Any] | None,
+        raw: Any,
+        options: RequestOptions | None,
+    ) -> Any:
+        return raw
+
+    # -- notifying ------------------------------------------------------------------------
+
+    async def broadcast(
+        self, spec: NotificationSpec[Any], params: MCPModel | dict[str, Any] | None = None
+    ) -> int:
+        """Send a notification to everyone who should get it, in both eras; returns how many did.
+
+        Handshake-era sessions get it if their revision has it (``resources/updated`` only if
+        they subscribed to the URI); stateless-era clients get list changes and resource
+        updates on the ``subscriptions/listen`` streams whose filter asked for them. Sent to
+        all at once: a recipient still full after ``send_timeout`` seconds is skipped for this
+        message (counted in ``delivery.skipped``, and logged), so one peer that stopped reading
+        never holds up the others, nor the caller. Closed sessions are skipped.
+        """
+        return await self._fan_out(spec.method, dump(params))
+
+    async def notify_tools_changed(self) -> int:
+        """``notifications/tools/list_changed`` to every client that wants it (see ``broadcast``)."""
+        return await self._fan_out(TOOLS_CHANGED, None)
+
+    async def notify_prompts_changed(self) -> int:
+        """``notifications/prompts/list_changed`` to every client that wants it."""
+        return await self._fan_out(PROMPTS_CHANGED, None)
+
+    async def notify_resources_changed(self) -> int:
+        """``notifications/resources/list_changed`` to every client that wants it."""
+        return await self._fan_out(RESOURCES_CHANGED, None)
+
+    async def notify_resource_updated(self, uri: str) -> int:
+        """``notifications/resources/updated`` for ``uri`` to every client subscribed to it."""
+        return await self._fan_out(RESOURCE_UPDATED, {"uri": uri})
+
+    async def _fan_out(self, method: str, params: dict[str, Any] | None) -> int:
+        if self.relay is not None:
+            await self.relay(method, params)
+        return await self.fan_out_local(method, params)
+
+    async def fan_out_local(self, method: str, params: dict[str, Any] | None) -> int:
+        """Send a notification to this process's recipients only; returns how many got it."""
+        targets = self.subscriptions.targets(list(self.sessions), method, params)
+        if not targets:
+            return 0
+        outcome = await deliver(targets, self.send_timeout, method)
+        self.delivery.add(outcome)
+        return outcome.sent
+
+    async def close_subscriptions(self) -> None:
+        """End every ``subscriptions/listen`` stream gracefully (a ``complete`` response each),
+        and refuse to keep new ones open: for shutting down."""
+        await self.subscriptions.end()
+
+    # -- serving --------------------------------------------------------------------------
+
+    def new_session(self, connection: Connection) -> Session:
+        """A session of this server on ``connection``, not yet running; already initialised
+        if the transport asks so (``ASSUME_INITIALIZED`` in ``connection.extra``)."""
+        session = Session(
+            connection,
+            Bindings.load(self.revisions[-1], Direction.SERVER_TO_CLIENT),
+            self,
+            self.options,
+        )
+        revision = connection.extra.get(ASSUME_INITIALIZED)
+        if revision is not None:
+            self.assume_initialized(session, revision)
+        return session
+
+    def assume_initialized(self, session: Session, revision: str) -> None:
+        """Start ``session`` as if the client had initialised it at ``revision`` with empty
+        capabilities: for transports whose sessions never see ``initialize``."""
+        self.lifecycle.assume_initialized(session, revision)
+
+    async def serve(self, connection: Connection) -> None:
+        """Serve one connection until it ends."""
+        session = self.new_session(connection)
+        self.sessions.add(session)
+        try:
+            await session.run()
+        finally:
+            self.sessions.discard(session)
+            self.subscriptions.forget(session)
+
+    async def run(self, transport: AbstractAsyncContextManager[Connection]) -> None:
+        """Open ``transport`` and serve its connection until it ends."""
+        async with transport as connection:
+            await self.serve(connection)
+
+    @asynccontextmanager
+    async def memory_transport(self) -> AsyncIterator[Connection]:
+        """A transport to this server in the same process: ``Client(server.memory_transport())``.
+
+        The server side runs in a task of the caller's; leaving the context ends it.
+        """
+        async with memory_pair() as (near, far), anyio.create_task_group() as tg:
+            tg.start_soon(self.serve, far)
+            yield near
+            tg.cancel_scope.cancel()
+
+    async def serve_stdio(self, **stdio_options: Any) -> None:
+        """Serve on this process's stdin/stdout until stdin closes or the parent dies.
+
+        SIGTERM (how a client stops a server that outlives its stdin) ends the listen streams
+        gracefully, each with its ``complete`` response, before the process stops serving.
+        """
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._end_on_sigterm, tg.cancel_scope)
+            await self.run(stdio_server(**stdio_options))
+            tg.cancel_scope.cancel()
+
+    async def _end_on_sigterm(self, scope: anyio.CancelScope) -> None:
+        with contextlib.ExitStack() as stack:
+            try:
+                signals = stack.enter_context(anyio.open_signal_receiver(signal.SIGTERM))
+            except (NotImplementedError, RuntimeError, ValueError):
+                return  # not the main thread, or no signals here: SIGTERM keeps its default
+            async for _ in signals:
+                with anyio.move_on_after(self.send_timeout):
+                    await self.close_subscriptions()
+                scope.cancel()
+                return
+
+    def run_stdio(self, **stdio_options: Any) -> None:
+        """Blocking ``serve_stdio``, for ``if __name__ == "__main__": server.run_stdio()``."""
+        run(lambda: self.serve_stdio(**stdio_options))

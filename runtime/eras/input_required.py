@@ -1,0 +1,447 @@
+"""Multi round-trip requests on the server side (``basic/patterns/mrtr.md``): one handler, both eras.
+
+A handler asks the client with ``await context.peer.create_message(...)`` (or ``elicit``,
+``list_roots``) whatever the era. In the handshake era that is a request on the session. In the
+stateless era a server sends no requests, so the call raises ``InputRequired`` instead (a
+``BaseException``: a handler's ``except Exception`` must not swallow it); the route answers the
+original request with an ``InputRequiredResult`` asking for it under a deterministic key
+(``sampling/createMessage#1``: the method and the call's rank in the handler; or a name of the
+handler's, ``context.asking("user_name")``), and the client's retry runs the handler again from
+the top. This time the same call, under the same key and with the same params, finds the
+client's answer and returns it as the typed result. Calls made at once (in a task group) are
+asked for in one round. An answer the client sends without being asked (seeding a first
+attempt) counts for whatever the handler asks under its key: the client could give that answer
+anyway, so it grants nothing.
+
+Answers of earlier rounds ride in ``requestState``, which the client echoes but must not be
+trusted with (the spec's security rules): it is sealed with HMAC-SHA256 under the server's key,
+bound to the method, the revision, a digest of the request's params (less ``_meta``,
+``inputResponses`` and ``requestState``, which differ between attempts) and optionally a
+principal, and expires. A state that fails any check is refused with -32602. A handler that
+returns its own ``InputRequiredResult`` keeps working: its ``requestState`` is sealed inside
+ours and handed back to it, in its params, on the retry.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import functools
+import hashlib
+import hmac
+import json
+import os
+import secrets
+import time
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Final, TypeVar, get_args
+
+from mcpbind.generated._support import Direction, MCPModel, MethodSpec, RequestOptions
+from mcpbind.runtime.core.bindings import Bindings, dump, validator
+from mcpbind.runtime.core.capabilities import capability_tree, has_capability
+from mcpbind.runtime.core.context import RelatedSender
+from mcpbind.runtime.core.errors import (
+    INVALID_PARAMS,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    CapabilityError,
+    McpError,
+)
+from mcpbind.runtime.core.meta_keys import CLIENT_CAPABILITIES
+from pydantic import BaseModel, ValidationError
+
+if TYPE_CHECKING:
+    from mcpbind.runtime.core.context import RequestContext
+    from mcpbind.runtime.core.routing import Handler, Route
+
+__all__ = [
+    "INPUT_REQUIRED",
+    "STATE_KEY_ENV",
+    "ClientCapabilityMissing",
+    "InputRequired",
+    "InputRounds",
+    "RequestStateKeeper",
+    "input_result_type",
+    "shared_state_key",
+    "with_input_rounds",
+]
+
+ResultT = TypeVar("ResultT")
+
+INPUT_REQUIRED: Final = "input_required"
+#: Members of the request's params that change between attempts at the same request.
+_UNBOUND: Final = frozenset({"_meta", "inputResponses", "requestState"})
+#: Marks a state this runtime sealed (and the format, should it ever change).
+_PREFIX: Final = "mcpbind1."
+_VERSION: Final = 1
+#: The secret every worker of one deployment shares for ``requestState`` (``python -m
+#: mcpbind.runtime.cluster serve`` draws one per cluster unless it is set).
+STATE_KEY_ENV: Final = "MCPBIND_STATE_KEY"
+
+
+class InputRequired(BaseException):
+    """Raised by a peer call in the stateless era: the client must answer ``request`` first."""
+
+    def __init__(self, key: str, request: dict[str, Any], digest: str) -> None:
+        super().__init__(key)
+        self.key = key
+        self.request = request
+        self.digest = digest
+
+
+class ClientCapabilityMissing(CapabilityError):
+    """The client did not declare the capability a peer call needs (``capability``, dotted)."""
+
+    def __init__(self, message: str, capability: str) -> None:
+        super().__init__(message)
+        self.capability = capability
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def _digest(value: Any) -> str:
+    """A short stable digest of JSON data (sorted keys, so key order does not matter)."""
+    canonical = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _b64(hashlib.sha256(canonical.encode("utf-8")).digest()[:18])
+
+
+def shared_state_key() -> bytes | None:
+    """The ``requestState`` key ``MCPBIND_STATE_KEY`` names (the SHA-256 of its text, so any
+    secret of 16 characters or more is a full-length key), or None when it is unset."""
+    text = os.environ.get(STATE_KEY_ENV)
+    if not text:
+        return None
+    if len(text) < 16:
+        raise ValueError(f"{STATE_KEY_ENV} needs at least 16 characters")
+    return hashlib.sha256(text.encode("utf-8")).digest()
+
+
+def _bad_state(why: str) -> McpError:
+    return McpError(INVALID_PARAMS, f"Invalid params: requestState {why}")
+
+
+def _default_key() -> bytes:
+    return shared_state_key() or secrets.token_bytes(32)
+
+
+class RequestStateKeeper:
+    """Seals and opens the ``requestState`` of multi round-trip requests.
+
+    ``key`` is the HMAC-SHA256 secret; by default the one ``MCPBIND_STATE_KEY`` names
+    (``shared_state_key``), which the cluster launcher shares among its workers, else 32 random
+    bytes, so a state only comes back to the process that sealed it: every worker behind a load
+    balancer needs the same key.
+    ``previous_keys`` still open states sealed before a key rotation. ``ttl`` (seconds, None:
+    never) bounds how long a state is accepted; ``principal`` names the authenticated caller
+    of a request (e.g. from ``context.transport_context``), so a state sealed for one is refused
+    to another.
+    """
+
+    def __init__(
+        self,
+        key: bytes | str | None = None,
+        *,
+        previous_keys: Sequence[bytes | str] = (),
+        ttl: float | None = 900.0,
+        principal: Callable[[RequestContext], str | None] | None = None,
+    ) -> None:
+        self._keys = [
+            k.encode("utf-8") if isinstance(k, str) else bytes(k)
+            for k in (key if key is not None else _default_key(), *previous_keys)
+        ]
+        if any(len(k) < 16 for k in self._keys):
+            raise ValueError("a requestState key needs at least 16 bytes")
+        self.ttl = ttl
+        self.principal = principal
+
+    def _mac(self, key: bytes, body: str) -> bytes:
+        return hmac.new(key, (_PREFIX + body).encode("ascii"), hashlib.sha256).digest()
+
+    def seal(self, payload: dict[str, Any]) -> str:
+        """The opaque token for ``payload`` (JSON data), stamped with its expiry."""
+        if self.ttl is not None:
+            payload = {**payload, "exp": int(time.time() + self.ttl) + 1}
+        body = _b64(json.dumps(payload, separators=(",", ":")).encode("utf-8"))
+        return f"{_PREFIX}{body}.{_b64(self._mac(self._keys[0], body))}"
+
+    def open(self, token: Any) -> dict[str, Any]:
+        """The payload of a token this keeper sealed; -32602 for anything else or expired."""
+        if type(token) is not str or not token.startswith(_PREFIX):
+            raise _bad_state("was not issued by this server")
+        body, _, mac = token[len(_PREFIX) :].rpartition(".")
+        try:
+            given = _unb64(mac)
+        except (binascii.Error, ValueError):
+            raise _bad_state("failed its integrity check") from None
+        if not any(hmac.compare_digest(self._mac(key, body), given) for key in self._keys):
+            raise _bad_state("failed its integrity check")
+        try:
+            payload = json.loads(_unb64(body))
+        except (binascii.Error, ValueError):
+            raise _bad_state("failed its integrity check") from None
+        if type(payload) is not dict or payload.get("v") != _VERSION:
+            raise _bad_state("has an unknown format")
+        expires = payload.get("exp")
+        if expires is not None and (type(expires) is not int or time.time() > expires):
+            raise _bad_state("has expired; start the request again without it")
+        return payload
+
+
+@functools.cache
+def input_result_type(spec: MethodSpec[Any, Any]) -> Any:
+    """The ``InputRequiredResult`` class ``spec``'s result may be, or None if it may not be one
+    (only ``tools/call``, ``prompts/get`` and ``resources/read`` may, by the generated tables)."""
+    members = get_args(spec.result_type) or (spec.result_type,)
+    return next(
+        (m for m in members if isinstance(m, type) and m.__name__ == "InputRequiredResult"), None
+    )
+
+
+class InputRounds:
+    """One attempt at a request that may ask the client for input: what it already has, what
+    it asks next. Built per attempt by ``with_input_rounds``; ``context.peer`` asks through it."""
+
+    __slots__ = (
+        "_asked",
+        "_binding",
+        "_count",
+        "_kept",
+        "_raw",
+        "_used",
+        "answers",
+        "bindings",
+        "capabilities",
+        "handler_state",
+        "keeper",
+        "served",
+    )
+
+    def __init__(
+        self,
+        keeper: RequestStateKeeper,
+        served: MethodSpec[Any, Any],
+        bindings: Bindings,
+        raw: dict[str, Any],
+    ) -> None:
+        self.keeper = keeper
+        self.served = served
+        self.bindings = bindings
+        self._raw = raw
+        meta = raw.get("_meta")
+        capabilities = meta.get(CLIENT_CAPABILITIES) if type(meta) is dict else None
+        self.capabilities: dict[str, Any] = capabilities if type(capabilities) is dict else {}
+        #: key -> [digest of the request asked, the client's raw answer]
+        self.answers: dict[str, list[Any]] = {}
+        self.handler_state: Any = None
+        self._binding: dict[str, Any] | None = None
+        self._count = 0
+        self._asked: dict[str, Any] = {}
+        self._kept: set[str] = set()
+        self._used: set[str] = set()
+
+    def sender(self, context: RequestContext, key: str | None = None) -> InputSender:
+        """What ``context.peer`` sends through during this attempt (``key``: see ``ask``)."""
+        return InputSender(context, self, key)
+
+    def binding(self, context: RequestContext) -> dict[str, Any]:
+        """What a state is bound to: method, revision, params digest and principal."""
+        if self._binding is None:
+            principal = self.keeper.principal(context) if self.keeper.principal else None
+            params = {k: v for k, v in self._raw.items() if k not in _UNBOUND}
+            self._binding = {
+                "m": self.served.method,
+                "r": self.bindings.revision,
+                "p": _digest(params),
+                "u": principal,
+            }
+        return self._binding
+
+    def begin(self, context: RequestContext) -> None:
+        """Verify the echoed state, if any, and take in the earlier answers it carries."""
+        token = self._raw.get("requestState")
+        if token is None:
+            return
+        state = self.keeper.open(token)
+        binding = self.binding(context)
+        for field, label in (("m", "method"), ("r", "revision"), ("p", "params"), ("u", "caller")):
+            if state.get(field) != binding[field]:
+                raise _bad_state(f"belongs to another request (its {label} differs)")
+        answers = state.get("a")
+        asked = state.get("q")
+        if type(answers) is not dict or type(asked) is not dict:
+            raise _bad_state("has an unknown format")
+        self.answers = answers
+        self._kept.update(answers)
+        self.handler_state = state.get("h")
+        self._asked = asked
+
+    def _response(self, key: str) -> list[Any] | None:
+        """The answer under ``key``: from this retry's ``inputResponses`` (bound to what the
+        state says was asked under it, if anything), else from an earlier round."""
+        responses = self._raw.get("inputResponses")
+        if type(responses) is dict and key in responses:
+            return [self._asked.get(key), responses[key]]
+        return self.answers.get(key)
+
+    def ask(
+        self,
+        spec: MethodSpec[Any, Any],
+        params: MCPModel | dict[str, Any] | None,
+        key: str | None = None,
+    ) -> Any:
+        """The client's answer to this call if a retry carries it; else raise ``InputRequired``.
+
+        ``key`` names the input request (default: ``method#rank``, its rank among the calls).
+        An answer counts if it was given for the same request: one the client sends unasked
+        (or seeds a first attempt with) counts for whatever the handler asks under its key.
+        """
+        method = spec.method
+        if method not in self.bindings.methods or Direction.SERVER_TO_CLIENT not in spec.directions:
+            raise CapabilityError(
+                f"{method!r} cannot be sent this way under revision {self.bindings.revision}"
+            )
+        needed = spec.capabilities.get(Direction.SERVER_TO_CLIENT)
+        if needed is not None and not has_capability(self.capabilities, needed):
+            raise ClientCapabilityMissing(
+                f"the client did not advertise the {needed!r} capability, which {method!r} "
+                "needs; not asked",
+                needed,
+            )
+        self._count += 1
+        if key is None:
+            key = f"{method}#{self._count}"
+        if key in self._used:
+            raise ValueError(f"input request key {key!r} used twice in one request")
+        self._used.add(key)
+        request: dict[str, Any] = {"method": method}
+        body = dump(params)
+        if body is not None:
+            request["params"] = body
+        digest = _digest(request)
+        answer = self._response(key)
+        if answer is not None and answer[0] in (None, digest):
+            self.answers[key] = [digest, answer[1]]
+            self._kept.add(key)
+            try:
+                return validator(spec.result_type)(answer[1])
+            except ValidationError as exc:
+                errors = exc.errors(include_url=False, include_context=False, include_input=False)
+                raise McpError(
+                    INVALID_PARAMS,
+                    f"Invalid params: inputResponses[{key!r}] is not a {method} result",
+                    errors,
+                ) from None
+        raise InputRequired(key, request, digest)
+
+    def input_required(
+        self, context: RequestContext, needs: Sequence[InputRequired], manual: dict[str, Any] | None
+    ) -> Any:
+        """The ``InputRequiredResult`` asking for ``needs`` (plus what a handler asked itself)."""
+        data: dict[str, Any] = dict(manual) if manual else {"resultType": INPUT_REQUIRED}
+        requests = dict(data.get("inputRequests") or {})
+        asked = {}
+        for need in needs:
+            requests[need.key] = need.request
+            asked[need.key] = need.digest
+        own_state = data.pop("requestState", None)
+        answers = {key: value for key, value in self.answers.items() if key in self._kept}
+        if answers or asked or own_state is not None:
+            payload = {"v": _VERSION, **self.binding(context), "a": answers, "q": asked}
+            if own_state is not None:
+                payload["h"] = own_state
+            data["requestState"] = self.keeper.seal(payload)
+        if requests:
+            data["inputRequests"] = requests
+        return validator(input_result_type(self.served))(data)
+
+
+class InputSender(RelatedSender):
+    """The ``RequestSender`` of ``context.peer`` in the stateless era: requests become input
+    requests of the round; notifications still go out, tagged with the request."""
+
+    __slots__ = ("_key", "_rounds")
+
+    def __init__(self, context: RequestContext, rounds: InputRounds, key: str | None) -> None:
+        super().__init__(context.session, context.request_id)
+        self._rounds = rounds
+        self._key = key
+
+    async def send_request(
+        self,
+        spec: MethodSpec[Any, ResultT],
+        params: MCPModel | None,
+        options: RequestOptions | None = None,
+    ) -> ResultT:
+        return self._rounds.ask(spec, params, self._key)  # type: ignore[no-any-return]
+
+
+def _as_data(result: Any) -> Any:
+    return dump(result) if isinstance(result, BaseModel) else result
+
+
+def with_input_rounds(
+    route: Route,
+    served: MethodSpec[Any, Any],
+    bindings: Bindings,
+    raw: dict[str, Any] | None,
+    keeper: RequestStateKeeper,
+) -> None:
+    """Make ``route`` (of a method whose result may be an ``InputRequiredResult``) run its
+    handler in rounds: peer calls become input requests, echoed state is verified first."""
+    handler: Handler | None = route.handler
+    assert handler is not None
+    params_raw = raw or {}
+
+    async def run(params: Any, context: RequestContext) -> Any:
+        rounds = InputRounds(keeper, served, bindings, params_raw)
+        rounds.begin(context)
+        context.rounds = rounds
+        if (
+            "requestState" in params_raw
+            and isinstance(params, BaseModel)
+            and "requestState" in type(params).model_fields
+        ):
+            params = params.model_copy(update={"requestState": rounds.handler_state})
+        try:
+            result = await handler(params, context)
+        except InputRequired as need:
+            return rounds.input_required(context, [need], None)
+        except BaseExceptionGroup as group:
+            needs, rest = group.split(InputRequired)
+            if needs is None:
+                raise
+            if rest is not None:
+                raise rest from None  # the handler's own failures, without our signals
+            return rounds.input_required(context, _leaves(needs), None)
+        except ClientCapabilityMissing as exc:
+            model = getattr(bindings.module.types, "ClientCapabilities", None)
+            raise McpError(
+                MISSING_REQUIRED_CLIENT_CAPABILITY,
+                f"Missing required client capability: {exc}",
+                {"requiredCapabilities": capability_tree([exc.capability], model)},
+            ) from exc
+        data = _as_data(result)
+        if (
+            type(data) is dict
+            and data.get("resultType") == INPUT_REQUIRED
+            and (rounds.answers or data.get("requestState") is not None)
+        ):
+            return rounds.input_required(context, [], data)
+        return result
+
+    route.handler = run
+
+
+def _leaves(group: BaseExceptionGroup[InputRequired]) -> list[InputRequired]:
+    out: list[InputRequired] = []
+    for exc in group.exceptions:
+        if isinstance(exc, BaseExceptionGroup):
+            out.extend(_leaves(exc))
+        else:
+            out.append(exc)
+    return out

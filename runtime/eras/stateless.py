@@ -1,0 +1,314 @@
+"""The stateless era (2026-07-28 and later): no handshake, every request says who sends it.
+
+Each client request carries, in ``params._meta``, the protocol version, the client's
+capabilities and (optionally) its identity (``basic/index.md``, "Per-request protocol fields");
+the server checks them per request and answers ``UnsupportedProtocolVersionError`` (-32022) for
+a version it lacks. ``server/discover`` tells a client the server's versions, capabilities and
+identity. Servers never send requests: what they need from the client comes back as an
+``InputRequiredResult`` and the client retries with ``inputResponses`` (multi round-trip
+requests, ``basic/patterns/mrtr.md``).
+
+Both strategies can also serve the handshake era (``versioning.md``, "dual-era"): the server
+hands a session that opens with ``initialize`` to a ``HandshakeServer``; the client probes with
+``server/discover`` and falls back to a ``HandshakeClient`` when the answer is not a modern one.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from typing import Any, Final, NamedTuple, Protocol, get_args
+
+from mcpbind import generated
+from mcpbind.generated._support import Direction, MethodSpec
+from mcpbind.runtime.core.bindings import Bindings, dump, validator
+from mcpbind.runtime.core.bounded import remember
+from mcpbind.runtime.core.errors import (
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    CapabilityError,
+    McpError,
+)
+from mcpbind.runtime.core.meta_keys import (
+    CLIENT_CAPABILITIES,
+    CLIENT_INFO,
+    PROTOCOL_VERSION,
+    SERVER_INFO,
+)
+from mcpbind.runtime.core.revisions import STATELESS_REVISIONS
+from mcpbind.runtime.core.session import RequestContext, Route, Session
+from pydantic import BaseModel, ValidationError
+
+from .input_required import RequestStateKeeper, input_result_type, with_input_rounds
+from .lifecycle import HandshakeServer, ServerSide, era_revisions
+from .subscriptions import LISTEN, Subscriptions
+
+__all__ = [
+    "CLIENT_CAPABILITIES",
+    "CLIENT_INFO",
+    "PROTOCOL_VERSION",
+    "SERVER_INFO",
+    "STATELESS_REVISIONS",
+    "UNSUPPORTED_PROTOCOL_VERSION",
+    "StatelessServer",
+]
+
+_DISCOVER = "server/discover"
+_INITIALIZE = "initialize"
+_INPUT_REQUIRED = "input_required"
+_COMPLETE = "complete"
+_LEGACY = "handshake"
+_RESULT_STAMP: Final = {"resultType": _COMPLETE}
+#: What a handler written for a handshake revision cannot know it must say, with the value the
+#: spec gives an absent one: ``ttlMs`` 0 is "immediately stale" (caching.md), and ``private``
+#: the cautious scope. Stamped only where the served result has the member.
+_NEUTRAL: Final = {"resultType": _COMPLETE, "ttlMs": 0, "cacheScope": "private"}
+
+
+@functools.cache
+def _cross_era_stamp(spec: MethodSpec[Any, Any]) -> dict[str, Any]:
+    """The neutral members ``spec``'s result classes declare (any member of a union)."""
+    members = get_args(spec.result_type) or (spec.result_type,)
+    declared = {
+        name
+        for member in members
+        if isinstance(member, type) and issubclass(member, BaseModel)
+        for name in member.model_fields
+    }
+    return {key: value for key, value in _NEUTRAL.items() if key in declared or key == "resultType"}
+
+
+class _Plan(NamedTuple):
+    """How a (revision, method) is served, from the generated tables: the bindings, the
+    method's spec there (None: not of that revision), the stamp a handler written for another
+    revision gets, and whether its result may ask the client for input (rounds)."""
+
+    bindings: Bindings
+    served: MethodSpec[Any, Any] | None
+    cross_stamp: dict[str, Any]
+    rounds: bool
+
+
+_MISSING: Final = object()
+#: Distinct ``clientInfo`` values kept, validated (all dropped when full).
+_MAX_INFOS: Final = 256
+
+
+def _implementation(bindings: Bindings, data: Any) -> Any:
+    """The peer's self-description as the revision's ``Implementation``, like the handshake's;
+    None if absent or malformed (it is for display only, never a reason to refuse)."""
+    if data is None:
+        return None
+    try:
+        return validator(bindings.module.types.Implementation)(data)
+    except ValidationError:
+        return None
+
+
+class StatelessServerSide(ServerSide, Protocol):
+    """What the stateless era reads of its ``Server`` besides a lifecycle's usual: the keeper of
+    sealed request state, and the ``subscriptions/listen`` streams."""
+
+    @property
+    def request_state(self) -> RequestStateKeeper: ...
+
+    @property
+    def subscriptions(self) -> Subscriptions: ...
+
+
+class StatelessServer:
+    """Serves stateless-era requests, and (with ``legacy``) handshake-era sessions too.
+
+    A session that opens with ``initialize`` is handed to ``legacy`` for good; every other
+    request must carry the per-request ``_meta`` fields, or it is refused with -32602 (or, with
+    ``legacy`` and no ``_meta`` version at all, as a handshake server refuses requests before
+    ``initialize``). ``server/discover`` is answered here.
+    """
+
+    def __init__(
+        self,
+        supported: Sequence[str] | None = None,
+        legacy: HandshakeServer | None = None,
+        *,
+        discover_ttl_ms: int = 0,
+    ) -> None:
+        self.supported = era_revisions("stateless", supported)
+        self.legacy = legacy
+        self.discover_ttl_ms = discover_ttl_ms
+        self._plans: dict[tuple[str, str], _Plan] = {}
+        self._infos: dict[tuple[Any, ...], Any] = {}
+
+    @property
+    def all_supported(self) -> list[str]:
+        """Every version served, newest first (the ``supported`` list of -32022)."""
+        legacy = list(self.legacy.supported) if self.legacy is not None else []
+        return sorted([*self.supported, *legacy], reverse=True)
+
+    def _unsupported(self, requested: Any) -> McpError:
+        return McpError(
+            UNSUPPORTED_PROTOCOL_VERSION,
+            "Unsupported protocol version",
+            {"supported": self.all_supported, "requested": requested},
+        )
+
+    def assume_initialized(self, session: Session, revision: str) -> None:
+        """Start ``session`` as if initialised at ``revision``: a handshake-era one goes to
+        ``legacy``; a stateless-era one is marked so, and its requests then say everything
+        (one without the ``_meta`` fields is invalid params, never a handshake-era request)."""
+        if generated.ERAS.get(revision) == "stateless":
+            session.peer.era = "stateless"
+        elif self.legacy is not None:
+            session.peer.era = _LEGACY
+            self.legacy.assume_initialized(session, revision)
+
+    def gate(
+        self,
+        server: StatelessServerSide,
+        session: Session,
+        method: str,
+        params: dict[str, Any] | None,
+    ) -> Route | McpError | None:
+        if session.peer.era == _LEGACY:
+            assert self.legacy is not None
+            return self.legacy.gate(server, session, method, params)
+        meta = params.get("_meta") if params else None
+        version = meta.get(PROTOCOL_VERSION) if type(meta) is dict else None
+        if (
+            version is None
+            and self.legacy is not None
+            and session.peer.phase == "new"
+            and session.peer.era is None
+        ):
+            if method == _INITIALIZE:
+                session.peer.era = _LEGACY
+            return self.legacy.gate(server, session, method, params)
+        if method == _INITIALIZE:
+            # Not a method of this era (-32601), but the message names the versions served:
+            # it may be all a legacy client can show its user (versioning.md).
+            supported = self.all_supported
+            return McpError(
+                METHOD_NOT_FOUND,
+                f"Method not found: initialize; this server speaks {', '.join(supported)} "
+                "with per-request _meta, no handshake",
+                {"method": _INITIALIZE, "supported": supported},
+            )
+        if type(meta) is not dict or version is None:
+            return McpError(
+                INVALID_PARAMS,
+                f"Invalid params: _meta must carry {PROTOCOL_VERSION!r} and {CLIENT_CAPABILITIES!r}",
+            )
+        if type(meta.get(CLIENT_CAPABILITIES)) is not dict:
+            return McpError(INVALID_PARAMS, f"Invalid params: _meta lacks {CLIENT_CAPABILITIES!r}")
+        if version not in self.supported:
+            return self._unsupported(version)
+        plan = self._plans.get((version, method))
+        if plan is None:
+            plan = self._plan(version, method)
+        bindings = plan.bindings
+        # Per request, not per session: the next request may say otherwise.
+        session.bindings = bindings
+        peer = session.peer
+        peer.era = "stateless"
+        peer.revision = version
+        peer.phase = "operating"
+        peer.capabilities = meta[CLIENT_CAPABILITIES]
+        info = meta.get(CLIENT_INFO)
+        peer.info = self._client_info(bindings, info) if info is not None else None
+        if method == _DISCOVER:
+
+            async def discover(params: Any, context: RequestContext) -> Any:
+                return self._discover(server, bindings)
+
+            return Route(plan.served, discover)
+        route = server.find_route(bindings, method)
+        if method == LISTEN and isinstance(route, McpError) and plan.served is not None:
+            return self._listen_route(server, bindings)
+        if isinstance(route, Route):
+            # Handlers written for a handshake revision serve here too: their results get the
+            # members they cannot know of, and must then be valid under this revision.
+            route.stamp = _RESULT_STAMP
+            served = plan.served
+            if route.spec is not None and route.spec.revision != version and served is not None:
+                route.stamp = plan.cross_stamp
+                route.check = served
+            if plan.rounds:
+                assert served is not None
+                # Its handler may ask the client (context.peer): in rounds, by InputRequiredResult.
+                with_input_rounds(route, served, bindings, params, server.request_state)
+        return route
+
+    def _plan(self, version: str, method: str) -> _Plan:
+        """What serving ``method`` at ``version`` takes from the generated tables (kept for
+        the methods of that revision: a client may name anything)."""
+        bindings = Bindings.load(version, Direction.SERVER_TO_CLIENT)
+        served = bindings.methods.get(method)
+        plan = _Plan(
+            bindings,
+            served,
+            _cross_era_stamp(served) if served is not None else _RESULT_STAMP,
+            served is not None and input_result_type(served) is not None,
+        )
+        if served is not None:
+            self._plans[version, method] = plan
+        return plan
+
+    def _client_info(self, bindings: Bindings, data: Any) -> Any:
+        """``_implementation`` of a client's ``clientInfo``, kept for the exact flat values a
+        client repeats on every request (anything nested, or new, is validated afresh)."""
+        try:
+            key = (bindings.revision, *data.items())
+            found = self._infos.get(key, _MISSING)
+        except (AttributeError, TypeError):  # not a dict, or unhashable values
+            return _implementation(bindings, data)
+        if found is _MISSING:
+            found = remember(self._infos, key, _implementation(bindings, data), _MAX_INFOS)
+        return found
+
+    def _listen_route(self, server: StatelessServerSide, bindings: Bindings) -> Route:
+        """The built-in ``subscriptions/listen``: a stream of the server's change notifications."""
+        capabilities = server.capabilities_for(bindings)
+
+        async def listen(params: Any, context: RequestContext) -> Any:
+            requested = dump(params.notifications)
+            return await server.subscriptions.listen(capabilities, requested, context)
+
+        return Route(bindings.methods[LISTEN], listen)
+
+    def _discover(self, server: StatelessServerSide, bindings: Bindings) -> Any:
+        result: dict[str, Any] = {
+            "resultType": _COMPLETE,
+            "supportedVersions": self.all_supported,
+            "capabilities": server.capabilities_for(bindings),
+            "_meta": {SERVER_INFO: server.info},
+            "ttlMs": self.discover_ttl_ms,
+            "cacheScope": "public",
+        }
+        if server.instructions is not None:
+            result["instructions"] = server.instructions
+        return validator(bindings.methods[_DISCOVER].result_type)(result)
+
+    def on_notification(
+        self,
+        server: StatelessServerSide,
+        session: Session,
+        method: str,
+        params: dict[str, Any] | None,
+    ) -> None:
+        if session.peer.era == _LEGACY and self.legacy is not None:
+            self.legacy.on_notification(server, session, method, params)
+
+    def prepare_request(
+        self,
+        server: StatelessServerSide,
+        session: Session,
+        spec: MethodSpec[Any, Any],
+        params: dict[str, Any] | None,
+    ) -> dict[str, Any] | None:
+        if session.peer.era == _LEGACY and self.legacy is not None:
+            return self.legacy.prepare_request(server, session, spec, params)
+        raise CapabilityError(
+            f"{spec.method!r} not sent: in the stateless era a server sends no requests; only "
+            "a handler whose result may be an InputRequiredResult (tools/call, prompts/get, "
+            "resources/read) can ask the client, through its context.peer"
+        )

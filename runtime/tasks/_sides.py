@@ -1,0 +1,54 @@
+"""What the tasks feature asks of the endpoint it serves, as protocols.
+
+The endpoints open the tasks feature (``enable_tasks``, ``call_tool_as_task``); tasks never
+import them back, and name only these protocols, which ``Client`` and ``Server`` satisfy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol, TypeVar, runtime_checkable
+
+from mcpbind.generated._support import MethodSpec, NotificationSpec, RequestOptions
+from mcpbind.runtime.core.session import RequestContext, Session
+
+__all__ = ["Registry", "TaskClient"]
+
+P = TypeVar("P")
+R = TypeVar("R")
+
+
+@runtime_checkable
+class Registry(Protocol):
+    """Where the tasks feature registers the handlers it adds (an ``Endpoint``)."""
+
+    def add_handler(
+        self, spec: MethodSpec[P, R], handler: Callable[[P, RequestContext], Awaitable[R]]
+    ) -> None: ...
+
+    def add_notification_handler(
+        self, spec: NotificationSpec[P], handler: Callable[[P, Session], Awaitable[None]]
+    ) -> None: ...
+
+
+class TaskClient(Protocol):
+    """What calling a tool as a task reads of the ``Client`` it goes through."""
+
+    @property
+    def session(self) -> Session: ...
+
+    @property
+    def lifecycle(self) -> Any: ...
+
+    def prepare_request(
+        self, session: Session, spec: MethodSpec[Any, Any], params: dict[str, Any] | None
+    ) -> dict[str, Any] | None: ...
+
+    async def finish_request(
+        self,
+        session: Session,
+        spec: MethodSpec[Any, Any],
+        body: dict[str, Any] | None,
+        raw: Any,
+        options: RequestOptions | None,
+    ) -> Any: ...

@@ -1,0 +1,258 @@
+"""One POST's exchange with a session: deliver its messages, answer 202, JSON or SSE.
+
+Both eras go through here. A handshake-era POST goes to its long-lived session; a
+stateless-era one (and every POST of a ``stateless=True`` server) gets a session that serves
+nothing else while it runs: its own, or an idle one of the pool (``pooled``). The eras differ
+in three ways, all decided by ``modern``: an immediate error answer takes the HTTP status its
+code calls for (400, 404) instead of 200; SSE streams have no event ids and no priming event
+(they are not resumable); and a client closing the SSE response cancels the request (the
+session is cancelled: it serves nothing else).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from mcpbind.runtime.core import jsonrpc as rpc
+from mcpbind.runtime.core.bounded import remember
+from mcpbind.runtime.core.errors import INVALID_REQUEST
+from starlette.types import Receive, Scope, Send
+
+from ._http_session import HttpRequestContext, HttpSession
+from ._pool import SessionPool
+from ._sse_writer import WATCH_AFTER, write_sse
+from ._streams import JSON_MODE, SSE_MODE, RequestId
+from .asgi import CONNECTION_ERROR, error, respond, status_for
+from .common import JSON, PROTOCOL_VERSION, SESSION_ID, SSE, accepts
+
+if TYPE_CHECKING:
+    from .server import StreamableHTTPServer
+
+__all__ = ["LISTEN", "accepted", "exchange", "per_request", "poolable", "pooled"]
+
+#: The long-running request of the stateless era whose answer is always an SSE stream.
+LISTEN = "subscriptions/listen"
+_COMPLETE = "complete"
+#: The kinds of result after which nothing of the request runs on.
+_FINAL = frozenset({_COMPLETE, "input_required"})
+
+_accept_cache: dict[str, tuple[bool, bool]] = {}
+
+
+def accepted(accept: str | None) -> tuple[bool, bool]:
+    """Whether ``Accept`` admits (JSON, SSE); cached, as clients hardly vary it."""
+    key = accept or ""
+    found = _accept_cache.get(key)
+    if found is None:
+        found = remember(_accept_cache, key, (accepts(accept, JSON), accepts(accept, SSE)), 64)
+    return found
+
+
+def initial_mode(owner: StreamableHTTPServer, accept: str | None, listen: bool) -> str | None:
+    """JSON, SSE, or undecided (``None``) for a POST, from the options and ``Accept``.
+
+    Lenient in both eras: a client that accepts only one of the two (the spec says it must
+    list both) gets that one, which answers it correctly instead of refusing it for nothing.
+    A ``subscriptions/listen`` answer is a stream of notifications, so always SSE.
+    """
+    json_ok, sse_ok = accepted(accept)
+    if listen or not json_ok:
+        return SSE_MODE
+    if not sse_ok:
+        return JSON_MODE
+    if owner.json_response is None:
+        return None
+    return JSON_MODE if owner.json_response else SSE_MODE
+
+
+async def exchange(
+    owner: StreamableHTTPServer,
+    session: HttpSession,
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+    headers: dict[str, str],
+    messages: list[Any],
+    batch: bool,
+    modern: bool = False,
+) -> Any:
+    """Deliver POSTed messages; answer 202, or with the JSON or SSE carrying the responses.
+
+    Returns the JSON answer when it was answered at once with nothing of it pending, else None."""
+    request_ids: list[RequestId] = [m["id"] for m in messages if "method" in m and "id" in m]
+    extra = {SESSION_ID: session.id} if session.id is not None else {}
+    if not request_ids:
+        try:
+            await session.deliver(messages, HttpRequestContext(scope, session.id))
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            await error(send, 404, CONNECTION_ERROR, "Session not found")
+            return None
+        await respond(send, 202, headers=extra)
+        return None
+    if len(set(request_ids)) != len(request_ids):
+        await error(send, 400, INVALID_REQUEST, "Invalid Request: a batch repeats a request id")
+        return None
+    clash = next((rid for rid in request_ids if rid in session.by_request), None)
+    if clash is not None:
+        await error(
+            send, 400, INVALID_REQUEST, "Invalid Request: this request id is already in use", clash
+        )
+        return None
+    version = headers.get(PROTOCOL_VERSION)
+    if version is None and messages[0].get("method") == "initialize":
+        params = messages[0].get("params")
+        version = params.get("protocolVersion") if type(params) is dict else None
+    mode = initial_mode(owner, headers.get("accept"), modern and messages[0]["method"] == LISTEN)
+    stream = session.open_stream(request_ids, None if mode == SSE_MODE else mode, version)
+    token = session.token()
+    stream.attach(token)
+    if mode == SSE_MODE:
+        async with session.lock:
+            await session.commit_sse(stream)
+
+    async def close_sse_stream() -> None:
+        await session.close_sse_stream(stream)
+
+    try:
+        await session.deliver(messages, HttpRequestContext(scope, session.id, close_sse_stream))
+    except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+        stream.detach(token)
+        await error(send, 404, CONNECTION_ERROR, "Session not found")
+        return None
+    if stream.mode != SSE_MODE:
+        clock = session.clock
+        deadline = clock() + owner.sse_after if stream.mode is None else math.inf
+        while not stream.done and stream.mode != SSE_MODE:
+            if stream.mode is None and clock() >= deadline:
+                async with session.lock:
+                    await session.commit_sse(stream)
+                break
+            await stream.signal.wait(deadline - clock())
+        if stream.mode != SSE_MODE:
+            stream.detach(token)
+            responses = list(stream.queue)
+            stream.queue.clear()
+            if not responses:
+                await respond(send, 202, headers=extra)
+                return None
+            answer = responses if batch else responses[0]
+            status = status_for(answer) if modern and not batch else 200
+            await respond(send, status, rpc.encode(answer), JSON, extra)
+            return answer if stream.done else None
+    on_gone = session.cancel if modern else None
+    await write_sse(
+        session, stream, token, receive, send, extra, WATCH_AFTER, owner.sse_keepalive, on_gone
+    )
+    return None
+
+
+async def per_request(
+    owner: StreamableHTTPServer,
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+    headers: dict[str, str],
+    messages: list[Any],
+    batch: bool,
+    assume: str | None,
+    modern: bool = False,
+) -> None:
+    """Serve one POST on a session of its own, started as initialised at ``assume``.
+
+    On asyncio the session runs in a bare task, awaited at the end (a task group per POST
+    was a tenth of its cost); it ends once its input does (``terminate``), and goes with
+    the POST if that is cancelled. A stateless-era request that can be (``poolable``) is
+    served on an idle session of the pool instead (``pooled``)."""
+    if modern and owner.pool is not None and poolable(messages[0]):
+        await pooled(owner, owner.pool, scope, receive, send, headers, messages, assume)
+        return
+    session = HttpSession(owner, None, assume=assume, resumable=False)
+    if not session.native:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(session.run)
+            try:
+                await exchange(
+                    owner, session, scope, receive, send, headers, messages, batch, modern
+                )
+            finally:
+                session.terminate("the request is complete")
+        return
+    task = session.start_alone()
+    try:
+        await exchange(owner, session, scope, receive, send, headers, messages, batch, modern)
+    finally:
+        session.terminate("the request is complete")
+        try:
+            await task
+        except asyncio.CancelledError:
+            # The session was stopped on purpose (its client left, or it outlived its grace):
+            # it ends quietly. Only a cancellation of this POST itself goes on up.
+            if not task.cancelled() or _cancelling():
+                task.cancel()
+                raise
+        except BaseException:
+            task.cancel()
+            raise
+
+
+def poolable(message: dict[str, Any]) -> bool:
+    """Whether a stateless-era request leaves nothing behind in the session that served it
+    once answered: not ``subscriptions/listen`` (a stream), nor a task-augmented request (its
+    task outlives the request)."""
+    params = message.get("params")
+    return message.get("method") != LISTEN and not (type(params) is dict and "task" in params)
+
+
+async def pooled(
+    owner: StreamableHTTPServer,
+    pool: SessionPool,
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+    headers: dict[str, str],
+    messages: list[Any],
+    assume: str | None,
+) -> None:
+    """Serve a stateless-era request on an idle session of the pool (a new one if none is).
+
+    A session and its task per request were half the cost of a stateless-era POST. Nothing
+    of one request stays for the next: the era's lifecycle takes the client's version,
+    capabilities and identity from each request's ``_meta`` (``StatelessServer.gate``), a
+    server sends no requests in this era, and a session serves one request at a time. It
+    goes back to the pool only when its request was answered at once (JSON) with an error or
+    a final result (``_finished``) and nothing of it is pending; else (an SSE answer, a task,
+    a cancellation, a failure) it ends like any per-request session. (Work a handler starts
+    itself with ``context.session.start_soon`` outlives its request on a pooled session,
+    until the server shuts down: in this era, use a task.)"""
+    session = pool.take(owner, assume)
+    try:
+        answer = await exchange(
+            owner, session, scope, receive, send, headers, messages, False, True
+        )
+    except BaseException:
+        session.cancel()  # the POST itself is stopped or failed: so is its request, at once
+        session.terminate("the request is complete")
+        raise
+    if not (_finished(answer) and session.idle() and pool.give_back(session)):
+        session.terminate("the request is complete")
+
+
+def _finished(answer: Any) -> bool:
+    """Whether a JSON answer ends all the work of its request: an error, or a complete (or
+    input-required) result. A task's result (``resultType: task``) does not: its handler goes
+    on, and what it sends must not reach a later request that reuses its id."""
+    if type(answer) is not dict:
+        return False
+    result = answer.get("result")
+    if type(result) is not dict:
+        return "error" in answer
+    return result.get("resultType", _COMPLETE) in _FINAL
+
+
+def _cancelling() -> bool:
+    """Whether the running task (the POST's) has been asked to stop."""
+    current = asyncio.current_task()
+    return current is not None and current.cancelling() > 0

@@ -1,0 +1,403 @@
+"""One MCP session's transport side: its connection, streams and the routing of what it sends."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from mcpbind.runtime.core import jsonrpc as rpc
+from mcpbind.runtime.core.access_token import AccessToken
+from mcpbind.runtime.core.revisions import ASSUME_INITIALIZED
+from mcpbind.runtime.core.transport import Connection, Envelope
+from starlette.requests import Request
+from starlette.types import Scope
+
+from ._signals import Inbox, Lock, on_asyncio
+from ._streams import BACKLOG, CONSUMER_BUFFER, JSON_MODE, SSE_MODE, RequestId, Stream
+from .common import AUTH_SCOPE_KEY, PRIMING_SINCE, encode_event
+from .event_store import EventStore
+
+if TYPE_CHECKING:
+    from .server import StreamableHTTPServer
+
+__all__ = ["HttpRequestContext", "HttpSession"]
+
+logger = logging.getLogger("mcpbind.runtime.http")
+
+
+async def _nothing_to_close() -> None:
+    return None
+
+
+class HttpRequestContext:
+    """The ``Envelope.context`` of a message that arrived over HTTP: handlers reach the HTTP
+    request (headers, client address, auth set by middleware) as ``context.transport_context``.
+
+    ``close_sse_stream()`` ends the SSE response of this POST *without* ending its stream
+    (SEP-1699 polling): the client reconnects with ``Last-Event-ID`` after the ``retry`` delay
+    and gets the rest, so a server can avoid holding long-lived connections. A POST not yet
+    answered becomes an SSE stream for that. ``request`` is built on first use.
+    """
+
+    __slots__ = ("_request", "_scope", "close_sse_stream", "session_id")
+
+    def __init__(
+        self,
+        request: Request | Scope,
+        session_id: str | None,
+        close_sse_stream: Callable[[], Awaitable[None]] = _nothing_to_close,
+    ) -> None:
+        self._request = request if isinstance(request, Request) else None
+        self._scope: Scope = request.scope if isinstance(request, Request) else request
+        self.session_id = session_id
+        self.close_sse_stream = close_sse_stream
+
+    @property
+    def auth(self) -> AccessToken | None:
+        """The request's verified access token, on a server protected by a ``ResourceServer``."""
+        token: AccessToken | None = self._scope.get(AUTH_SCOPE_KEY)
+        return token
+
+    @property
+    def request(self) -> Request:
+        """The HTTP request (its body already read)."""
+        if self._request is None:
+            self._request = Request(self._scope)
+        return self._request
+
+
+class HttpSession:
+    """One MCP session's transport side: its connection, streams and routing.
+
+    It is the connection's ``outgoing`` sink: ``send_nowait`` routes a response to a JSON or
+    undecided stream at once; anything needing the event store (SSE, the GET stream) raises
+    ``WouldBlock`` so that the session awaits ``send``, which routes under the session's lock.
+    """
+
+    def __init__(
+        self,
+        owner: StreamableHTTPServer,
+        session_id: str | None,
+        assume: str | None = None,
+        resumable: bool = True,
+    ) -> None:
+        self.owner = owner
+        self.id = session_id
+        self.native = on_asyncio()
+        #: ``anyio.current_time`` without its backend lookup: the loop's clock on asyncio.
+        self.clock: Callable[[], float] = (
+            asyncio.get_running_loop().time if self.native else anyio.current_time
+        )
+        self.store: EventStore | None = (
+            owner.event_store_factory() if owner.event_store_factory and resumable else None
+        )
+        self.inbox = Inbox(self.native)
+        extra: dict[str, Any] = {ASSUME_INITIALIZED: assume} if assume is not None else {}
+        self.connection = Connection(self.inbox, self, self._close_reason, extra)
+        self.streams: dict[str, Stream] = {}
+        self.by_request: dict[RequestId, Stream] = {}
+        # Stream ids name events in the store, so they are unguessable where there is one.
+        self._prefix = secrets.token_hex(4) if self.store is not None else "r"
+        self._next_stream = 0
+        self._next_token = 0
+        self.standalone = Stream(self.native, stream_id=f"{self._prefix}-get")
+        self._scope: anyio.CancelScope | None = None
+        #: The task of a session of one request on asyncio (``start_alone``): it is cancelled
+        #: directly, without a cancel scope (making one cost about 9 us, and its deadline a timer).
+        self._task: asyncio.Task[None] | None = None
+        self._grace: asyncio.TimerHandle | None = None
+        self.lock = Lock()
+        self.protocol_version: str | None = None
+        self.closed = False
+        self._outgoing_closed = False
+        self.busy = 0
+        self.last_active = self.clock()
+        self._reason: str | None = None
+
+    @property
+    def scope(self) -> anyio.CancelScope:
+        """The cancel scope ``run`` serves in, made on first use."""
+        if self._scope is None:
+            self._scope = anyio.CancelScope()
+        return self._scope
+
+    def _close_reason(self) -> str | None:
+        return self._reason
+
+    # -- running ------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Run the user's session until it ends or is terminated."""
+        with self.scope:
+            await self._serve()
+
+    def start_alone(self) -> asyncio.Task[None]:
+        """Run a session of one request in a task of its own (asyncio only): ``cancel`` and
+        ``terminate`` act on that task, so no cancel scope is needed."""
+        self._task = asyncio.get_running_loop().create_task(self._serve())
+        return self._task
+
+    async def _serve(self) -> None:
+        """Serve the session, log its failure, and tear it down however it ends."""
+        try:
+            await self.owner.serve(self.connection)
+        except Exception:
+            logger.exception("MCP session %s failed", self.id)
+        finally:
+            self._teardown()
+
+    def cancel(self) -> None:
+        """Stop the session now (the client of its only request went away)."""
+        if self._task is not None:
+            self._task.cancel()
+        else:
+            self.scope.cancel()
+
+    def terminate(self, reason: str) -> None:
+        """End the session: no more input, streams closed, its task cancelled after a grace."""
+        if self.closed:
+            return
+        self.closed = True
+        self._reason = reason
+        self.inbox.end()
+        grace = self.owner.shutdown_grace
+        task = self._task
+        if task is not None:
+            if not task.done():
+                self._grace = asyncio.get_running_loop().call_later(grace, task.cancel)
+        else:
+            self.scope.deadline = min(self.scope.deadline, anyio.current_time() + grace)
+        self._finish_all()
+
+    def _teardown(self) -> None:
+        if self._grace is not None:
+            self._grace.cancel()
+            self._grace = None
+        self.closed = True
+        self._outgoing_closed = True
+        self.inbox.end()
+        self.inbox.close()
+        self._finish_all()
+        self.streams.clear()
+        self.by_request.clear()
+        self.owner._forget(self)
+
+    def idle(self) -> bool:
+        """Whether the session is running and holds nothing of a request: it may serve the
+        next one (``_exchange.pooled``). What it sent unrelated to a request is dropped."""
+        if self.closed or self.by_request or self.streams:
+            return False
+        self.standalone.queue.clear()
+        return True
+
+    def _finish_all(self) -> None:
+        for stream in {*self.streams.values(), *self.by_request.values(), self.standalone}:
+            stream.done = True
+            stream.signal.set()
+            stream.drained()
+
+    def token(self) -> int:
+        """A fresh token for a response attaching to a stream."""
+        self._next_token += 1
+        return self._next_token
+
+    # -- MessageSink: what the session sends -----------------------------------------------
+
+    def send_nowait(self, envelope: Envelope) -> None:
+        if self._outgoing_closed:
+            raise anyio.ClosedResourceError
+        related = envelope.related_id
+        if related is None:
+            raise anyio.WouldBlock
+        stream = self.by_request.get(related)
+        if stream is None:
+            logger.debug("dropped a message for request %r, whose stream has ended", related)
+            return
+        if stream.mode == SSE_MODE:
+            raise anyio.WouldBlock
+        message = envelope.message
+        if type(message) is dict and "method" not in message:
+            self._answer(stream, related, message)
+        elif stream.mode == JSON_MODE:
+            logger.debug("dropped a message for request %r: a JSON response holds none", related)
+        else:
+            raise anyio.WouldBlock  # sent before the answer: the POST becomes an SSE stream
+
+    async def send(self, envelope: Envelope) -> None:
+        if self._outgoing_closed:
+            raise anyio.ClosedResourceError
+        async with self.lock:
+            stream = await self._route(envelope)
+        while (
+            stream is not None
+            and stream.consumer is not None
+            and len(stream.queue) > CONSUMER_BUFFER
+            and not stream.done
+        ):
+            now = self.clock()
+            if stream.full_since is None:
+                stream.full_since = now
+            left = stream.full_since + self.owner.detach_stuck_after - now
+            if left <= 0:
+                # The client stopped reading: its response is detached (what it missed stays
+                # in the event store, to resume with Last-Event-ID) so that senders, and the
+                # queue, no longer wait on it; however many senders gave up waiting before.
+                logger.warning(
+                    "session %s: stream %s not read for %g s; detached",
+                    self.id,
+                    stream.id,
+                    self.owner.detach_stuck_after,
+                )
+                assert stream.consumer is not None
+                stream.detach(stream.consumer)
+                stream.queue.clear()
+                break
+            space = stream.space = stream.space or anyio.Event()
+            with anyio.move_on_after(left):
+                await space.wait()
+
+    def close(self) -> None:
+        self._outgoing_closed = True
+
+    def _answer(self, stream: Stream, related: RequestId, message: dict[str, Any]) -> None:
+        """A response for a JSON or undecided stream: queue it; settle the request."""
+        if self.protocol_version is None:
+            self._learn_version(message, related)
+        stream.queue.append(message)
+        self._settle(stream, related)
+
+    def _learn_version(self, message: dict[str, Any], related: RequestId) -> None:
+        result = message.get("result")
+        if (
+            message.get("id") == related
+            and type(result) is dict
+            and type(result.get("protocolVersion")) is str
+            and result.get("serverInfo")
+        ):
+            self.protocol_version = result["protocolVersion"]
+
+    def _settle(self, stream: Stream, related: RequestId) -> None:
+        if related in stream.pending:
+            stream.pending.discard(related)
+            del self.by_request[related]
+            if not stream.pending:
+                self._finish(stream)
+
+    def _finish(self, stream: Stream) -> None:
+        stream.done = True
+        stream.signal.set()
+        if stream.id is not None:
+            self.streams.pop(stream.id, None)
+
+    async def _route(self, envelope: Envelope) -> Stream | None:
+        """Route under the lock; returns the stream whose consumer may need to catch up."""
+        message = envelope.message
+        related = envelope.related_id
+        stream = self.by_request.get(related) if related is not None else self.standalone
+        if stream is None:
+            logger.debug("dropped a message for request %r, whose stream has ended", related)
+            return None
+        is_response = type(message) is dict and "method" not in message
+        if stream.mode != SSE_MODE:
+            if is_response:
+                assert related is not None
+                self._answer(stream, related, message)
+                return None
+            if stream.mode == JSON_MODE:
+                return None
+            await self.commit_sse(stream)
+        event_id = (
+            await self.store.store_event(stream.id, message)
+            if self.store is not None and stream.id is not None
+            else None
+        )
+        if stream.consumer is not None:
+            stream.queue.append(encode_event(message, event_id=event_id))
+            stream.signal.set()
+        elif stream is self.standalone:
+            stream.queue.append(encode_event(message, event_id=event_id))
+            if len(stream.queue) > BACKLOG:
+                stream.queue.popleft()
+        if is_response and related is not None:
+            if self.protocol_version is None:
+                self._learn_version(message, related)
+            self._settle(stream, related)
+        return stream
+
+    async def commit_sse(self, stream: Stream) -> None:
+        """Make an undecided stream SSE (call under the lock): it gets an id, a priming event
+        if the client expects one, and the responses it already holds become events."""
+        if stream.mode == SSE_MODE and stream.id is not None:
+            return
+        stream.mode = SSE_MODE
+        self._next_stream += 1
+        stream.id = f"{self._prefix}-{self._next_stream}"
+        if not stream.done:
+            self.streams[stream.id] = stream
+        held = list(stream.queue)
+        stream.queue.clear()
+        priming = await self.priming_event(stream)
+        if priming is not None:
+            stream.queue.append(priming)
+        for message in held:
+            event_id = (
+                await self.store.store_event(stream.id, message) if self.store is not None else None
+            )
+            stream.queue.append(encode_event(message, event_id=event_id))
+        stream.signal.set()
+
+    async def priming_event(self, stream: Stream) -> bytes | None:
+        """The first event of an SSE stream, stored: only for clients that expect one."""
+        if self.store is None or stream.id is None:
+            return None
+        if (stream.version or self.protocol_version or "") < PRIMING_SINCE:
+            return None
+        event_id = await self.store.store_event(stream.id, None)
+        return encode_event(event_id=event_id, retry_ms=self.owner.retry_ms)
+
+    async def close_sse_stream(self, stream: Stream) -> None:
+        """End the POST's response but not its stream (``HttpRequestContext.close_sse_stream``).
+
+        An undecided POST becomes SSE for it; one answered as JSON (by option, or because the
+        client accepts nothing else) has no stream to close, so this does nothing there."""
+        if stream.mode == JSON_MODE:
+            return
+        async with self.lock:
+            await self.commit_sse(stream)
+            if stream.consumer is not None:
+                stream.consumer = None
+                stream.signal.set()
+
+    # -- what the client sends ----------------------------------------------------------------
+
+    async def deliver(self, messages: Sequence[Any], context: HttpRequestContext) -> None:
+        """Hand client messages to the session; a cancellation also settles its stream."""
+        for message in messages:
+            if message.get("method") == "notifications/cancelled":
+                params = message.get("params")
+                self._abandon(params.get("requestId") if type(params) is dict else None)
+            await self.inbox.put(Envelope(message, context))
+
+    def _abandon(self, request_id: Any) -> None:
+        """A cancelled request gets no response, so its stream must not wait for one."""
+        if rpc.is_request_id(request_id):
+            stream = self.by_request.get(request_id)
+            if stream is not None:
+                self._settle(stream, request_id)
+
+    def open_stream(
+        self, request_ids: Sequence[RequestId], mode: str | None, version: str | None
+    ) -> Stream:
+        """A new stream for a POST, answering for its request ids."""
+        stream = Stream(self.native, request_ids, mode, version)
+        for rid in request_ids:
+            self.by_request[rid] = stream
+        return stream
+
+    def touch(self) -> None:
+        """Note activity, which postpones reaping."""
+        self.last_active = self.clock()

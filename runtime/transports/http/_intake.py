@@ -1,0 +1,148 @@
+"""What a request brings in, checked before anything acts on it: its headers' form, its
+``mcp-*`` headers (stateless era), and the JSON-RPC body of a POST.
+
+Every header the endpoint parses has a form: visible ASCII (space and tab allowed inside),
+bounded in length. A malformed one is refused with 400 and a JSON-RPC error here, so that no
+later step (an event store parsing ``Last-Event-ID``, a session lookup) sees it: ``²`` is a
+digit to Python and 5,000 digits are too many for ``int``, and both used to end in a 500.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from mcpbind.runtime.core import jsonrpc as rpc
+from mcpbind.runtime.core.bounded import remember
+from mcpbind.runtime.core.errors import INVALID_REQUEST, PARSE_ERROR
+from starlette.types import Receive, Scope, Send
+
+from .asgi import CONNECTION_ERROR, Disconnected, TooLarge, error, read_body, read_headers
+from .common import JSON, LAST_EVENT_ID, PROTOCOL_VERSION, SESSION_ID
+
+__all__ = ["HeaderView", "header_view", "malformed_header", "mcp_headers", "parse_post"]
+
+#: The longest value accepted per header the endpoint reads (others: ``DEFAULT_LIMIT``).
+LIMITS: Final = {
+    SESSION_ID: 256,
+    PROTOCOL_VERSION: 64,
+    LAST_EVENT_ID: 256,
+    "content-length": 19,
+}
+DEFAULT_LIMIT: Final = 8192
+#: Headers whose value is one token: no spaces inside.
+_TOKENS: Final = frozenset({SESSION_ID, PROTOCOL_VERSION, LAST_EVENT_ID, "content-length"})
+_MCP: Final = b"mcp-"
+#: The ``mcp-*`` header the stateless era ignores (``MCP-Protocol-Version`` is collected too,
+#: so that a repeated one is refused).
+_READ_ELSEWHERE: Final = frozenset({SESSION_ID.encode()})
+
+
+def _well_formed(value: str) -> bool:
+    if "\t" in value:
+        value = value.replace("\t", " ")
+    return value.isascii() and value.isprintable()
+
+
+def malformed_header(headers: dict[str, str]) -> str | None:
+    """The name of the first header whose value is malformed, or None."""
+    for name, value in headers.items():
+        if len(value) > LIMITS.get(name, DEFAULT_LIMIT) or not _well_formed(value):
+            return name
+        if name in _TOKENS and (" " in value.strip() or "\t" in value.strip()):
+            return name
+    content_length = headers.get("content-length")
+    if content_length is not None and not (content_length.isascii() and content_length.isdigit()):
+        return "content-length"
+    return None
+
+
+def mcp_headers(scope: Scope) -> tuple[dict[str, list[str]], str | None]:
+    """The ``Mcp-Method``/``Mcp-Name``/``Mcp-Param-*`` headers of a request, by lower-case
+    name, every value kept (repeats are refused later); and the first malformed one's name."""
+    found: dict[str, list[str]] = {}
+    bad: str | None = None
+    for raw, value in scope["headers"]:
+        if raw.startswith(_MCP) and raw not in _READ_ELSEWHERE:
+            name = raw.decode("latin-1").lower()
+            text = value.decode("latin-1")
+            if bad is None and (len(text) > DEFAULT_LIMIT or not _well_formed(text)):
+                bad = name
+            found.setdefault(name, []).append(text)
+    return found, bad
+
+
+class HeaderView:
+    """What the endpoint reads from one exact set of request headers: the headers it uses (by
+    lower-case name), the first malformed one, and (made on first use) the ``mcp-*`` ones."""
+
+    __slots__ = ("_mcp", "_raw", "headers", "malformed")
+
+    def __init__(self, raw: Any) -> None:
+        self._raw = raw
+        self.headers = read_headers({"headers": raw})
+        self.malformed = malformed_header(self.headers)
+        self._mcp: tuple[dict[str, list[str]], str | None] | None = None
+
+    def mcp(self) -> tuple[dict[str, list[str]], str | None]:
+        """``mcp_headers`` of these headers (shared: not to be changed)."""
+        if self._mcp is None:
+            self._mcp = mcp_headers({"headers": self._raw})
+        return self._mcp
+
+
+#: Views by the exact raw headers: a client sends the same ones request after request, and
+#: reading and checking them was a tenth of a stateless-era POST. Any byte that differs is
+#: another key, so nothing is reused for headers it was not made from.
+_views: dict[tuple[Any, ...], HeaderView] = {}
+#: Distinct header sets kept (all dropped when full: varying headers just miss).
+MAX_VIEWS: Final = 256
+
+
+def header_view(scope: Scope) -> HeaderView:
+    """The ``HeaderView`` of a request's headers, reused for a header set seen before."""
+    raw = scope["headers"]
+    try:
+        key = tuple(raw)
+        view = _views.get(key)
+    except TypeError:  # unhashable items (lists): not cached
+        return HeaderView(raw)
+    if view is None:
+        view = remember(_views, key, HeaderView(key), MAX_VIEWS)
+    return view
+
+
+async def parse_post(
+    receive: Receive, send: Send, headers: dict[str, str], limit: int
+) -> tuple[list[Any], bool] | None:
+    """The POSTed messages and whether it was a batch, or None once refused."""
+    content_type = headers.get("content-type", "")
+    if content_type != JSON and content_type.split(";", 1)[0].strip().lower() != JSON:
+        await error(
+            send,
+            415,
+            CONNECTION_ERROR,
+            "Unsupported Media Type: Content-Type must be application/json",
+        )
+        return None
+    try:
+        body = await read_body(receive, headers, limit)
+    except TooLarge:
+        await error(send, 413, CONNECTION_ERROR, f"Payload Too Large: the limit is {limit} bytes")
+        return None
+    except Disconnected:
+        return None
+    parsed = rpc.decode(body)
+    if isinstance(parsed, rpc.Malformed):
+        await error(send, 400, PARSE_ERROR, f"Parse error: {parsed.reason}")
+        return None
+    batch = type(parsed) is list
+    messages: list[Any] = parsed if batch else [parsed]
+    if not messages:
+        await error(send, 400, INVALID_REQUEST, "Invalid Request: empty batch")
+        return None
+    for message in messages:
+        kind = rpc.classify(message)
+        if isinstance(kind, rpc.Invalid):
+            await error(send, 400, kind.code, f"Invalid Request: {kind.reason}", kind.request_id)
+            return None
+    return messages, batch

@@ -1,0 +1,405 @@
+"""The stdio transport: newline-delimited JSON over pipes, for both ends.
+
+The session reads and writes the pipes itself, through ``PipeReader`` and ``PipeWriter``
+(``_pipes.py``); this module owns the processes around them: guarding the server's stdout,
+watching its parent, and spawning, watching and stopping a client's server process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import logging
+import os
+import signal
+import stat
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Literal
+
+import anyio
+from mcpbind.runtime.core.errors import ConnectionClosedError
+from mcpbind.runtime.core.jsonrpc import LineFramer, Malformed
+from mcpbind.runtime.core.transport import Connection
+
+from ._pipes import CHUNK, MAX_BATCH, PipeReader, PipeWriter
+
+__all__ = ["StdioParameters", "stdio_client", "stdio_server"]
+
+logger = logging.getLogger("mcpbind.runtime.stdio")
+
+#: This process and its parent when this module was imported: comparing later ``getppid()``
+#: against a parent read only once serving starts would miss one that died during start-up.
+_FIRST_PARENT = (os.getpid(), os.getppid())
+#: Default bound on one message; a larger line is answered -32700 and never buffered whole.
+MAX_MESSAGE = 64 * 1024 * 1024
+#: How often a stopping client looks whether the server's process group is empty yet.
+GROUP_POLL = 0.02
+#: How long a SIGKILLed group may take to be gone (a process in uninterruptible sleep may take
+#: a while; past this the client stops waiting, but the signal still lands).
+KILL_WAIT = 5.0
+
+
+def _pollable(fd: int) -> bool:
+    """Pipes and sockets can wait for readiness; regular files and some ttys cannot."""
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+def _set_nonblocking(fd: int) -> int:
+    flags = fcntl.fcntl(fd, fcntl.F_GETFL)
+    fcntl.fcntl(fd, fcntl.F_SETFL, flags | os.O_NONBLOCK)
+    return flags
+
+
+async def _flush_then_stop(writer: PipeWriter, done: anyio.Event, wait: float) -> None:
+    """Let the writer flush its backlog, within ``wait`` seconds."""
+    writer.close()
+    with anyio.move_on_after(wait):
+        await done.wait()
+
+
+async def _flush_and_flag(writer: PipeWriter, done: anyio.Event) -> None:
+    try:
+        await writer.flush()
+    finally:
+        done.set()
+
+
+@asynccontextmanager
+async def stdio_server(
+    *,
+    stdin: int = 0,
+    stdout: int = 1,
+    guard_stdout: bool = True,
+    watch_parent: float | None = 1.0,
+    max_message: int = MAX_MESSAGE,
+    max_batch: int = MAX_BATCH,
+) -> AsyncIterator[Connection]:
+    """The server end: messages on ``stdin``/``stdout`` (file descriptors).
+
+    ``guard_stdout`` keeps anything but MCP messages off the real stdout: the protocol gets a
+    private duplicate of it, and descriptor 1 and ``sys.stdout`` are pointed at stderr, so a
+    stray ``print`` (or a C library) writes to the log instead of corrupting the stream.
+    ``watch_parent`` (seconds) ends the connection when the parent process dies, even if the
+    pipe stays open in some other process. End of ``stdin`` ends it too. A line over
+    ``max_message`` bytes, or a JSON-RPC batch over ``max_batch``, is answered with an error
+    without being parsed (parsed, a line of JSON takes several times its size in memory).
+    """
+    out_fd = stdout
+    saved_stdout = sys.stdout
+    if guard_stdout and stdout == 1:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+        out_fd = os.dup(1)
+        os.dup2(2, 1)
+        sys.stdout = sys.stderr
+    in_poll, out_poll = _pollable(stdin), _pollable(out_fd)
+    restore: list[tuple[int, int]] = []
+    if in_poll:
+        restore.append((stdin, _set_nonblocking(stdin)))
+    if out_poll:
+        restore.append((out_fd, _set_nonblocking(out_fd)))
+    reader = PipeReader(stdin, max_message, in_poll, max_batch=max_batch)
+    # Answers to requests read in one chunk go out together (``PipeWriter``'s ``more``).
+    writer = PipeWriter(out_fd, out_poll, reader.buffered)
+    writer_done = anyio.Event()
+    reason: list[str] = []
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(_flush_and_flag, writer, writer_done)
+            if watch_parent:
+                tg.start_soon(_watch_parent, watch_parent, reader, reason)
+            try:
+                yield Connection(
+                    reader, writer, lambda: reason[0] if reason else "stdin was closed"
+                )
+            finally:
+                await _flush_then_stop(writer, writer_done, 5.0)
+                tg.cancel_scope.cancel()
+    finally:
+        reader.close()
+        for fd, flags in restore:
+            with contextlib.suppress(OSError):
+                fcntl.fcntl(fd, fcntl.F_SETFL, flags)
+        if out_fd != stdout:
+            with contextlib.suppress(Exception):
+                sys.stdout.flush()
+            os.dup2(out_fd, 1)
+            os.close(out_fd)
+            sys.stdout = saved_stdout
+
+
+async def _watch_parent(interval: float, reader: PipeReader, reason: list[str]) -> None:
+    # A process forked after the import has another parent: read it now instead.
+    importer, parent = _FIRST_PARENT
+    if importer != os.getpid():
+        parent = os.getppid()
+    while True:
+        await anyio.sleep(interval)
+        if os.getppid() != parent:
+            reason.append("the parent process exited")
+            logger.info("parent process %d exited; shutting down", parent)
+            reader.end()
+            return
+
+
+StderrMode = Literal["inherit", "devnull"] | Callable[[str], None]
+
+
+@dataclass
+class StdioParameters:
+    """How to start a server process and how to stop it.
+
+    ``env`` is added to this process's environment (``inherit_env=False``: used alone).
+    ``stderr``: ``"inherit"`` forwards the server's stderr to ours, ``"devnull"`` drops it, a
+    callable receives it line by line. Shutdown closes the server's stdin, waits ``close_wait``
+    seconds, sends SIGTERM to its process group, waits ``term_wait``, then sends SIGKILL. The
+    server runs in a process group of its own, and whatever it started there goes too: when the
+    server exits (or is stopped), what is left of its group gets SIGTERM, then SIGKILL after
+    ``term_wait``, so no grandchild outlives it holding the pipes.
+    """
+
+    command: str
+    args: Sequence[str] = ()
+    env: Mapping[str, str] | None = None
+    inherit_env: bool = True
+    cwd: str | os.PathLike[str] | None = None
+    stderr: StderrMode = "inherit"
+    close_wait: float = 2.0
+    term_wait: float = 2.0
+    max_message: int = MAX_MESSAGE
+    max_batch: int = MAX_BATCH
+
+
+def _group_running(pgid: int) -> bool:
+    """Whether a process of group ``pgid`` runs, not counting zombies (from ``/proc``; where
+    there is none, every process found by ``killpg`` counts)."""
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return True
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as file:
+                # pid (comm) state ppid pgrp ...; comm may hold spaces and parentheses.
+                fields = file.read().rpartition(b")")[2].split()
+        except OSError:
+            continue
+        if len(fields) > 2 and fields[0] != b"Z" and int(fields[2]) == pgid:
+            return True
+    return False
+
+
+def _describe_exit(status: int | None) -> str:
+    if status is None:
+        return "the server closed its output"
+    if status < 0:
+        try:
+            name = signal.Signals(-status).name
+        except ValueError:
+            name = str(-status)
+        return f"the server process was killed by {name}"
+    return f"the server process exited with status {status}"
+
+
+class _Child:
+    """A spawned server: its pipes, its process group and its exit."""
+
+    def __init__(self, params: StdioParameters) -> None:
+        self.params = params
+        env = dict(os.environ) if params.inherit_env else {}
+        env.update(params.env or {})
+        to_child_r, self.to_child = os.pipe()
+        self.from_child, from_child_w = os.pipe()
+        err_r = err_w = None
+        stderr: int | None
+        if callable(params.stderr):
+            err_r, err_w = os.pipe()
+            stderr = err_w
+        elif params.stderr == "devnull":
+            stderr = subprocess.DEVNULL
+        else:
+            stderr = None
+        try:
+            self.process = subprocess.Popen(
+                [params.command, *params.args],
+                stdin=to_child_r,
+                stdout=from_child_w,
+                stderr=stderr,
+                env=env,
+                cwd=params.cwd,
+                start_new_session=True,
+                close_fds=True,
+            )
+        except BaseException as exc:
+            for fd in (self.to_child, self.from_child, err_r):
+                if fd is not None:
+                    os.close(fd)
+            if isinstance(exc, OSError):
+                raise ConnectionClosedError(
+                    f"could not start the server {params.command!r}: {exc}"
+                ) from exc
+            raise
+        finally:
+            for fd in (to_child_r, from_child_w, err_w):
+                if fd is not None:
+                    os.close(fd)
+        self.stderr_fd = err_r
+        self._open = {self.to_child, self.from_child}
+        _set_nonblocking(self.to_child)
+        _set_nonblocking(self.from_child)
+        self.exited = anyio.Event()
+        self._group_lock = anyio.Lock()
+
+    async def wait_exit(self) -> None:
+        """Reap the process as soon as it exits (pidfd where the kernel has it, else polling)."""
+        pidfd = None
+        with contextlib.suppress(AttributeError, OSError):
+            pidfd = os.pidfd_open(self.process.pid)
+        try:
+            while self.process.poll() is None:
+                if pidfd is not None:
+                    await anyio.wait_readable(pidfd)
+                else:
+                    await anyio.sleep(0.02)
+        finally:
+            if pidfd is not None:
+                os.close(pidfd)
+            self.exited.set()
+
+    def close_fd(self, fd: int) -> None:
+        """Close one of our pipe ends once (a second close could hit a reused descriptor)."""
+        if fd in self._open:
+            self._open.discard(fd)
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+    def signal_group(self, sig: int) -> bool:
+        """Send ``sig`` to the server's process group; False if nobody is left in it."""
+        try:
+            os.killpg(self.process.pid, sig)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            pass
+        return True
+
+    def group_running(self) -> bool:
+        """Whether anything in the server's group still runs; zombies do not (they wait for a
+        parent, often init, to reap them, and ``killpg(..., 0)`` still finds them)."""
+        return self.signal_group(0) and _group_running(self.process.pid)
+
+    async def _group_gone(self) -> None:
+        """Wait until the server has exited and nothing runs in its group (polled: the others
+        are not our children, so there is nothing to wait on)."""
+        await self.exited.wait()
+        while self.group_running():
+            await anyio.sleep(GROUP_POLL)
+
+    async def stop(self) -> None:
+        """Close stdin, then SIGTERM, then SIGKILL, each after its configured wait."""
+        self.close_fd(self.to_child)
+        with anyio.move_on_after(self.params.close_wait):
+            await self.exited.wait()
+        await self.end_group()
+
+    async def end_group(self) -> None:
+        """End the server's whole process group: SIGTERM to whoever is in it, SIGKILL to
+        whoever is left ``term_wait`` seconds later; then reap the server."""
+        async with self._group_lock:
+            if self.exited.is_set() and not self.group_running():
+                return
+            pid = self.process.pid
+            logger.info("server %d or its children still running; sending SIGTERM", pid)
+            if self.signal_group(signal.SIGTERM):
+                with anyio.move_on_after(self.params.term_wait):
+                    await self._group_gone()
+                if not self.exited.is_set() or self.group_running():
+                    logger.info("server %d or its children still running; sending SIGKILL", pid)
+                    self.signal_group(signal.SIGKILL)
+            # SIGKILL cannot be refused; this waits for it to land (and for the server's reaping).
+            with anyio.move_on_after(KILL_WAIT):
+                await self._group_gone()
+
+    async def forward_stderr(self, sink: Callable[[str], None]) -> None:
+        assert self.stderr_fd is not None
+        _set_nonblocking(self.stderr_fd)
+        framer = LineFramer(CHUNK)
+        try:
+            while True:
+                try:
+                    chunk = os.read(self.stderr_fd, CHUNK)
+                except BlockingIOError:
+                    await anyio.wait_readable(self.stderr_fd)
+                    continue
+                if not chunk:
+                    break
+                for line in framer.feed(chunk):
+                    sink(
+                        line.reason
+                        if isinstance(line, Malformed)
+                        else line.decode("utf-8", "replace")
+                    )
+            tail = framer.tail()
+            if isinstance(tail, bytes):
+                sink(tail.decode("utf-8", "replace"))
+        finally:
+            os.close(self.stderr_fd)
+
+
+@asynccontextmanager
+async def stdio_client(params: StdioParameters) -> AsyncIterator[Connection]:
+    """The client end: spawn the server in its own process group and talk over its stdio.
+
+    If the server exits, the incoming stream ends at once (after what it wrote is read), so the
+    session fails pending requests with the exit status instead of waiting for timeouts.
+    """
+    child = _Child(params)
+
+    async def on_eof() -> None:
+        # Output closed: the exit status, if it follows at once, explains why.
+        with anyio.move_on_after(0.2):
+            await child.exited.wait()
+
+    reader = PipeReader(child.from_child, params.max_message, True, on_eof, params.max_batch)
+    writer = PipeWriter(child.to_child, True)
+    writer_done = anyio.Event()
+
+    def close_reason() -> str:
+        return _describe_exit(child.process.poll())
+
+    async def end_after_exit() -> None:
+        # The server exited but its stdout may stay open (a grandchild holds it): give up
+        # shortly after, so pending requests fail at once, and end what it left running.
+        await child.exited.wait()
+        await anyio.sleep(0.2)
+        reader.end()
+        await child.end_group()
+
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(child.wait_exit)
+            tg.start_soon(end_after_exit)
+            tg.start_soon(_flush_and_flag, writer, writer_done)
+            if callable(params.stderr):
+                tg.start_soon(child.forward_stderr, params.stderr)
+            try:
+                yield Connection(reader, writer, close_reason, {"pid": child.process.pid})
+            finally:
+                await _flush_then_stop(writer, writer_done, params.close_wait)
+                with anyio.CancelScope(shield=True):
+                    await child.stop()
+                tg.cancel_scope.cancel()
+    finally:
+        reader.close()
+        child.close_fd(child.from_child)
+        child.close_fd(child.to_child)
