@@ -1,14 +1,15 @@
 """Stage 1 of the pipeline: find a revision's schema bytes, verify them, parse them.
 
-Resolution order for a pinned revision: an explicit path; ``$MCPBIND_SCHEMA_DIR/<rev>/schema.json``;
-the user cache; a download of the pinned URL (then cached). Bytes from the environment directory,
-the cache or the network must match the pinned sha256. An explicit path is used as given: its own
-hash goes into the generated header. ``schema.ts`` is found the same way, next to ``schema.json``.
+The pinned bytes are vendored next to ``pins.toml`` (``schema/<rev>/schema.json`` in the checkout
+and in the installed package, see ``pins.schema_folders``); ``$MCPBIND_SCHEMA_DIR/<rev>/`` is an
+optional override looked at first. Every read of a pinned file, each time, checks its bytes
+against the pin: another sha256 is a one-line error naming the file and both hashes. Loading
+never downloads; only ``mcpbind pin`` does, and writes what it got next to its pins file.
+An explicit path is used as given: its own hash goes into the generated header.
 
-The cache holds ``<cache>/<rev>/<sha256>.json`` (and ``.ts``), and ``<rev>/latest``: the sha256
-of the newest bytes downloaded from the pinned URL, which ``mcpbind revisions --cached`` compares
-with the pin. ``MCPBIND_OFFLINE=1`` never touches the network; a failed download fails at once,
-with how to provide the schema instead.
+``fetch`` and the user cache serve ``mcpbind pin`` and ``mcpbind revisions --remote/--cached``:
+the cache keeps ``<cache>/<rev>/latest``, the sha256 of the newest bytes downloaded from a pinned
+URL. ``MCPBIND_OFFLINE=1`` never touches the network.
 """
 
 from __future__ import annotations
@@ -21,10 +22,11 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from .errors import CodegenError
-from .pins import Pin, get_pin
+from .pins import Pin, get_pin, schema_folders
+from .vendor import CHANGELOG, MANIFEST, SCHEMA, TS, expected_sha256, parse_manifest
 
 SCHEMA_DIR_ENV = "MCPBIND_SCHEMA_DIR"
 CACHE_DIR_ENV = "MCPBIND_CACHE_DIR"
@@ -41,6 +43,8 @@ class LoadedSchema:
     sha256: str
     source: str
     pin: Pin | None
+    # Where the vendored files of ``pin`` are looked for (its schema.ts too).
+    folders: tuple[Path, ...] = ()
 
 
 def cache_dir() -> Path:
@@ -59,13 +63,12 @@ def sha256_hex(data: bytes) -> str:
 def parse_schema(data: bytes, source: str) -> dict[str, Any]:
     """Parse schema bytes, with one clear error for bytes that are not a JSON Schema document."""
     try:
-        document = json.loads(data)
+        parsed: object = json.loads(data)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise CodegenError(f"{source}: not valid JSON: {exc}") from None
-    if not isinstance(document, dict):
-        raise CodegenError(
-            f"{source}: a schema must be a JSON object, got {type(document).__name__}"
-        )
+    if not isinstance(parsed, dict):
+        raise CodegenError(f"{source}: a schema must be a JSON object, got {type(parsed).__name__}")
+    document = cast(dict[str, Any], parsed)
     defs = document.get("$defs", document.get("definitions"))
     if not isinstance(defs, dict) or not defs:
         raise CodegenError(f"{source}: no '$defs' or 'definitions' object: not an MCP schema")
@@ -77,16 +80,6 @@ def _read(path: Path) -> bytes:
         return path.read_bytes()
     except OSError as exc:
         raise CodegenError(f"cannot read schema {path}: {exc.strerror or exc}") from None
-
-
-def _verified(pin: Pin, data: bytes, source: str) -> bytes:
-    actual = sha256_hex(data)
-    if actual != pin.sha256:
-        raise CodegenError(
-            f"{source}: sha256 mismatch for revision {pin.revision}: "
-            f"expected {pin.sha256}, got {actual}"
-        )
-    return data
 
 
 def offline() -> bool:
@@ -124,25 +117,6 @@ def fetch(url: str) -> bytes:
     return result
 
 
-def how_to_provide(revision: str, url: str, name: str = "schema.json") -> str:
-    """The one-line advice for a schema that is nowhere to be found."""
-    return (
-        f"set ${SCHEMA_DIR_ENV} to a folder holding {revision}/{name} "
-        f"(layout <dir>/<revision>/{name}), or download {url} "
-        f"into {cache_dir() / revision}/ once online"
-    )
-
-
-def _download(pin: Pin) -> bytes:
-    try:
-        return fetch(pin.url)
-    except OSError as exc:
-        raise CodegenError(
-            f"revision {pin.revision}: no schema in ${SCHEMA_DIR_ENV} or the cache, and "
-            f"downloading failed ({exc}); {how_to_provide(pin.revision, pin.url)}"
-        ) from None
-
-
 def remember(revision: str, data: bytes, suffix: str = "json", latest: bool = False) -> Path:
     """Store downloaded bytes in the user cache (best effort: a read-only home is no error)."""
     digest = sha256_hex(data)
@@ -167,62 +141,114 @@ def cached_latest(revision: str) -> str | None:
         return None
 
 
-def resolve_pinned_bytes(pin: Pin) -> tuple[bytes, str]:
-    """The verified bytes of a pinned revision and a description of where they came from."""
+def _candidates(revision: str, name: str, folders: tuple[Path, ...]) -> list[Path]:
     env_dir = os.environ.get(SCHEMA_DIR_ENV)
-    if env_dir:
-        candidate = Path(env_dir) / pin.revision / "schema.json"
-        if candidate.is_file():
-            return _verified(pin, _read(candidate), str(candidate)), str(candidate)
-    cached = cache_dir() / pin.revision / f"{pin.sha256}.json"
-    if cached.is_file():
-        return _verified(pin, _read(cached), str(cached)), str(cached)
-    downloaded = _download(pin)
-    remember(pin.revision, downloaded, latest=True)
-    return _verified(pin, downloaded, pin.url), pin.url
+    roots = [Path(env_dir), *folders] if env_dir else list(folders)
+    return [root / revision / name for root in roots]
+
+
+def verified_bytes(path: Path, expected: str) -> bytes:
+    """The bytes of ``path``, read now, if their sha256 is ``expected``; else a CodegenError."""
+    data = _read(path)
+    actual = sha256_hex(data)
+    if actual != expected:
+        raise CodegenError(f"{path}: sha256 mismatch: expected {expected}, got {actual}")
+    return data
+
+
+def read_pinned(pin: Pin, name: str, folders: tuple[Path, ...]) -> tuple[bytes, Path] | None:
+    """The verified bytes of the vendored file ``name`` of ``pin`` and where they were, from the
+    first folder that has it ($MCPBIND_SCHEMA_DIR first); None if not pinned or found nowhere.
+    Bytes that differ from the pin are an error, never a reason to look further."""
+    expected = expected_sha256(pin, name)
+    if expected is None:
+        return None
+    for path in _candidates(pin.revision, name, folders):
+        if path.is_file():
+            return verified_bytes(path, expected), path
+    return None
+
+
+def _missing(pin: Pin, name: str, folders: tuple[Path, ...]) -> CodegenError:
+    places = ", ".join(str(p) for p in _candidates(pin.revision, name, folders))
+    return CodegenError(
+        f"revision {pin.revision} is pinned but its {name} is not vendored (looked for {places}); "
+        f"`mcpbind pin {pin.revision} --url {pin.url}` downloads and writes it, or set "
+        f"${SCHEMA_DIR_ENV} to a folder holding {pin.revision}/{name}"
+    )
+
+
+def resolve_pinned_bytes(pin: Pin, folders: tuple[Path, ...] | None = None) -> tuple[bytes, str]:
+    """The verified ``schema.json`` bytes of a pinned revision and the file they came from."""
+    folders = schema_folders() if folders is None else folders
+    found = read_pinned(pin, SCHEMA, folders)
+    if found is None:
+        raise _missing(pin, SCHEMA, folders)
+    return found[0], str(found[1])
 
 
 def load_revision(revision: str, pins: Path | None = None) -> LoadedSchema:
-    """Load a pinned revision from the first place that has its verified bytes."""
+    """Load a pinned revision from the vendored files of ``pins`` (default: the package's)."""
     pin = get_pin(revision, pins)
-    data, source = resolve_pinned_bytes(pin)
-    return LoadedSchema(revision, parse_schema(data, source), pin.sha256, source, pin)
-
-
-def _pinned_ts(pin: Pin) -> tuple[str | None, str]:
-    env_dir = os.environ.get(SCHEMA_DIR_ENV)
-    candidates = [Path(env_dir) / pin.revision / "schema.ts"] if env_dir else []
-    if pin.ts_sha256:
-        candidates.append(cache_dir() / pin.revision / f"{pin.ts_sha256}.ts")
-    for candidate in candidates:
-        if candidate.is_file():
-            data = _read(candidate)
-            if pin.ts_sha256 and sha256_hex(data) != pin.ts_sha256:
-                return None, f"{candidate}: sha256 is not the pinned ts_sha256"
-            return data.decode("utf-8", "replace"), str(candidate)
-    if not pin.ts_sha256:
-        return None, f"no schema.ts pinned for {pin.revision}"
-    try:
-        data = fetch(pin.ts_url)
-    except OSError as exc:
-        return None, f"{pin.ts_url}: {exc}"
-    if sha256_hex(data) != pin.ts_sha256:
-        return None, f"{pin.ts_url}: sha256 is not the pinned ts_sha256"
-    remember(pin.revision, data, suffix="ts")
-    return data.decode("utf-8", "replace"), pin.ts_url
+    folders = schema_folders(pins)
+    data, source = resolve_pinned_bytes(pin, folders)
+    return LoadedSchema(revision, parse_schema(data, source), pin.sha256, source, pin, folders)
 
 
 def load_schema_ts(loaded: LoadedSchema) -> tuple[str | None, str]:
     """The ``schema.ts`` of ``loaded`` and where it came from, or None and why not.
 
-    Never fails: deprecations are extra information, so a missing file is a note, not an error.
+    Deprecations are extra information, so a missing file is a note, not an error; a pinned file
+    with other bytes is an error all the same.
     """
     if loaded.pin is not None:
-        return _pinned_ts(loaded.pin)
+        if loaded.pin.ts_sha256 is None:
+            return None, f"no schema.ts pinned for {loaded.revision}"
+        found = read_pinned(loaded.pin, TS, loaded.folders or schema_folders())
+        if found is None:
+            return None, f"no {loaded.revision}/schema.ts vendored"
+        return found[0].decode("utf-8", "replace"), str(found[1])
     candidate = Path(loaded.source).with_name("schema.ts")
     if candidate.is_file():
         return _read(candidate).decode("utf-8", "replace"), str(candidate)
     return None, f"no {candidate}"
+
+
+def load_changelog(revision: str, pins: Path | None = None) -> str | None:
+    """The verified changelog page of a pinned revision; None when none is pinned (the first
+    dated revision has none)."""
+    pin = get_pin(revision, pins)
+    if pin.changelog_sha256 is None:
+        return None
+    folders = schema_folders(pins)
+    found = read_pinned(pin, CHANGELOG, folders)
+    if found is None:
+        raise _missing(pin, CHANGELOG, folders)
+    return found[0].decode("utf-8")
+
+
+def load_examples(revision: str, pins: Path | None = None) -> dict[str, bytes]:
+    """The spec's example messages of a pinned revision (``<Definition>/<name>.json`` -> bytes),
+    each checked against the pinned ``SHA256SUMS``; empty when the revision pins none.
+
+    An example the manifest lists but the folder lacks, or one there the manifest does not list,
+    is an error too: the set of examples is pinned, not only their bytes.
+    """
+    pin = get_pin(revision, pins)
+    if pin.examples_sha256 is None:
+        return {}
+    folders = schema_folders(pins)
+    found = read_pinned(pin, MANIFEST, folders)
+    if found is None:
+        raise _missing(pin, MANIFEST, folders)
+    data, manifest = found
+    listed = parse_manifest(data, str(manifest))
+    folder = manifest.parent
+    present = {path.relative_to(folder).as_posix() for path in folder.glob("*/*.json")}
+    unlisted = sorted(present - listed.keys())
+    if unlisted:
+        raise CodegenError(f"{folder / unlisted[0]}: not listed in {manifest}")
+    return {name: verified_bytes(folder / name, digest) for name, digest in sorted(listed.items())}
 
 
 def load_file(path: Path, revision: str) -> LoadedSchema:

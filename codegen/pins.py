@@ -1,10 +1,13 @@
-"""Read and write the revision pins in ``schema/pins.toml``.
+"""Read and write the revision pins in ``schema/pins.toml``, and find the vendored files.
 
 A pin ties a revision name to the exact bytes we generate from (spec commit, URL, sha256), because
 released schema files were edited after their release date. ``schema.ts`` (read by ``mcpbind
-diff`` for ``@deprecated``) is pinned beside it with its own sha256. ``write_pins`` rewrites the
-file in one fixed form: the leading comment block kept, revisions sorted, keys in ``KEYS`` order,
-so ``mcpbind pin`` changes only the lines of the revision it pins.
+diff`` for ``@deprecated``), the changelog page and the spec's example messages (through their
+``SHA256SUMS``) are pinned beside it, each with its own sha256. The pinned files themselves are
+vendored as ``<rev>/schema.json`` (and so on) next to ``pins.toml``: in ``schema/`` of the checkout
+and in the installed package. ``write_pins`` rewrites the file in one fixed form: the leading
+comment block kept, revisions sorted, keys in ``KEYS`` order, so ``mcpbind pin`` changes only the
+lines of the revision it pins.
 """
 
 from __future__ import annotations
@@ -13,13 +16,22 @@ import os
 import re
 import tomllib
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 
 from .errors import CodegenError
 
 PINS_ENV = "MCPBIND_PINS"
-KEYS = ("spec_commit", "path", "last_change", "last_change_date", "sha256", "url", "ts_sha256")
+KEYS = (
+    "spec_commit",
+    "path",
+    "last_change",
+    "last_change_date",
+    "sha256",
+    "url",
+    "ts_sha256",
+    "changelog_sha256",
+    "examples_sha256",
+)
 _REQUIRED = ("spec_commit", "path", "sha256", "url")
 _RAW_GITHUB = re.compile(
     r"^https://raw\.githubusercontent\.com/[^/]+/[^/]+/([0-9a-f]{40})/(.+)$", re.IGNORECASE
@@ -38,6 +50,8 @@ class Pin:
     last_change: str | None = None
     last_change_date: str | None = None
     ts_sha256: str | None = None
+    changelog_sha256: str | None = None
+    examples_sha256: str | None = None
 
     @property
     def ts_url(self) -> str:
@@ -53,6 +67,8 @@ class Pin:
             "sha256": self.sha256,
             "url": self.url,
             "ts_sha256": self.ts_sha256,
+            "changelog_sha256": self.changelog_sha256,
+            "examples_sha256": self.examples_sha256,
         }
         return {k: v for k in KEYS if (v := values[k]) is not None}
 
@@ -69,9 +85,23 @@ def pins_file() -> Path | None:
     return Path(explicit) if explicit else None
 
 
+def package_schema_dir() -> Path:
+    """The package's own ``schema/`` folder: the checkout's, or the installed copy's."""
+    return Path(__file__).resolve().parent.parent / "schema"
+
+
+def schema_folders(pins: Path | None = None) -> tuple[Path, ...]:
+    """Where the vendored files of the pins in use live, in the order they are looked for: next to
+    the pins file (``pins``, else ``$MCPBIND_PINS``), then the package's own ``schema/``."""
+    source = pins or pins_file()
+    folders = [source.resolve().parent] if source is not None else []
+    package = package_schema_dir()
+    return tuple(folders) if package in folders else (*folders, package)
+
+
 def _text(path: Path | None) -> str:
     if path is None:
-        return resources.files("mcpbind.schema").joinpath("pins.toml").read_text(encoding="utf-8")
+        path = package_schema_dir() / "pins.toml"
     try:
         return path.read_text(encoding="utf-8")
     except OSError as exc:
@@ -110,7 +140,7 @@ def _quote(value: str) -> str:
 
 def render_pins(header: str, pins: dict[str, Pin]) -> str:
     """The file text: ``header`` (comment lines) then one table per revision, sorted."""
-    blocks = []
+    blocks: list[str] = []
     for rev in sorted(pins):
         lines = [f"[revisions.{_quote(rev)}]"]
         lines += [f"{key} = {_quote(value)}" for key, value in pins[rev].entry().items()]

@@ -1,7 +1,8 @@
 """Shared test set-up: where the official schemas are, and the repository root.
 
-The schemas are inputs, not part of the repository: CI and developers point
-``MCPBIND_SCHEMA_DIR`` at ``../shared/schema``; that sibling folder is the default here.
+The pinned schemas are vendored in ``schema/`` (see ``schema/README.md``) and the loader reads
+them from there; the tests read nothing outside the repository, so ``$MCPBIND_SCHEMA_DIR`` (an
+override for a user's own folder) is dropped here: only the tests of the override set it.
 """
 
 from __future__ import annotations
@@ -13,9 +14,8 @@ from pathlib import Path
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-SHARED_SCHEMA = REPO_ROOT.parent / "shared" / "schema"
 
-os.environ.setdefault("MCPBIND_SCHEMA_DIR", str(SHARED_SCHEMA))
+os.environ.pop("MCPBIND_SCHEMA_DIR", None)
 
 # Test helper modules (npmkit, runtime_helpers, httpkit, suitekit...) import by name from any test
 # folder, whichever test pytest collects first.
@@ -44,4 +44,5 @@ def repo_root() -> Path:
 
 @pytest.fixture(scope="session")
 def schema_dir() -> Path:
-    return Path(os.environ["MCPBIND_SCHEMA_DIR"])
+    """The vendored schemas: ``<rev>/schema.json``, ``schema.ts``, ``changelog.md``."""
+    return REPO_ROOT / "schema"

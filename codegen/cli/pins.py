@@ -1,5 +1,9 @@
-"""``mcpbind pin`` (record a revision's bytes) and ``mcpbind revisions`` (what is pinned, generated,
-and whether the bytes at a pinned URL changed upstream).
+"""``mcpbind pin`` (record a revision's bytes and vendor its files) and ``mcpbind revisions``
+(what is pinned, generated, and whether the bytes at a pinned URL changed upstream).
+
+``pin`` is the one command that downloads schemas: it writes ``schema.json``, ``schema.ts``, the
+changelog page (and, from a ``--file`` in a spec checkout, the ``examples/``) into
+``<rev>/`` next to the pins file, and their sha256 into the pin.
 
 A released schema was edited upstream more than once; a pin at a commit URL never changes, but a
 pin at a branch URL (or a re-tagged release) can: ``revisions --remote`` downloads each pinned URL
@@ -9,8 +13,9 @@ the newest download the cache recorded, without the network. Both exit 1 when by
 
 from __future__ import annotations
 
+import re
 import sys
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import click
@@ -18,10 +23,13 @@ import click
 from ..errors import CodegenError
 from ..load import cached_latest, fetch, parse_schema, remember, sha256_hex
 from ..pins import Pin, commit_of, load_pins, write_pins
+from ..vendor import CHANGELOG, SCHEMA, TS, read_examples_folder, render_manifest, write_revision
 from ..write import existing_revisions, package_dir
 from .common import PINS_OPTION, default_out, fail, guarded, installed_generated, pins_path
 
 SPEC_RAW = "https://raw.githubusercontent.com/modelcontextprotocol/modelcontextprotocol"
+# A revision names a folder under schema/: no separators, no leading dot.
+_REVISION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
 @click.command("revisions")
@@ -105,40 +113,52 @@ def _upstream(pin: Pin, remote: bool) -> tuple[str, bool]:
 def pin_command(
     revision: str, url: str | None, file: Path | None, commit: str | None, pins: Path | None
 ) -> None:
-    """Pin REVISION to the exact bytes at --url (or in --file): sha256, URL and spec commit go
-    into schema/pins.toml, sorted, its comments kept; `schema.ts` next to it is pinned too when
-    it can be found. Then run `mcpbind generate REVISION`.
+    """Pin REVISION to the exact bytes at --url (or in --file): the files go into REVISION/ next
+    to schema/pins.toml, their sha256, URL and spec commit into the pins, sorted, comments kept.
+    schema.ts and the changelog page are pinned too when they can be found, and the examples/
+    folder beside a --file. Then run `mcpbind generate REVISION`.
     """
     target = pins_path(pins)
     if target is None:
         fail("pin edits schema/pins.toml of a source checkout; outside one, give --pins FILE")
-    pin, data, ts = guarded(lambda: _make_pin(revision, url, file, commit))
+    if not _REVISION.match(revision):
+        fail(f"invalid revision name {revision!r}: use letters, digits, '.', '_' or '-'")
+    made = guarded(lambda: _make_pin(revision, url, file, commit))
     existing = guarded(lambda: load_pins(target) if target.is_file() else {})
     before = existing.get(revision)
+    pin = made.pin
     if before is not None and before.spec_commit == pin.spec_commit:
         pin = replace(pin, last_change=before.last_change, last_change_date=before.last_change_date)
+    if made.examples is None and before is not None:
+        # examples cannot be listed over a URL: those already vendored stay, and stay pinned
+        pin = replace(pin, examples_sha256=before.examples_sha256)
+    folder = guarded(lambda: write_revision(target.parent, revision, made.files, made.examples))
     guarded(lambda: write_pins(target, {**existing, revision: pin}))
-    remember(revision, data)
-    if ts is not None:
-        remember(revision, ts, suffix="ts")
     verb = "pinned" if before is None else ("unchanged" if before == pin else "re-pinned")
     ts_note = f", schema.ts {pin.ts_sha256[:12]}" if pin.ts_sha256 else ", no schema.ts found"
+    log_note = ", changelog" if pin.changelog_sha256 else ", no changelog found"
+    examples_note = f", {len(made.examples)} examples" if made.examples else ""
     click.echo(
         f"{verb} {revision}: sha256 {pin.sha256[:12]}, spec commit {pin.spec_commit[:12]}"
-        f"{ts_note} in {target}; now run `mcpbind generate {revision}`"
+        f"{ts_note}{log_note}{examples_note} in {target}, files in {folder}; "
+        f"now run `mcpbind generate {revision}`"
     )
 
 
-def _make_pin(
-    revision: str, url: str | None, file: Path | None, commit: str | None
-) -> tuple[Pin, bytes, bytes | None]:
+@dataclass(frozen=True)
+class _Made:
+    """A new pin and the files to vendor for it (by name; examples by relative path)."""
+
+    pin: Pin
+    files: dict[str, bytes]
+    examples: dict[str, bytes] | None
+
+
+def _make_pin(revision: str, url: str | None, file: Path | None, commit: str | None) -> _Made:
     if (url is None) == (file is None) and not (url and file):
         raise CodegenError("give --url URL or --file PATH")
     if file is not None:
-        try:
-            data = file.read_bytes()
-        except OSError as exc:
-            raise CodegenError(f"cannot read {file}: {exc.strerror or exc}") from None
+        data = _read(file)
     else:
         assert url is not None
         try:
@@ -155,7 +175,14 @@ def _make_pin(
         )
     path = from_url[1] if from_url else f"schema/{revision}/schema.json"
     url = url or f"{SPEC_RAW}/{spec_commit}/{path}"
-    ts = _schema_ts(file, url)
+    ts = _beside(file, url, TS, TS)
+    changelog = _beside(file, _changelog_url(url, revision), CHANGELOG, None)
+    examples_dir = file.with_name("examples") if file is not None else None
+    examples = (
+        read_examples_folder(examples_dir)
+        if examples_dir is not None and examples_dir.is_dir()
+        else None
+    )
     pin = Pin(
         revision=revision,
         spec_commit=spec_commit,
@@ -163,16 +190,41 @@ def _make_pin(
         sha256=sha256_hex(data),
         url=url,
         ts_sha256=sha256_hex(ts) if ts is not None else None,
+        changelog_sha256=sha256_hex(changelog) if changelog is not None else None,
+        examples_sha256=sha256_hex(render_manifest(examples)) if examples else None,
     )
-    return pin, data, ts
+    files = {
+        SCHEMA: data,
+        **({TS: ts} if ts else {}),
+        **({CHANGELOG: changelog} if changelog else {}),
+    }
+    return _Made(pin, files, examples or None)
 
 
-def _schema_ts(file: Path | None, url: str) -> bytes | None:
-    """``schema.ts`` beside the file, else beside the URL; None when neither has one."""
-    if file is not None:
-        sibling = file.with_name("schema.ts")
-        return sibling.read_bytes() if sibling.is_file() else None
+def _read(file: Path) -> bytes:
     try:
-        return fetch(url.rsplit("/", 1)[0] + "/schema.ts")
+        return file.read_bytes()
+    except OSError as exc:
+        raise CodegenError(f"cannot read {file}: {exc.strerror or exc}") from None
+
+
+def _changelog_url(url: str, revision: str) -> str:
+    """The changelog page at the pinned commit of the specification repository; for any other
+    URL, a ``changelog.md`` beside the schema."""
+    at = commit_of(url)
+    if at is None or not url.startswith(SPEC_RAW + "/"):
+        return url.rsplit("/", 1)[0] + "/" + CHANGELOG
+    return f"{SPEC_RAW}/{at[0]}/docs/specification/{revision}/changelog.mdx"
+
+
+def _beside(file: Path | None, url: str, name: str, url_name: str | None) -> bytes | None:
+    """``name`` beside the --file, else the bytes at ``url`` (its last part replaced by
+    ``url_name`` when given); None when there is no such file."""
+    if file is not None:
+        sibling = file.with_name(name)
+        return _read(sibling) if sibling.is_file() else None
+    where = url.rsplit("/", 1)[0] + "/" + url_name if url_name else url
+    try:
+        return fetch(where)
     except OSError:
         return None

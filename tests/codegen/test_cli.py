@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 from mcpbind.codegen.cli import main
+from mcpbind.codegen.pins import load_pins
 
 
 def run(*args: str) -> tuple[int, str, str]:
@@ -79,12 +81,43 @@ def test_hash_mismatch_names_both_hashes(tmp_path: Path, monkeypatch: pytest.Mon
     (tmp_path / "2025-03-26").mkdir()
     (tmp_path / "2025-03-26" / "schema.json").write_text('{"$defs": {"A": {}}}')
     monkeypatch.setenv("MCPBIND_SCHEMA_DIR", str(tmp_path))
-    monkeypatch.setenv("MCPBIND_CACHE_DIR", str(tmp_path / "cache"))
     code, _, err = run("generate", "2025-03-26", "--out", str(tmp_path / "out"))
     assert code == 2
     assert_one_line_error(
         err, "expected e720669548c8100a4282c49e580efd6ddf7f28899ea786fc8db251dbdb356131"
     )
+
+
+@pytest.mark.parametrize(
+    ("command", "name"),
+    [
+        (["generate", "--check"], "schema.json"),
+        (["diff", "2025-06-18", "2026-07-28"], "schema.ts"),
+    ],
+)
+def test_a_flipped_byte_in_a_vendored_file_is_one_line_and_exit_2(
+    tmp_path: Path,
+    schema_dir: Path,
+    repo_root: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    command: list[str],
+    name: str,
+) -> None:
+    """``$MCPBIND_PINS`` in a copy of schema/: its files are read first, and checked each time."""
+    folder = tmp_path / "schema"
+    shutil.copytree(schema_dir, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    bad = folder / "2026-07-28" / name
+    data = bytearray(bad.read_bytes())
+    data[200] ^= 0x20
+    bad.write_bytes(bytes(data))
+    got = hashlib.sha256(data).hexdigest()
+    pin = load_pins(folder / "pins.toml")["2026-07-28"]
+    expected = pin.sha256 if name == "schema.json" else pin.ts_sha256
+    extra = ["--out", str(repo_root / "generated")] if command[0] == "generate" else []
+    monkeypatch.setenv("MCPBIND_PINS", str(folder / "pins.toml"))
+    code, _, err = run(*command, *extra)
+    assert code == 2
+    assert_one_line_error(err, f"{bad}: sha256 mismatch: expected {expected}, got {got}")
 
 
 def test_unwritable_output(tmp_path: Path) -> None:

@@ -64,9 +64,14 @@ def test_generate_without_the_extra_names_it_in_one_line(tmp_path: Path) -> None
     assert len(lines) == 1 and "pip install 'mcpbind[codegen]'" in lines[0]
 
 
-def test_offline_without_schemas_says_how_to_provide_them(tmp_path: Path) -> None:
+def test_a_pin_without_vendored_files_says_how_to_get_them(tmp_path: Path, repo_root: Path) -> None:
+    """Offline, a revision pinned in a pins file whose folder lacks its files: one line naming
+    where it looked and the `mcpbind pin` command that writes them."""
+    pins = tmp_path / "pins.toml"
+    text = (repo_root / "schema" / "pins.toml").read_text()
+    pins.write_text(text.replace('[revisions."2026-07-28"]', '[revisions."2099-01-01"]'))
     env = {k: v for k, v in os.environ.items() if k != "MCPBIND_SCHEMA_DIR"}
-    env.update(MCPBIND_OFFLINE="1", MCPBIND_CACHE_DIR=str(tmp_path / "cache"))
+    env.update(MCPBIND_OFFLINE="1", MCPBIND_PINS=str(pins))
     result = subprocess.run(
         [sys.executable, "-m", "mcpbind.codegen", "generate", "--out", str(tmp_path / "out")],
         capture_output=True,
@@ -78,13 +83,13 @@ def test_offline_without_schemas_says_how_to_provide_them(tmp_path: Path) -> Non
     assert result.returncode == 2
     [line] = result.stderr.strip().splitlines()
     for fragment in (
+        "revision 2099-01-01 is pinned but its schema.json is not vendored",
+        str(tmp_path / "2099-01-01" / "schema.json"),
+        "`mcpbind pin 2099-01-01 --url https://raw.githubusercontent.com/",
         "$MCPBIND_SCHEMA_DIR",
-        "<dir>/<revision>/schema.json",
-        str(tmp_path / "cache"),
-        "https://raw.githubusercontent.com/",
-        "MCPBIND_OFFLINE",
     ):
         assert fragment in line, line
+    assert not (tmp_path / "out").exists()
 
 
 def test_out_is_required_outside_a_source_checkout(monkeypatch: pytest.MonkeyPatch) -> None:

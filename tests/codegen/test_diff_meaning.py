@@ -123,8 +123,8 @@ def test_every_step_reads_its_documents(old: str, new: str) -> None:
     assert set(report.fixups) == {old, new}
 
 
-def test_fixups_are_listed_and_raw_shows_what_they_hide(schema_dir: Path) -> None:
-    day = schema_dir.parent / "schema-release-day" / "2025-06-18" / "schema.json"
+def test_fixups_are_listed_and_raw_shows_what_they_hide(release_day: Path) -> None:
+    day = release_day / "2025-06-18" / "schema.json"
     patched = build_report(str(day), "2025-06-18", raw=False, include_descriptions=False)
     assert patched.changes == []  # the fix-up makes the two look alike...
     label = f"2025-06-18 ({day})"
@@ -157,9 +157,9 @@ def test_fixups_are_listed_and_raw_shows_what_they_hide(schema_dir: Path) -> Non
     ],
 )
 def test_release_day_schemas_against_todays_raw(
-    schema_dir: Path, revision: str, expected: set[tuple[Rule, str]]
+    release_day: Path, revision: str, expected: set[tuple[Rule, str]]
 ) -> None:
-    day = schema_dir.parent / "schema-release-day" / revision / "schema.json"
+    day = release_day / revision / "schema.json"
     report = build_report(str(day), revision, raw=True, include_descriptions=False)
     found = {(c.rule, c.path) for c in report.changes}
     assert expected <= found

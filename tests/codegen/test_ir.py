@@ -127,7 +127,7 @@ def test_capabilities_of_both_sides(irs: dict[str, RevisionIR]) -> None:
     }
 
 
-def test_fixups_apply_where_the_defect_is(irs: dict[str, RevisionIR], schema_dir: Path) -> None:
+def test_fixups_apply_where_the_defect_is(irs: dict[str, RevisionIR], release_day: Path) -> None:
     applied = {rev: {f.name for f in ir.fixups} for rev, ir in irs.items()}
     assert applied["2026-07-28"] == {
         "json-value-number-and-null",
@@ -149,8 +149,7 @@ def test_fixups_apply_where_the_defect_is(irs: dict[str, RevisionIR], schema_dir
     json_value = irs["2026-07-28"].definitions["JSONValue"].schema
     assert {"number", "null"} <= set(json_value["anyOf"][2]["type"])
 
-    release_day = schema_dir.parent / "schema-release-day" / "2025-11-25" / "schema.json"
-    ir = build_ir(load_file(release_day, "2025-11-25"))
+    ir = build_ir(load_file(release_day / "2025-11-25" / "schema.json", "2025-11-25"))
     assert "number-schema-bounds-number" in {f.name for f in ir.fixups}
     assert ir.definitions["NumberSchema"].schema["properties"]["minimum"]["type"] == "number"
 

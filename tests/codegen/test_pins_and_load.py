@@ -1,17 +1,28 @@
-"""Stage 1: pins and the loader's resolution order, hash checks and error messages."""
+"""Stage 1: pins, the vendored files and the loader's resolution order, hash checks and errors."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
+import re
+import shutil
 import socket
+import urllib.request
 from pathlib import Path
 
 import pytest
 from mcpbind.codegen import load
 from mcpbind.codegen.errors import CodegenError
-from mcpbind.codegen.load import LoadedSchema, load_file, load_revision, resolve_pinned_bytes
-from mcpbind.codegen.pins import Pin, get_pin, load_pins
+from mcpbind.codegen.load import (
+    LoadedSchema,
+    load_changelog,
+    load_examples,
+    load_file,
+    load_revision,
+    load_schema_ts,
+)
+from mcpbind.codegen.pins import get_pin, load_pins, package_schema_dir
 
 REVISIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"]
 
@@ -27,8 +38,20 @@ def test_every_revision_is_pinned_to_a_commit_url_and_hash() -> None:
 
 def test_pins_match_the_bytes_in_the_schema_dir(schema_dir: Path) -> None:
     for pin in load_pins().values():
-        data = (schema_dir / pin.revision / "schema.json").read_bytes()
-        assert hashlib.sha256(data).hexdigest() == pin.sha256
+        for name, digest in (
+            ("schema.json", pin.sha256),
+            ("schema.ts", pin.ts_sha256),
+            ("changelog.md", pin.changelog_sha256),
+            ("examples/SHA256SUMS", pin.examples_sha256),
+        ):
+            path = schema_dir / pin.revision / name
+            if digest is None:  # only 2024-11-05 lacks a changelog, only 2026-07-28 has examples
+                assert not path.exists()
+                continue
+            assert hashlib.sha256(path.read_bytes()).hexdigest() == digest, path
+    pins = load_pins()
+    assert [r for r, p in pins.items() if p.changelog_sha256 is None] == ["2024-11-05"]
+    assert [r for r, p in pins.items() if p.examples_sha256] == ["2026-07-28"]
 
 
 def test_unknown_revision_names_the_known_ones() -> None:
@@ -42,7 +65,6 @@ def test_env_dir_bytes_with_another_hash_are_refused(
     (tmp_path / "2025-11-25").mkdir()
     (tmp_path / "2025-11-25" / "schema.json").write_text('{"$defs": {"A": {}}}')
     monkeypatch.setenv("MCPBIND_SCHEMA_DIR", str(tmp_path))
-    monkeypatch.setenv("MCPBIND_CACHE_DIR", str(tmp_path / "cache"))
     pin = get_pin("2025-11-25")
     actual = hashlib.sha256(b'{"$defs": {"A": {}}}').hexdigest()
     with pytest.raises(CodegenError) as excinfo:
@@ -50,61 +72,135 @@ def test_env_dir_bytes_with_another_hash_are_refused(
     assert pin.sha256 in str(excinfo.value) and actual in str(excinfo.value)
 
 
-def test_download_is_verified_then_cached(
-    served: tuple[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, schema_dir: Path
-) -> None:
-    base, root = served
-    data = (schema_dir / "2025-06-18" / "schema.json").read_bytes()
-    (root / "s.json").write_bytes(data)
-    cache = tmp_path / "cache"
-    monkeypatch.delenv("MCPBIND_SCHEMA_DIR")
-    monkeypatch.setenv("MCPBIND_CACHE_DIR", str(cache))
-    pin = Pin(
-        "2025-06-18",
-        "c" * 40,
-        "s.json",
-        hashlib.sha256(data).hexdigest(),
-        f"{base}/s.json",
-        "c" * 40,
+@pytest.fixture
+def vendored(tmp_path: Path, schema_dir: Path) -> Path:
+    """A copy of the pins and of two revisions' vendored files: ``--pins`` of a checkout copy."""
+    folder = tmp_path / "schema"
+    folder.mkdir()
+    shutil.copy(schema_dir / "pins.toml", folder / "pins.toml")
+    for revision in ("2025-06-18", "2026-07-28"):
+        shutil.copytree(schema_dir / revision, folder / revision)
+    return folder / "pins.toml"
+
+
+def flip_byte(path: Path, offset: int = 100) -> None:
+    data = bytearray(path.read_bytes())
+    data[offset] ^= 0x01
+    path.write_bytes(bytes(data))
+
+
+def test_every_read_checks_the_bytes_not_only_the_first(vendored: Path) -> None:
+    schema = vendored.parent / "2025-06-18" / "schema.json"
+    loaded = load_revision("2025-06-18", vendored)
+    assert loaded.source == str(schema) and loaded.sha256 == get_pin("2025-06-18").sha256
+    flip_byte(schema)
+    got = hashlib.sha256(schema.read_bytes()).hexdigest()
+    with pytest.raises(CodegenError) as excinfo:
+        load_revision("2025-06-18", vendored)
+    message = str(excinfo.value)
+    assert message == f"{schema}: sha256 mismatch: expected {loaded.sha256}, got {got}"
+
+
+def test_a_bad_vendored_file_is_not_skipped_for_the_package_copy(vendored: Path) -> None:
+    """The package's own copy is good; the pins' folder is looked at first and its bad bytes
+    are an error, not a reason to use another copy."""
+    flip_byte(vendored.parent / "2026-07-28" / "schema.json")
+    with pytest.raises(CodegenError, match="sha256 mismatch"):
+        load_revision("2026-07-28", vendored)
+    # a revision the copied folder lacks comes from the package's folder
+    assert load_revision("2024-11-05", vendored).source == str(
+        package_schema_dir() / "2024-11-05" / "schema.json"
     )
 
-    got, source = resolve_pinned_bytes(pin)
-    assert got == data and source == pin.url
-    cached = cache / "2025-06-18" / f"{pin.sha256}.json"
-    assert cached.read_bytes() == data
 
-    (root / "s.json").unlink()  # the second load must come from the cache, not the network
-    assert resolve_pinned_bytes(pin) == (data, str(cached))
-
-
-def test_download_with_wrong_hash_is_refused_and_not_cached(
-    served: tuple[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_a_pinned_revision_without_files_says_how_to_get_them(
+    vendored: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    base, root = served
-    (root / "s.json").write_bytes(b'{"$defs": {}}')
-    monkeypatch.delenv("MCPBIND_SCHEMA_DIR")
-    monkeypatch.setenv("MCPBIND_CACHE_DIR", str(tmp_path / "cache"))
-    pin = Pin("x", "c" * 40, "s.json", "0" * 64, f"{base}/s.json", "c" * 40)
-    with pytest.raises(CodegenError, match=r"sha256 mismatch.*expected 0{64}, got"):
-        resolve_pinned_bytes(pin)
-    # nothing is cached under the pinned hash; the other bytes are recorded as the URL's latest,
-    # which `mcpbind revisions --cached` reports as an upstream change
-    assert not (tmp_path / "cache" / "x" / f"{'0' * 64}.json").exists()
-    latest = (tmp_path / "cache" / "x" / "latest").read_text().strip()
-    assert latest != "0" * 64 and (tmp_path / "cache" / "x" / f"{latest}.json").is_file()
-
-
-def test_unreachable_download_is_one_clear_error(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    monkeypatch.delenv("MCPBIND_SCHEMA_DIR")
-    monkeypatch.setenv("MCPBIND_CACHE_DIR", str(tmp_path))
-    pin = Pin("x", "c" * 40, "s.json", "0" * 64, "http://127.0.0.1:9/none.json", "c" * 40)
-    with pytest.raises(CodegenError, match=r"downloading failed") as excinfo:
-        resolve_pinned_bytes(pin)
+    text = vendored.read_text().replace('[revisions."2026-07-28"]', '[revisions."2099-01-01"]')
+    vendored.write_text(text)
+    monkeypatch.setattr(load, "fetch", refuse_download)
+    with pytest.raises(CodegenError) as excinfo:
+        load_revision("2099-01-01", vendored)
     message = str(excinfo.value)
-    for fragment in ("$MCPBIND_SCHEMA_DIR", "<dir>/<revision>/schema.json", str(tmp_path), pin.url):
+    assert "\n" not in message
+    for fragment in (
+        "revision 2099-01-01 is pinned but its schema.json is not vendored",
+        str(vendored.parent / "2099-01-01" / "schema.json"),
+        "`mcpbind pin 2099-01-01 --url https://raw.githubusercontent.com/",
+        "$MCPBIND_SCHEMA_DIR",
+    ):
         assert fragment in message
+
+
+def refuse_download(url: str) -> bytes:
+    raise AssertionError(f"a load downloaded {url}")
+
+
+def test_loading_never_downloads(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(load, "fetch", refuse_download)
+    monkeypatch.setattr(urllib.request, "urlopen", refuse_download)
+    for revision in REVISIONS:
+        loaded = load_revision(revision)
+        assert load_schema_ts(loaded)[0] is not None
+        assert (load_changelog(revision) is None) is (revision == "2024-11-05")
+    assert len(load_examples("2026-07-28")) == 129
+
+
+def test_schema_ts_with_other_bytes_is_an_error_and_a_missing_one_a_note(vendored: Path) -> None:
+    ts = vendored.parent / "2025-06-18" / "schema.ts"
+    loaded = load_revision("2025-06-18", vendored)
+    text, where = load_schema_ts(loaded)
+    assert text is not None and "export interface" in text and where == str(ts)
+    flip_byte(ts)
+    with pytest.raises(CodegenError, match=re.escape(f"{ts}: sha256 mismatch: expected ")):
+        load_schema_ts(loaded)
+    ts.unlink()
+    # the package's folder has a good schema.ts; without one anywhere, deprecations are a note
+    assert load_schema_ts(loaded)[1] == str(package_schema_dir() / "2025-06-18" / "schema.ts")
+    bare = dataclasses.replace(loaded, folders=(vendored.parent,))
+    assert load_schema_ts(bare) == (None, "no 2025-06-18/schema.ts vendored")
+
+
+def test_changelog_is_pinned_and_checked(vendored: Path) -> None:
+    text = load_changelog("2025-06-18", vendored)
+    assert text is not None and "Major changes" in text
+    assert load_changelog("2024-11-05", vendored) is None  # the first revision has none
+    changelog = vendored.parent / "2025-06-18" / "changelog.md"
+    flip_byte(changelog, 10)
+    pin = get_pin("2025-06-18")
+    with pytest.raises(
+        CodegenError,
+        match=re.escape(f"{changelog}: sha256 mismatch: expected {pin.changelog_sha256}"),
+    ):
+        load_changelog("2025-06-18", vendored)
+
+
+def test_examples_are_checked_one_by_one_and_as_a_set(vendored: Path) -> None:
+    folder = vendored.parent / "2026-07-28" / "examples"
+    examples = load_examples("2026-07-28", vendored)
+    assert len(examples) == 129
+    assert json.loads(examples["AudioContent/audio-wav-content.json"])["type"] == "audio"
+    assert load_examples("2025-06-18", vendored) == {}  # no examples before 2026-07-28
+
+    extra = folder / "AudioContent" / "extra.json"
+    extra.write_text("{}")
+    with pytest.raises(
+        CodegenError, match=re.escape(f"{extra}: not listed in {folder / 'SHA256SUMS'}")
+    ):
+        load_examples("2026-07-28", vendored)
+    extra.unlink()
+    example = folder / "CallToolRequest" / "call-tool-request.json"
+    flip_byte(example, 5)
+    with pytest.raises(
+        CodegenError, match=re.escape(f"{example}: sha256 mismatch: expected ") + "[0-9a-f]{64}"
+    ):
+        load_examples("2026-07-28", vendored)
+    example.unlink()
+    with pytest.raises(CodegenError, match=r"cannot read schema .*call-tool-request\.json"):
+        load_examples("2026-07-28", vendored)
+    flip_byte(folder / "SHA256SUMS")  # the manifest itself is pinned
+    with pytest.raises(CodegenError, match=r"SHA256SUMS: sha256 mismatch"):
+        load_examples("2026-07-28", vendored)
 
 
 def test_explicit_file_is_used_as_given_with_its_own_hash(tmp_path: Path, schema_dir: Path) -> None:
@@ -140,27 +236,34 @@ def test_missing_file_is_a_clear_error(tmp_path: Path) -> None:
         load_file(tmp_path / "missing.json", "x")
 
 
-def test_pinned_revision_loads_from_env_dir(schema_dir: Path) -> None:
+def test_pinned_revision_loads_from_the_vendored_files() -> None:
     loaded = load_revision("2024-11-05")
-    assert loaded.source == str(schema_dir / "2024-11-05" / "schema.json")
+    assert loaded.source == str(package_schema_dir() / "2024-11-05" / "schema.json")
     assert loaded.pin is not None and loaded.sha256 == loaded.pin.sha256
     assert "definitions" in loaded.document and json.dumps(loaded.document)
 
 
-def test_a_silent_server_fails_within_the_download_bound(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+def test_schema_dir_overrides_the_vendored_files(
+    tmp_path: Path, schema_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    shutil.copytree(schema_dir / "2025-11-25", tmp_path / "2025-11-25")
+    monkeypatch.setenv("MCPBIND_SCHEMA_DIR", str(tmp_path))
+    loaded = load_revision("2025-11-25")
+    assert loaded.source == str(tmp_path / "2025-11-25" / "schema.json")
+    assert load_schema_ts(loaded)[1] == str(tmp_path / "2025-11-25" / "schema.ts")
+    # a revision the override folder lacks still comes from the vendored files
+    assert load_revision("2024-11-05").source.startswith(str(package_schema_dir()))
+
+
+def test_a_silent_server_fails_within_the_download_bound(monkeypatch: pytest.MonkeyPatch) -> None:
     """A host that accepts and never answers (a black-holed network) is an error, not a hang."""
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen()
     try:
         monkeypatch.setattr(load, "DOWNLOAD_TIMEOUT_S", 0.2)
-        monkeypatch.delenv("MCPBIND_SCHEMA_DIR")
-        monkeypatch.setenv("MCPBIND_CACHE_DIR", str(tmp_path))
         url = f"http://127.0.0.1:{listener.getsockname()[1]}/schema.json"
-        pin = Pin("x", "c" * 40, "s.json", "0" * 64, url, "c" * 40)
-        with pytest.raises(CodegenError, match=r"downloading failed .*(timed out|no answer)"):
-            resolve_pinned_bytes(pin)
+        with pytest.raises(OSError, match=r"timed out|no answer"):
+            load.fetch(url)
     finally:
         listener.close()

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from mcpbind.codegen.cli import main
+from mcpbind.codegen.load import load_changelog, load_examples, load_revision
 from mcpbind.codegen.pins import commit_of, load_pins
 
 COMMIT = "a" * 40
@@ -44,8 +45,10 @@ def test_pin_from_a_url_records_sha256_commit_and_schema_ts(
     folder.mkdir(parents=True)
     data = (schema_dir / "2026-07-28" / "schema.json").read_bytes()
     ts = (schema_dir / "2026-07-28" / "schema.ts").read_bytes()
+    changelog = (schema_dir / "2026-07-28" / "changelog.md").read_bytes()
     (folder / "schema.json").write_bytes(data)
     (folder / "schema.ts").write_bytes(ts)
+    (folder / "changelog.md").write_bytes(changelog)
     before = pins.read_text()
     url = f"{base}/spec/2099-01-01/schema.json"
     code, out, err = run("pin", "2099-01-01", "--url", url, "--commit", COMMIT, "--pins", str(pins))
@@ -54,7 +57,22 @@ def test_pin_from_a_url_records_sha256_commit_and_schema_ts(
     pin = load_pins(pins)["2099-01-01"]
     assert pin.sha256 == hashlib.sha256(data).hexdigest()
     assert pin.ts_sha256 == hashlib.sha256(ts).hexdigest()
+    assert pin.changelog_sha256 == hashlib.sha256(changelog).hexdigest()
+    assert pin.examples_sha256 is None  # examples cannot be listed over a URL
     assert (pin.spec_commit, pin.url) == (COMMIT, url)
+    # the files are vendored next to the pins, and the loader reads them from there, offline
+    vendored = pins.parent / "2099-01-01"
+    assert sorted(p.name for p in vendored.iterdir()) == [
+        "changelog.md",
+        "schema.json",
+        "schema.ts",
+    ]
+    assert (vendored / "schema.json").read_bytes() == data
+    root.joinpath("spec", "2099-01-01", "schema.json").unlink()
+    loaded = load_revision("2099-01-01", pins)
+    assert loaded.source == str(vendored / "schema.json") and loaded.sha256 == pin.sha256
+    assert load_changelog("2099-01-01", pins) == changelog.decode()
+    root.joinpath("spec", "2099-01-01", "schema.json").write_bytes(data)
     after = pins.read_text()
     assert after.startswith(before.rstrip("\n"))  # comments and older pins untouched, sorted
     assert list(load_pins(pins))[-1] == "2099-01-01"
@@ -63,6 +81,50 @@ def test_pin_from_a_url_records_sha256_commit_and_schema_ts(
         1
     ].startswith("unchanged")
     assert pins.read_text() == after
+
+
+def test_pin_from_a_spec_checkout_reproduces_the_vendored_files(
+    tmp_path: Path, schema_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Re-pinning 2026-07-28 from a copy of the spec repository's files (examples/ beside the
+    schema) writes the same files and changes no pin: the vendored tree is reproducible."""
+    spec = tmp_path / "spec" / "schema" / "2026-07-28"
+    shutil.copytree(schema_dir / "2026-07-28", spec)
+    (spec / "examples" / "SHA256SUMS").unlink()  # the spec repository has none; pin writes it
+    target = tmp_path / "repo" / "schema"
+    target.mkdir(parents=True)
+    shutil.copy(schema_dir / "pins.toml", target / "pins.toml")
+    monkeypatch.setenv("MCPBIND_OFFLINE", "1")
+    commit = load_pins()["2026-07-28"].spec_commit
+    code, out, err = run(
+        "pin",
+        "2026-07-28",
+        "--file",
+        str(spec / "schema.json"),
+        "--commit",
+        commit,
+        "--pins",
+        str(target / "pins.toml"),
+    )
+    assert code == 0, err
+    assert out.startswith("unchanged 2026-07-28:") and ", 129 examples" in out
+    assert (target / "pins.toml").read_bytes() == (schema_dir / "pins.toml").read_bytes()
+    written = sorted(p.relative_to(target).as_posix() for p in target.rglob("*") if p.is_file())
+    ours = sorted(
+        p.relative_to(schema_dir).as_posix()
+        for p in (schema_dir / "2026-07-28").rglob("*")
+        if p.is_file()
+    )
+    assert written == sorted(["pins.toml", *ours])
+    for name in ours:
+        assert (target / name).read_bytes() == (schema_dir / name).read_bytes(), name
+    assert len(load_examples("2026-07-28", target / "pins.toml")) == 129
+
+
+def test_pin_refuses_a_revision_name_that_is_not_a_folder_name(pins: Path) -> None:
+    code, _, err = run("pin", "../x", "--file", "y.json", "--commit", COMMIT, "--pins", str(pins))
+    assert code == 2 and "invalid revision name '../x'" in err
+    assert not (pins.parent.parent / "x").exists()
 
 
 def test_pin_needs_a_commit_and_an_mcp_schema(
