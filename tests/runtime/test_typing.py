@@ -171,14 +171,15 @@ def user_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_the_user_has_this_checkout_installed(user_python: Path, user_dir: Path) -> None:
     code = (
-        "import sys, mcpbind.runtime as r; from mcpbind.codegen.checkout import stale_files; "
-        "print(r.__file__); print(stale_files(__import__('pathlib').Path(sys.argv[1])))"
+        "import sys; from pathlib import Path; import mcpbind.runtime as r; "
+        "from mcpbind.codegen.checkout import stale_files; "
+        "print(r.__file__); print(stale_files(Path(sys.argv[1])))"
     )
     done = run(user_python, "-c", code, REPO_ROOT, cwd=user_dir)
     assert done.returncode == 0, done.stderr
     where, stale = done.stdout.splitlines()
     assert Path(where).is_relative_to(user_python.parent.parent), where
-    assert stale == "[]"
+    assert stale == "[]", f"the user's install differs from the checkout in {stale}"
 
 
 @pytest.fixture(scope="module")
