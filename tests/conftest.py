@@ -35,8 +35,10 @@ if LINKS_WORK:
     # pytest's ``pythonpath`` did this for this process; child processes learn it from here.
     if str(REPO_ROOT) not in sys.path:
         sys.path.insert(0, str(REPO_ROOT))
-    _inherited = os.environ.get("PYTHONPATH", "")
-    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), _inherited]))
+    _inherited = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        [str(REPO_ROOT), *(p for p in _inherited if p != str(REPO_ROOT))]
+    )
 
 # Test helper modules (npmkit, runtime_helpers, httpkit, suitekit...) import by name from any test
 # folder, whichever test pytest collects first.
