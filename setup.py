@@ -6,8 +6,11 @@ so that a newly generated revision needs no edit to the packaging metadata.
 
 Install it as a regular package (``pip install '.[test]'``), not editable: an editable install of
 this mapping is an import hook that mypy and pyright cannot follow, so they would not find
-``mcpbind`` at all. ``tests/conftest.py`` refuses to run against an install that differs from the
-checkout, and ``mcpbind generate`` still writes into the checkout (``mcpbind.codegen.checkout``).
+``mcpbind`` at all. ``mcpbind generate`` still writes into the checkout (``mcpbind.codegen.checkout``).
+
+Contributors install once: the checkout's ``mcpbind/`` folder (links to the root folders, never
+shipped: only the packages listed here are) lets the tests, mypy and pyright read the code as
+edited from the repository root, ahead of the install (CONTRIBUTING.md).
 """
 
 import shutil

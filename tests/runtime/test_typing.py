@@ -2,9 +2,14 @@
 
 A user file outside the repository, with deliberate mistakes marked ``# error`` (through a bound
 client's stub, ``list_all``, ``send_request``, the by-name conveniences, ``server_info``, server
-handlers and a typed ``ctx.peer``), is type-checked against the installed ``mcpbind`` exactly as
-the README installs it: each checker must flag exactly those lines, and the same file without them
+handlers and a typed ``ctx.peer``), is type-checked against ``mcpbind`` installed exactly as the
+README installs it: each checker must flag exactly those lines, and the same file without them
 must be clean. A checker that cannot find ``mcpbind`` (an editable install) fails both.
+
+The install is this checkout's, made by pip into a virtual environment of the user's (the suite
+runs the checkout without reinstalling, so this environment's own install may be older); its
+dependencies are this environment's, linked in, so nothing is downloaded. The checkers run there
+from the user's folder, with no path to the repository.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import json
 import os
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -124,6 +130,58 @@ CLEAN = "".join(
 )
 
 
+def user_env() -> dict[str, str]:
+    """This environment without the PYTHONPATH to the checkout that conftest exports."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    if NODE_BIN.is_dir():
+        env["PATH"] = f"{NODE_BIN}{os.pathsep}{env.get('PATH', '')}"
+    return env
+
+
+def run(*command: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(part) for part in command],
+        cwd=cwd,
+        env=user_env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def user_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The python of a user's virtual environment holding ``pip install`` of this checkout."""
+    venv = tmp_path_factory.mktemp("user-venv")
+    made = run(sys.executable, "-m", "venv", "--without-pip", venv, cwd=venv)
+    assert made.returncode == 0, made.stderr
+    python = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    found = run(python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])", cwd=venv)
+    site = Path(found.stdout.strip())
+    # The dependencies and the checkers, not the install of mcpbind this environment has.
+    for entry in Path(sysconfig.get_paths()["purelib"]).iterdir():
+        if entry.name.split("-")[0] != "mcpbind":
+            (site / entry.name).symlink_to(entry, target_is_directory=entry.is_dir())
+    pip = (sys.executable, "-m", "pip", "--python", python, "install", "-q", "--no-deps", ".")
+    installed = run(*pip, cwd=REPO_ROOT)
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    return python
+
+
+def test_the_user_has_this_checkout_installed(user_python: Path, user_dir: Path) -> None:
+    code = (
+        "import sys; from pathlib import Path; import mcpbind.runtime as r; "
+        "from mcpbind.codegen.checkout import stale_files; "
+        "print(r.__file__); print(stale_files(Path(sys.argv[1])))"
+    )
+    done = run(user_python, "-c", code, REPO_ROOT, cwd=user_dir)
+    assert done.returncode == 0, done.stderr
+    where, stale = done.stdout.splitlines()
+    assert Path(where).is_relative_to(user_python.parent.parent), where
+    assert stale == "[]", f"the user's install differs from the checkout in {stale}"
+
+
 @pytest.fixture(scope="module")
 def user_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A user's project: its own folder, its own checker configuration, no path to the repo."""
@@ -137,14 +195,9 @@ def user_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def mypy_errors(root: Path, name: str) -> tuple[set[int], str]:
-    done = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--cache-dir", str(root / ".mypy_cache"), name],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
+def mypy_errors(python: Path, root: Path, name: str) -> tuple[set[int], str]:
+    done = run(
+        python, "-m", "mypy", "--strict", "--cache-dir", root / ".mypy_cache", name, cwd=root
     )
     lines = {
         int(line.split(":")[1])
@@ -154,19 +207,8 @@ def mypy_errors(root: Path, name: str) -> tuple[set[int], str]:
     return lines, done.stdout + done.stderr
 
 
-def pyright_errors(root: Path, name: str) -> tuple[set[int], str]:
-    env = dict(os.environ)
-    if NODE_BIN.is_dir():
-        env["PATH"] = f"{NODE_BIN}{os.pathsep}{env.get('PATH', '')}"
-    done = subprocess.run(
-        [sys.executable, "-m", "pyright", "--pythonpath", sys.executable, "--outputjson", name],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-        env=env,
-    )
+def pyright_errors(python: Path, root: Path, name: str) -> tuple[set[int], str]:
+    done = run(python, "-m", "pyright", "--pythonpath", python, "--outputjson", name, cwd=root)
     try:
         report = json.loads(done.stdout)
     except ValueError:
@@ -184,20 +226,25 @@ def test_the_snippet_has_enough_mistakes() -> None:
 
 
 @pytest.mark.parametrize("checker", [mypy_errors, pyright_errors], ids=["mypy", "pyright"])
-def test_each_mistake_is_reported_on_its_line(user_dir: Path, checker: object) -> None:
+def test_each_mistake_is_reported_on_its_line(
+    user_python: Path, user_dir: Path, checker: object
+) -> None:
     assert callable(checker)
-    flagged, output = checker(user_dir, "mistakes.py")
+    flagged, output = checker(user_python, user_dir, "mistakes.py")
     assert flagged == MISTAKES, output
 
 
 @pytest.mark.parametrize("checker", [mypy_errors, pyright_errors], ids=["mypy", "pyright"])
-def test_the_same_file_without_mistakes_is_clean(user_dir: Path, checker: object) -> None:
+def test_the_same_file_without_mistakes_is_clean(
+    user_python: Path, user_dir: Path, checker: object
+) -> None:
     assert callable(checker)
-    flagged, output = checker(user_dir, "clean.py")
+    flagged, output = checker(user_python, user_dir, "clean.py")
     assert flagged == set(), output
 
 
 def test_the_examples_are_strictly_typed() -> None:
+    """The examples against the checkout (mypy_path in pyproject.toml leads to its mcpbind/)."""
     done = subprocess.run(
         [
             sys.executable,
