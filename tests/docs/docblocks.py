@@ -60,6 +60,9 @@ _DOCKER_INSTRUCTIONS = frozenset(
 )
 #: Seconds one shell block or one pytest run may take.
 BLOCK_TIMEOUT = 120
+#: Packages the docs show next to mcpbind (migrating from them) that are not installed here:
+#: a block importing one is type checked with that package's names as ``Any``.
+NOT_INSTALLED = ("fastmcp",)
 
 
 class BlockError(AssertionError):
@@ -299,16 +302,23 @@ def typecheck(blocks: list[Block], workdir: Path) -> None:
     if not blocks:
         return
     names: dict[str, Block] = {}
+    config = ["[mypy]", "strict = True"]
+    config += [f"[mypy-{package}.*]\nignore_missing_imports = True" for package in NOT_INSTALLED]
     for number, block in enumerate(blocks):
         name = f"block_{number}.py"
         (workdir / name).write_text(block.body, encoding="utf-8")
         names[name] = block
+        if any(re.search(rf"^\s*(from|import) {p}\b", block.body, re.M) for p in NOT_INSTALLED):
+            # Its decorators are untyped here (the package is missing), nothing else is relaxed.
+            config.append(f"[mypy-{name[:-3]}]\ndisallow_untyped_decorators = False")
+    (workdir / "mypy.ini").write_text("\n".join(config) + "\n", encoding="utf-8")
     done = subprocess.run(
         [
             sys.executable,
             "-m",
             "mypy",
-            "--strict",
+            "--config-file",
+            "mypy.ini",
             "--no-error-summary",
             "--cache-dir",
             str(REPO_ROOT / ".mypy_cache"),
