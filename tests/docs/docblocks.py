@@ -55,9 +55,11 @@ LANGUAGES = {
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 _ATTR = re.compile(r'(\w+)="([^"]*)"')
 _DOCKER_INSTRUCTIONS = frozenset(
-    "FROM RUN CMD LABEL EXPOSE ENV ADD COPY ENTRYPOINT VOLUME USER WORKDIR ARG ONBUILD "
-    "STOPSIGNAL HEALTHCHECK SHELL".split()
-)
+    {
+        "FROM", "RUN", "CMD", "LABEL", "EXPOSE", "ENV", "ADD", "COPY", "ENTRYPOINT", "VOLUME",
+        "USER", "WORKDIR", "ARG", "ONBUILD", "STOPSIGNAL", "HEALTHCHECK", "SHELL",
+    }
+)  # fmt: skip
 #: Seconds one shell block or one pytest run may take.
 BLOCK_TIMEOUT = 120
 #: Packages the docs show next to mcpbind (migrating from them) that are not installed here:
@@ -147,8 +149,8 @@ class Page:
     """What the blocks of one file share while they are checked."""
 
     workdir: Path
-    namespace: dict[str, Any] = field(default_factory=dict)
-    typechecked: list[Block] = field(default_factory=list)
+    namespace: dict[str, Any] = field(default_factory=dict[str, Any])
+    typechecked: list[Block] = field(default_factory=list[Block])
 
     def __post_init__(self) -> None:
         self.workdir.mkdir(parents=True, exist_ok=True)
@@ -245,7 +247,9 @@ def _run_pytest(block: Block, page: Page) -> None:
         stdin=subprocess.DEVNULL,
     )
     if done.returncode != 0:
-        raise BlockError(f"{block.where}: pytest failed:\n{done.stdout[-3000:]}{done.stderr[-2000:]}")
+        raise BlockError(
+            f"{block.where}: pytest failed:\n{done.stdout[-3000:]}{done.stderr[-2000:]}"
+        )
 
 
 def _bash(block: Block, page: Page, command: list[str]) -> None:
@@ -334,19 +338,31 @@ def typecheck(blocks: list[Block], workdir: Path) -> None:
     problems: list[str] = []
     for line in done.stdout.splitlines():
         name, _, rest = line.partition(":")
-        block = names.get(name)
-        if block is None:
+        source = names.get(name)
+        if source is None:
             problems.append(line)
             continue
-        number, _, message = rest.partition(":")
-        lineno = block.line + int(number) if number.isdigit() else block.line
-        problems.append(f"{block.path.name}:{lineno}:{message}")
+        row, _, message = rest.partition(":")
+        lineno = source.line + int(row) if row.isdigit() else source.line
+        problems.append(f"{source.path.name}:{lineno}:{message}")
     raise BlockError("mypy --strict:\n" + "\n".join(problems) + done.stderr)
 
 
 def run_file(path: Path, workdir: Path) -> Iterator[tuple[Block, str]]:
     """Check every block of ``path`` in order, then type check the ``Not run`` Python ones."""
     page = Page(workdir)
-    for block in collect(path):
-        yield block, check(block, page)
+    try:
+        for block in collect(path):
+            yield block, check(block, page)
+    finally:
+        _forget_modules(page.workdir)
     typecheck(page.typechecked, workdir)
+
+
+def _forget_modules(workdir: Path) -> None:
+    """Drop the modules a page imported from its own files (``server.py``...), so another
+    page's file of the same name is imported afresh."""
+    for name, module in list(sys.modules.items()):
+        origin = getattr(module, "__file__", None)
+        if origin is not None and Path(origin).resolve().is_relative_to(workdir.resolve()):
+            del sys.modules[name]

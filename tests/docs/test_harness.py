@@ -39,13 +39,16 @@ def test_blocks_share_a_page_and_files_by_title(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("block", "message"),
     [
-        (f"{FENCE}python\nassert 1 + 1 == 3\n{FENCE}", r"page\.md:3: the block raised AssertionError"),
+        (
+            f"{FENCE}python\nassert 1 + 1 == 3\n{FENCE}",
+            r"page\.md:3: the block raised AssertionError",
+        ),
         (f"{FENCE}python\nprint(undefined_name)\n{FENCE}", "NameError"),
         (f"{FENCE}python\ndef broken(:\n{FENCE}", r"page\.md:3: .*syntax"),
         (f"{FENCE}sh\nmcpbind diff no-such-revision 2025-11-25\n{FENCE}", "exited with 2"),
         (f"{FENCE}sh\nfalse\necho never\n{FENCE}", "exited with 1"),
         (f'{FENCE}sh title="Not run:"\necho hi\n{FENCE}', "must give the reason"),
-        (f"{FENCE}sh title=\"Not run: parsed only\"\nif then fi\n{FENCE}", "exited with 2"),
+        (f'{FENCE}sh title="Not run: parsed only"\nif then fi\n{FENCE}', "exited with 2"),
         (f"{FENCE}cobol\nDISPLAY 'HI'.\n{FENCE}", "unknown language 'cobol'"),
         (f"{FENCE}yaml\non: [push\n{FENCE}", "not valid yaml"),
         (f"{FENCE}toml\nkey = \n{FENCE}", "not valid toml"),
@@ -94,3 +97,14 @@ def test_the_not_run_marker_is_counted(tmp_path: Path) -> None:
     )
     assert [block.not_run for block in collect(page)] == [True, False]
     assert _check(page, tmp_path / "work") == ["typechecked", "ran"]
+
+
+def test_a_page_imports_its_own_files_not_another_pages(tmp_path: Path) -> None:
+    """Two pages with a ``helper.py`` each: the second imports its own."""
+    for value in (1, 2):
+        page = _page(
+            tmp_path,
+            f'{FENCE}python title="helper.py"\nVALUE = {value}\n{FENCE}',
+            f"{FENCE}python\nimport helper\nassert helper.VALUE == {value}\n{FENCE}",
+        )
+        assert _check(page, tmp_path / f"work{value}") == ["ran", "ran"]

@@ -7,11 +7,12 @@ build a small site with the same configuration to show that each of those does f
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import yaml
@@ -50,18 +51,22 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _nav_pages(nav: Any) -> list[str]:
+    """The page files a ``nav`` entry names (a string, a list, or a titled mapping)."""
     if isinstance(nav, str):
         return [nav]
+    items: list[Any] = []
     if isinstance(nav, list):
-        return [page for item in nav for page in _nav_pages(item)]
-    if isinstance(nav, dict):
-        return [page for value in nav.values() for page in _nav_pages(value)]
-    return []
+        items = list(cast(list[Any], nav))  # type: ignore[redundant-cast]  # pyright needs it
+    elif isinstance(nav, dict):
+        items = list(cast(dict[str, Any], nav).values())
+    return [page for item in items for page in _nav_pages(item)]
 
 
 def test_every_page_is_built_and_in_the_navigation(site: Path) -> None:
     config = yaml.safe_load((REPO_ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
-    pages = sorted(str(p.relative_to(REPO_ROOT / "docs")) for p in (REPO_ROOT / "docs").rglob("*.md"))
+    pages = sorted(
+        str(p.relative_to(REPO_ROOT / "docs")) for p in (REPO_ROOT / "docs").rglob("*.md")
+    )
     assert sorted(_nav_pages(config["nav"])) == pages
     for page in pages:
         assert (site / page.replace(".md", ".html")).is_file(), page
@@ -71,7 +76,11 @@ def test_the_api_reference_documents_the_public_modules(site: Path) -> None:
     html = "".join(p.read_text(encoding="utf-8") for p in (site / "reference").glob("*.html"))
     for module in PUBLIC_MODULES:
         assert f'id="{module}"' in html, module
-    for name in ("mcpbind.runtime.app.App.tool", "mcpbind.runtime.Client", "mcpbind.runtime.Server"):
+    for name in (
+        "mcpbind.runtime.app.App.tool",
+        "mcpbind.runtime.Client",
+        "mcpbind.runtime.Server",
+    ):
         assert f'id="{name}"' in html, name
     # Nothing private is documented: every documented name is public.
     assert 'id="mcpbind.runtime._' not in html
@@ -105,7 +114,7 @@ def _small_site(tmp_path: Path, page: str) -> Path:
     (docs / "index.md").write_text(page, encoding="utf-8")
     config["nav"] = [{"Home": "index.md"}]
     path = tmp_path / "mkdocs.yml"
-    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    path.write_text(json.dumps(config), encoding="utf-8")  # JSON is YAML too
     return path
 
 
