@@ -7,7 +7,8 @@ title above the block). A page's blocks are checked in order, in one scratch fol
 - ``python``: run in one namespace per page (a later block uses what an earlier one defined), with
   ``__name__`` set so that ``if __name__ == "__main__":`` does not run. A block titled with a file
   name (``title="server.py"``) is also written to that file, so a later block can start it over
-  stdio; one named ``test_*.py`` is run by pytest in a subprocess instead.
+  stdio; one named ``test_*.py`` is run by pytest in a subprocess instead. Then the page's
+  Python blocks are type checked with ``mypy --strict``, as a reader's project would be.
 - ``sh``: run by bash (``-euo pipefail``), the environment's ``bin`` first on ``PATH``.
 - ``toml``, ``yaml``, ``json``: parsed; ``dockerfile``: every instruction is a Dockerfile one.
 
@@ -150,7 +151,8 @@ class Page:
 
     workdir: Path
     namespace: dict[str, Any] = field(default_factory=dict[str, Any])
-    typechecked: list[Block] = field(default_factory=list[Block])
+    typechecked: list[Block] = field(default_factory=list[Block])  # Not run: checked only
+    ran: list[Block] = field(default_factory=list[Block])  # Python blocks that ran
 
     def __post_init__(self) -> None:
         self.workdir.mkdir(parents=True, exist_ok=True)
@@ -197,6 +199,7 @@ def check(block: Block, page: Page) -> str:
             _run_pytest(block, page)
         else:
             _run_python(block, page)
+        page.ran.append(block)
         return "ran"
     if kind == "sh":
         if block.not_run:
@@ -301,20 +304,49 @@ def _dockerfile(text: str) -> None:
         raise ValueError("no FROM instruction")
 
 
-def typecheck(blocks: list[Block], workdir: Path) -> None:
-    """``mypy --strict`` over each block on its own (one run for all): BlockError on errors."""
-    if not blocks:
+def _module_file(block: Block) -> str | None:
+    """The module a titled Python block is written to (``server.py``), if it is one."""
+    title = Path(block.title)
+    if block.not_run or title.suffix != ".py" or len(title.parts) != 1:
+        return None
+    return title.name
+
+
+def typecheck(page: Page) -> None:
+    """``mypy --strict`` over a page's Python blocks, in one run: BlockError on any error.
+
+    The ``Not run`` blocks are checked each on its own. The blocks that ran are checked as
+    they ran: those titled with a file name as that module, the others in order as one module
+    that star-imports each such file where it appeared (as the namespace they shared had it).
+    """
+    workdir = page.workdir
+    if not page.typechecked and not page.ran:
         return
-    names: dict[str, Block] = {}
+    # Each file mypy checks, with the block that starts at a given line of it.
+    files: dict[str, list[tuple[int, Block]]] = {}
     config = ["[mypy]", "strict = True"]
     config += [f"[mypy-{package}.*]\nignore_missing_imports = True" for package in NOT_INSTALLED]
-    for number, block in enumerate(blocks):
+    for number, block in enumerate(page.typechecked):
         name = f"block_{number}.py"
         (workdir / name).write_text(block.body, encoding="utf-8")
-        names[name] = block
+        files[name] = [(1, block)]
         if any(re.search(rf"^\s*(from|import) {p}\b", block.body, re.M) for p in NOT_INSTALLED):
             # Its decorators are untyped here (the package is missing), nothing else is relaxed.
             config.append(f"[mypy-{name[:-3]}]\ndisallow_untyped_decorators = False")
+    lines: list[str] = []
+    segments: list[tuple[int, Block]] = []
+    for block in page.ran:
+        module = _module_file(block)
+        if module is not None:
+            files[module] = [(1, block)]  # written there when it ran
+            if not module.startswith("test_"):
+                lines.append(f"from {module[:-3]} import *  # noqa: F403")
+            continue
+        segments.append((len(lines) + 1, block))
+        lines.extend(block.body.splitlines())
+    if segments:
+        (workdir / "page_blocks.py").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        files["page_blocks.py"] = segments
     (workdir / "mypy.ini").write_text("\n".join(config) + "\n", encoding="utf-8")
     done = subprocess.run(
         [
@@ -326,7 +358,7 @@ def typecheck(blocks: list[Block], workdir: Path) -> None:
             "--no-error-summary",
             "--cache-dir",
             str(REPO_ROOT / ".mypy_cache"),
-            *names,
+            *files,
         ],
         cwd=workdir,
         capture_output=True,
@@ -338,25 +370,24 @@ def typecheck(blocks: list[Block], workdir: Path) -> None:
     problems: list[str] = []
     for line in done.stdout.splitlines():
         name, _, rest = line.partition(":")
-        source = names.get(name)
-        if source is None:
+        row, _, message = rest.partition(":")
+        if name not in files or not row.isdigit():
             problems.append(line)
             continue
-        row, _, message = rest.partition(":")
-        lineno = source.line + int(row) if row.isdigit() else source.line
-        problems.append(f"{source.path.name}:{lineno}:{message}")
+        begin, block = max((s for s in files[name] if s[0] <= int(row)), key=lambda s: s[0])
+        problems.append(f"{block.path.name}:{block.line + int(row) - begin + 1}:{message}")
     raise BlockError("mypy --strict:\n" + "\n".join(problems) + done.stderr)
 
 
 def run_file(path: Path, workdir: Path) -> Iterator[tuple[Block, str]]:
-    """Check every block of ``path`` in order, then type check the ``Not run`` Python ones."""
+    """Check every block of ``path`` in order, then type check its Python blocks."""
     page = Page(workdir)
     try:
         for block in collect(path):
             yield block, check(block, page)
     finally:
         _forget_modules(page.workdir)
-    typecheck(page.typechecked, workdir)
+    typecheck(page)
 
 
 def _forget_modules(workdir: Path) -> None:

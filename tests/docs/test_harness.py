@@ -108,3 +108,13 @@ def test_a_page_imports_its_own_files_not_another_pages(tmp_path: Path) -> None:
             f"{FENCE}python\nimport helper\nassert helper.VALUE == {value}\n{FENCE}",
         )
         assert _check(page, tmp_path / f"work{value}") == ["ran", "ran"]
+
+
+def test_a_block_that_runs_but_is_mistyped_fails(tmp_path: Path) -> None:
+    page = _page(
+        tmp_path,
+        f"{FENCE}python\ndef double(x: int) -> int:\n    return x * 2\n{FENCE}",
+        f"{FENCE}python\nprint(double('ab'))  # runs: 'abab'\n{FENCE}",
+    )
+    with pytest.raises(BlockError, match=r'page\.md:11: error: Argument 1 to "double"'):
+        _check(page, tmp_path / "work")
