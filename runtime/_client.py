@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar
 import anyio
 import anyio.abc
 from mcpbind import generated
-from mcpbind.generated._support import (
+from mcpbind.generated.support import (
     Direction,
     MCPModel,
     MethodSpec,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
-from mcpbind.generated._support import MCPModel, MethodSpec, PaginatedMethodSpec, RequestOptions
+from mcpbind.generated.support import MCPModel, MethodSpec, PaginatedMethodSpec, RequestOptions
 from typing_extensions import TypeVar as DefaultTypeVar
 
 from ._bindings import dump, validator

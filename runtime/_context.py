@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final, Generic
 
-from mcpbind.generated._support import MCPModel, MethodSpec, NotificationSpec, RequestOptions
+from mcpbind.generated.support import MCPModel, MethodSpec, NotificationSpec, RequestOptions
 from typing_extensions import TypeVar
 
 from . import _jsonrpc as rpc

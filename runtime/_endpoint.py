@@ -12,7 +12,7 @@ import typing
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
-from mcpbind.generated._support import Direction, MethodSpec, NotificationSpec
+from mcpbind.generated.support import Direction, MethodSpec, NotificationSpec
 from pydantic import BaseModel
 
 from ._bindings import Bindings, validator

@@ -36,7 +36,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final, TypeVar, get_args
 
-from mcpbind.generated._support import Direction, MCPModel, MethodSpec, RequestOptions
+from mcpbind.generated.support import Direction, MCPModel, MethodSpec, RequestOptions
 from pydantic import BaseModel, ValidationError
 
 from ._bindings import Bindings, dump, validator

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from mcpbind import generated
-from mcpbind.generated._support import Direction, MethodSpec, RequestOptions
+from mcpbind.generated.support import Direction, MethodSpec, RequestOptions
 
 from ._bindings import Bindings, dump, validator
 from ._endpoint import has_capability

@@ -19,7 +19,7 @@ from contextvars import ContextVar
 from typing import Any, Final
 
 import anyio
-from mcpbind.generated._support import (
+from mcpbind.generated.support import (
     MCPModel,
     MethodSpec,
     NotificationSpec,

@@ -20,7 +20,7 @@ from typing import Any, Final, TypeVar
 import anyio
 from anyio.abc import TaskGroup
 from anyio.lowlevel import checkpoint
-from mcpbind.generated._support import MCPModel, MethodSpec, RequestOptions
+from mcpbind.generated.support import MCPModel, MethodSpec, RequestOptions
 from pydantic import ValidationError
 
 from . import _eager as eager

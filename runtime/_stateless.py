@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final, NamedTuple, get_args
 
 from mcpbind import generated
-from mcpbind.generated._support import Direction, MethodSpec
+from mcpbind.generated.support import Direction, MethodSpec
 from pydantic import BaseModel, ValidationError
 
 from ._bindings import Bindings, dump, validator

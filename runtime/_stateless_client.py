@@ -10,7 +10,7 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from mcpbind.generated._support import Direction, MethodSpec, RequestOptions
+from mcpbind.generated.support import Direction, MethodSpec, RequestOptions
 
 from ._bindings import Bindings, dump, validator
 from ._lifecycle import HandshakeClient, check_sendable, era_revisions

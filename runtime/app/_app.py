@@ -14,7 +14,7 @@ from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import anyio.from_thread
-from mcpbind.generated._support import Direction
+from mcpbind.generated.support import Direction
 from pydantic import BaseModel
 
 from .._bindings import Bindings

@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from mcpbind import generated
-from mcpbind.generated._support import MethodSpec
+from mcpbind.generated.support import MethodSpec
 
 from .._session import RequestContext
 from ..errors import INTERNAL_ERROR, INVALID_PARAMS, McpError

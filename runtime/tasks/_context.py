@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, Final, TypeVar
 
-from mcpbind.generated._support import MCPModel, MethodSpec, NotificationSpec, RequestOptions
+from mcpbind.generated.support import MCPModel, MethodSpec, NotificationSpec, RequestOptions
 
 from .._bindings import dump
 from .._context import RequestContext, RequestId

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import anyio
-from mcpbind.generated._support import Direction, MCPModel, MethodSpec, RequestOptions
+from mcpbind.generated.support import Direction, MCPModel, MethodSpec, RequestOptions
 from pydantic import BaseModel, ValidationError
 
 from .._bindings import dump, validator

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
-from mcpbind.generated._support import Direction, MethodSpec, RequestOptions
+from mcpbind.generated.support import Direction, MethodSpec, RequestOptions
 from pydantic import ValidationError
 
 from .._bindings import dump, validator

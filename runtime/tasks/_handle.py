@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import anyio
-from mcpbind.generated._support import MethodSpec, ProgressCallback, RequestOptions
+from mcpbind.generated.support import MethodSpec, ProgressCallback, RequestOptions
 
 from .._bindings import dump, validator
 from .._context import RelatedSender, RequestContext
