@@ -159,8 +159,8 @@ def name_views(per_revision: list[RevisionNames]) -> dict[str, list[NameView]]:
                 extended[section].setdefault(value, []).append(extension.label)
     sections: dict[str, list[NameView]] = {}
     owner: dict[str, str] = {}
-    for section, values in found.items():
-        every = values.keys() | extended[section].keys()
+    for section, defined in found.items():
+        every = defined.keys() | extended[section].keys()
         naming = _meta_const if section == "meta_keys" else constant
         consts = [(value, naming(value)) for value in sorted(every)]
         for value, const in consts:
@@ -172,7 +172,7 @@ def name_views(per_revision: list[RevisionNames]) -> dict[str, list[NameView]]:
             NameView(
                 const,
                 value,
-                _where(values.get(value, []), revisions, extended[section].get(value, [])),
+                _where(defined.get(value, []), revisions, extended[section].get(value, [])),
             )
             for value, const in consts
         ]
