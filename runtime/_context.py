@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final, Generic
 
+from mcpbind.generated.names import NOTIFICATIONS_PROGRESS
 from mcpbind.generated.support import MCPModel, MethodSpec, NotificationSpec, RequestOptions
 from typing_extensions import TypeVar
 
@@ -21,7 +22,7 @@ StubT = TypeVar("StubT")
 PeerT = TypeVar("PeerT", covariant=True, default=Any)
 RequestId = int | str
 
-PROGRESS: Final = "notifications/progress"
+PROGRESS: Final = NOTIFICATIONS_PROGRESS
 
 
 class RequestContext(Generic[PeerT]):

@@ -36,13 +36,13 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final, TypeVar, get_args
 
+from mcpbind.generated.names import META_CLIENT_CAPABILITIES as CLIENT_CAPABILITIES
 from mcpbind.generated.support import Direction, MCPModel, MethodSpec, RequestOptions
 from pydantic import BaseModel, ValidationError
 
 from ._bindings import Bindings, dump, validator
 from ._context import RelatedSender
 from ._endpoint import capability_tree, has_capability
-from ._meta_keys import CLIENT_CAPABILITIES
 from .errors import (
     INVALID_PARAMS,
     MISSING_REQUIRED_CLIENT_CAPABILITY,

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from mcpbind import generated
+from mcpbind.generated.names import INITIALIZE, NOTIFICATIONS_INITIALIZED, PING
 from mcpbind.generated.support import Direction, MethodSpec, RequestOptions
 
 from ._bindings import Bindings, dump, validator
@@ -42,9 +43,9 @@ HANDSHAKE_REVISIONS: tuple[str, ...] = tuple(
 #: (stateless Streamable HTTP, where each POST is a session of its own).
 ASSUME_INITIALIZED: Final = "mcpbind.assume_initialized"
 
-_INITIALIZE = "initialize"
-_INITIALIZED = "notifications/initialized"
-_PING = "ping"
+_INITIALIZE = INITIALIZE
+_INITIALIZED = NOTIFICATIONS_INITIALIZED
+_PING = PING
 _OPEN = frozenset({_INITIALIZE, _PING})
 
 

@@ -20,6 +20,11 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final, NamedTuple, get_args
 
 from mcpbind import generated
+from mcpbind.generated.names import INITIALIZE, SERVER_DISCOVER
+from mcpbind.generated.names import META_CLIENT_CAPABILITIES as CLIENT_CAPABILITIES
+from mcpbind.generated.names import META_CLIENT_INFO as CLIENT_INFO
+from mcpbind.generated.names import META_PROTOCOL_VERSION as PROTOCOL_VERSION
+from mcpbind.generated.names import META_SERVER_INFO as SERVER_INFO
 from mcpbind.generated.support import Direction, MethodSpec
 from pydantic import BaseModel, ValidationError
 
@@ -28,7 +33,6 @@ from ._bounded import remember
 from ._input import input_result_type, with_input_rounds
 from ._lifecycle import HandshakeServer, era_revisions
 from ._listen import LISTEN
-from ._meta_keys import CLIENT_CAPABILITIES, CLIENT_INFO, PROTOCOL_VERSION, SERVER_INFO
 from ._session import RequestContext, Route, Session
 from .errors import (
     HEADER_MISMATCH,
@@ -62,8 +66,8 @@ _MODERN_ERRORS: Final = frozenset(
     {HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION}
 )
 
-_DISCOVER = "server/discover"
-_INITIALIZE = "initialize"
+_DISCOVER = SERVER_DISCOVER
+_INITIALIZE = INITIALIZE
 _INPUT_REQUIRED = "input_required"
 _COMPLETE = "complete"
 _LEGACY = "handshake"

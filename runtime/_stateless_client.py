@@ -10,6 +10,7 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from mcpbind.generated.names import TOOLS_CALL, TOOLS_LIST
 from mcpbind.generated.support import Direction, MethodSpec, RequestOptions
 
 from ._bindings import Bindings, dump, validator
@@ -46,8 +47,8 @@ __all__ = ["StatelessClient"]
 
 logger = logging.getLogger("mcpbind.runtime")
 
-_TOOLS_LIST = "tools/list"
-_TOOLS_CALL = "tools/call"
+_TOOLS_LIST = TOOLS_LIST
+_TOOLS_CALL = TOOLS_CALL
 
 
 def _legacy_sign(error: McpError) -> bool:

@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any, Final
 
-from .._meta_keys import CLIENT_CAPABILITIES
-from .._meta_keys import PROTOCOL_VERSION as META_VERSION
+from mcpbind.generated.names import META_CLIENT_CAPABILITIES as CLIENT_CAPABILITIES
+from mcpbind.generated.names import META_PROTOCOL_VERSION as META_VERSION
+
 from .._request_headers import NAME_SOURCES, SENTINEL_END, SENTINEL_START
 from .._request_headers import header_annotations as annotated
 from ..errors import HEADER_MISMATCH, INVALID_PARAMS

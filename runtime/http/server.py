@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 from anyio.abc import TaskGroup
+from mcpbind.generated.names import INITIALIZE, TOOLS_CALL
 from starlette.types import Receive, Scope, Send
 
 from .._logsafe import printable
@@ -375,7 +376,7 @@ class StreamableHTTPServer:
         if version in STATELESS_REVISIONS or (not batch and meta_version(messages[0]) is not None):
             await self._post_modern(scope, receive, send, headers, messages, batch, version)
             return
-        initialize = any(m.get("method") == "initialize" and "id" in m for m in messages)
+        initialize = any(m.get("method") == INITIALIZE and "id" in m for m in messages)
         if initialize and len(messages) > 1:
             await error(
                 send, 400, INVALID_REQUEST, "Invalid Request: initialize must not be batched"
@@ -458,7 +459,7 @@ class StreamableHTTPServer:
         ):
             await self._check_version(send, version, request_id, stateless_only=True)
             return
-        if refusal is None and method == "tools/call":
+        if refusal is None and method == TOOLS_CALL:
             params = message.get("params")
             name = params.get("name") if type(params) is dict else None
             if type(name) is str and version is not None:

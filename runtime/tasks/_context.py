@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, Final, TypeVar
 
+from mcpbind.generated.names import META_RELATED_TASK
 from mcpbind.generated.support import MCPModel, MethodSpec, NotificationSpec, RequestOptions
 
 from .._bindings import dump
@@ -19,7 +20,7 @@ from .._context import RequestContext, RequestId
 __all__ = ["RELATED_TASK", "TaskRequestContext", "TaskSender", "related", "task_context"]
 
 ResultT = TypeVar("ResultT")
-RELATED_TASK: Final = "io.modelcontextprotocol/related-task"
+RELATED_TASK: Final = META_RELATED_TASK
 
 
 def related(data: dict[str, Any] | None, task_id: str) -> dict[str, Any]:

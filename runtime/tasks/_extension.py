@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import anyio
+from mcpbind.generated.names import TOOLS_CALL
 from mcpbind.generated.support import Direction, MCPModel, MethodSpec, RequestOptions
 from pydantic import BaseModel, ValidationError
 
@@ -69,7 +70,7 @@ if TYPE_CHECKING:
 __all__ = ["ExtensionTaskContext", "TasksExtension", "missing_extension", "start_task"]
 
 ResultT = TypeVar("ResultT")
-_TOOLS_CALL: Final = "tools/call"
+_TOOLS_CALL: Final = TOOLS_CALL
 _TASK_TOOLS: Final = frozenset({"optional", "required"})
 
 

@@ -17,12 +17,13 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
+from mcpbind.generated.names import META_CLIENT_CAPABILITIES as CLIENT_CAPABILITIES
+from mcpbind.generated.names import TOOLS_CALL
 from mcpbind.generated.support import Direction, MethodSpec, RequestOptions
 from pydantic import ValidationError
 
 from .._bindings import dump, validator
 from .._endpoint import merge
-from .._meta_keys import CLIENT_CAPABILITIES
 from ..errors import CapabilityError, InvalidResultError, McpError
 from ._manager import CANCELLED_ERROR
 from ._store import TERMINAL
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ExtensionTaskHandle", "call_tool_with_tasks"]
 
-_TOOLS_CALL: Final = "tools/call"
+_TOOLS_CALL: Final = TOOLS_CALL
 _OPT_IN: Final[dict[str, Any]] = {"extensions": {TASKS_EXTENSION: {}}}
 _DEFAULT_POLL_MS: Final = 500
 
