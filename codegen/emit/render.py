@@ -159,7 +159,6 @@ def render_names(per_revision: list[RevisionNames]) -> str:
     exports += [view.const for views in sections.values() for view in views]
     return render(
         "names.py.jinja",
-        revisions=sorted(r.revision for r in per_revision),
         extensions=[f"the {e.label}, ``{e.identifier}``" for e in EXTENSIONS],
         exports=sorted(exports),
         **sections,
