@@ -11,7 +11,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .emit.models import emit_models
-from .emit.render import RevisionSummary, render_revision_modules, render_shared_modules
+from .emit.names_module import names_of, read_names
+from .emit.render import (
+    RevisionSummary,
+    render_revision_modules,
+    render_shared_modules,
+    support_source,
+)
 from .format import format_python, revision_header, shared_header, with_header
 from .ir import RevisionIR, build_ir
 from .load import LoadedSchema
@@ -47,8 +53,11 @@ def generate(
 ) -> dict[str, str]:
     """Every file to write under ``out`` for ``loaded``, shared modules included.
 
-    The revision index lists the revisions generated now and those already under ``out`` (only
-    those in ``keep`` when given: a revision whose pin was removed leaves the index).
+    The revision index, and the names module, cover the revisions generated now and those
+    already under ``out`` (only those in ``keep`` when given: a revision whose pin was removed
+    leaves the index); a revision kept but not regenerated gives its names from its own
+    ``methods.py``. ``support.py`` is the generator's own source, copied as it is: no header,
+    no formatting, so the copy is byte for byte the file the checkers read.
     ``progress`` is told each revision before its generation starts.
     """
     outputs = []
@@ -59,11 +68,17 @@ def generate(
     eras = {r: e for r, e in existing_revisions(out).items() if keep is None or r in keep}
     eras.update({o.ir.revision: o.ir.era.value for o in outputs})
     summaries = [RevisionSummary(name, era) for name, era in sorted(eras.items())]
+    fresh = {o.ir.revision: names_of(o.ir) for o in outputs}
+    names = [
+        fresh.get(name) or read_names(name, out / package_dir(name) / "methods.py")
+        for name in sorted(eras)
+    ]
     header = shared_header([s.name for s in summaries])
     files = {
         relative: format_python(with_header(header, text))
-        for relative, text in render_shared_modules(summaries).items()
+        for relative, text in render_shared_modules(summaries, names).items()
     }
+    files["support.py"] = support_source()
     files["py.typed"] = ""
     for output in outputs:
         files.update(output.files)

@@ -52,16 +52,42 @@ def write_files(out: Path, files: dict[str, str]) -> list[Path]:
     return written
 
 
+def unproduced(out: Path, files: dict[str, str], owned_dirs: list[str]) -> list[str]:
+    """Modules under ``owned_dirs`` (``""`` is ``out`` itself) that are not in ``files``: left
+    over from an earlier generator (``_support.py``) or added by hand."""
+    found: list[str] = []
+    for directory in owned_dirs:
+        folder = out / directory
+        for path in sorted(folder.glob("*.py")) if folder.is_dir() else []:
+            relative = path.relative_to(out).as_posix()
+            if relative not in files:
+                found.append(relative)
+    return found
+
+
+def remove_files(out: Path, relatives: list[str]) -> list[Path]:
+    """Delete ``relatives`` under ``out`` (the modules :func:`unproduced` found)."""
+    removed = []
+    for relative in relatives:
+        path = out / relative
+        try:
+            path.unlink(missing_ok=True)
+        except OSError as exc:
+            raise CodegenError(f"cannot remove {path}: {exc.strerror or exc}") from None
+        removed.append(path)
+    return removed
+
+
 def drift(out: Path, files: dict[str, str], owned_dirs: list[str]) -> str:
     """A unified diff from what is on disk to what the generator produces; empty when equal.
 
-    Files under ``owned_dirs`` that the generator would not produce are reported as stale.
+    Files are compared byte for byte (no newline translation: ``support.py`` is a verbatim
+    copy). Files under ``owned_dirs`` that the generator would not produce are reported as stale.
     """
     chunks: list[str] = []
-    expected = set(files)
     for relative in sorted(files):
         path = out / relative
-        current = path.read_text(encoding="utf-8") if path.is_file() else ""
+        current = path.read_bytes().decode("utf-8", "replace") if path.is_file() else ""
         if current != files[relative]:
             chunks.extend(
                 difflib.unified_diff(
@@ -71,11 +97,10 @@ def drift(out: Path, files: dict[str, str], owned_dirs: list[str]) -> str:
                     tofile=f"b/{relative}",
                 )
             )
-    for directory in owned_dirs:
-        for path in sorted((out / directory).glob("*.py")) if (out / directory).is_dir() else []:
-            relative = path.relative_to(out).as_posix()
-            if relative not in expected:
-                chunks.append(f"stale file not produced by the generator: {relative}\n")
+            if not chunks[-1].endswith("\n"):
+                chunks.append("\n\\ No newline at end of file\n")
+    for relative in unproduced(out, files, owned_dirs):
+        chunks.append(f"stale file not produced by the generator: {relative}\n")
     return "".join(chunks)
 
 

@@ -16,7 +16,16 @@ import click
 from ..errors import CodegenError
 from ..load import LoadedSchema, load_file, load_revision
 from ..pins import load_pins
-from ..write import drift, extra_packages, package_dir, package_drift, remove_packages, write_files
+from ..write import (
+    drift,
+    extra_packages,
+    package_dir,
+    package_drift,
+    remove_files,
+    remove_packages,
+    unproduced,
+    write_files,
+)
 from .common import PINS_OPTION, default_out, fail, guarded, pins_path
 
 _REVISION_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -77,7 +86,8 @@ def generate_command(
     """Generate bindings for REVISIONS (default: every pinned revision).
 
     Generating from the pins also removes the package (and index entry) of a revision that is
-    no longer pinned; --check reports such a package, a missing one, and any file that differs.
+    no longer pinned, and any module the generator does not produce in the folders it writes;
+    --check reports such a package or module, a missing one, and any file that differs.
     """
     pipeline = _pipeline()
     target = out or default_out()
@@ -99,8 +109,9 @@ def generate_command(
     keep = None if schema_path else set(pinned)
     files = guarded(lambda: pipeline.generate(loaded, target, keep=keep, progress=told))
     names = ", ".join(s.revision for s in loaded)
+    # The generator owns the modules of the packages it generates and of the root ("").
+    owned = ["", *(package_dir(s.revision) for s in loaded)]
     if check:
-        owned = [package_dir(s.revision) for s in loaded]
         report = drift(target, files, owned)
         if not schema_path:
             report = package_drift(target, pinned, [s.revision for s in loaded]) + report
@@ -115,8 +126,11 @@ def generate_command(
         return
     removed = [] if schema_path else extra_packages(target, set(pinned))
     guarded(lambda: remove_packages(target, removed))
+    stale = unproduced(target, files, owned)
+    guarded(lambda: remove_files(target, stale))
     written = guarded(lambda: write_files(target, files))
     gone = f"; removed {', '.join(removed)} (no longer pinned)" if removed else ""
+    gone += f"; removed {', '.join(stale)} (not produced)" if stale else ""
     click.echo(f"{target}: {len(written)} file(s) written for {names}{gone}")
 
 

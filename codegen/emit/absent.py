@@ -17,9 +17,10 @@ from typing import Any
 from ..errors import CodegenError
 from ..ir import JSONSchema
 from ..ir.refs import ref_name
+from .schema_prep import SUPPORT
 
 MARKER = "ABSENT_IF_NONE"
-SUPPORT_IMPORT = "from mcpbind.generated._support import "
+SUPPORT_IMPORT = f"from {SUPPORT} import "
 
 __all__ = ["absent_if_none_fields", "admits_null", "mark_absent_if_none"]
 

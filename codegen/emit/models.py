@@ -14,9 +14,9 @@ from ..errors import CodegenError
 from ..ir import RevisionIR
 from .absent import absent_if_none_fields, mark_absent_if_none
 from .ordering import settle_definitions
-from .schema_prep import prepare_document
+from .schema_prep import SUPPORT, prepare_document
 
-MODEL_BASE_CLASS = "mcpbind.generated._support.MCPModel"
+MODEL_BASE_CLASS = f"{SUPPORT}.MCPModel"
 
 # One place for every datamodel-code-generator option we rely on; the benchmark reuses it so
 # that "datamodel-codegen alone" is measured on the same work.

@@ -1,13 +1,17 @@
-"""Emit the template-driven modules: method table, stubs, dispatch tables, package inits."""
+"""Emit the template-driven modules: method table, stubs, dispatch tables, package inits, names;
+and the support module, which is source of its own (``support.py`` here), copied verbatim."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from importlib import resources
 from typing import Any
 
 import jinja2
 
 from ..ir import Direction, RevisionIR
+from ..ir.extensions import EXTENSIONS
+from .names_module import NameView, RevisionNames, name_views
 from .tables import (
     MethodView,
     NotificationView,
@@ -24,6 +28,14 @@ _ENV = jinja2.Environment(
     trim_blocks=False,
     autoescape=False,
 )
+
+
+def _frozenset(views: list[NameView]) -> str:
+    """``frozenset({A, B})`` of the views' constants; ``frozenset()`` for none (``{}`` is a dict)."""
+    return f"frozenset({{{', '.join(v.const for v in views)}}})" if views else "frozenset()"
+
+
+_ENV.filters["frozenset"] = _frozenset
 
 
 @dataclass(frozen=True)
@@ -121,7 +133,7 @@ def _handler_sides(ir: RevisionIR) -> list[SideView]:
 
 def render_revision_modules(ir: RevisionIR) -> dict[str, str]:
     """``methods.py``, ``client.py``, ``server.py`` and ``__init__.py`` of one revision package."""
-    common = {"revision": ir.revision, "era": ir.era.value}
+    common = {"revision": ir.revision, "era": ir.era.value, "meta_keys": ir.meta_keys}
     return {
         "methods.py": render(
             "methods.py.jinja",
@@ -135,9 +147,30 @@ def render_revision_modules(ir: RevisionIR) -> dict[str, str]:
     }
 
 
-def render_shared_modules(revisions: list[RevisionSummary]) -> dict[str, str]:
-    """The package ``__init__.py`` (revision index) and ``_support.py`` (shared base types)."""
+def support_source() -> str:
+    """The text of ``generated/support.py``: this package's ``support.py``, byte for byte."""
+    return resources.files(__package__).joinpath("support.py").read_bytes().decode("utf-8")
+
+
+def render_names(per_revision: list[RevisionNames]) -> str:
+    """``names.py``: the names of every revision in ``per_revision``, and of the extensions."""
+    sections = name_views(per_revision)
+    exports = ["META_KEYS", "NOTIFICATIONS", "REQUESTS"]
+    exports += [view.const for views in sections.values() for view in views]
+    return render(
+        "names.py.jinja",
+        extensions=[f"the {e.label}, ``{e.identifier}``" for e in EXTENSIONS],
+        exports=sorted(exports),
+        **sections,
+    )
+
+
+def render_shared_modules(
+    revisions: list[RevisionSummary], names: list[RevisionNames]
+) -> dict[str, str]:
+    """The package ``__init__.py`` (revision index) and ``names.py`` (method names, ``_meta``
+    keys); ``support.py`` is not rendered but copied (:func:`support_source`)."""
     return {
         "__init__.py": render("package_init.py.jinja", revisions=revisions),
-        "_support.py": render("support.py.jinja"),
+        "names.py": render_names(names),
     }

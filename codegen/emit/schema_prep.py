@@ -23,7 +23,7 @@ from ..ir.refs import DEFS_PREFIX, const_of, ref_name
 COERCING_FORMATS = frozenset({"uri", "uri-reference", "uri-template", "byte", "binary"})
 DISCRIMINATOR_PROPERTIES = ("method", "type", "resultType")
 META = "_meta"
-SUPPORT = "mcpbind.generated._support"
+SUPPORT = "mcpbind.generated.support"
 # The strict Python type of each JSON scalar type (``None`` for ``null``).
 SCALAR_TYPES: dict[str, str | None] = {
     "string": "pydantic.StrictStr",

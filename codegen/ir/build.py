@@ -9,6 +9,7 @@ from ..load import LoadedSchema
 from .capabilities import build_capabilities
 from .fixups import apply_fixups
 from .hoist import hoist_definitions
+from .meta import reserved_meta_keys
 from .methods import build_methods, build_notifications
 from .model import Definition, Era, Method, RevisionIR
 from .refs import definitions_of
@@ -56,4 +57,5 @@ def build_ir(loaded: LoadedSchema, *, fixups: bool = True) -> RevisionIR:
         notifications=build_notifications(schemas),
         capabilities=build_capabilities(schemas),
         fixups=applied,
+        meta_keys=reserved_meta_keys(schemas),
     )

@@ -124,7 +124,10 @@ class FixupRecord:
 
 @dataclass(frozen=True)
 class RevisionIR:
-    """A whole revision: its definitions, method table, capabilities and era."""
+    """A whole revision: its definitions, method table, capabilities and era.
+
+    ``meta_keys``: the ``_meta`` keys it reserves for the protocol (see ``ir.meta``), sorted.
+    """
 
     revision: str
     era: Era
@@ -136,6 +139,7 @@ class RevisionIR:
     notifications: tuple[Notification, ...]
     capabilities: tuple[CapabilityFlag, ...]
     fixups: tuple[FixupRecord, ...] = field(default=())
+    meta_keys: tuple[str, ...] = field(default=())
 
     def method(self, name: str) -> Method:
         for entry in self.methods:

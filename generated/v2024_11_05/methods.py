@@ -17,11 +17,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from .._support import Direction, MethodSpec, NotificationSpec, PaginatedMethodSpec
+from ..support import Direction, MethodSpec, NotificationSpec, PaginatedMethodSpec
 from . import types
 
 __all__ = [
     "ERA",
+    "META_KEYS",
     "METHODS",
     "NOTIFICATIONS",
     "REVISION",
@@ -53,6 +54,8 @@ __all__ = [
 
 REVISION: Final = "2024-11-05"
 ERA: Final = "handshake"
+#: The ``_meta`` keys this revision reserves for the protocol (``mcpbind.generated.names``).
+META_KEYS: Final[frozenset[str]] = frozenset()
 
 
 COMPLETION_COMPLETE: Final = MethodSpec[types.CompleteRequestParams, types.CompleteResult](

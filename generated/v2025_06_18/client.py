@@ -12,7 +12,7 @@ sessions implement.
 
 from __future__ import annotations
 
-from .._support import RequestOptions, RequestSender
+from ..support import RequestOptions, RequestSender
 from . import methods, types
 
 __all__ = ["ClientStub", "ServerStub"]

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final, Protocol, TypeVar
 
-from .._support import MethodSpec, NotificationSpec
+from ..support import MethodSpec, NotificationSpec
 from . import methods, types
 
 __all__ = [

@@ -4,7 +4,7 @@
 # Do not edit: regenerate with `mcpbind generate 2025-06-18`.
 
 from pydantic import ConfigDict, Field, StrictBool, StrictStr
-from mcpbind.generated._support import ABSENT_IF_NONE, JSONInteger, JSONNumber, MCPModel
+from mcpbind.generated.support import ABSENT_IF_NONE, JSONInteger, JSONNumber, MCPModel
 from typing import Annotated, Any, Dict, Literal
 from typing_extensions import TypeAliasType
 

@@ -12,7 +12,7 @@ one typed value, for a runtime to bind to (``Client(transport, bindings=BINDINGS
 
 from typing import Final
 
-from .._support import Revision
+from ..support import Revision
 from . import client, methods, server, types
 from .methods import ERA, METHODS, NOTIFICATIONS, REVISION
 

@@ -17,11 +17,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from .._support import Direction, MethodSpec, NotificationSpec, PaginatedMethodSpec
+from ..support import Direction, MethodSpec, NotificationSpec, PaginatedMethodSpec
 from . import types
 
 __all__ = [
     "ERA",
+    "META_KEYS",
     "METHODS",
     "NOTIFICATIONS",
     "REVISION",
@@ -50,6 +51,17 @@ __all__ = [
 
 REVISION: Final = "2026-07-28"
 ERA: Final = "stateless"
+#: The ``_meta`` keys this revision reserves for the protocol (``mcpbind.generated.names``).
+META_KEYS: Final[frozenset[str]] = frozenset(
+    {
+        "io.modelcontextprotocol/clientCapabilities",
+        "io.modelcontextprotocol/clientInfo",
+        "io.modelcontextprotocol/logLevel",
+        "io.modelcontextprotocol/protocolVersion",
+        "io.modelcontextprotocol/serverInfo",
+        "io.modelcontextprotocol/subscriptionId",
+    }
+)
 
 
 COMPLETION_COMPLETE: Final = MethodSpec[types.CompleteRequestParams, types.CompleteResult](

@@ -14,7 +14,7 @@ from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import anyio.from_thread
-from mcpbind.generated._support import Direction
+from mcpbind.generated.support import Direction
 from mcpbind.runtime.core.bindings import Bindings
 from mcpbind.runtime.core.session import Session
 from mcpbind.runtime.core.transport import Connection

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
+from mcpbind.generated.names import META_LOG_LEVEL, NOTIFICATIONS_MESSAGE
 from mcpbind.runtime.core.bindings import Bindings, validator
 from mcpbind.runtime.core.errors import CapabilityError
 from mcpbind.runtime.core.session import RequestContext, Session
@@ -42,7 +43,7 @@ LOG_LEVELS: tuple[str, ...] = (
     "emergency",
 )
 #: The ``_meta`` key by which a stateless-era request asks for log messages (logging.md).
-LOG_LEVEL_META = "io.modelcontextprotocol/logLevel"
+LOG_LEVEL_META = META_LOG_LEVEL
 
 
 @dataclass
@@ -140,7 +141,7 @@ class Context:
         if threshold is None or LOG_LEVELS.index(level) < LOG_LEVELS.index(threshold):
             return
         bindings = Bindings.load(self.revision, self.app.server.local)
-        spec = bindings.notifications["notifications/message"]
+        spec = bindings.notifications[NOTIFICATIONS_MESSAGE]
         params: dict[str, Any] = {"level": level, "data": data}
         if logger is not None:
             params["logger"] = logger

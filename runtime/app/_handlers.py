@@ -14,7 +14,20 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from mcpbind import generated
-from mcpbind.generated._support import MethodSpec
+from mcpbind.generated.names import (
+    COMPLETION_COMPLETE,
+    LOGGING_SETLEVEL,
+    PROMPTS_GET,
+    PROMPTS_LIST,
+    RESOURCES_LIST,
+    RESOURCES_READ,
+    RESOURCES_SUBSCRIBE,
+    RESOURCES_TEMPLATES_LIST,
+    RESOURCES_UNSUBSCRIBE,
+    TOOLS_CALL,
+    TOOLS_LIST,
+)
+from mcpbind.generated.support import MethodSpec
 from mcpbind.runtime.core.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
 from mcpbind.runtime.core.session import RequestContext
 
@@ -41,17 +54,17 @@ def handlers_for(
 ) -> list[tuple[MethodSpec[Any, Any], Handler]]:
     """The handlers the app registers for ``revision`` (only methods it has)."""
     makers: dict[str, Callable[[App, str, MethodSpec[Any, Any]], Handler]] = {
-        "tools/list": _list_tools,
-        "tools/call": _call_tool,
-        "resources/list": _list_resources,
-        "resources/templates/list": _list_templates,
-        "resources/read": _read_resource,
-        "resources/subscribe": _empty,
-        "resources/unsubscribe": _empty,
-        "prompts/list": _list_prompts,
-        "prompts/get": _get_prompt,
-        "completion/complete": _complete,
-        "logging/setLevel": _set_level,
+        TOOLS_LIST: _list_tools,
+        TOOLS_CALL: _call_tool,
+        RESOURCES_LIST: _list_resources,
+        RESOURCES_TEMPLATES_LIST: _list_templates,
+        RESOURCES_READ: _read_resource,
+        RESOURCES_SUBSCRIBE: _empty,
+        RESOURCES_UNSUBSCRIBE: _empty,
+        PROMPTS_LIST: _list_prompts,
+        PROMPTS_GET: _get_prompt,
+        COMPLETION_COMPLETE: _complete,
+        LOGGING_SETLEVEL: _set_level,
     }
     return [
         (methods[name], make(app, revision, methods[name]))

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final
 
 import orjson
+from mcpbind.generated.names import TASKS_CANCEL, TASKS_GET, TASKS_RESULT, TASKS_UPDATE
 from mcpbind.runtime.eras.stateless import STATELESS_REVISIONS
 from mcpbind.runtime.transports.http.binding import (
     METHOD_HEADER,
@@ -33,8 +34,8 @@ TASK: Final = "task"
 #: (``tasks/list`` and ``tasks/result`` are gone there) and 2025-11-25's (``tasks/list`` lists
 #: what the worker it lands on holds). Named here, not imported from ``runtime.tasks``, which
 #: the transport does not otherwise load.
-EXTENSION_METHODS: Final = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
-HANDSHAKE_METHODS: Final = frozenset({"tasks/get", "tasks/result", "tasks/cancel"})
+EXTENSION_METHODS: Final = frozenset({TASKS_GET, TASKS_UPDATE, TASKS_CANCEL})
+HANDSHAKE_METHODS: Final = frozenset({TASKS_GET, TASKS_RESULT, TASKS_CANCEL})
 _METHOD: Final = METHOD_HEADER.encode()
 _NAME: Final = NAME_HEADER.encode()
 

@@ -14,7 +14,7 @@ from types import ModuleType
 from typing import Annotated, Any, Union, get_args, get_origin
 
 from mcpbind import generated
-from mcpbind.generated._support import Direction, MCPModel, MethodSpec, NotificationSpec
+from mcpbind.generated.support import Direction, MCPModel, MethodSpec, NotificationSpec
 from pydantic import BaseModel, Field, TypeAdapter
 
 __all__ = ["Bindings", "adapter", "dump", "dumper", "is_model", "validator"]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final, Generic, Protocol
 
-from mcpbind.generated._support import (
+from mcpbind.generated.names import NOTIFICATIONS_PROGRESS
+from mcpbind.generated.support import (
     MCPModel,
     MethodSpec,
     NotificationSpec,
@@ -27,16 +28,24 @@ StubT = TypeVar("StubT")
 PeerT = TypeVar("PeerT", covariant=True, default=Any)
 RequestId = int | str
 
-PROGRESS: Final = "notifications/progress"
+PROGRESS: Final = NOTIFICATIONS_PROGRESS
 
 
 class Rounds(Protocol):
-    """A stateless-era request's input rounds, as the context uses them (``eras.input_required``
-    has the implementation): the revision's bindings, and the sender ``peer`` calls go through."""
+    """A stateless-era request's input rounds, as the context and its users see them
+    (``eras.input_required`` has the implementation): the revision's bindings, the sender
+    ``peer`` calls go through, and ``ask``: the client's answer to a call if a retry carries it."""
 
     bindings: Bindings
 
     def sender(self, context: RequestContext[Any], key: str | None = None) -> RequestSender: ...
+
+    def ask(
+        self,
+        spec: MethodSpec[Any, Any],
+        params: MCPModel | dict[str, Any] | None,
+        key: str | None = None,
+    ) -> Any: ...
 
 
 class RequestContext(Generic[PeerT]):

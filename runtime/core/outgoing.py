@@ -19,7 +19,8 @@ from contextvars import ContextVar
 from typing import Any, Final
 
 import anyio
-from mcpbind.generated._support import (
+from mcpbind.generated.names import INITIALIZE, NOTIFICATIONS_CANCELLED
+from mcpbind.generated.support import (
     MCPModel,
     MethodSpec,
     NotificationSpec,
@@ -50,9 +51,9 @@ REQUEST_SENT: ContextVar[Callable[[str, RequestId], None] | None] = ContextVar(
 
 #: Base-protocol utilities every revision shares; the session implements them itself because
 #: they act on the session's own bookkeeping (pending requests, handler tasks).
-CANCELLED: Final = "notifications/cancelled"
+CANCELLED: Final = NOTIFICATIONS_CANCELLED
 #: The one request that must never be cancelled (lifecycle.md, cancellation.md).
-UNCANCELLABLE: Final = frozenset({"initialize"})
+UNCANCELLABLE: Final = frozenset({INITIALIZE})
 
 
 class _Pending:

@@ -24,7 +24,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from .meta_keys import PROTOCOL_VERSION
+from mcpbind.generated.names import (
+    META_PROTOCOL_VERSION as PROTOCOL_VERSION,
+    PROMPTS_GET,
+    RESOURCES_READ,
+    TASKS_CANCEL,
+    TASKS_GET,
+    TASKS_UPDATE,
+    TOOLS_CALL,
+)
 
 __all__ = [
     "NAME_SOURCES",
@@ -48,18 +56,18 @@ REQUEST_HEADERS: Final = "mcpbind.request_headers"
 PROTOCOL_VERSION_META: Final = PROTOCOL_VERSION
 #: The spec's table: the methods whose ``Mcp-Name`` comes from ``params.name`` / ``params.uri``.
 NAME_SOURCES: Final[Mapping[str, str]] = {
-    "tools/call": "name",
-    "prompts/get": "name",
-    "resources/read": "uri",
+    TOOLS_CALL: "name",
+    PROMPTS_GET: "name",
+    RESOURCES_READ: "uri",
     # The tasks extension (SEP-2663 "Routing Headers"): the task a request is about.
-    "tasks/get": "taskId",
-    "tasks/update": "taskId",
-    "tasks/cancel": "taskId",
+    TASKS_GET: "taskId",
+    TASKS_UPDATE: "taskId",
+    TASKS_CANCEL: "taskId",
 }
 #: The Base64 sentinel a value that is not plain header text travels in (``Value Encoding``).
 SENTINEL_START: Final = "=?base64?"
 SENTINEL_END: Final = "?="
-_TOOLS_CALL: Final = "tools/call"
+_TOOLS_CALL: Final = TOOLS_CALL
 _X_MCP_HEADER: Final = "x-mcp-header"
 _PRIMITIVES: Final = frozenset({"string", "integer", "boolean"})
 #: RFC 9110 ``tchar``: what a header field name may be made of.

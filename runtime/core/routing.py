@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from mcpbind.generated._support import MethodSpec, RequestOptions
+from mcpbind.generated.support import MethodSpec, RequestOptions
 
 from .bindings import dump, dumper, is_model, validator
 from .errors import INVALID_PARAMS, McpError

@@ -20,7 +20,8 @@ from typing import Any, Final, TypeVar
 import anyio
 from anyio.abc import TaskGroup
 from anyio.lowlevel import checkpoint
-from mcpbind.generated._support import MCPModel, MethodSpec, RequestOptions
+from mcpbind.generated.names import NOTIFICATIONS_PROGRESS, PING
+from mcpbind.generated.support import MCPModel, MethodSpec, RequestOptions
 from pydantic import ValidationError
 
 from . import _eager as eager, jsonrpc as rpc
@@ -64,7 +65,7 @@ ResultT = TypeVar("ResultT")
 RequestId = int | str
 
 #: Progress of our requests, which the session routes itself (cancellation too: ``CANCELLED``).
-PROGRESS: Final = "notifications/progress"
+PROGRESS: Final = NOTIFICATIONS_PROGRESS
 #: Messages handled back to back before the reading task lets others run.
 FAIRNESS: Final = 64
 
@@ -265,7 +266,7 @@ class Session(Outgoing):
             self._room = None
 
     async def _keepalive(self, interval: float) -> None:
-        spec = self.bindings.methods.get("ping")
+        spec = self.bindings.methods.get(PING)
         if spec is None:
             return
         while True:

@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
-from mcpbind.generated._support import MCPModel, MethodSpec, PaginatedMethodSpec, RequestOptions
+from mcpbind.generated.names import PROMPTS_GET, RESOURCES_READ, TOOLS_CALL, TOOLS_LIST
+from mcpbind.generated.support import MCPModel, MethodSpec, PaginatedMethodSpec, RequestOptions
 from mcpbind.runtime.core.bindings import dump, validator
 from mcpbind.runtime.core.errors import CapabilityError, InvalidResultError
 from typing_extensions import TypeVar as DefaultTypeVar
@@ -132,13 +133,13 @@ class ClientCalls(Generic[StubT]):
         data: dict[str, Any] = {"name": name}
         if arguments is not None:
             data["arguments"] = dict(arguments)
-        return await self.stub.call_tool(self._params("tools/call", data), options)
+        return await self.stub.call_tool(self._params(TOOLS_CALL, data), options)
 
     async def read_resource(
         self: ClientCalls[ReadsResources[R]], uri: str, options: RequestOptions | None = None
     ) -> R:
         """Read the resource at ``uri``: the revision's ``ReadResourceResult``."""
-        return await self.stub.read_resource(self._params("resources/read", {"uri": uri}), options)
+        return await self.stub.read_resource(self._params(RESOURCES_READ, {"uri": uri}), options)
 
     async def get_prompt(
         self: ClientCalls[GetsPrompts[R]],
@@ -150,14 +151,14 @@ class ClientCalls(Generic[StubT]):
         data: dict[str, Any] = {"name": name}
         if arguments is not None:
             data["arguments"] = dict(arguments)
-        return await self.stub.get_prompt(self._params("prompts/get", data), options)
+        return await self.stub.get_prompt(self._params(PROMPTS_GET, data), options)
 
     async def list_tools(
         self: ClientCalls[ListsTools[ToolsPage[ItemT]]], options: RequestOptions | None = None
     ) -> list[ItemT]:
         """Every tool the server has, across all pages: the revision's ``list[Tool]``."""
         bindings = self.session.bindings
-        spec = bindings.methods.get("tools/list")
+        spec = bindings.methods.get(TOOLS_LIST)
         if not isinstance(spec, PaginatedMethodSpec):
             raise CapabilityError(f"revision {bindings.revision} has no tools/list")
         tools: list[ItemT] = await self.list_all(spec, None, options)

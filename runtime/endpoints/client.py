@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar
 import anyio
 import anyio.abc
 from mcpbind import generated
-from mcpbind.generated._support import (
+from mcpbind.generated.names import PING
+from mcpbind.generated.support import (
     Direction,
     MCPModel,
     MethodSpec,
@@ -58,7 +59,7 @@ ClientStubT = DefaultTypeVar("ClientStubT", covariant=True, default=Any)
 ServerInfoT = DefaultTypeVar("ServerInfoT", covariant=True, default=Any)
 ServerCapabilitiesT = DefaultTypeVar("ServerCapabilitiesT", covariant=True, default=Any)
 
-_PING = "ping"
+_PING = PING
 
 
 class Client(

@@ -12,7 +12,7 @@ import typing
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
-from mcpbind.generated._support import Direction, MethodSpec, NotificationSpec
+from mcpbind.generated.support import Direction, MethodSpec, NotificationSpec
 from mcpbind.runtime.core.bindings import Bindings, validator
 from mcpbind.runtime.core.capabilities import capability_tree, merge
 from mcpbind.runtime.core.errors import METHOD_NOT_FOUND, McpError

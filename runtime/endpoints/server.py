@@ -10,7 +10,7 @@ from typing import Any
 
 import anyio
 from mcpbind import generated
-from mcpbind.generated._support import (
+from mcpbind.generated.support import (
     Direction,
     MCPModel,
     MethodSpec,

@@ -36,7 +36,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final, TypeVar, get_args
 
-from mcpbind.generated._support import Direction, MCPModel, MethodSpec, RequestOptions
+from mcpbind.generated.names import META_CLIENT_CAPABILITIES as CLIENT_CAPABILITIES
+from mcpbind.generated.support import Direction, MCPModel, MethodSpec, RequestOptions
 from mcpbind.runtime.core.bindings import Bindings, dump, validator
 from mcpbind.runtime.core.capabilities import capability_tree, has_capability
 from mcpbind.runtime.core.context import RelatedSender
@@ -46,7 +47,6 @@ from mcpbind.runtime.core.errors import (
     CapabilityError,
     McpError,
 )
-from mcpbind.runtime.core.meta_keys import CLIENT_CAPABILITIES
 from pydantic import BaseModel, ValidationError
 
 if TYPE_CHECKING:

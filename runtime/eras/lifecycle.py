@@ -10,10 +10,11 @@ handshake era (2024-11-05 .. 2025-11-25) is implemented here; the stateless era 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mcpbind import generated
-from mcpbind.generated._support import Direction, MethodSpec, RequestOptions
+from mcpbind.generated.names import INITIALIZE, NOTIFICATIONS_INITIALIZED, PING
+from mcpbind.generated.support import Direction, MethodSpec, RequestOptions
 from mcpbind.runtime.core.bindings import Bindings, dump, validator
 from mcpbind.runtime.core.capabilities import has_capability
 from mcpbind.runtime.core.errors import (
@@ -25,6 +26,10 @@ from mcpbind.runtime.core.errors import (
 from mcpbind.runtime.core.revisions import ASSUME_INITIALIZED, HANDSHAKE_REVISIONS
 from mcpbind.runtime.core.session import RequestContext, Route, Session
 
+if TYPE_CHECKING:
+    from .input_required import RequestStateKeeper
+    from .subscriptions import Subscriptions
+
 __all__ = [
     "ASSUME_INITIALIZED",
     "HANDSHAKE_REVISIONS",
@@ -35,9 +40,9 @@ __all__ = [
 ]
 
 
-_INITIALIZE = "initialize"
-_INITIALIZED = "notifications/initialized"
-_PING = "ping"
+_INITIALIZE = INITIALIZE
+_INITIALIZED = NOTIFICATIONS_INITIALIZED
+_PING = PING
 _OPEN = frozenset({_INITIALIZE, _PING})
 
 
@@ -58,7 +63,8 @@ class ClientSide(Protocol):
 
 
 class ServerSide(Protocol):
-    """What a server lifecycle reads of the ``Server`` whose sessions it opens."""
+    """What a server lifecycle reads of the ``Server`` whose sessions it opens (the stateless
+    era also its keeper of sealed request state and its ``subscriptions/listen`` streams)."""
 
     @property
     def info(self) -> dict[str, Any]: ...
@@ -69,6 +75,12 @@ class ServerSide(Protocol):
     def capabilities_for(self, bindings: Bindings) -> dict[str, Any]: ...
 
     def find_route(self, bindings: Bindings, method: str) -> Route | McpError: ...
+
+    @property
+    def request_state(self) -> RequestStateKeeper: ...
+
+    @property
+    def subscriptions(self) -> Subscriptions: ...
 
 
 class ClientLifecycle(Protocol):

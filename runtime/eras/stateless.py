@@ -17,10 +17,18 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from typing import Any, Final, NamedTuple, Protocol, get_args
+from typing import Any, Final, NamedTuple, get_args
 
 from mcpbind import generated
-from mcpbind.generated._support import Direction, MethodSpec
+from mcpbind.generated.names import (
+    INITIALIZE,
+    META_CLIENT_CAPABILITIES as CLIENT_CAPABILITIES,
+    META_CLIENT_INFO as CLIENT_INFO,
+    META_PROTOCOL_VERSION as PROTOCOL_VERSION,
+    META_SERVER_INFO as SERVER_INFO,
+    SERVER_DISCOVER,
+)
+from mcpbind.generated.support import Direction, MethodSpec
 from mcpbind.runtime.core.bindings import Bindings, dump, validator
 from mcpbind.runtime.core.bounded import remember
 from mcpbind.runtime.core.errors import (
@@ -30,19 +38,13 @@ from mcpbind.runtime.core.errors import (
     CapabilityError,
     McpError,
 )
-from mcpbind.runtime.core.meta_keys import (
-    CLIENT_CAPABILITIES,
-    CLIENT_INFO,
-    PROTOCOL_VERSION,
-    SERVER_INFO,
-)
 from mcpbind.runtime.core.revisions import STATELESS_REVISIONS
 from mcpbind.runtime.core.session import RequestContext, Route, Session
 from pydantic import BaseModel, ValidationError
 
-from .input_required import RequestStateKeeper, input_result_type, with_input_rounds
+from .input_required import input_result_type, with_input_rounds
 from .lifecycle import HandshakeServer, ServerSide, era_revisions
-from .subscriptions import LISTEN, Subscriptions
+from .subscriptions import LISTEN
 
 __all__ = [
     "CLIENT_CAPABILITIES",
@@ -54,8 +56,8 @@ __all__ = [
     "StatelessServer",
 ]
 
-_DISCOVER = "server/discover"
-_INITIALIZE = "initialize"
+_DISCOVER = SERVER_DISCOVER
+_INITIALIZE = INITIALIZE
 _INPUT_REQUIRED = "input_required"
 _COMPLETE = "complete"
 _LEGACY = "handshake"
@@ -106,17 +108,6 @@ def _implementation(bindings: Bindings, data: Any) -> Any:
         return None
 
 
-class StatelessServerSide(ServerSide, Protocol):
-    """What the stateless era reads of its ``Server`` besides a lifecycle's usual: the keeper of
-    sealed request state, and the ``subscriptions/listen`` streams."""
-
-    @property
-    def request_state(self) -> RequestStateKeeper: ...
-
-    @property
-    def subscriptions(self) -> Subscriptions: ...
-
-
 class StatelessServer:
     """Serves stateless-era requests, and (with ``legacy``) handshake-era sessions too.
 
@@ -164,7 +155,7 @@ class StatelessServer:
 
     def gate(
         self,
-        server: StatelessServerSide,
+        server: ServerSide,
         session: Session,
         method: str,
         params: dict[str, Any] | None,
@@ -265,7 +256,7 @@ class StatelessServer:
             found = remember(self._infos, key, _implementation(bindings, data), _MAX_INFOS)
         return found
 
-    def _listen_route(self, server: StatelessServerSide, bindings: Bindings) -> Route:
+    def _listen_route(self, server: ServerSide, bindings: Bindings) -> Route:
         """The built-in ``subscriptions/listen``: a stream of the server's change notifications."""
         capabilities = server.capabilities_for(bindings)
 
@@ -275,7 +266,7 @@ class StatelessServer:
 
         return Route(bindings.methods[LISTEN], listen)
 
-    def _discover(self, server: StatelessServerSide, bindings: Bindings) -> Any:
+    def _discover(self, server: ServerSide, bindings: Bindings) -> Any:
         result: dict[str, Any] = {
             "resultType": _COMPLETE,
             "supportedVersions": self.all_supported,
@@ -290,7 +281,7 @@ class StatelessServer:
 
     def on_notification(
         self,
-        server: StatelessServerSide,
+        server: ServerSide,
         session: Session,
         method: str,
         params: dict[str, Any] | None,
@@ -300,7 +291,7 @@ class StatelessServer:
 
     def prepare_request(
         self,
-        server: StatelessServerSide,
+        server: ServerSide,
         session: Session,
         spec: MethodSpec[Any, Any],
         params: dict[str, Any] | None,

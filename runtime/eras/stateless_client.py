@@ -10,7 +10,8 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from mcpbind.generated._support import Direction, MethodSpec, RequestOptions
+from mcpbind.generated.names import TOOLS_CALL, TOOLS_LIST
+from mcpbind.generated.support import Direction, MethodSpec, RequestOptions
 from mcpbind.runtime.core.bindings import Bindings, dump, validator
 from mcpbind.runtime.core.errors import (
     HEADER_MISMATCH,
@@ -43,8 +44,8 @@ __all__ = ["StatelessClient"]
 
 logger = logging.getLogger("mcpbind.runtime")
 
-_TOOLS_LIST = "tools/list"
-_TOOLS_CALL = "tools/call"
+_TOOLS_LIST = TOOLS_LIST
+_TOOLS_CALL = TOOLS_CALL
 
 
 def _legacy_sign(error: McpError) -> bool:

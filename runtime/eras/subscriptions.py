@@ -16,6 +16,17 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
+from mcpbind.generated.names import (
+    META_SUBSCRIPTION_ID,
+    NOTIFICATIONS_PROMPTS_LIST_CHANGED,
+    NOTIFICATIONS_RESOURCES_LIST_CHANGED,
+    NOTIFICATIONS_RESOURCES_UPDATED,
+    NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED,
+    NOTIFICATIONS_TOOLS_LIST_CHANGED,
+    RESOURCES_SUBSCRIBE,
+    RESOURCES_UNSUBSCRIBE,
+    SUBSCRIPTIONS_LISTEN,
+)
 from mcpbind.runtime.core.capabilities import has_capability
 from mcpbind.runtime.core.errors import INVALID_REQUEST, McpError
 from mcpbind.runtime.core.routing import Route
@@ -35,15 +46,15 @@ __all__ = [
     "Subscriptions",
 ]
 
-SUBSCRIPTION_ID: Final = "io.modelcontextprotocol/subscriptionId"
-LISTEN: Final = "subscriptions/listen"
-ACKNOWLEDGED: Final = "notifications/subscriptions/acknowledged"
-TOOLS_CHANGED: Final = "notifications/tools/list_changed"
-PROMPTS_CHANGED: Final = "notifications/prompts/list_changed"
-RESOURCES_CHANGED: Final = "notifications/resources/list_changed"
-RESOURCE_UPDATED: Final = "notifications/resources/updated"
-SUBSCRIBE: Final = "resources/subscribe"
-UNSUBSCRIBE: Final = "resources/unsubscribe"
+SUBSCRIPTION_ID: Final = META_SUBSCRIPTION_ID
+LISTEN: Final = SUBSCRIPTIONS_LISTEN
+ACKNOWLEDGED: Final = NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED
+TOOLS_CHANGED: Final = NOTIFICATIONS_TOOLS_LIST_CHANGED
+PROMPTS_CHANGED: Final = NOTIFICATIONS_PROMPTS_LIST_CHANGED
+RESOURCES_CHANGED: Final = NOTIFICATIONS_RESOURCES_LIST_CHANGED
+RESOURCE_UPDATED: Final = NOTIFICATIONS_RESOURCES_UPDATED
+SUBSCRIBE: Final = RESOURCES_SUBSCRIBE
+UNSUBSCRIBE: Final = RESOURCES_UNSUBSCRIBE
 URIS: Final = "resourceSubscriptions"
 #: Filter flag -> the notification it asks for, and the server capability that offers it.
 FLAGS: Final = {

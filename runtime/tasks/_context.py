@@ -11,14 +11,15 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, Final, TypeVar
 
-from mcpbind.generated._support import MCPModel, MethodSpec, NotificationSpec, RequestOptions
+from mcpbind.generated.names import META_RELATED_TASK
+from mcpbind.generated.support import MCPModel, MethodSpec, NotificationSpec, RequestOptions
 from mcpbind.runtime.core.bindings import dump
 from mcpbind.runtime.core.context import RequestContext, RequestId
 
 __all__ = ["RELATED_TASK", "TaskRequestContext", "TaskSender", "related", "task_context"]
 
 ResultT = TypeVar("ResultT")
-RELATED_TASK: Final = "io.modelcontextprotocol/related-task"
+RELATED_TASK: Final = META_RELATED_TASK
 
 
 def related(data: dict[str, Any] | None, task_id: str) -> dict[str, Any]:

@@ -31,7 +31,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import anyio
-from mcpbind.generated._support import Direction, MCPModel, MethodSpec, RequestOptions
+from mcpbind.generated.names import TOOLS_CALL
+from mcpbind.generated.support import Direction, MCPModel, MethodSpec, RequestOptions
 from mcpbind.runtime.core.bindings import dump, validator
 from mcpbind.runtime.core.capabilities import has_capability
 from mcpbind.runtime.core.context import RequestContext, RequestId
@@ -70,7 +71,7 @@ if TYPE_CHECKING:
 __all__ = ["ExtensionTaskContext", "TasksExtension", "missing_extension", "start_task"]
 
 ResultT = TypeVar("ResultT")
-_TOOLS_CALL: Final = "tools/call"
+_TOOLS_CALL: Final = TOOLS_CALL
 _TASK_TOOLS: Final = frozenset({"optional", "required"})
 
 

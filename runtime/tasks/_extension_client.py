@@ -17,11 +17,11 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
-from mcpbind.generated._support import Direction, MethodSpec, RequestOptions
+from mcpbind.generated.names import META_CLIENT_CAPABILITIES as CLIENT_CAPABILITIES, TOOLS_CALL
+from mcpbind.generated.support import Direction, MethodSpec, RequestOptions
 from mcpbind.runtime.core.bindings import dump, validator
 from mcpbind.runtime.core.capabilities import merge
 from mcpbind.runtime.core.errors import CapabilityError, InvalidResultError, McpError
-from mcpbind.runtime.core.meta_keys import CLIENT_CAPABILITIES
 from pydantic import ValidationError
 
 from ._manager import CANCELLED_ERROR
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ExtensionTaskHandle", "call_tool_with_tasks"]
 
-_TOOLS_CALL: Final = "tools/call"
+_TOOLS_CALL: Final = TOOLS_CALL
 _OPT_IN: Final[dict[str, Any]] = {"extensions": {TASKS_EXTENSION: {}}}
 _DEFAULT_POLL_MS: Final = 500
 

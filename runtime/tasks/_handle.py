@@ -16,7 +16,14 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import anyio
-from mcpbind.generated._support import MethodSpec, ProgressCallback, RequestOptions
+from mcpbind.generated.names import (
+    NOTIFICATIONS_PROGRESS,
+    TASKS_CANCEL,
+    TASKS_GET,
+    TASKS_RESULT,
+    TOOLS_CALL,
+)
+from mcpbind.generated.support import MethodSpec, ProgressCallback, RequestOptions
 from mcpbind.runtime.core.bindings import dump, validator
 from mcpbind.runtime.core.capabilities import has_capability
 from mcpbind.runtime.core.context import RelatedSender, RequestContext
@@ -32,7 +39,7 @@ if TYPE_CHECKING:
 __all__ = ["TaskHandle", "call_as_task", "call_tool_as_task"]
 
 R = TypeVar("R")
-_PROGRESS = "notifications/progress"
+_PROGRESS = NOTIFICATIONS_PROGRESS
 _tokens = itertools.count(1)
 #: Per endpoint: progress token -> the callback of the task that was given it.
 _listeners: weakref.WeakKeyDictionary[Registry, dict[str, ProgressCallback]] = (
@@ -98,7 +105,7 @@ class TaskHandle(Generic[R]):
 
     async def status(self) -> dict[str, Any]:
         """``tasks/get``: the task's current state (``status``, ``pollInterval``...)."""
-        got = await self._sender.send_request(self._spec("tasks/get"), {"taskId": self.task_id})
+        got = await self._sender.send_request(self._spec(TASKS_GET), {"taskId": self.task_id})
         self.task = dump(got)
         return self.task
 
@@ -111,7 +118,7 @@ class TaskHandle(Generic[R]):
                 await anyio.sleep((self.task.get("pollInterval") or 1000) / 1000)
                 await self.status()
             raw = await self._sender.send_request(
-                self._spec("tasks/result"), {"taskId": self.task_id}, _NO_TIMEOUT
+                self._spec(TASKS_RESULT), {"taskId": self.task_id}, _NO_TIMEOUT
             )
         finally:
             if self._progress is not None:
@@ -122,7 +129,7 @@ class TaskHandle(Generic[R]):
     async def cancel(self) -> dict[str, Any]:
         """``tasks/cancel``: the task's state, now ``cancelled`` (an already terminal task is
         the receiver's -32602)."""
-        got = await self._sender.send_request(self._spec("tasks/cancel"), {"taskId": self.task_id})
+        got = await self._sender.send_request(self._spec(TASKS_CANCEL), {"taskId": self.task_id})
         self.task = dump(got)
         if self._progress is not None:
             _forget(*self._progress)
@@ -189,4 +196,4 @@ async def call_tool_as_task(
     params: dict[str, Any] = {"name": name}
     if arguments is not None:
         params["arguments"] = dict(arguments)
-    return await call_as_task(via, "tools/call", params, ttl=ttl, progress=progress)
+    return await call_as_task(via, TOOLS_CALL, params, ttl=ttl, progress=progress)

@@ -18,6 +18,13 @@ from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
 
 import anyio
 from mcpbind.generated import ERAS
+from mcpbind.generated.names import (
+    ELICITATION_CREATE,
+    NOTIFICATIONS_TASKS_STATUS,
+    SAMPLING_CREATEMESSAGE,
+    TASKS_GET,
+    TOOLS_CALL,
+)
 from mcpbind.runtime.core.context import RequestContext
 from mcpbind.runtime.core.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, McpError
 from mcpbind.runtime.core.routing import Route
@@ -39,12 +46,12 @@ __all__ = ["CANCELLED_ERROR", "TaskDirectory", "TaskSupport", "ToolTaskSupport"]
 ToolTaskSupport = Literal["forbidden", "optional", "required"]
 #: What ``tasks/result`` answers for a cancelled task: the request never produced a result.
 CANCELLED_ERROR: Final = -32603
-STATUS_NOTIFICATION: Final = "notifications/tasks/status"
+STATUS_NOTIFICATION: Final = NOTIFICATIONS_TASKS_STATUS
 #: Task-augmentable methods per receiving side, with their ``tasks.requests`` capability.
-_SERVER_METHODS: Final = {"tools/call": ("tools", "call")}
+_SERVER_METHODS: Final = {TOOLS_CALL: ("tools", "call")}
 _CLIENT_METHODS: Final = {
-    "sampling/createMessage": ("sampling", "createMessage"),
-    "elicitation/create": ("elicitation", "create"),
+    SAMPLING_CREATEMESSAGE: ("sampling", "createMessage"),
+    ELICITATION_CREATE: ("elicitation", "create"),
 }
 
 
@@ -100,7 +107,7 @@ class TaskSupport:
         from mcpbind.generated.v2025_11_25 import methods as m  # only when tasks are enabled
 
         self._methods = receives
-        self.local_server = "tools/call" in receives
+        self.local_server = TOOLS_CALL in receives
         endpoint.add_handler(m.TASKS_GET, self._get)
         endpoint.add_handler(m.TASKS_RESULT, self._result)
         endpoint.add_handler(m.TASKS_LIST, self._list)
@@ -114,7 +121,7 @@ class TaskSupport:
         """What to advertise under a revision: the 2025-11-25 ``tasks`` capability where the
         revision has ``tasks/*``, the extension under ``extensions`` in the stateless era
         (never a ``tasks`` member there)."""
-        if "tasks/get" in bindings.incoming_requests:
+        if TASKS_GET in bindings.incoming_requests:
             return self.capabilities
         if ERAS.get(bindings.revision) == "stateless" and self.local_server:
             # A client opts in per request instead (``call_tool_as_task``): declared for the
@@ -164,10 +171,10 @@ class TaskSupport:
         Negotiation")."""
         if method not in self._methods or route.handler is None:
             return route
-        if "tasks/get" not in session.bindings.methods:
+        if TASKS_GET not in session.bindings.methods:
             return route  # a revision without tasks: the request is served normally
         task = params.get("task") if params else None
-        if method == "tools/call":
+        if method == TOOLS_CALL:
             name = params.get("name") if params else None
             support = self.tool_support(name) if isinstance(name, str) else None
             if task is not None and support not in ("optional", "required"):
@@ -230,7 +237,7 @@ class TaskSupport:
                     error = McpError(INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")
                     await self._finish(record, "failed", None, error, error.message)
                 else:
-                    failed = method == "tools/call" and data.get("isError") is True
+                    failed = method == TOOLS_CALL and data.get("isError") is True
                     await self._finish(record, "failed" if failed else "completed", data, None)
         finally:
             self._scopes.pop(record.task_id, None)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
-from mcpbind.generated._support import MethodSpec, NotificationSpec, RequestOptions
+from mcpbind.generated.support import MethodSpec, NotificationSpec, RequestOptions
 from mcpbind.runtime.core.session import RequestContext, Session
 
 __all__ = ["Registry", "TaskClient"]

@@ -12,6 +12,14 @@ from __future__ import annotations
 
 from typing import Any, Final, Literal
 
+from mcpbind.generated.names import (
+    NOTIFICATIONS_TASKS,
+    TASKS_CANCEL,
+    TASKS_GET,
+    TASKS_LIST,
+    TASKS_RESULT,
+    TASKS_UPDATE,
+)
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
 from ._store import TaskRecord, iso_time
@@ -34,14 +42,14 @@ __all__ = [
 ]
 
 TASKS_EXTENSION: Final = "io.modelcontextprotocol/tasks"
-GET: Final = "tasks/get"
-UPDATE: Final = "tasks/update"
-CANCEL: Final = "tasks/cancel"
+GET: Final = TASKS_GET
+UPDATE: Final = TASKS_UPDATE
+CANCEL: Final = TASKS_CANCEL
 #: The methods the extension owns (its routing headers name the task: ``Mcp-Name: <taskId>``).
 METHODS: Final = frozenset({GET, UPDATE, CANCEL})
 #: The 2025-11-25 methods the extension removed: -32601 in the stateless era.
-REMOVED: Final = frozenset({"tasks/result", "tasks/list"})
-STATUS_NOTIFICATION: Final = "notifications/tasks"
+REMOVED: Final = frozenset({TASKS_RESULT, TASKS_LIST})
+STATUS_NOTIFICATION: Final = NOTIFICATIONS_TASKS
 ACK: Final = {"resultType": "complete"}
 
 TaskStatus = Literal["working", "input_required", "completed", "failed", "cancelled"]

@@ -27,7 +27,7 @@ DEFS = {
     },
 }
 
-SOURCE = """from mcpbind.generated._support import MCPModel
+SOURCE = """from mcpbind.generated.support import MCPModel
 from pydantic import Field
 
 
@@ -65,7 +65,7 @@ def test_fields_are_marked_in_the_generated_source() -> None:
     assert "extra: Annotated[bool | None, ABSENT_IF_NONE] = None" in marked
     # Nullable fields are left as they are: None there is JSON null.
     assert "data: Any | None = None" in marked and "count: int | None = None" in marked
-    assert "from mcpbind.generated._support import ABSENT_IF_NONE, MCPModel" in marked
+    assert "from mcpbind.generated.support import ABSENT_IF_NONE, MCPModel" in marked
     assert "from typing import Annotated\n" in marked
 
 

@@ -49,7 +49,7 @@ def test_generate_writes_then_check_passes(tmp_path: Path) -> None:
     out = tmp_path / "gen"
     code, msg, _ = run("generate", "2024-11-05", "--out", str(out))
     assert code == 0 and "file(s) written" in msg
-    assert (out / "v2024_11_05" / "types.py").is_file() and (out / "_support.py").is_file()
+    assert (out / "v2024_11_05" / "types.py").is_file() and (out / "support.py").is_file()
     assert run("generate", "2024-11-05", "--check", "--out", str(out))[0] == 0
     assert "0 file(s) written" in run("generate", "2024-11-05", "--out", str(out))[1]
 

@@ -23,12 +23,12 @@ def test_prepared_document_drops_coercing_formats_and_types_scalars_strictly(
     assert "format" not in doc["Resource"]["properties"]["uri"]
     assert "format" not in doc["BlobResourceContents"]["properties"]["blob"]
     progress = doc["ProgressNotificationParams"]["properties"]["progress"]
-    assert progress["x-python-type"] == "mcpbind.generated._support.JSONNumber"
+    assert progress["x-python-type"] == "mcpbind.generated.support.JSONNumber"
     assert doc["Resource"]["properties"]["uri"]["x-python-type"] == "pydantic.StrictStr"
     # A list of types becomes one member per type, each strict; a const keeps its Literal.
     assert doc["RequestId"]["anyOf"] == [
         {"type": "string", "x-python-type": "pydantic.StrictStr"},
-        {"type": "integer", "x-python-type": "mcpbind.generated._support.JSONInteger"},
+        {"type": "integer", "x-python-type": "mcpbind.generated.support.JSONInteger"},
     ]
     assert "x-python-type" not in doc["TextContent"]["properties"]["type"]
 
@@ -88,7 +88,7 @@ def test_output_is_deterministic_and_headed() -> None:
 FORWARD = '''from __future__ import annotations
 from typing import Annotated
 from pydantic import Field
-from mcpbind.generated._support import MCPModel
+from mcpbind.generated.support import MCPModel
 
 
 class Request(MCPModel):
@@ -119,7 +119,7 @@ def test_definitions_are_put_in_dependency_order_without_rebuilds() -> None:
     assert order == [
         "from typing import Annotated",
         "from pydantic import Field",
-        "from mcpbind.generated._support import MCPModel",
+        "from mcpbind.generated.support import MCPModel",
         "class Meta",
         "class Params",
         "class Request",
@@ -132,7 +132,7 @@ def test_definitions_are_put_in_dependency_order_without_rebuilds() -> None:
 
 CYCLE = """from typing import Annotated
 from pydantic import Field
-from mcpbind.generated._support import MCPModel
+from mcpbind.generated.support import MCPModel
 
 
 class Node(MCPModel):

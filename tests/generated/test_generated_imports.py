@@ -14,7 +14,7 @@ from typing import Any
 import mcpbind.generated
 import pytest
 from generated_helpers import REVISIONS, ir_of
-from mcpbind.generated._support import MethodSpec, NotificationSpec
+from mcpbind.generated.support import MethodSpec, NotificationSpec
 from pydantic import BaseModel, TypeAdapter
 
 MODULES = ("types", "methods", "client", "server")

@@ -17,7 +17,7 @@ from mcpbind import generated
 from pydantic import BaseModel
 from runtime_helpers import REPO_ROOT
 
-HEAVY = ("anyio", "asyncio", "pydantic", "mcpbind.generated._support")
+HEAVY = ("anyio", "asyncio", "pydantic", "mcpbind.generated.support")
 HTTP = (
     "mcpbind.runtime.http",
     "mcpbind.runtime.transports.http",

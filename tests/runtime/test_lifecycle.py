@@ -202,7 +202,7 @@ async def test_client_capabilities_follow_its_handlers() -> None:
 
 
 def test_server_capabilities_follow_handlers_and_schema_shapes() -> None:
-    from mcpbind.generated._support import Direction
+    from mcpbind.generated.support import Direction
     from mcpbind.runtime.core.bindings import Bindings
 
     server = Server("caps", capabilities={"resources": {"listChanged": True}})

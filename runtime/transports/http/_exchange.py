@@ -16,6 +16,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 import anyio
+from mcpbind.generated.names import INITIALIZE, SUBSCRIPTIONS_LISTEN
 from mcpbind.runtime.core import jsonrpc as rpc
 from mcpbind.runtime.core.bounded import remember
 from mcpbind.runtime.core.errors import INVALID_REQUEST
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
 __all__ = ["LISTEN", "accepted", "exchange", "per_request", "poolable", "pooled"]
 
 #: The long-running request of the stateless era whose answer is always an SSE stream.
-LISTEN = "subscriptions/listen"
+LISTEN = SUBSCRIPTIONS_LISTEN
 _COMPLETE = "complete"
 #: The kinds of result after which nothing of the request runs on.
 _FINAL = frozenset({_COMPLETE, "input_required"})
@@ -102,7 +103,7 @@ async def exchange(
         )
         return None
     version = headers.get(PROTOCOL_VERSION)
-    if version is None and messages[0].get("method") == "initialize":
+    if version is None and messages[0].get("method") == INITIALIZE:
         params = messages[0].get("params")
         version = params.get("protocolVersion") if type(params) is dict else None
     mode = initial_mode(owner, headers.get("accept"), modern and messages[0]["method"] == LISTEN)

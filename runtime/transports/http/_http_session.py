@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import anyio
+from mcpbind.generated.names import NOTIFICATIONS_CANCELLED
 from mcpbind.runtime.core import jsonrpc as rpc
 from mcpbind.runtime.core.access_token import AccessToken
 from mcpbind.runtime.core.revisions import ASSUME_INITIALIZED
@@ -377,7 +378,7 @@ class HttpSession:
     async def deliver(self, messages: Sequence[Any], context: HttpRequestContext) -> None:
         """Hand client messages to the session; a cancellation also settles its stream."""
         for message in messages:
-            if message.get("method") == "notifications/cancelled":
+            if message.get("method") == NOTIFICATIONS_CANCELLED:
                 params = message.get("params")
                 self._abandon(params.get("requestId") if type(params) is dict else None)
             await self.inbox.put(Envelope(message, context))

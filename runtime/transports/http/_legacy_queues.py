@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import anyio
+from mcpbind.generated.names import NOTIFICATIONS_CANCELLED
 from mcpbind.runtime.core.transport import Envelope
 
 from .common import encode_event
@@ -92,7 +93,7 @@ class Answers:
             if request_id is not None and type(request_id) in (int, str):
                 held.unanswered += 1
                 self._waiting.setdefault(request_id, deque()).append(held)
-            elif method == "notifications/cancelled":
+            elif method == NOTIFICATIONS_CANCELLED:
                 params = item.get("params")
                 if type(params) is dict:
                     self.answered(params.get("requestId"))

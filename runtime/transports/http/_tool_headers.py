@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
 import anyio
-from mcpbind.runtime.core.meta_keys import CLIENT_CAPABILITIES
+from mcpbind.generated.names import META_CLIENT_CAPABILITIES as CLIENT_CAPABILITIES, TOOLS_LIST
 from mcpbind.runtime.core.transport import Connection, Envelope, take
 from mcpbind.runtime.transports.memory import memory_pair
 
@@ -98,7 +98,7 @@ async def _request(
     params: dict[str, Any] = {"_meta": {META_VERSION: revision, CLIENT_CAPABILITIES: {}}}
     if cursor:
         params["cursor"] = cursor
-    message = {"jsonrpc": "2.0", "id": request_id, "method": "tools/list", "params": params}
+    message = {"jsonrpc": "2.0", "id": request_id, "method": TOOLS_LIST, "params": params}
     await connection.outgoing.send(Envelope(message))
     while True:
         reply = (await take(connection.incoming)).message

@@ -18,8 +18,11 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any, Final
 
+from mcpbind.generated.names import (
+    META_CLIENT_CAPABILITIES as CLIENT_CAPABILITIES,
+    META_PROTOCOL_VERSION as META_VERSION,
+)
 from mcpbind.runtime.core.errors import HEADER_MISMATCH, INVALID_PARAMS
-from mcpbind.runtime.core.meta_keys import CLIENT_CAPABILITIES, PROTOCOL_VERSION as META_VERSION
 from mcpbind.runtime.core.request_headers import (
     NAME_SOURCES,
     SENTINEL_END,

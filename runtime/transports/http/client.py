@@ -45,6 +45,7 @@ import anyio
 import httpx
 from anyio.abc import TaskGroup, TaskStatus
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from mcpbind.generated.names import INITIALIZE, NOTIFICATIONS_CANCELLED, NOTIFICATIONS_INITIALIZED
 from mcpbind.runtime.core import jsonrpc as rpc
 from mcpbind.runtime.core.errors import METHOD_NOT_FOUND
 from mcpbind.runtime.core.request_headers import REQUEST_HEADERS, standard_headers
@@ -101,7 +102,7 @@ class _StreamableClient(StreamReader):
         request_id = request_id_of(message)
         if self.legacy is not None:
             await self._post_legacy(message, request_id)
-        elif request_id is not None and message.get("method") != "initialize":
+        elif request_id is not None and message.get("method") != INITIALIZE:
             if self.poster is not None:
                 self._spawn_native(message, request_id)
             else:
@@ -112,10 +113,10 @@ class _StreamableClient(StreamReader):
             method = message.get("method") if type(message) is dict else None
             if request_id is not None:
                 self._initialize_id = request_id
-            if method == "notifications/cancelled" and self._cancel_reader(message):
+            if method == NOTIFICATIONS_CANCELLED and self._cancel_reader(message):
                 return
             await self._post(message, request_id)
-            if method == "notifications/initialized":
+            if method == NOTIFICATIONS_INITIALIZED:
                 await self._start_get_stream()
 
     def post_at_once(self, envelope: Envelope) -> bool:
@@ -125,7 +126,7 @@ class _StreamableClient(StreamReader):
         if self.poster is None or self.legacy is not None or type(message) is not dict:
             return False
         request_id = request_id_of(message)
-        if request_id is None or message.get("method") == "initialize":
+        if request_id is None or message.get("method") == INITIALIZE:
             return False
         self._spawn_native(message, request_id)
         return True

@@ -50,6 +50,7 @@ from typing import Any, Final
 
 import anyio
 from anyio.abc import TaskGroup
+from mcpbind.generated.names import INITIALIZE, TOOLS_CALL
 from mcpbind.runtime.core.errors import INVALID_REQUEST, UNSUPPORTED_PROTOCOL_VERSION
 from mcpbind.runtime.core.logsafe import printable
 from mcpbind.runtime.core.revisions import STATELESS_REVISIONS
@@ -379,7 +380,7 @@ class StreamableHTTPServer:
         if version in STATELESS_REVISIONS or (not batch and meta_version(messages[0]) is not None):
             await self._post_modern(scope, receive, send, headers, messages, batch, version)
             return
-        initialize = any(m.get("method") == "initialize" and "id" in m for m in messages)
+        initialize = any(m.get("method") == INITIALIZE and "id" in m for m in messages)
         if initialize and len(messages) > 1:
             await error(
                 send, 400, INVALID_REQUEST, "Invalid Request: initialize must not be batched"
@@ -462,7 +463,7 @@ class StreamableHTTPServer:
         ):
             await self._check_version(send, version, request_id, stateless_only=True)
             return
-        if refusal is None and method == "tools/call":
+        if refusal is None and method == TOOLS_CALL:
             params = message.get("params")
             name = params.get("name") if type(params) is dict else None
             if type(name) is str and version is not None:

@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 from mcpbind.generated import v2026_07_28
-from mcpbind.generated._support import Direction
+from mcpbind.generated.support import Direction
 from mcpbind.runtime import Client, RequestContext, Server
 from mcpbind.runtime.core.bindings import Bindings
 from mcpbind.runtime.http import StreamableHTTPServer, serving, streamable_http_client

@@ -11,7 +11,7 @@ from typing import Any
 
 import anyio
 import pytest
-from mcpbind.generated._support import MethodSpec
+from mcpbind.generated.support import MethodSpec
 from mcpbind.generated.v2025_11_25 import methods, types
 from mcpbind.runtime import Client, McpError, RequestContext, StdioParameters
 from mcpbind.runtime.http import serving, streamable_http_client

@@ -1,7 +1,11 @@
+# The source of ``mcpbind.generated.support``. ``mcpbind generate`` copies this file byte for byte
+# from ``codegen/emit/support.py`` to ``generated/support.py``: edit it here (where ruff, mypy and
+# pyright check it), then regenerate; an edit of the copy is drift (``mcpbind generate --check``).
 """What every generated revision shares: the model base class and the method-table types.
 
-The runtime (``mcpbind.runtime``) implements ``RequestSender`` and reads ``MethodSpec`` tables;
-nothing here depends on the runtime, so the bindings can be used on their own.
+Import it as ``mcpbind.generated.support``. The runtime (``mcpbind.runtime``) implements
+``RequestSender`` and reads ``MethodSpec`` tables; nothing here depends on the runtime, so the
+bindings can be used on their own.
 """
 
 from __future__ import annotations
@@ -52,7 +56,9 @@ __all__ = [
 
 def _integral(value: float) -> int:
     if not value.is_integer():
-        raise PydanticCustomError("int_from_float", "Input should be a valid integer, got a number with a fractional part")
+        raise PydanticCustomError(
+            "int_from_float", "Input should be a valid integer, got a number with a fractional part"
+        )
     return int(value)
 
 
@@ -61,7 +67,9 @@ class _Integer:
     alike), so ``1e20`` and ``1.0`` are integers and become the ``int`` they equal; ``true`` and
     ``"1"`` are not. Any size: JSON sets no bound, and Python's ``int`` has none."""
 
-    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
         return core_schema.union_schema(
             [
                 core_schema.int_schema(strict=True),
@@ -78,9 +86,14 @@ class _Number:
     """JSON Schema's ``number``: an integer stays an ``int`` (``50`` is not re-sent as ``50.0``),
     a fraction a ``float``; no bool, no string, and no infinity or NaN (JSON has neither)."""
 
-    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
         return core_schema.union_schema(
-            [core_schema.int_schema(strict=True), core_schema.float_schema(strict=True, allow_inf_nan=False)],
+            [
+                core_schema.int_schema(strict=True),
+                core_schema.float_schema(strict=True, allow_inf_nan=False),
+            ],
             mode="left_to_right",
             custom_error_type="float_type",
         )
@@ -159,7 +172,9 @@ class MCPModel(BaseModel):
             if get_origin(info.annotation) is not Literal or len(args) != 1:
                 continue
             key = info.alias or name
-            if info.default == args[0] or (info.default is PydanticUndefined and inherited.get(key) == args[0]):
+            if info.default == args[0] or (
+                info.default is PydanticUndefined and inherited.get(key) == args[0]
+            ):
                 # Required to the validator; the class keeps its default for type checkers and
                 # the constructor fills it in. The class is not built yet (``defer_build``).
                 info.default = PydanticUndefined
@@ -210,7 +225,7 @@ class MethodSpec(Generic[ParamsT, ResultT]):
     params_required: bool
     result_type: Any
     result_link: str
-    capabilities: Mapping[Direction, str] = field(default_factory=dict, hash=False)
+    capabilities: Mapping[Direction, str] = field(default_factory=dict[Direction, str], hash=False)
     lifecycle: bool = False
     page_items: str | None = None
     task_result_type: Any = None
@@ -291,5 +306,10 @@ class Revision(Generic[ClientStubT, ServerStubT, ImplementationT, ServerCapabili
     server_stub: Callable[[RequestSender], ServerStubT]
     implementation: type[ImplementationT]
     server_capabilities: type[ServerCapabilitiesT]
-    methods: Mapping[str, MethodSpec[Any, Any]] = field(default_factory=dict, hash=False)
-    notifications: Mapping[str, NotificationSpec[Any]] = field(default_factory=dict, hash=False)
+    # The factories are parametrised so that strict checkers know the empty tables' types.
+    methods: Mapping[str, MethodSpec[Any, Any]] = field(
+        default_factory=dict[str, MethodSpec[Any, Any]], hash=False
+    )
+    notifications: Mapping[str, NotificationSpec[Any]] = field(
+        default_factory=dict[str, NotificationSpec[Any]], hash=False
+    )
