@@ -171,7 +171,9 @@ class Page:
     def env(self) -> dict[str, str]:
         env = dict(os.environ)
         env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-        env.pop("PYTHONPATH", None)
+        # Only the checkout (tests/conftest.py puts it first, so commands run the code as edited),
+        # none of the test helpers' folders.
+        env["PYTHONPATH"] = str(REPO_ROOT)
         return env
 
 

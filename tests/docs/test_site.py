@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -23,9 +24,9 @@ PUBLIC_MODULES = (
     "mcpbind.runtime",
     "mcpbind.runtime.app",
     "mcpbind.runtime.http",
-    "mcpbind.runtime.http.auth",
-    "mcpbind.runtime.http.auth.server",
-    "mcpbind.runtime.http.cluster",
+    "mcpbind.runtime.auth",
+    "mcpbind.runtime.auth.server",
+    "mcpbind.runtime.cluster",
     "mcpbind.runtime.tasks",
     "mcpbind.generated.v2025_11_25",
 )
@@ -112,6 +113,8 @@ def _small_site(tmp_path: Path, page: str) -> Path:
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "index.md").write_text(page, encoding="utf-8")
+    # The griffe extension the reference uses, where the configuration names it.
+    shutil.copytree(REPO_ROOT / "docs" / "_ext", docs / "_ext")
     config["nav"] = [{"Home": "index.md"}]
     path = tmp_path / "mkdocs.yml"
     path.write_text(json.dumps(config), encoding="utf-8")  # JSON is YAML too

@@ -201,8 +201,9 @@ class StreamableHTTPServer:
     async def run(self) -> AsyncIterator[StreamableHTTPServer]:
         """Host the sessions (and the idle reaper) while open; ends every session on exit.
 
-        The ASGI lifespan calls this; call it yourself when mounting the app in a framework
-        whose lifespan does not reach it (``lifespan=lambda app: server.run()``).
+        The ASGI lifespan calls this; enter it yourself from the lifespan of a framework the app
+        is mounted in, whose lifespan does not reach it (Starlette wants a lifespan that yields
+        nothing: ``async with server.run(): yield``).
         """
         reaper = anyio.CancelScope()
         async with anyio.create_task_group() as tg:
