@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from typing import Any, Final, NamedTuple, Protocol, get_args
+from typing import Any, Final, NamedTuple, get_args
 
 from mcpbind import generated
 from mcpbind.generated._support import Direction, MethodSpec
@@ -37,12 +37,13 @@ from mcpbind.runtime.core.meta_keys import (
     SERVER_INFO,
 )
 from mcpbind.runtime.core.revisions import STATELESS_REVISIONS
+from mcpbind.runtime.core.routing import OutgoingCall
 from mcpbind.runtime.core.session import RequestContext, Route, Session
 from pydantic import BaseModel, ValidationError
 
-from .input_required import RequestStateKeeper, input_result_type, with_input_rounds
+from .input_required import input_result_type, with_input_rounds
 from .lifecycle import HandshakeServer, ServerSide, era_revisions
-from .subscriptions import LISTEN, Subscriptions
+from .subscriptions import LISTEN
 
 __all__ = [
     "CLIENT_CAPABILITIES",
@@ -106,17 +107,6 @@ def _implementation(bindings: Bindings, data: Any) -> Any:
         return None
 
 
-class StatelessServerSide(ServerSide, Protocol):
-    """What the stateless era reads of its ``Server`` besides a lifecycle's usual: the keeper of
-    sealed request state, and the ``subscriptions/listen`` streams."""
-
-    @property
-    def request_state(self) -> RequestStateKeeper: ...
-
-    @property
-    def subscriptions(self) -> Subscriptions: ...
-
-
 class StatelessServer:
     """Serves stateless-era requests, and (with ``legacy``) handshake-era sessions too.
 
@@ -164,7 +154,7 @@ class StatelessServer:
 
     def gate(
         self,
-        server: StatelessServerSide,
+        server: ServerSide,
         session: Session,
         method: str,
         params: dict[str, Any] | None,
@@ -265,7 +255,7 @@ class StatelessServer:
             found = remember(self._infos, key, _implementation(bindings, data), _MAX_INFOS)
         return found
 
-    def _listen_route(self, server: StatelessServerSide, bindings: Bindings) -> Route:
+    def _listen_route(self, server: ServerSide, bindings: Bindings) -> Route:
         """The built-in ``subscriptions/listen``: a stream of the server's change notifications."""
         capabilities = server.capabilities_for(bindings)
 
@@ -275,7 +265,7 @@ class StatelessServer:
 
         return Route(bindings.methods[LISTEN], listen)
 
-    def _discover(self, server: StatelessServerSide, bindings: Bindings) -> Any:
+    def _discover(self, server: ServerSide, bindings: Bindings) -> Any:
         result: dict[str, Any] = {
             "resultType": _COMPLETE,
             "supportedVersions": self.all_supported,
@@ -290,7 +280,7 @@ class StatelessServer:
 
     def on_notification(
         self,
-        server: StatelessServerSide,
+        server: ServerSide,
         session: Session,
         method: str,
         params: dict[str, Any] | None,
@@ -298,17 +288,12 @@ class StatelessServer:
         if session.peer.era == _LEGACY and self.legacy is not None:
             self.legacy.on_notification(server, session, method, params)
 
-    def prepare_request(
-        self,
-        server: StatelessServerSide,
-        session: Session,
-        spec: MethodSpec[Any, Any],
-        params: dict[str, Any] | None,
-    ) -> dict[str, Any] | None:
-        if session.peer.era == _LEGACY and self.legacy is not None:
-            return self.legacy.prepare_request(server, session, spec, params)
+    def prepare_call(self, server: ServerSide, call: OutgoingCall) -> None:
+        if call.session.peer.era == _LEGACY and self.legacy is not None:
+            self.legacy.prepare_call(server, call)
+            return
         raise CapabilityError(
-            f"{spec.method!r} not sent: in the stateless era a server sends no requests; only "
+            f"{call.spec.method!r} not sent: in the stateless era a server sends no requests; only "
             "a handler whose result may be an InputRequiredResult (tools/call, prompts/get, "
             "resources/read) can ask the client, through its context.peer"
         )

@@ -23,6 +23,7 @@ from mcpbind.runtime.core.errors import (
 )
 from mcpbind.runtime.core.request_headers import REQUEST_HEADERS, HeaderHook, ToolHeaders
 from mcpbind.runtime.core.revisions import MODERN_ERRORS
+from mcpbind.runtime.core.routing import OutgoingCall
 from mcpbind.runtime.core.session import RequestContext, Session
 
 from .lifecycle import ClientSide, HandshakeClient, check_sendable, era_revisions
@@ -235,37 +236,26 @@ class StatelessClient:
             return True
         return False
 
-    def prepare_request(
-        self,
-        client: ClientSide,
-        session: Session,
-        spec: MethodSpec[Any, Any],
-        params: dict[str, Any] | None,
-    ) -> dict[str, Any] | None:
+    def prepare_call(self, client: ClientSide, call: OutgoingCall) -> None:
+        session = call.session
         if session.peer.era == _LEGACY and self.legacy is not None:
-            return self.legacy.prepare_request(client, session, spec, params)
+            self.legacy.prepare_call(client, call)
+            return
         if session.peer.phase != "operating":
-            raise CapabilityError(f"{spec.method!r} sent before server/discover completed")
-        check_sendable(session, spec, Direction.CLIENT_TO_SERVER)
-        body = dict(params) if params else {}
+            raise CapabilityError(f"{call.spec.method!r} sent before server/discover completed")
+        check_sendable(session, call.spec, Direction.CLIENT_TO_SERVER)
+        body = dict(call.body) if call.body else {}
         given = body.get("_meta")
         meta = dict(self.meta(client, session.bindings))
         if given:
             meta.update(given)  # the caller's own values win
         body["_meta"] = meta
-        return body
+        call.body = body
 
-    async def finish_request(
-        self,
-        client: ClientSide,
-        session: Session,
-        spec: MethodSpec[Any, Any],
-        body: dict[str, Any] | None,
-        raw: Any,
-        options: RequestOptions | None,
-    ) -> Any:
+    async def finish_call(self, client: ClientSide, call: OutgoingCall) -> Any:
+        spec, body = call.spec, call.body
         rounds = 0
-        raw = self._complete(spec, raw)
+        raw = self._complete(spec, call.raw)
         while type(raw) is dict and raw.get("resultType") == _INPUT_REQUIRED:
             rounds += 1
             if rounds > self.max_input_rounds:
@@ -275,19 +265,16 @@ class StatelessClient:
             retry = dict(body) if body else {}
             requests = raw.get("inputRequests")
             if requests:
-                if type(requests) is not dict:
-                    raise InvalidResultError(f"{spec.method}: inputRequests is not an object")
-                retry["inputResponses"] = {
-                    key: await self._answer(client, session, spec, key, request)
-                    for key, request in requests.items()
-                }
+                retry["inputResponses"] = await self.answer_input(
+                    client, call.session, spec.method, requests
+                )
             else:
                 retry.pop("inputResponses", None)
             if "requestState" in raw:
                 retry["requestState"] = raw["requestState"]
             else:
                 retry.pop("requestState", None)
-            raw = self._complete(spec, await session.request_raw(spec, retry, options))
+            raw = self._complete(spec, await call.session.request_raw(spec, retry, call.options))
         return raw
 
     def _complete(self, spec: MethodSpec[Any, Any], raw: Any) -> Any:
@@ -301,23 +288,30 @@ class StatelessClient:
             raw = self.tool_headers.learn(raw)
         return raw
 
+    async def answer_input(
+        self, client: ClientSide, session: Session, method: str, requests: Any
+    ) -> dict[str, Any]:
+        """The ``inputResponses`` to a result's (or a task's) ``inputRequests`` of a request
+        for ``method``: each answered by the client's own handler for the method it names."""
+        if type(requests) is not dict:
+            raise InvalidResultError(f"{method}: inputRequests is not an object")
+        return {
+            key: await self._answer(client, session, method, key, request)
+            for key, request in requests.items()
+        }
+
     async def _answer(
-        self,
-        client: ClientSide,
-        session: Session,
-        spec: MethodSpec[Any, Any],
-        key: str,
-        request: Any,
+        self, client: ClientSide, session: Session, asking: str, key: str, request: Any
     ) -> Any:
         """One input request, answered by the client's handler for its method."""
         if type(request) is not dict or type(request.get("method")) is not str:
-            raise InvalidResultError(f"{spec.method}: input request {key!r} is malformed")
+            raise InvalidResultError(f"{asking}: input request {key!r} is malformed")
         method: str = request["method"]
         params = request.get("params")
         route = client.find_route(session.bindings, method)
         if isinstance(route, McpError) or route.handler is None:
             raise CapabilityError(
-                f"{spec.method}: the server asked for {method!r} ({key!r}), "
+                f"{asking}: the server asked for {method!r} ({key!r}), "
                 "which this client has no handler for"
             )
         parsed = route.parse_params(params if type(params) is dict else None)

@@ -9,8 +9,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
-from mcpbind.generated._support import MethodSpec, NotificationSpec, RequestOptions
+from mcpbind.generated._support import MethodSpec, NotificationSpec
+from mcpbind.runtime.core.routing import OutgoingCall
 from mcpbind.runtime.core.session import RequestContext, Session
+from mcpbind.runtime.eras.lifecycle import ClientSide
 
 __all__ = ["Registry", "TaskClient"]
 
@@ -31,24 +33,16 @@ class Registry(Protocol):
     ) -> None: ...
 
 
-class TaskClient(Protocol):
-    """What calling a tool as a task reads of the ``Client`` it goes through."""
+class TaskClient(ClientSide, Protocol):
+    """What calling a tool as a task reads of the ``Client`` it goes through: a client side of
+    a lifecycle (the stateless one's ``_meta`` and input rounds read that), with its session."""
 
     @property
     def session(self) -> Session: ...
 
     @property
-    def lifecycle(self) -> Any: ...
+    def lifecycle(self) -> object: ...
 
-    def prepare_request(
-        self, session: Session, spec: MethodSpec[Any, Any], params: dict[str, Any] | None
-    ) -> dict[str, Any] | None: ...
+    def prepare_call(self, call: OutgoingCall) -> None: ...
 
-    async def finish_request(
-        self,
-        session: Session,
-        spec: MethodSpec[Any, Any],
-        body: dict[str, Any] | None,
-        raw: Any,
-        options: RequestOptions | None,
-    ) -> Any: ...
+    async def finish_call(self, call: OutgoingCall) -> Any: ...

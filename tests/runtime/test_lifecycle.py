@@ -16,6 +16,7 @@ from mcpbind.runtime import (
     ConnectionClosedError,
     HandshakeClient,
     HandshakeServer,
+    OutgoingCall,
     ProtocolVersionError,
     RequestContext,
     Server,
@@ -280,10 +281,8 @@ class NoHandshakeServer:
     ) -> None:
         return None
 
-    def prepare_request(
-        self, server: Server, session: Any, spec: Any, params: dict[str, Any] | None
-    ) -> Any:
-        return params
+    def prepare_call(self, server: Server, call: OutgoingCall) -> None:
+        return None
 
 
 class NoHandshakeClient:
@@ -293,15 +292,11 @@ class NoHandshakeClient:
         session.peer.phase = "operating"
         session.peer.capabilities = {"tools": {}}
 
-    def prepare_request(
-        self, client: Client, session: Any, spec: Any, params: dict[str, Any] | None
-    ) -> Any:
-        return {**(params or {}), "_meta": {"io.example/sent-by": "lifecycle"}}
+    def prepare_call(self, client: Client, call: OutgoingCall) -> None:
+        call.body = {**(call.body or {}), "_meta": {"io.example/sent-by": "lifecycle"}}
 
-    async def finish_request(
-        self, client: Client, session: Any, spec: Any, body: Any, raw: Any, options: Any
-    ) -> Any:
-        return raw
+    async def finish_call(self, client: Client, call: OutgoingCall) -> Any:
+        return call.raw
 
 
 async def test_a_lifecycle_is_pluggable_on_both_sides() -> None:
