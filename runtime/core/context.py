@@ -32,11 +32,19 @@ PROGRESS: Final = "notifications/progress"
 
 class Rounds(Protocol):
     """A stateless-era request's input rounds, as the context uses them (``eras.input_required``
-    has the implementation): the revision's bindings, and the sender ``peer`` calls go through."""
+    has the implementation): the revision's bindings, the sender ``peer`` calls go through, and
+    ``ask``, which the tasks extension's sender calls directly."""
 
     bindings: Bindings
 
     def sender(self, context: RequestContext[Any], key: str | None = None) -> RequestSender: ...
+
+    def ask(
+        self,
+        spec: MethodSpec[Any, Any],
+        params: MCPModel | dict[str, Any] | None,
+        key: str | None = None,
+    ) -> Any: ...
 
 
 class RequestContext(Generic[PeerT]):
