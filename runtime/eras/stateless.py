@@ -48,23 +48,28 @@ from .subscriptions import LISTEN
 __all__ = [
     "CLIENT_CAPABILITIES",
     "CLIENT_INFO",
+    "COMPLETE",
+    "DISCOVER",
+    "LEGACY",
     "PROTOCOL_VERSION",
     "SERVER_INFO",
     "STATELESS_REVISIONS",
     "UNSUPPORTED_PROTOCOL_VERSION",
     "StatelessServer",
+    "implementation",
 ]
 
-_DISCOVER = "server/discover"
+# Shared with the client side (``stateless_client.py``): the probe, the ``resultType`` of a
+# complete result, and the ``peer.era`` of a session that fell back to the handshake.
+DISCOVER = "server/discover"
 _INITIALIZE = "initialize"
-_INPUT_REQUIRED = "input_required"
-_COMPLETE = "complete"
-_LEGACY = "handshake"
-_RESULT_STAMP: Final = {"resultType": _COMPLETE}
+COMPLETE = "complete"
+LEGACY = "handshake"
+_RESULT_STAMP: Final = {"resultType": COMPLETE}
 #: What a handler written for a handshake revision cannot know it must say, with the value the
 #: spec gives an absent one: ``ttlMs`` 0 is "immediately stale" (caching.md), and ``private``
 #: the cautious scope. Stamped only where the served result has the member.
-_NEUTRAL: Final = {"resultType": _COMPLETE, "ttlMs": 0, "cacheScope": "private"}
+_NEUTRAL: Final = {"resultType": COMPLETE, "ttlMs": 0, "cacheScope": "private"}
 
 
 @functools.cache
@@ -96,7 +101,7 @@ _MISSING: Final = object()
 _MAX_INFOS: Final = 256
 
 
-def _implementation(bindings: Bindings, data: Any) -> Any:
+def implementation(bindings: Bindings, data: Any) -> Any:
     """The peer's self-description as the revision's ``Implementation``, like the handshake's;
     None if absent or malformed (it is for display only, never a reason to refuse)."""
     if data is None:
@@ -149,7 +154,7 @@ class StatelessServer:
         if generated.ERAS.get(revision) == "stateless":
             session.peer.era = "stateless"
         elif self.legacy is not None:
-            session.peer.era = _LEGACY
+            session.peer.era = LEGACY
             self.legacy.assume_initialized(session, revision)
 
     def gate(
@@ -159,7 +164,7 @@ class StatelessServer:
         method: str,
         params: dict[str, Any] | None,
     ) -> Route | McpError | None:
-        if session.peer.era == _LEGACY:
+        if session.peer.era == LEGACY:
             assert self.legacy is not None
             return self.legacy.gate(server, session, method, params)
         meta = params.get("_meta") if params else None
@@ -171,7 +176,7 @@ class StatelessServer:
             and session.peer.era is None
         ):
             if method == _INITIALIZE:
-                session.peer.era = _LEGACY
+                session.peer.era = LEGACY
             return self.legacy.gate(server, session, method, params)
         if method == _INITIALIZE:
             # Not a method of this era (-32601), but the message names the versions served:
@@ -205,7 +210,7 @@ class StatelessServer:
         peer.capabilities = meta[CLIENT_CAPABILITIES]
         info = meta.get(CLIENT_INFO)
         peer.info = self._client_info(bindings, info) if info is not None else None
-        if method == _DISCOVER:
+        if method == DISCOVER:
 
             async def discover(params: Any, context: RequestContext) -> Any:
                 return self._discover(server, bindings)
@@ -244,15 +249,15 @@ class StatelessServer:
         return plan
 
     def _client_info(self, bindings: Bindings, data: Any) -> Any:
-        """``_implementation`` of a client's ``clientInfo``, kept for the exact flat values a
+        """``implementation`` of a client's ``clientInfo``, kept for the exact flat values a
         client repeats on every request (anything nested, or new, is validated afresh)."""
         try:
             key = (bindings.revision, *data.items())
             found = self._infos.get(key, _MISSING)
         except (AttributeError, TypeError):  # not a dict, or unhashable values
-            return _implementation(bindings, data)
+            return implementation(bindings, data)
         if found is _MISSING:
-            found = remember(self._infos, key, _implementation(bindings, data), _MAX_INFOS)
+            found = remember(self._infos, key, implementation(bindings, data), _MAX_INFOS)
         return found
 
     def _listen_route(self, server: ServerSide, bindings: Bindings) -> Route:
@@ -267,7 +272,7 @@ class StatelessServer:
 
     def _discover(self, server: ServerSide, bindings: Bindings) -> Any:
         result: dict[str, Any] = {
-            "resultType": _COMPLETE,
+            "resultType": COMPLETE,
             "supportedVersions": self.all_supported,
             "capabilities": server.capabilities_for(bindings),
             "_meta": {SERVER_INFO: server.info},
@@ -276,7 +281,7 @@ class StatelessServer:
         }
         if server.instructions is not None:
             result["instructions"] = server.instructions
-        return validator(bindings.methods[_DISCOVER].result_type)(result)
+        return validator(bindings.methods[DISCOVER].result_type)(result)
 
     def on_notification(
         self,
@@ -285,11 +290,11 @@ class StatelessServer:
         method: str,
         params: dict[str, Any] | None,
     ) -> None:
-        if session.peer.era == _LEGACY and self.legacy is not None:
+        if session.peer.era == LEGACY and self.legacy is not None:
             self.legacy.on_notification(server, session, method, params)
 
     def prepare_call(self, server: ServerSide, call: OutgoingCall) -> None:
-        if call.session.peer.era == _LEGACY and self.legacy is not None:
+        if call.session.peer.era == LEGACY and self.legacy is not None:
             self.legacy.prepare_call(server, call)
             return
         raise CapabilityError(

@@ -26,18 +26,18 @@ from mcpbind.runtime.core.revisions import MODERN_ERRORS
 from mcpbind.runtime.core.routing import OutgoingCall
 from mcpbind.runtime.core.session import RequestContext, Session
 
+from .input_required import INPUT_REQUIRED
 from .lifecycle import ClientSide, HandshakeClient, check_sendable, era_revisions
 from .stateless import (
-    _COMPLETE,
-    _DISCOVER,
-    _INPUT_REQUIRED,
-    _LEGACY,
     CLIENT_CAPABILITIES,
     CLIENT_INFO,
+    COMPLETE,
+    DISCOVER,
+    LEGACY,
     PROTOCOL_VERSION,
     SERVER_INFO,
     UNSUPPORTED_PROTOCOL_VERSION,
-    _implementation,
+    implementation,
 )
 
 __all__ = ["StatelessClient"]
@@ -128,7 +128,7 @@ class StatelessClient:
         for attempt in range(2):
             bindings = Bindings.load(version, Direction.CLIENT_TO_SERVER)
             session.bindings = bindings
-            spec = bindings.methods[_DISCOVER]
+            spec = bindings.methods[DISCOVER]
             options: RequestOptions = {"timeout": self.probe_timeout}
             try:
                 raw = await session.request_raw(
@@ -171,7 +171,7 @@ class StatelessClient:
             peer.revision = version
             peer.capabilities = dump(result.capabilities)
             server_meta = dump(result.meta) if result.meta is not None else {}
-            peer.info = _implementation(bindings, server_meta.get(SERVER_INFO))
+            peer.info = implementation(bindings, server_meta.get(SERVER_INFO))
             peer.instructions = result.instructions
             peer.phase = "operating"
             return
@@ -204,7 +204,7 @@ class StatelessClient:
                 f"the server is not a stateless-era server ({why}) and this client has no "
                 "handshake fallback; disconnected"
             )
-        session.peer.era = _LEGACY
+        session.peer.era = LEGACY
         await self.legacy.open(client, session)
         logger.info(
             "the server is not a stateless-era server (%s): fell back to the handshake, "
@@ -222,7 +222,7 @@ class StatelessClient:
         ``tools/list`` is fetched again (``streamable-http.md``, "Client Behavior"). -32022: the
         server lacks this version; switch to the newest one both sides have (versioning.md).
         """
-        if session.peer.era == _LEGACY:
+        if session.peer.era == LEGACY:
             return False
         if error.code == HEADER_MISMATCH and spec.method == _TOOLS_CALL and self.on_http:
             await client.list_tools()
@@ -238,7 +238,7 @@ class StatelessClient:
 
     def prepare_call(self, client: ClientSide, call: OutgoingCall) -> None:
         session = call.session
-        if session.peer.era == _LEGACY and self.legacy is not None:
+        if session.peer.era == LEGACY and self.legacy is not None:
             self.legacy.prepare_call(client, call)
             return
         if session.peer.phase != "operating":
@@ -256,7 +256,7 @@ class StatelessClient:
         spec, body = call.spec, call.body
         rounds = 0
         raw = self._complete(spec, call.raw)
-        while type(raw) is dict and raw.get("resultType") == _INPUT_REQUIRED:
+        while type(raw) is dict and raw.get("resultType") == INPUT_REQUIRED:
             rounds += 1
             if rounds > self.max_input_rounds:
                 raise InvalidResultError(
@@ -283,7 +283,7 @@ class StatelessClient:
         if type(raw) is not dict:
             return raw
         if "resultType" not in raw:
-            raw = {**raw, "resultType": _COMPLETE}
+            raw = {**raw, "resultType": COMPLETE}
         if self.on_http and spec.method == _TOOLS_LIST:
             raw = self.tool_headers.learn(raw)
         return raw
