@@ -146,6 +146,7 @@ def _result_type(spec: MethodSpec[Any, Any], params: dict[str, Any] | None) -> A
     return spec.result_type
 
 
+@dataclass(slots=True)
 class OutgoingCall:
     """One request this side sends, made once by ``Session.send_request`` and handed whole to
     its owner and lifecycle: checked and completed before it goes (``body`` may be replaced),
@@ -153,20 +154,11 @@ class OutgoingCall:
     with a request for input, and need more rounds)."""
 
     # Slotted, and no more than these: one of these is made for every request sent.
-    __slots__ = ("body", "options", "raw", "session", "spec")
-
-    def __init__(
-        self,
-        session: Session,
-        spec: MethodSpec[Any, Any],
-        body: dict[str, Any] | None,
-        options: RequestOptions | None,
-    ) -> None:
-        self.session = session
-        self.spec = spec
-        self.body = body
-        self.options = options
-        self.raw: Any = None
+    session: Session
+    spec: MethodSpec[Any, Any]
+    body: dict[str, Any] | None
+    options: RequestOptions | None
+    raw: Any = None
 
 
 class Router(Protocol):
