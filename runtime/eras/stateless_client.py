@@ -252,6 +252,14 @@ class StatelessClient:
         body["_meta"] = meta
         call.body = body
 
+    async def send(self, client: ClientSide, call: OutgoingCall) -> Any:
+        """Send ``call`` as ``Session.send_request`` does (prepared, sent, its input rounds
+        answered), short of validating the final raw result it returns: for a caller whose
+        answer may take another form (the tasks extension's ``tools/call``: a task)."""
+        self.prepare_call(client, call)
+        call.raw = await call.session.request_raw(call.spec, call.body, call.options)
+        return await self.finish_call(client, call)
+
     async def finish_call(self, client: ClientSide, call: OutgoingCall) -> Any:
         spec, body = call.spec, call.body
         rounds = 0

@@ -192,11 +192,8 @@ async def call_tool_with_tasks(
     params: dict[str, Any] = {"name": name, "_meta": _meta(client, session)}
     if arguments is not None:
         params["arguments"] = dict(arguments)
-    # As ``Session.send_request`` sends it, but the answer may be a task, not the tool's result.
     call = OutgoingCall(session, spec, params, {"timeout": None})
-    client.prepare_call(call)
-    call.raw = await session.request_raw(spec, call.body, call.options)
-    raw = await client.finish_call(call)  # MRTR rounds first
+    raw = await _stateless(client).send(client, call)  # MRTR rounds first
     try:
         if type(raw) is dict and raw.get("resultType") == "task":
             task = dump(validator(CreateTaskResult)(raw))

@@ -7,10 +7,9 @@ import them back, and name only these protocols, which ``Client`` and ``Server``
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import Protocol, TypeVar, runtime_checkable
 
 from mcpbind.generated._support import MethodSpec, NotificationSpec
-from mcpbind.runtime.core.routing import OutgoingCall
 from mcpbind.runtime.core.session import RequestContext, Session
 from mcpbind.runtime.eras.lifecycle import ClientSide
 
@@ -35,14 +34,10 @@ class Registry(Protocol):
 
 class TaskClient(ClientSide, Protocol):
     """What calling a tool as a task reads of the ``Client`` it goes through: a client side of
-    a lifecycle (the stateless one's ``_meta`` and input rounds read that), with its session."""
+    a lifecycle (the stateless one sends the call, and reads that), its session and lifecycle."""
 
     @property
     def session(self) -> Session: ...
 
     @property
     def lifecycle(self) -> object: ...
-
-    def prepare_call(self, call: OutgoingCall) -> None: ...
-
-    async def finish_call(self, call: OutgoingCall) -> Any: ...
