@@ -18,21 +18,15 @@ from typing import Any, Final, NamedTuple, Protocol
 
 from mcpbind.runtime.core.jsonrpc import encode
 
-# The sizes and parsing are shared with the Redis store (``cluster/_redis_events.py``).
-__all__ = [
-    "EVENT_OVERHEAD",
-    "TOMBSTONES",
-    "EventStore",
-    "InMemoryEventStore",
-    "is_response",
-    "parse_event_id",
-]
+__all__ = ["EventStore", "InMemoryEventStore"]
 
 logger = logging.getLogger("mcpbind.runtime.http")
 
 #: A sequence number longer than this is not one we issued (and ``int()`` of 5,000 digits
 #: raises): such ids are unknown, not an error.
 _MAX_SEQ_DIGITS: Final = 19
+# TOMBSTONES, EVENT_OVERHEAD, is_response and parse_event_id are shared with the Redis store
+# (``cluster/_redis_events.py``), which keeps the same bounds and event ids.
 #: Streams whose events are all gone are remembered (a few bytes each) this many at most, so
 #: that resuming from them is answered "no longer available" rather than "unknown".
 TOMBSTONES: Final = 1024
