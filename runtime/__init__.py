@@ -57,6 +57,7 @@ if TYPE_CHECKING:
         HANDSHAKE_REVISIONS as HANDSHAKE_REVISIONS,
         STATELESS_REVISIONS as STATELESS_REVISIONS,
     )
+    from .core.routing import OutgoingCall as OutgoingCall
     from .core.run import run as run
     from .core.session import (
         PeerState as PeerState,

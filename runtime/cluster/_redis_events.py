@@ -28,10 +28,10 @@ import orjson
 import redis.asyncio as aioredis
 from mcpbind.runtime.core.jsonrpc import encode
 from mcpbind.runtime.transports.http.event_store import (
-    _EVENT_OVERHEAD,
-    _TOMBSTONES,
-    _is_response,
-    _parse,
+    EVENT_OVERHEAD,
+    TOMBSTONES,
+    is_response,
+    parse_event_id,
 )
 
 __all__ = ["RedisEventStore"]
@@ -114,7 +114,7 @@ class RedisEventStore:
     # -- storing ------------------------------------------------------------------------
 
     async def _store(self, stream_id: str, message: Any) -> str:
-        size = _EVENT_OVERHEAD + (len(encode(message)) if message is not None else 0)
+        size = EVENT_OVERHEAD + (len(encode(message)) if message is not None else 0)
         pipe = self.redis.pipeline(transaction=True)
         pipe.hincrby(self._meta, f"last:{stream_id}", 1)
         pipe.hincrby(self._meta, "n", 1)
@@ -123,7 +123,7 @@ class RedisEventStore:
             "m": orjson.dumps(message) if message is not None else b"",
             "t": repr(self.clock()),
             "z": str(size),
-            "p": "1" if _is_response(message) else "0",
+            "p": "1" if is_response(message) else "0",
         }
         key = self._stream(stream_id)
         ttl = int(self.expire_after * 1000)
@@ -210,11 +210,11 @@ class RedisEventStore:
 
     def _remember(self, last_event_id: str, reason: str) -> None:
         self._reasons[last_event_id] = reason
-        while len(self._reasons) > _TOMBSTONES:
+        while len(self._reasons) > TOMBSTONES:
             del self._reasons[next(iter(self._reasons))]
 
     async def _replay(self, last_event_id: str) -> tuple[str, list[tuple[str, Any]]] | None:
-        parsed = _parse(last_event_id)
+        parsed = parse_event_id(last_event_id)
         if parsed is None:
             return None
         stream_id, seq = parsed

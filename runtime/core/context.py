@@ -32,9 +32,9 @@ PROGRESS: Final = NOTIFICATIONS_PROGRESS
 
 
 class Rounds(Protocol):
-    """A stateless-era request's input rounds, as the context and its users see them
-    (``eras.input_required`` has the implementation): the revision's bindings, the sender
-    ``peer`` calls go through, and ``ask``: the client's answer to a call if a retry carries it."""
+    """A stateless-era request's input rounds, as the context uses them (``eras.input_required``
+    has the implementation): the revision's bindings, the sender ``peer`` calls go through, and
+    ``ask``, which the tasks extension's sender calls directly."""
 
     bindings: Bindings
 

@@ -1,5 +1,6 @@
 """What a session asks of its owner and what it is tuned by: the per-request ``Route``, the
-``Router`` protocol the ``Client`` and ``Server`` implement, ``PeerState`` and ``SessionOptions``.
+``OutgoingCall`` of each request it sends, the ``Router`` protocol the ``Client`` and ``Server``
+implement, ``PeerState`` and ``SessionOptions``.
 
 Kept apart from the session so lifecycles and transports can name these without the session's
 machinery.
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     from .context import RequestContext
     from .session import Session
 
-__all__ = ["Handler", "PeerState", "Route", "Router", "SessionOptions"]
+__all__ = ["Handler", "OutgoingCall", "PeerState", "Route", "Router", "SessionOptions"]
 
 #: The results a stamp completes: those that say nothing of their kind, or that they are
 #: complete (an ``input_required`` one has other members, and none of the cache fields).
@@ -145,6 +146,21 @@ def _result_type(spec: MethodSpec[Any, Any], params: dict[str, Any] | None) -> A
     return spec.result_type
 
 
+@dataclass(slots=True)
+class OutgoingCall:
+    """One request this side sends, made once by ``Session.send_request`` and handed whole to
+    its owner and lifecycle: checked and completed before it goes (``body`` may be replaced),
+    then finished once ``raw``, the peer's first answer, is in (the stateless era may answer
+    with a request for input, and need more rounds)."""
+
+    # Slotted, and no more than these: one of these is made for every request sent.
+    session: Session
+    spec: MethodSpec[Any, Any]
+    body: dict[str, Any] | None
+    options: RequestOptions | None
+    raw: Any = None
+
+
 class Router(Protocol):
     """What a session asks its owner (client or server, with its lifecycle)."""
 
@@ -160,20 +176,11 @@ class Router(Protocol):
         """Act on an incoming notification; return work to run in its own task, if any."""
         ...
 
-    def prepare_request(
-        self, session: Session, spec: MethodSpec[Any, Any], params: dict[str, Any] | None
-    ) -> dict[str, Any] | None:
-        """Refuse (raise) a request the peer cannot take, or adjust its params before sending."""
+    def prepare_call(self, call: OutgoingCall) -> None:
+        """Refuse (raise) a request the peer cannot take, or replace ``call.body`` before sending."""
         ...
 
-    async def finish_request(
-        self,
-        session: Session,
-        spec: MethodSpec[Any, Any],
-        body: dict[str, Any] | None,
-        raw: Any,
-        options: RequestOptions | None,
-    ) -> Any:
-        """The final raw result of a request we sent, given its first one (which may, in the
-        stateless era, ask for input and need a retry)."""
+    async def finish_call(self, call: OutgoingCall) -> Any:
+        """The final raw result of a request we sent, given its first one (``call.raw``, which
+        may, in the stateless era, ask for input and need a retry)."""
         ...

@@ -44,7 +44,7 @@ from .errors import (
 from .handler_tasks import HandlerTasks
 from .logsafe import printable
 from .outgoing import CANCELLED, Outgoing
-from .routing import PeerState, Route, Router, SessionOptions
+from .routing import OutgoingCall, PeerState, Route, Router, SessionOptions
 from .run import on_asyncio
 from .transport import Connection, Envelope, take
 
@@ -299,9 +299,12 @@ class Session(Outgoing):
         """
         if self._closed_error is not None:
             raise self._closed_error
-        body = self.router.prepare_request(self, spec, dump(params))
-        raw = await self.request_raw(spec, body, options, related_id)
-        raw = await self.router.finish_request(self, spec, body, raw, options)
+        call = OutgoingCall(self, spec, dump(params), options)
+        router = self.router
+        router.prepare_call(call)
+        body = call.body
+        call.raw = await self.request_raw(spec, body, options, related_id)
+        raw = await router.finish_call(call)
         result_type = spec.result_type
         if spec.task_result_type is not None and body is not None and "task" in body:
             # A task-augmented request is answered with the task it created (2025-11-25).

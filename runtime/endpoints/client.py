@@ -28,6 +28,7 @@ from mcpbind.runtime.core.errors import (
     ProtocolVersionError,
 )
 from mcpbind.runtime.core.outgoing import REQUEST_SENT
+from mcpbind.runtime.core.routing import OutgoingCall
 from mcpbind.runtime.core.session import Route, Session, SessionOptions
 from mcpbind.runtime.core.transport import Connection, Envelope
 from mcpbind.runtime.eras.lifecycle import ClientLifecycle, HandshakeClient
@@ -412,21 +413,11 @@ class Client(
         except ValidationError:
             return params
 
-    def prepare_request(
-        self, session: Session, spec: MethodSpec[Any, Any], params: dict[str, Any] | None
-    ) -> dict[str, Any] | None:
-        result: dict[str, Any] | None = self.lifecycle.prepare_request(self, session, spec, params)
-        return result
+    def prepare_call(self, call: OutgoingCall) -> None:
+        self.lifecycle.prepare_call(self, call)
 
-    async def finish_request(
-        self,
-        session: Session,
-        spec: MethodSpec[Any, Any],
-        body: dict[str, Any] | None,
-        raw: Any,
-        options: RequestOptions | None,
-    ) -> Any:
-        return await self.lifecycle.finish_request(self, session, spec, body, raw, options)
+    async def finish_call(self, call: OutgoingCall) -> Any:
+        return await self.lifecycle.finish_call(self, call)
 
 
 def _bound_offer(

@@ -13,14 +13,13 @@ from mcpbind import generated
 from mcpbind.generated.support import (
     Direction,
     MCPModel,
-    MethodSpec,
     NotificationSpec,
-    RequestOptions,
 )
 from mcpbind.runtime.core.bindings import Bindings, dump
 from mcpbind.runtime.core.capabilities import has_capability
 from mcpbind.runtime.core.errors import McpError
 from mcpbind.runtime.core.outgoing import CANCELLED
+from mcpbind.runtime.core.routing import OutgoingCall
 from mcpbind.runtime.core.run import run
 from mcpbind.runtime.core.session import Route, Session, SessionOptions
 from mcpbind.runtime.core.transport import Connection, Envelope
@@ -136,20 +135,11 @@ class Server(Endpoint):
             self.subscriptions.cancelled(session, params.get("requestId"))
         return self.find_notification(session, method, params, envelope)
 
-    def prepare_request(
-        self, session: Session, spec: MethodSpec[Any, Any], params: dict[str, Any] | None
-    ) -> dict[str, Any] | None:
-        return self.lifecycle.prepare_request(self, session, spec, params)
+    def prepare_call(self, call: OutgoingCall) -> None:
+        self.lifecycle.prepare_call(self, call)
 
-    async def finish_request(
-        self,
-        session: Session,
-        spec: MethodSpec[Any, Any],
-        body: dict[str, Any] | None,
-        raw: Any,
-        options: RequestOptions | None,
-    ) -> Any:
-        return raw
+    async def finish_call(self, call: OutgoingCall) -> Any:
+        return call.raw  # a server's requests are answered in one round
 
     # -- notifying ------------------------------------------------------------------------
 

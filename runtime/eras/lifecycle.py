@@ -10,11 +10,11 @@ handshake era (2024-11-05 .. 2025-11-25) is implemented here; the stateless era 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from mcpbind import generated
 from mcpbind.generated.names import INITIALIZE, NOTIFICATIONS_INITIALIZED, PING
-from mcpbind.generated.support import Direction, MethodSpec, RequestOptions
+from mcpbind.generated.support import Direction, MethodSpec
 from mcpbind.runtime.core.bindings import Bindings, dump, validator
 from mcpbind.runtime.core.capabilities import has_capability
 from mcpbind.runtime.core.errors import (
@@ -24,11 +24,11 @@ from mcpbind.runtime.core.errors import (
     ProtocolVersionError,
 )
 from mcpbind.runtime.core.revisions import ASSUME_INITIALIZED, HANDSHAKE_REVISIONS
+from mcpbind.runtime.core.routing import OutgoingCall
 from mcpbind.runtime.core.session import RequestContext, Route, Session
 
-if TYPE_CHECKING:
-    from .input_required import RequestStateKeeper
-    from .subscriptions import Subscriptions
+from .input_required import RequestStateKeeper
+from .subscriptions import Subscriptions
 
 __all__ = [
     "ASSUME_INITIALIZED",
@@ -64,7 +64,7 @@ class ClientSide(Protocol):
 
 class ServerSide(Protocol):
     """What a server lifecycle reads of the ``Server`` whose sessions it opens (the stateless
-    era also its keeper of sealed request state and its ``subscriptions/listen`` streams)."""
+    era's too: the keeper of sealed request state, and the ``subscriptions/listen`` streams)."""
 
     @property
     def info(self) -> dict[str, Any]: ...
@@ -72,15 +72,15 @@ class ServerSide(Protocol):
     @property
     def instructions(self) -> str | None: ...
 
-    def capabilities_for(self, bindings: Bindings) -> dict[str, Any]: ...
-
-    def find_route(self, bindings: Bindings, method: str) -> Route | McpError: ...
-
     @property
     def request_state(self) -> RequestStateKeeper: ...
 
     @property
     def subscriptions(self) -> Subscriptions: ...
+
+    def capabilities_for(self, bindings: Bindings) -> dict[str, Any]: ...
+
+    def find_route(self, bindings: Bindings, method: str) -> Route | McpError: ...
 
 
 class ClientLifecycle(Protocol):
@@ -92,26 +92,14 @@ class ClientLifecycle(Protocol):
         """Bring the session to operating: negotiate, then set ``session.bindings`` and ``session.peer``."""
         ...
 
-    def prepare_request(
-        self,
-        client: ClientSide,
-        session: Session,
-        spec: MethodSpec[Any, Any],
-        params: dict[str, Any] | None,
-    ) -> dict[str, Any] | None:
-        """Refuse a request the server cannot take, or add what the era puts in every request."""
+    def prepare_call(self, client: ClientSide, call: OutgoingCall) -> None:
+        """Refuse a request the server cannot take, or give ``call`` the body with what the era
+        puts in every request."""
         ...
 
-    async def finish_request(
-        self,
-        client: ClientSide,
-        session: Session,
-        spec: MethodSpec[Any, Any],
-        body: dict[str, Any] | None,
-        raw: Any,
-        options: RequestOptions | None,
-    ) -> Any:
-        """The final raw result, given the first (the stateless era may ask for input first)."""
+    async def finish_call(self, client: ClientSide, call: OutgoingCall) -> Any:
+        """The final raw result, given the first, ``call.raw`` (the stateless era may ask for
+        input first)."""
         ...
 
 
@@ -135,14 +123,8 @@ class ServerLifecycle(Protocol):
         """See every incoming notification first (e.g. ``notifications/initialized``)."""
         ...
 
-    def prepare_request(
-        self,
-        server: ServerSide,
-        session: Session,
-        spec: MethodSpec[Any, Any],
-        params: dict[str, Any] | None,
-    ) -> dict[str, Any] | None:
-        """Refuse a request the client cannot take, or adjust it."""
+    def prepare_call(self, server: ServerSide, call: OutgoingCall) -> None:
+        """Refuse a request the client cannot take, or adjust its body."""
         ...
 
 
@@ -221,28 +203,14 @@ class HandshakeClient:
         session.peer.phase = "operating"
         await session.send_notification(bindings.notifications[_INITIALIZED], None)
 
-    def prepare_request(
-        self,
-        client: ClientSide,
-        session: Session,
-        spec: MethodSpec[Any, Any],
-        params: dict[str, Any] | None,
-    ) -> dict[str, Any] | None:
+    def prepare_call(self, client: ClientSide, call: OutgoingCall) -> None:
+        session, spec = call.session, call.spec
         if session.peer.phase != "operating" and spec.method not in _OPEN:
             raise CapabilityError(f"{spec.method!r} sent before initialization completed")
         check_sendable(session, spec, Direction.CLIENT_TO_SERVER)
-        return params
 
-    async def finish_request(
-        self,
-        client: ClientSide,
-        session: Session,
-        spec: MethodSpec[Any, Any],
-        body: dict[str, Any] | None,
-        raw: Any,
-        options: RequestOptions | None,
-    ) -> Any:
-        return raw
+    async def finish_call(self, client: ClientSide, call: OutgoingCall) -> Any:
+        return call.raw
 
 
 class HandshakeServer:
@@ -310,14 +278,8 @@ class HandshakeServer:
         if method == _INITIALIZED and session.peer.phase == "initialized":
             session.peer.phase = "operating"
 
-    def prepare_request(
-        self,
-        server: ServerSide,
-        session: Session,
-        spec: MethodSpec[Any, Any],
-        params: dict[str, Any] | None,
-    ) -> dict[str, Any] | None:
+    def prepare_call(self, server: ServerSide, call: OutgoingCall) -> None:
+        session, spec = call.session, call.spec
         if session.peer.phase not in ("initialized", "operating") and spec.method != _PING:
             raise CapabilityError(f"{spec.method!r} sent before the client initialized the session")
         check_sendable(session, spec, Direction.SERVER_TO_CLIENT)
-        return params

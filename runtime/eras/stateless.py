@@ -39,6 +39,7 @@ from mcpbind.runtime.core.errors import (
     McpError,
 )
 from mcpbind.runtime.core.revisions import STATELESS_REVISIONS
+from mcpbind.runtime.core.routing import OutgoingCall
 from mcpbind.runtime.core.session import RequestContext, Route, Session
 from pydantic import BaseModel, ValidationError
 
@@ -49,23 +50,28 @@ from .subscriptions import LISTEN
 __all__ = [
     "CLIENT_CAPABILITIES",
     "CLIENT_INFO",
+    "COMPLETE",
+    "DISCOVER",
+    "LEGACY",
     "PROTOCOL_VERSION",
     "SERVER_INFO",
     "STATELESS_REVISIONS",
     "UNSUPPORTED_PROTOCOL_VERSION",
     "StatelessServer",
+    "implementation",
 ]
 
-_DISCOVER = SERVER_DISCOVER
+# Shared with the client side (``stateless_client.py``): the probe, the ``resultType`` of a
+# complete result, and the ``peer.era`` of a session that fell back to the handshake.
+DISCOVER = SERVER_DISCOVER
 _INITIALIZE = INITIALIZE
-_INPUT_REQUIRED = "input_required"
-_COMPLETE = "complete"
-_LEGACY = "handshake"
-_RESULT_STAMP: Final = {"resultType": _COMPLETE}
+COMPLETE = "complete"
+LEGACY = "handshake"
+_RESULT_STAMP: Final = {"resultType": COMPLETE}
 #: What a handler written for a handshake revision cannot know it must say, with the value the
 #: spec gives an absent one: ``ttlMs`` 0 is "immediately stale" (caching.md), and ``private``
 #: the cautious scope. Stamped only where the served result has the member.
-_NEUTRAL: Final = {"resultType": _COMPLETE, "ttlMs": 0, "cacheScope": "private"}
+_NEUTRAL: Final = {"resultType": COMPLETE, "ttlMs": 0, "cacheScope": "private"}
 
 
 @functools.cache
@@ -97,7 +103,7 @@ _MISSING: Final = object()
 _MAX_INFOS: Final = 256
 
 
-def _implementation(bindings: Bindings, data: Any) -> Any:
+def implementation(bindings: Bindings, data: Any) -> Any:
     """The peer's self-description as the revision's ``Implementation``, like the handshake's;
     None if absent or malformed (it is for display only, never a reason to refuse)."""
     if data is None:
@@ -150,7 +156,7 @@ class StatelessServer:
         if generated.ERAS.get(revision) == "stateless":
             session.peer.era = "stateless"
         elif self.legacy is not None:
-            session.peer.era = _LEGACY
+            session.peer.era = LEGACY
             self.legacy.assume_initialized(session, revision)
 
     def gate(
@@ -160,7 +166,7 @@ class StatelessServer:
         method: str,
         params: dict[str, Any] | None,
     ) -> Route | McpError | None:
-        if session.peer.era == _LEGACY:
+        if session.peer.era == LEGACY:
             assert self.legacy is not None
             return self.legacy.gate(server, session, method, params)
         meta = params.get("_meta") if params else None
@@ -172,7 +178,7 @@ class StatelessServer:
             and session.peer.era is None
         ):
             if method == _INITIALIZE:
-                session.peer.era = _LEGACY
+                session.peer.era = LEGACY
             return self.legacy.gate(server, session, method, params)
         if method == _INITIALIZE:
             # Not a method of this era (-32601), but the message names the versions served:
@@ -206,7 +212,7 @@ class StatelessServer:
         peer.capabilities = meta[CLIENT_CAPABILITIES]
         info = meta.get(CLIENT_INFO)
         peer.info = self._client_info(bindings, info) if info is not None else None
-        if method == _DISCOVER:
+        if method == DISCOVER:
 
             async def discover(params: Any, context: RequestContext) -> Any:
                 return self._discover(server, bindings)
@@ -245,15 +251,15 @@ class StatelessServer:
         return plan
 
     def _client_info(self, bindings: Bindings, data: Any) -> Any:
-        """``_implementation`` of a client's ``clientInfo``, kept for the exact flat values a
+        """``implementation`` of a client's ``clientInfo``, kept for the exact flat values a
         client repeats on every request (anything nested, or new, is validated afresh)."""
         try:
             key = (bindings.revision, *data.items())
             found = self._infos.get(key, _MISSING)
         except (AttributeError, TypeError):  # not a dict, or unhashable values
-            return _implementation(bindings, data)
+            return implementation(bindings, data)
         if found is _MISSING:
-            found = remember(self._infos, key, _implementation(bindings, data), _MAX_INFOS)
+            found = remember(self._infos, key, implementation(bindings, data), _MAX_INFOS)
         return found
 
     def _listen_route(self, server: ServerSide, bindings: Bindings) -> Route:
@@ -268,7 +274,7 @@ class StatelessServer:
 
     def _discover(self, server: ServerSide, bindings: Bindings) -> Any:
         result: dict[str, Any] = {
-            "resultType": _COMPLETE,
+            "resultType": COMPLETE,
             "supportedVersions": self.all_supported,
             "capabilities": server.capabilities_for(bindings),
             "_meta": {SERVER_INFO: server.info},
@@ -277,7 +283,7 @@ class StatelessServer:
         }
         if server.instructions is not None:
             result["instructions"] = server.instructions
-        return validator(bindings.methods[_DISCOVER].result_type)(result)
+        return validator(bindings.methods[DISCOVER].result_type)(result)
 
     def on_notification(
         self,
@@ -286,20 +292,15 @@ class StatelessServer:
         method: str,
         params: dict[str, Any] | None,
     ) -> None:
-        if session.peer.era == _LEGACY and self.legacy is not None:
+        if session.peer.era == LEGACY and self.legacy is not None:
             self.legacy.on_notification(server, session, method, params)
 
-    def prepare_request(
-        self,
-        server: ServerSide,
-        session: Session,
-        spec: MethodSpec[Any, Any],
-        params: dict[str, Any] | None,
-    ) -> dict[str, Any] | None:
-        if session.peer.era == _LEGACY and self.legacy is not None:
-            return self.legacy.prepare_request(server, session, spec, params)
+    def prepare_call(self, server: ServerSide, call: OutgoingCall) -> None:
+        if call.session.peer.era == LEGACY and self.legacy is not None:
+            self.legacy.prepare_call(server, call)
+            return
         raise CapabilityError(
-            f"{spec.method!r} not sent: in the stateless era a server sends no requests; only "
+            f"{call.spec.method!r} not sent: in the stateless era a server sends no requests; only "
             "a handler whose result may be an InputRequiredResult (tools/call, prompts/get, "
             "resources/read) can ask the client, through its context.peer"
         )

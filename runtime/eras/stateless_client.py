@@ -24,20 +24,21 @@ from mcpbind.runtime.core.errors import (
 )
 from mcpbind.runtime.core.request_headers import REQUEST_HEADERS, HeaderHook, ToolHeaders
 from mcpbind.runtime.core.revisions import MODERN_ERRORS
+from mcpbind.runtime.core.routing import OutgoingCall
 from mcpbind.runtime.core.session import RequestContext, Session
 
+from .input_required import INPUT_REQUIRED
 from .lifecycle import ClientSide, HandshakeClient, check_sendable, era_revisions
 from .stateless import (
-    _COMPLETE,
-    _DISCOVER,
-    _INPUT_REQUIRED,
-    _LEGACY,
     CLIENT_CAPABILITIES,
     CLIENT_INFO,
+    COMPLETE,
+    DISCOVER,
+    LEGACY,
     PROTOCOL_VERSION,
     SERVER_INFO,
     UNSUPPORTED_PROTOCOL_VERSION,
-    _implementation,
+    implementation,
 )
 
 __all__ = ["StatelessClient"]
@@ -128,7 +129,7 @@ class StatelessClient:
         for attempt in range(2):
             bindings = Bindings.load(version, Direction.CLIENT_TO_SERVER)
             session.bindings = bindings
-            spec = bindings.methods[_DISCOVER]
+            spec = bindings.methods[DISCOVER]
             options: RequestOptions = {"timeout": self.probe_timeout}
             try:
                 raw = await session.request_raw(
@@ -171,7 +172,7 @@ class StatelessClient:
             peer.revision = version
             peer.capabilities = dump(result.capabilities)
             server_meta = dump(result.meta) if result.meta is not None else {}
-            peer.info = _implementation(bindings, server_meta.get(SERVER_INFO))
+            peer.info = implementation(bindings, server_meta.get(SERVER_INFO))
             peer.instructions = result.instructions
             peer.phase = "operating"
             return
@@ -204,7 +205,7 @@ class StatelessClient:
                 f"the server is not a stateless-era server ({why}) and this client has no "
                 "handshake fallback; disconnected"
             )
-        session.peer.era = _LEGACY
+        session.peer.era = LEGACY
         await self.legacy.open(client, session)
         logger.info(
             "the server is not a stateless-era server (%s): fell back to the handshake, "
@@ -222,7 +223,7 @@ class StatelessClient:
         ``tools/list`` is fetched again (``streamable-http.md``, "Client Behavior"). -32022: the
         server lacks this version; switch to the newest one both sides have (versioning.md).
         """
-        if session.peer.era == _LEGACY:
+        if session.peer.era == LEGACY:
             return False
         if error.code == HEADER_MISMATCH and spec.method == _TOOLS_CALL and self.on_http:
             await client.list_tools()
@@ -236,38 +237,35 @@ class StatelessClient:
             return True
         return False
 
-    def prepare_request(
-        self,
-        client: ClientSide,
-        session: Session,
-        spec: MethodSpec[Any, Any],
-        params: dict[str, Any] | None,
-    ) -> dict[str, Any] | None:
-        if session.peer.era == _LEGACY and self.legacy is not None:
-            return self.legacy.prepare_request(client, session, spec, params)
+    def prepare_call(self, client: ClientSide, call: OutgoingCall) -> None:
+        session = call.session
+        if session.peer.era == LEGACY and self.legacy is not None:
+            self.legacy.prepare_call(client, call)
+            return
         if session.peer.phase != "operating":
-            raise CapabilityError(f"{spec.method!r} sent before server/discover completed")
-        check_sendable(session, spec, Direction.CLIENT_TO_SERVER)
-        body = dict(params) if params else {}
+            raise CapabilityError(f"{call.spec.method!r} sent before server/discover completed")
+        check_sendable(session, call.spec, Direction.CLIENT_TO_SERVER)
+        body = dict(call.body) if call.body else {}
         given = body.get("_meta")
         meta = dict(self.meta(client, session.bindings))
         if given:
             meta.update(given)  # the caller's own values win
         body["_meta"] = meta
-        return body
+        call.body = body
 
-    async def finish_request(
-        self,
-        client: ClientSide,
-        session: Session,
-        spec: MethodSpec[Any, Any],
-        body: dict[str, Any] | None,
-        raw: Any,
-        options: RequestOptions | None,
-    ) -> Any:
+    async def send(self, client: ClientSide, call: OutgoingCall) -> Any:
+        """Send ``call`` as ``Session.send_request`` does (prepared, sent, its input rounds
+        answered), short of validating the final raw result it returns: for a caller whose
+        answer may take another form (the tasks extension's ``tools/call``: a task)."""
+        self.prepare_call(client, call)
+        call.raw = await call.session.request_raw(call.spec, call.body, call.options)
+        return await self.finish_call(client, call)
+
+    async def finish_call(self, client: ClientSide, call: OutgoingCall) -> Any:
+        spec, body = call.spec, call.body
         rounds = 0
-        raw = self._complete(spec, raw)
-        while type(raw) is dict and raw.get("resultType") == _INPUT_REQUIRED:
+        raw = self._complete(spec, call.raw)
+        while type(raw) is dict and raw.get("resultType") == INPUT_REQUIRED:
             rounds += 1
             if rounds > self.max_input_rounds:
                 raise InvalidResultError(
@@ -276,19 +274,16 @@ class StatelessClient:
             retry = dict(body) if body else {}
             requests = raw.get("inputRequests")
             if requests:
-                if type(requests) is not dict:
-                    raise InvalidResultError(f"{spec.method}: inputRequests is not an object")
-                retry["inputResponses"] = {
-                    key: await self._answer(client, session, spec, key, request)
-                    for key, request in requests.items()
-                }
+                retry["inputResponses"] = await self.answer_input(
+                    client, call.session, spec.method, requests
+                )
             else:
                 retry.pop("inputResponses", None)
             if "requestState" in raw:
                 retry["requestState"] = raw["requestState"]
             else:
                 retry.pop("requestState", None)
-            raw = self._complete(spec, await session.request_raw(spec, retry, options))
+            raw = self._complete(spec, await call.session.request_raw(spec, retry, call.options))
         return raw
 
     def _complete(self, spec: MethodSpec[Any, Any], raw: Any) -> Any:
@@ -297,28 +292,35 @@ class StatelessClient:
         if type(raw) is not dict:
             return raw
         if "resultType" not in raw:
-            raw = {**raw, "resultType": _COMPLETE}
+            raw = {**raw, "resultType": COMPLETE}
         if self.on_http and spec.method == _TOOLS_LIST:
             raw = self.tool_headers.learn(raw)
         return raw
 
+    async def answer_input(
+        self, client: ClientSide, session: Session, method: str, requests: Any
+    ) -> dict[str, Any]:
+        """The ``inputResponses`` to a result's (or a task's) ``inputRequests`` of a request
+        for ``method``: each answered by the client's own handler for the method it names."""
+        if type(requests) is not dict:
+            raise InvalidResultError(f"{method}: inputRequests is not an object")
+        return {
+            key: await self._answer(client, session, method, key, request)
+            for key, request in requests.items()
+        }
+
     async def _answer(
-        self,
-        client: ClientSide,
-        session: Session,
-        spec: MethodSpec[Any, Any],
-        key: str,
-        request: Any,
+        self, client: ClientSide, session: Session, asking: str, key: str, request: Any
     ) -> Any:
         """One input request, answered by the client's handler for its method."""
         if type(request) is not dict or type(request.get("method")) is not str:
-            raise InvalidResultError(f"{spec.method}: input request {key!r} is malformed")
+            raise InvalidResultError(f"{asking}: input request {key!r} is malformed")
         method: str = request["method"]
         params = request.get("params")
         route = client.find_route(session.bindings, method)
         if isinstance(route, McpError) or route.handler is None:
             raise CapabilityError(
-                f"{spec.method}: the server asked for {method!r} ({key!r}), "
+                f"{asking}: the server asked for {method!r} ({key!r}), "
                 "which this client has no handler for"
             )
         parsed = route.parse_params(params if type(params) is dict else None)

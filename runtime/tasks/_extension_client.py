@@ -22,6 +22,8 @@ from mcpbind.generated.support import Direction, MethodSpec, RequestOptions
 from mcpbind.runtime.core.bindings import dump, validator
 from mcpbind.runtime.core.capabilities import merge
 from mcpbind.runtime.core.errors import CapabilityError, InvalidResultError, McpError
+from mcpbind.runtime.core.routing import OutgoingCall
+from mcpbind.runtime.eras.stateless_client import StatelessClient
 from pydantic import ValidationError
 
 from ._manager import CANCELLED_ERROR
@@ -71,10 +73,21 @@ SPECS: Final = {
 }
 
 
+def _stateless(client: TaskClient) -> StatelessClient:
+    """The client's stateless-era lifecycle, whose ``_meta`` and input answers the extension's
+    requests use."""
+    lifecycle = client.lifecycle
+    if not isinstance(lifecycle, StatelessClient):
+        raise CapabilityError(
+            f"the {TASKS_EXTENSION} extension needs a client of the stateless era "
+            "(a protocol_version of 2026-07-28 or later)"
+        )
+    return lifecycle
+
+
 def _meta(client: TaskClient, session: Session) -> dict[str, Any]:
     """The per-request ``_meta`` of this client, its capabilities naming the extension."""
-    lifecycle: Any = client.lifecycle
-    meta = dict(lifecycle.meta(client, session.bindings))
+    meta = dict(_stateless(client).meta(client, session.bindings))
     meta[CLIENT_CAPABILITIES] = merge(meta[CLIENT_CAPABILITIES], _OPT_IN)
     return meta
 
@@ -166,12 +179,7 @@ class ExtensionTaskHandle:
 
     async def _answers(self, requests: Mapping[str, Any]) -> dict[str, Any]:
         client = self._client
-        lifecycle: Any = client.lifecycle
-        spec = client.session.bindings.methods[_TOOLS_CALL]
-        return {
-            key: await lifecycle._answer(client, client.session, spec, key, request)
-            for key, request in requests.items()
-        }
+        return await _stateless(client).answer_input(client, client.session, _TOOLS_CALL, requests)
 
 
 async def call_tool_with_tasks(
@@ -184,10 +192,8 @@ async def call_tool_with_tasks(
     params: dict[str, Any] = {"name": name, "_meta": _meta(client, session)}
     if arguments is not None:
         params["arguments"] = dict(arguments)
-    body = client.prepare_request(session, spec, params)
-    options: RequestOptions = {"timeout": None}
-    raw = await session.request_raw(spec, body, options)
-    raw = await client.finish_request(session, spec, body, raw, options)  # MRTR rounds first
+    call = OutgoingCall(session, spec, params, {"timeout": None})
+    raw = await _stateless(client).send(client, call)  # MRTR rounds first
     try:
         if type(raw) is dict and raw.get("resultType") == "task":
             task = dump(validator(CreateTaskResult)(raw))

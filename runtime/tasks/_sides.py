@@ -7,10 +7,11 @@ import them back, and name only these protocols, which ``Client`` and ``Server``
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import Protocol, TypeVar, runtime_checkable
 
-from mcpbind.generated.support import MethodSpec, NotificationSpec, RequestOptions
+from mcpbind.generated.support import MethodSpec, NotificationSpec
 from mcpbind.runtime.core.session import RequestContext, Session
+from mcpbind.runtime.eras.lifecycle import ClientSide
 
 __all__ = ["Registry", "TaskClient"]
 
@@ -31,24 +32,12 @@ class Registry(Protocol):
     ) -> None: ...
 
 
-class TaskClient(Protocol):
-    """What calling a tool as a task reads of the ``Client`` it goes through."""
+class TaskClient(ClientSide, Protocol):
+    """What calling a tool as a task reads of the ``Client`` it goes through: a client side of
+    a lifecycle (the stateless one sends the call, and reads that), its session and lifecycle."""
 
     @property
     def session(self) -> Session: ...
 
     @property
-    def lifecycle(self) -> Any: ...
-
-    def prepare_request(
-        self, session: Session, spec: MethodSpec[Any, Any], params: dict[str, Any] | None
-    ) -> dict[str, Any] | None: ...
-
-    async def finish_request(
-        self,
-        session: Session,
-        spec: MethodSpec[Any, Any],
-        body: dict[str, Any] | None,
-        raw: Any,
-        options: RequestOptions | None,
-    ) -> Any: ...
+    def lifecycle(self) -> object: ...

@@ -16,6 +16,7 @@ from mcpbind.runtime import (
     ConnectionClosedError,
     HandshakeClient,
     HandshakeServer,
+    OutgoingCall,
     ProtocolVersionError,
     RequestContext,
     Server,
@@ -280,28 +281,27 @@ class NoHandshakeServer:
     ) -> None:
         return None
 
-    def prepare_request(
-        self, server: Server, session: Any, spec: Any, params: dict[str, Any] | None
-    ) -> Any:
-        return params
+    def prepare_call(self, server: Server, call: OutgoingCall) -> None:
+        return None
 
 
 class NoHandshakeClient:
     protocol_version = "2025-06-18"
 
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, OutgoingCall, Any]] = []
+
     async def open(self, client: Client, session: Any) -> None:
         session.peer.phase = "operating"
         session.peer.capabilities = {"tools": {}}
 
-    def prepare_request(
-        self, client: Client, session: Any, spec: Any, params: dict[str, Any] | None
-    ) -> Any:
-        return {**(params or {}), "_meta": {"io.example/sent-by": "lifecycle"}}
+    def prepare_call(self, client: Client, call: OutgoingCall) -> None:
+        self.calls.append(("prepare", call, call.raw))
+        call.body = {**(call.body or {}), "_meta": {"io.example/sent-by": "lifecycle"}}
 
-    async def finish_request(
-        self, client: Client, session: Any, spec: Any, body: Any, raw: Any, options: Any
-    ) -> Any:
-        return raw
+    async def finish_call(self, client: Client, call: OutgoingCall) -> Any:
+        self.calls.append(("finish", call, call.raw))
+        return {**call.raw, "structuredContent": {"finished": True}}
 
 
 async def test_a_lifecycle_is_pluggable_on_both_sides() -> None:
@@ -315,13 +315,22 @@ async def test_a_lifecycle_is_pluggable_on_both_sides() -> None:
         seen.append(context.meta)
         return types.CallToolResult(content=[types.TextContent(text=params.name)])
 
-    async with Client(server.memory_transport(), lifecycle=NoHandshakeClient()) as client:
+    lifecycle = NoHandshakeClient()
+    async with Client(server.memory_transport(), lifecycle=lifecycle) as client:
         assert client.revision == "2025-06-18"
         result = await client.stub.call_tool(
             generated.load("2025-06-18").types.CallToolRequestParams(name="t")
         )
         assert result.content[0].text == "t"
+        assert result.structuredContent == {"finished": True}  # what finish_call returned
     assert seen == [{"io.example/sent-by": "lifecycle"}]
+    # One object for the whole call: prepared before the answer, finished with it.
+    (first, call, before), (second, same, answer) = lifecycle.calls
+    assert (first, second) == ("prepare", "finish") and same is call
+    assert before is None and answer["content"] == [{"type": "text", "text": "t"}]
+    assert call.spec.method == "tools/call" and call.session is client.session
+    assert call.body == {"name": "t", "_meta": {"io.example/sent-by": "lifecycle"}}
+    assert not hasattr(call, "__dict__")  # slotted: no per-call dict
 
 
 async def test_server_requests_back_to_the_client_and_notifications() -> None:

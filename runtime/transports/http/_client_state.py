@@ -100,7 +100,7 @@ class ClientState:
 
     # -- plumbing ---------------------------------------------------------------------------
 
-    def _headers(self, accept: str) -> dict[str, str]:
+    def headers_for(self, accept: str) -> dict[str, str]:
         headers = {**self.headers, "accept": accept}
         if self.session_id is not None:
             headers[SESSION_ID] = self.session_id

@@ -81,7 +81,7 @@ class StreamReader(ClientState):
         failures = 0
         while failures <= self.max_reconnects:
             await anyio.sleep(state.delay())
-            headers = self._headers(SSE)
+            headers = self.headers_for(SSE)
             headers[LAST_EVENT_ID] = state.last_event_id or ""
             progressed = state.events
             try:
@@ -110,7 +110,7 @@ class StreamReader(ClientState):
         state = StreamState()
         failures = 0
         while failures <= self.max_reconnects:
-            headers = self._headers(SSE)
+            headers = self.headers_for(SSE)
             if state.last_event_id:
                 headers[LAST_EVENT_ID] = state.last_event_id
             progressed = state.events

@@ -185,7 +185,7 @@ class HttpSession:
         self._finish_all()
         self.streams.clear()
         self.by_request.clear()
-        self.owner._forget(self)
+        self.owner.forget(self)
 
     def idle(self) -> bool:
         """Whether the session is running and holds nothing of a request: it may serve the

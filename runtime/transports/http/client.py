@@ -193,7 +193,7 @@ class _StreamableClient(StreamReader):
             await self._fail(request_id, f"could not send the message: {exc}")
 
     async def _post(self, message: Any, request_id: int | str | None) -> None:
-        headers = self._headers(f"{JSON}, {SSE}")
+        headers = self.headers_for(f"{JSON}, {SSE}")
         headers["content-type"] = JSON
         metadata = standard_headers(message) if type(message) is dict else {}
         if metadata:
@@ -458,7 +458,7 @@ async def streamable_http_client(
             if terminate_on_close and state.session_id is not None and state.legacy is None:
                 try:
                     with anyio.fail_after(min(timeout, 5.0)):
-                        await http.delete(url, headers=state._headers(f"{JSON}, {SSE}"))
+                        await http.delete(url, headers=state.headers_for(f"{JSON}, {SSE}"))
                 except (httpx.HTTPError, TimeoutError) as exc:
                     logger.debug("could not end the session: %r", exc)
             if state.poster is not None:

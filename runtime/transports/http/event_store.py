@@ -25,12 +25,14 @@ logger = logging.getLogger("mcpbind.runtime.http")
 #: A sequence number longer than this is not one we issued (and ``int()`` of 5,000 digits
 #: raises): such ids are unknown, not an error.
 _MAX_SEQ_DIGITS: Final = 19
+# TOMBSTONES, EVENT_OVERHEAD, is_response and parse_event_id are shared with the Redis store
+# (``cluster/_redis_events.py``), which keeps the same bounds and event ids.
 #: Streams whose events are all gone are remembered (a few bytes each) this many at most, so
 #: that resuming from them is answered "no longer available" rather than "unknown".
-_TOMBSTONES: Final = 1024
+TOMBSTONES: Final = 1024
 #: What an event costs beyond its encoded message (its entry, key and record), counted
 #: against ``max_bytes`` so that many tiny events are bounded too.
-_EVENT_OVERHEAD: Final = 200
+EVENT_OVERHEAD: Final = 200
 
 
 class EventStore(Protocol):
@@ -76,11 +78,11 @@ class _Event(NamedTuple):
     pinned: bool
 
 
-def _is_response(message: Any) -> bool:
+def is_response(message: Any) -> bool:
     return type(message) is dict and "method" not in message and "id" in message
 
 
-def _parse(last_event_id: Any) -> tuple[str, int] | None:
+def parse_event_id(last_event_id: Any) -> tuple[str, int] | None:
     """``<stream>/<seq>`` as issued by this store, or ``None`` for anything else."""
     if type(last_event_id) is not str:
         return None
@@ -143,9 +145,9 @@ class InMemoryEventStore:
         stream.last += 1
         seq = stream.last
         event_id = f"{stream_id}/{seq}"
-        size = _EVENT_OVERHEAD + (len(encode(message)) if message is not None else 0)
+        size = EVENT_OVERHEAD + (len(encode(message)) if message is not None else 0)
         now = self.clock()
-        self._events[event_id] = _Event(stream, seq, message, size, now, _is_response(message))
+        self._events[event_id] = _Event(stream, seq, message, size, now, is_response(message))
         stream.seqs.append(seq)
         self.bytes += size
         self._trim(stream, now)
@@ -155,7 +157,7 @@ class InMemoryEventStore:
     async def replay_events_after(
         self, last_event_id: str
     ) -> tuple[str, list[tuple[str, Any]]] | None:
-        parsed = _parse(last_event_id)
+        parsed = parse_event_id(last_event_id)
         if parsed is None:
             return None
         stream_id, seq = parsed
@@ -177,7 +179,7 @@ class InMemoryEventStore:
 
     def unavailable_reason(self, last_event_id: str) -> str:
         """Why ``replay_events_after(last_event_id)`` answers ``None``, for the client."""
-        parsed = _parse(last_event_id)
+        parsed = parse_event_id(last_event_id)
         if parsed is not None:
             stream_id, seq = parsed
             stream = self._streams.get(stream_id) or self._gone.get(stream_id)
@@ -206,7 +208,7 @@ class InMemoryEventStore:
         if self._streams.get(stream.id) is stream:
             del self._streams[stream.id]
         self._gone[stream.id] = stream
-        while len(self._gone) > min(self.max_streams, _TOMBSTONES):
+        while len(self._gone) > min(self.max_streams, TOMBSTONES):
             self._gone.popitem(last=False)
 
     def _release(self, stream: _Stream, seq: int) -> None:

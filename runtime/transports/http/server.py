@@ -240,9 +240,10 @@ class StreamableHTTPServer:
                             now - session.last_active,
                         )
                         session.terminate("the session expired")
-                        self._forget(session)
+                        self.forget(session)
 
-    def _forget(self, session: HttpSession) -> None:
+    def forget(self, session: HttpSession) -> None:
+        """Drop an ended session from the table (its ``HttpSession`` calls this as it ends)."""
         if session.id is not None and self.sessions.get(session.id) is session:
             del self.sessions[session.id]
             self.shared.release(session.id)
@@ -575,5 +576,5 @@ class StreamableHTTPServer:
         if session is None:
             return
         session.terminate("the client ended the session")
-        self._forget(session)
+        self.forget(session)
         await respond(send, 200)
