@@ -47,9 +47,9 @@ from anyio.abc import TaskGroup, TaskStatus
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcpbind.runtime.core import jsonrpc as rpc
 from mcpbind.runtime.core.errors import METHOD_NOT_FOUND
+from mcpbind.runtime.core.loop_path import loop_path
 from mcpbind.runtime.core.request_headers import REQUEST_HEADERS, standard_headers
 from mcpbind.runtime.core.revisions import MODERN_ERRORS
-from mcpbind.runtime.core.run import on_asyncio
 from mcpbind.runtime.core.transport import STREAM_BUFFER, Connection, Envelope
 
 from ._client_state import HttpTransportError, error_body, request_id_of
@@ -407,7 +407,8 @@ async def streamable_http_client(
     consecutive failed attempts to resume a dropped stream. ``auth`` (e.g. an
     ``auth.OAuthClientAuth``) authorizes every request of the clients made here.
     """
-    inbox = Inbox(on_asyncio())
+    path = loop_path()  # the fast path seam, picked once for this connection
+    inbox = Inbox(path)
     out_send, out_receive = anyio.create_memory_object_stream[Envelope](STREAM_BUFFER)
     own = http_client is None
     # One TLS context for every owned client: each builds its own otherwise, about 20 ms apiece
@@ -436,7 +437,7 @@ async def streamable_http_client(
     outgoing = _Outgoing(state, out_send)
     if own:
         state.post_clients = [make_client(POOL_SIZE // POOL_SHARDS) for _ in range(POOL_SHARDS)]
-        if auth is None and on_asyncio() and FastPoster.usable(url):
+        if auth is None and path.native and FastPoster.usable(url):
             state.poster = FastPoster(url, tls, timeout, sse_read_timeout)
     try:
         async with anyio.create_task_group() as tg, out_send:
