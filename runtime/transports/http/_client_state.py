@@ -22,7 +22,7 @@ from mcpbind.runtime.core.logsafe import printable
 from mcpbind.runtime.core.request_headers import HeaderHook
 from mcpbind.runtime.core.transport import Envelope
 
-from ._fastpost import FastPoster, RequestTasks
+from ._fastpost import RequestTasks
 from ._signals import Inbox
 from .common import PROTOCOL_VERSION, SESSION_ID
 
@@ -95,8 +95,9 @@ class ClientState:
         #: Messages waiting in (or being sent from) ``write_loop``'s queue, which a request must
         #: not overtake.
         self.queued = 0
-        #: The small pool the POSTs take when nothing needs httpx (see ``_fastpost``).
-        self.poster: FastPoster | None = None
+        #: Whether requests are POSTed in plain asyncio tasks (``RequestTasks``), through the
+        #: small pool httpx is given as its transport (``_fastpost.FastTransport``).
+        self.fast = False
 
     # -- plumbing ---------------------------------------------------------------------------
 
