@@ -21,7 +21,7 @@ import asyncio
 import logging
 import ssl
 from collections import deque
-from collections.abc import AsyncIterator, Coroutine, Sequence
+from collections.abc import AsyncIterator, Coroutine, Iterable, Mapping
 from typing import Any, Final
 
 import httptools
@@ -185,7 +185,9 @@ class FastPoster:
         self.read_timeout = read_timeout
         self.head = b"POST %s HTTP/1.1\r\nhost: %s\r\n" % (parsed.raw_path, parsed.netloc)
         self.idle: list[_Connection] = []
-        self._heads: dict[tuple[tuple[bytes, bytes], ...], bytes] = {}
+        #: What the responses of ``FastTransport.post`` name as their request.
+        self.request = httpx.Request("POST", parsed)
+        self._heads: dict[tuple[tuple[Any, Any], ...], bytes] = {}
 
     @staticmethod
     def usable(url: str) -> bool:
@@ -222,22 +224,29 @@ class FastPoster:
         else:
             connection.close()
 
-    def _head(self, headers: Sequence[tuple[bytes, bytes]]) -> bytes:
+    def _head(self, headers: Iterable[tuple[str, str]] | Iterable[tuple[bytes, bytes]]) -> bytes:
         """The request line and ``headers`` (without ``host`` and ``content-length``: the
         poster writes those), encoded; kept by their exact names and values (a header with a
         line break is refused every time: it is never kept)."""
-        key = tuple(headers)
+        key: tuple[tuple[Any, Any], ...] = tuple(headers)
         head = self._heads.get(key)
         if head is None:
             lines = [self.head]
             for name, value in key:
-                if b"\r" in value or b"\n" in value or b"\r" in name or b"\n" in name:
+                line = (
+                    f"{name}: {value}\r\n".encode()
+                    if isinstance(name, str)
+                    else b"%s: %s\r\n" % (name, value)
+                )
+                if line.count(b"\r") != 1 or line.count(b"\n") != 1:
                     raise httpx.LocalProtocolError(f"header {name!r} has a line break")
-                lines.append(b"%s: %s\r\n" % (name, value))
+                lines.append(line)
             head = remember(self._heads, key, b"".join(lines), MAX_HEADS)
         return head
 
-    async def post(self, headers: Sequence[tuple[bytes, bytes]], content: bytes) -> Answer:
+    async def post(
+        self, headers: Iterable[tuple[str, str]] | Iterable[tuple[bytes, bytes]], content: bytes
+    ) -> Answer:
         """Send the POST and wait for its status and headers; the body is the caller's to read
         (``Answer.read``, ``Answer.response``) or give up (``Answer.discard``)."""
         request = b"%scontent-length: %d\r\n\r\n%s" % (self._head(headers), len(content), content)
@@ -290,6 +299,18 @@ class FastTransport(httpx.AsyncBaseTransport):
             return await self._fallback.handle_async_request(request)
         answer = await self.poster.post(_headers(request.headers.raw), content)
         return httpx.Response(answer.status, headers=answer.headers, stream=answer, request=request)
+
+    async def post(self, headers: Mapping[str, str], content: bytes) -> httpx.Response:
+        """``handle_async_request`` for a POST to the poster's URL, without an
+        ``httpx.Request``: the client's own POSTs come here straight (``client.py``), since
+        ``httpx.AsyncClient``'s request building, cookie jar and redirect loop cost about three
+        times the rest of the POST. The response is httpx's all the same (a redirect is for
+        the caller to follow through its ``httpx.AsyncClient``)."""
+        poster = self.poster
+        answer = await poster.post(headers.items(), content)
+        return httpx.Response(
+            answer.status, headers=answer.headers, stream=answer, request=poster.request
+        )
 
     async def aclose(self) -> None:
         self.poster.close()

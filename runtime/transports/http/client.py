@@ -101,7 +101,7 @@ class _StreamableClient(StreamReader):
         if self.legacy is not None:
             await self._post_legacy(message, request_id)
         elif request_id is not None and message.get("method") != "initialize":
-            if self.fast:
+            if self.pool is not None:
                 self._spawn_native(message, request_id)
             else:
                 scope = anyio.CancelScope()
@@ -121,7 +121,7 @@ class _StreamableClient(StreamReader):
         """POST a request on the pool from the sender's own task, if that is all it takes
         (``_Outgoing``): True if done."""
         message = envelope.message
-        if not self.fast or self.legacy is not None or type(message) is not dict:
+        if self.pool is None or self.legacy is not None or type(message) is not dict:
             return False
         request_id = request_id_of(message)
         if request_id is None or message.get("method") == "initialize":
@@ -201,8 +201,21 @@ class _StreamableClient(StreamReader):
             if request_id is not None:
                 self.modern.add(request_id)
         try:
+            content = rpc.encode(message)
+            pool = self.pool
+            if pool is not None:
+                # The POST client's transport, straight (see ``FastTransport.post``); a
+                # redirect is POSTed again through the client, which follows it.
+                response = await pool.post(headers, content)
+                if not response.is_redirect:
+                    try:
+                        await self._on_post_response(response, message, request_id)
+                    finally:
+                        await response.aclose()
+                    return
+                await response.aclose()
             async with self._post_client().stream(
-                "POST", self.url, content=rpc.encode(message), headers=headers
+                "POST", self.url, content=content, headers=headers
             ) as response:
                 await self._on_post_response(response, message, request_id)
         except httpx.HTTPError as exc:
@@ -399,9 +412,9 @@ async def streamable_http_client(
             fallback = httpx.AsyncHTTPTransport(
                 verify=tls if tls is not None else True, limits=limits
             )
-            poster = FastPoster(url, tls, timeout, sse_read_timeout)
-            state.post_clients = [make_client(POOL_SIZE, FastTransport(poster, fallback))]
-            state.fast = True
+            pool = FastTransport(FastPoster(url, tls, timeout, sse_read_timeout), fallback)
+            state.post_clients = [make_client(POOL_SIZE, pool)]
+            state.pool = pool
         else:
             shard = POOL_SIZE // POOL_SHARDS
             state.post_clients = [make_client(shard) for _ in range(POOL_SHARDS)]
