@@ -22,7 +22,7 @@ from mcpbind.runtime.core.logsafe import printable
 from mcpbind.runtime.core.request_headers import HeaderHook
 from mcpbind.runtime.core.transport import Envelope
 
-from ._fastpost import FastTransport, RequestTasks
+from ._fastpost import FastPoster, RequestTasks
 from ._signals import Inbox
 from .common import PROTOCOL_VERSION, SESSION_ID
 
@@ -95,9 +95,8 @@ class ClientState:
         #: Messages waiting in (or being sent from) ``write_loop``'s queue, which a request must
         #: not overtake.
         self.queued = 0
-        #: The POST client's transport when it is the small keep-alive pool
-        #: (``_fastpost.FastTransport``): requests are then POSTed in plain asyncio tasks.
-        self.pool: FastTransport | None = None
+        #: The small pool the POSTs take when nothing needs httpx (see ``_fastpost``).
+        self.poster: FastPoster | None = None
 
     # -- plumbing ---------------------------------------------------------------------------
 

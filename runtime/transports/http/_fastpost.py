@@ -1,18 +1,16 @@
-"""An httpx transport for the Streamable HTTP client's POSTs: a small HTTP/1.1 pool (asyncio +
-httptools). A hot path: the client's fast path on asyncio (``core/loop_path.py``).
+"""The POSTs of the Streamable HTTP client on a small HTTP/1.1 pool (asyncio + httptools).
 
-Measured (``bench/http_client.py``): httpcore spent most of the client's CPU on each POST; a
-keep-alive connection written to from a prebuilt request head and parsed by httptools (the C
-parser uvicorn uses) costs a small fraction of that. ``FastTransport`` is an
-``httpx.AsyncBaseTransport``: the client POSTs through ``httpx.AsyncClient`` as always, and
-only what carries the bytes differs, so redirects, cookies, decoding, errors and everything
-downstream (JSON, SSE through httpx-sse, error bodies, resumption) are httpx's either way.
+Measured (``bench/http_client.py``): httpx + httpcore spent about 1 ms of CPU on each POST,
+most of the client's time; a keep-alive connection written to from a prebuilt request head and
+parsed by httptools (the C parser uvicorn uses) costs a small fraction of that. The answer is
+still an ``httpx.Response`` (its body streamed from the connection), so everything downstream
+(JSON, SSE through httpx-sse, error bodies, resumption) is the same code whichever carried it.
 
-Only an owned client's POSTs to the MCP endpoint, on asyncio and without ``httpx.Auth``, are
-given this transport; any other request through it (a redirect elsewhere, another method)
-goes to httpx's own transport. Failures raise httpx's exceptions. A connection goes back to
-the pool only once its response was read to the end; a response abandoned (a cancelled
-request, a stream closed early) closes it.
+Only the POSTs of a transport that owns its httpx clients, runs on asyncio and has no
+``httpx.Auth`` take this path; GET streams, DELETE, redirects, auth flows and a caller's own
+``httpx.AsyncClient`` stay on httpx. Failures raise httpx's exceptions, so callers handle
+both paths alike. A connection goes back to the pool only once its response was read to the
+end; a response abandoned (a cancelled request, a stream closed early) closes it.
 """
 
 from __future__ import annotations
@@ -21,8 +19,8 @@ import asyncio
 import logging
 import ssl
 from collections import deque
-from collections.abc import AsyncIterator, Coroutine, Iterable, Mapping
-from typing import Any, Final
+from collections.abc import AsyncIterator, Coroutine, Mapping
+from typing import Any
 
 import httptools
 import httpx
@@ -30,7 +28,7 @@ from mcpbind.runtime.core.bounded import remember
 
 logger = logging.getLogger("mcpbind.runtime.http")
 
-__all__ = ["Answer", "FastPoster", "FastTransport", "RequestTasks"]
+__all__ = ["Answer", "FastPoster", "RequestTasks"]
 
 #: Idle keep-alive connections kept per transport.
 MAX_IDLE = 64
@@ -45,6 +43,8 @@ class _Connection(asyncio.Protocol):
     def __init__(self) -> None:
         self.transport: asyncio.Transport | None = None
         self.headers: list[tuple[bytes, bytes]] = []
+        #: The ``Content-Type`` value as sent (the first one), or empty.
+        self.content_type = b""
         self.chunks: deque[bytes] = deque()
         self.status = 0
         self.headed = False
@@ -78,6 +78,8 @@ class _Connection(asyncio.Protocol):
     # -- httptools callbacks --
     def on_header(self, name: bytes, value: bytes) -> None:
         self.headers.append((name, value))
+        if len(name) == 12 and not self.content_type and name.lower() == b"content-type":
+            self.content_type = value
 
     def on_headers_complete(self) -> None:
         self.status = self.parser.get_status_code()
@@ -106,6 +108,7 @@ class _Connection(asyncio.Protocol):
     def start(self, request: bytes) -> None:
         assert self.transport is not None
         self.headers = []
+        self.content_type = b""
         self.chunks.clear()
         self.headed = self.complete = False
         self.parser = httptools.HttpResponseParser(self)
@@ -147,6 +150,14 @@ class Answer(httpx.AsyncByteStream):
         self.connection: _Connection | None = connection
         self.status = connection.status
         self.headers = connection.headers
+        self.raw_content_type = connection.content_type
+
+    def content_type(self) -> bytes:
+        """The media type, lower case, without parameters."""
+        value = self.raw_content_type
+        if value == b"application/json":
+            return value
+        return value.split(b";", 1)[0].strip().lower()
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         connection = self.connection
@@ -159,6 +170,19 @@ class Answer(httpx.AsyncByteStream):
                 self.discard()
                 return
             await connection.wait(self.poster.read_timeout)
+
+    async def read(self) -> bytes:
+        """The whole body."""
+        try:
+            return b"".join([chunk async for chunk in self])
+        finally:
+            self.discard()
+
+    def response(self) -> httpx.Response:
+        """This answer as httpx's, its body still to be streamed."""
+        return httpx.Response(
+            self.status, headers=self.headers, stream=self, request=self.poster.request
+        )
 
     def discard(self) -> None:
         """Done with the connection: back to the pool if its response was complete, else closed."""
@@ -185,9 +209,8 @@ class FastPoster:
         self.read_timeout = read_timeout
         self.head = b"POST %s HTTP/1.1\r\nhost: %s\r\n" % (parsed.raw_path, parsed.netloc)
         self.idle: list[_Connection] = []
-        #: What the responses of ``FastTransport.post`` name as their request.
         self.request = httpx.Request("POST", parsed)
-        self._heads: dict[tuple[tuple[Any, Any], ...], bytes] = {}
+        self._heads: dict[tuple[tuple[str, str], ...], bytes] = {}
 
     @staticmethod
     def usable(url: str) -> bool:
@@ -224,29 +247,21 @@ class FastPoster:
         else:
             connection.close()
 
-    def _head(self, headers: Iterable[tuple[str, str]] | Iterable[tuple[bytes, bytes]]) -> bytes:
-        """The request line and ``headers`` (without ``host`` and ``content-length``: the
-        poster writes those), encoded; kept by their exact names and values (a header with a
-        line break is refused every time: it is never kept)."""
-        key: tuple[tuple[Any, Any], ...] = tuple(headers)
+    def _head(self, headers: Mapping[str, str]) -> bytes:
+        """The request line and ``headers``, encoded; kept by their exact names and values
+        (a header with a line break is refused every time: it is never kept)."""
+        key = tuple(headers.items())
         head = self._heads.get(key)
         if head is None:
             lines = [self.head]
             for name, value in key:
-                line = (
-                    f"{name}: {value}\r\n".encode()
-                    if isinstance(name, str)
-                    else b"%s: %s\r\n" % (name, value)
-                )
-                if line.count(b"\r") != 1 or line.count(b"\n") != 1:
+                if "\r" in value or "\n" in value:
                     raise httpx.LocalProtocolError(f"header {name!r} has a line break")
-                lines.append(line)
+                lines.append(f"{name}: {value}\r\n".encode())
             head = remember(self._heads, key, b"".join(lines), MAX_HEADS)
         return head
 
-    async def post(
-        self, headers: Iterable[tuple[str, str]] | Iterable[tuple[bytes, bytes]], content: bytes
-    ) -> Answer:
+    async def post(self, headers: Mapping[str, str], content: bytes) -> Answer:
         """Send the POST and wait for its status and headers; the body is the caller's to read
         (``Answer.read``, ``Answer.response``) or give up (``Answer.discard``)."""
         request = b"%scontent-length: %d\r\n\r\n%s" % (self._head(headers), len(content), content)
@@ -273,56 +288,6 @@ class FastPoster:
         for connection in self.idle:
             connection.close()
         self.idle.clear()
-
-
-#: Headers the poster writes itself (lower case).
-_OWN_HEADERS: Final = frozenset({b"host", b"content-length"})
-
-
-class FastTransport(httpx.AsyncBaseTransport):
-    """httpx's transport for POSTs to the poster's URL (on its pool); every other request goes
-    to ``fallback`` (httpx's own transport)."""
-
-    def __init__(self, poster: FastPoster, fallback: httpx.AsyncBaseTransport) -> None:
-        self.poster = poster
-        self._fallback = fallback
-        url = poster.url
-        self._target = (url.scheme, url.netloc, url.raw_path)
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        url = request.url
-        if request.method != "POST" or (url.scheme, url.netloc, url.raw_path) != self._target:
-            return await self._fallback.handle_async_request(request)
-        try:
-            content = request.content
-        except httpx.RequestNotRead:  # a streamed body: httpx's transport sends it
-            return await self._fallback.handle_async_request(request)
-        answer = await self.poster.post(_headers(request.headers.raw), content)
-        return httpx.Response(answer.status, headers=answer.headers, stream=answer, request=request)
-
-    async def post(self, headers: Mapping[str, str], content: bytes) -> httpx.Response:
-        """``handle_async_request`` for a POST to the poster's URL, without an
-        ``httpx.Request``: the client's own POSTs come here straight (``client.py``), since
-        ``httpx.AsyncClient``'s request building, cookie jar and redirect loop cost about three
-        times the rest of the POST. The response is httpx's all the same (a redirect is for
-        the caller to follow through its ``httpx.AsyncClient``)."""
-        poster = self.poster
-        answer = await poster.post(headers.items(), content)
-        return httpx.Response(
-            answer.status, headers=answer.headers, stream=answer, request=poster.request
-        )
-
-    async def aclose(self) -> None:
-        self.poster.close()
-        await self._fallback.aclose()
-
-
-def _headers(raw: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
-    """``raw`` without the headers the poster writes. httpx puts ``Host`` first and, for a
-    body given as bytes, ``Content-Length`` last: slicing them off is the usual case."""
-    if raw and raw[0][0] == b"Host" and raw[-1][0] == b"Content-Length":
-        return raw[1:-1]
-    return [pair for pair in raw if pair[0].lower() not in _OWN_HEADERS]
 
 
 class RequestTasks:

@@ -24,11 +24,10 @@ stream is never resumed, and cancelling it closes the stream instead of POSTing
 status whose body is a JSON-RPC error response reaches the caller as that error, code, message
 and data unchanged; only a body that is not one becomes a transport error (-32000).
 
-Speed: when the transport owns its httpx clients, has no ``auth`` and runs on asyncio (the
-connection's ``LoopPath``, ``core/loop_path.py``), the httpx client of the POSTs is given a
-small keep-alive pool on httptools as its transport (``_fastpost.FastTransport``) and each
-request is POSTed in a plain asyncio task; the code is httpx's either way (answers, errors,
-redirects, GET streams, resumption, DELETE).
+Speed: when the transport owns its httpx clients, has no ``auth`` and runs on asyncio, POSTs
+go through a small keep-alive pool on httptools (``_fastpost.py``), each in a plain asyncio
+task, and a JSON answer is read straight off the connection; everything else (SSE answers,
+errors, redirects, GET streams, resumption, DELETE, auth flows) is the same httpx code.
 
 This module POSTs what the session sends and makes the transport; the client's state and how
 answers reach the session are in ``_client_state``, reading SSE responses in ``_client_streams``.
@@ -55,7 +54,7 @@ from mcpbind.runtime.core.transport import STREAM_BUFFER, Connection, Envelope
 
 from ._client_state import HttpTransportError, error_body, request_id_of
 from ._client_streams import StreamReader
-from ._fastpost import FastPoster, FastTransport
+from ._fastpost import FastPoster
 from ._signals import Inbox
 from .common import JSON, PROTOCOL_VERSION, SESSION_ID, SSE
 from .legacy_sse import LegacySSEChannel
@@ -75,6 +74,8 @@ POOL_SHARDS = 4
 #: How long the POST after ``notifications/initialized`` waits for the GET stream's head, so a
 #: server request sent right away finds the stream open.
 GET_STREAM_WAIT = 5.0
+_JSON_BYTES = JSON.encode()
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
 
 
 class _StreamableClient(StreamReader):
@@ -101,7 +102,7 @@ class _StreamableClient(StreamReader):
         if self.legacy is not None:
             await self._post_legacy(message, request_id)
         elif request_id is not None and message.get("method") != "initialize":
-            if self.pool is not None:
+            if self.poster is not None:
                 self._spawn_native(message, request_id)
             else:
                 scope = anyio.CancelScope()
@@ -121,7 +122,7 @@ class _StreamableClient(StreamReader):
         """POST a request on the pool from the sender's own task, if that is all it takes
         (``_Outgoing``): True if done."""
         message = envelope.message
-        if self.pool is None or self.legacy is not None or type(message) is not dict:
+        if self.poster is None or self.legacy is not None or type(message) is not dict:
             return False
         request_id = request_id_of(message)
         if request_id is None or message.get("method") == "initialize":
@@ -201,23 +202,13 @@ class _StreamableClient(StreamReader):
             if request_id is not None:
                 self.modern.add(request_id)
         try:
-            content = rpc.encode(message)
-            pool = self.pool
-            if pool is not None:
-                # The POST client's transport, straight (see ``FastTransport.post``); a
-                # redirect is POSTed again through the client, which follows it.
-                response = await pool.post(headers, content)
-                if not response.is_redirect:
-                    try:
-                        await self._on_post_response(response, message, request_id)
-                    finally:
-                        await response.aclose()
-                    return
-                await response.aclose()
-            async with self._post_client().stream(
-                "POST", self.url, content=content, headers=headers
-            ) as response:
-                await self._on_post_response(response, message, request_id)
+            if self.poster is not None:
+                await self._post_fast(self.poster, message, request_id, headers)
+            else:
+                async with self._post_client().stream(
+                    "POST", self.url, content=rpc.encode(message), headers=headers
+                ) as response:
+                    await self._on_post_response(response, message, request_id)
         except httpx.HTTPError as exc:
             await self._fail(request_id, f"HTTP request failed: {exc!r}")
         except Exception as exc:
@@ -227,6 +218,48 @@ class _StreamableClient(StreamReader):
         finally:
             if request_id is not None:
                 self.modern.discard(request_id)
+
+    async def _post_fast(
+        self,
+        poster: FastPoster,
+        message: Any,
+        request_id: int | str | None,
+        headers: dict[str, str],
+    ) -> None:
+        """POST on the small pool; a redirect is left to httpx, which follows it.
+
+        The usual answer (a JSON response to a request, or 202) is read straight from the
+        connection; any other goes through ``_on_post_response`` as an ``httpx.Response``.
+        """
+        content = rpc.encode(message)
+        answer = await poster.post(headers, content)
+        status = answer.status
+        try:
+            if status == 202:
+                return
+            if (
+                status == 200
+                and request_id is not None
+                and request_id != self._initialize_id
+                and answer.content_type() == _JSON_BYTES
+            ):
+                parsed = rpc.decode(await answer.read())
+                if isinstance(parsed, rpc.Malformed):
+                    await self._fail(request_id, f"the server sent invalid JSON: {parsed.reason}")
+                    return
+                for item in parsed if type(parsed) is list else [parsed]:
+                    await self._feed(item)
+                return
+            if status in _REDIRECTS:
+                answer.discard()
+                async with self._post_client().stream(
+                    "POST", self.url, content=content, headers=headers
+                ) as followed:
+                    await self._on_post_response(followed, message, request_id)
+                return
+            await self._on_post_response(answer.response(), message, request_id)
+        finally:
+            answer.discard()
 
     def _post_client(self) -> httpx.AsyncClient:
         """The next of ``post_clients``, round robin.
@@ -382,16 +415,13 @@ async def streamable_http_client(
     # (loading the CA store), which was most of opening a connection.
     tls = httpx.create_ssl_context() if own else None
 
-    def make_client(
-        connections: int, transport: httpx.AsyncBaseTransport | None = None
-    ) -> httpx.AsyncClient:
+    def make_client(connections: int) -> httpx.AsyncClient:
         return httpx.AsyncClient(
             timeout=httpx.Timeout(timeout, read=sse_read_timeout),
             limits=httpx.Limits(max_connections=connections, max_keepalive_connections=connections),
             follow_redirects=True,
             verify=tls if tls is not None else True,
             auth=auth,
-            transport=transport,
         )
 
     http = http_client or make_client(POOL_SIZE)
@@ -406,18 +436,9 @@ async def streamable_http_client(
     )
     outgoing = _Outgoing(state, out_send)
     if own:
+        state.post_clients = [make_client(POOL_SIZE // POOL_SHARDS) for _ in range(POOL_SHARDS)]
         if auth is None and path.native and FastPoster.usable(url):
-            # One client, the pool as its transport (httpx's own for any other URL or method).
-            limits = httpx.Limits(max_connections=POOL_SIZE, max_keepalive_connections=POOL_SIZE)
-            fallback = httpx.AsyncHTTPTransport(
-                verify=tls if tls is not None else True, limits=limits
-            )
-            pool = FastTransport(FastPoster(url, tls, timeout, sse_read_timeout), fallback)
-            state.post_clients = [make_client(POOL_SIZE, pool)]
-            state.pool = pool
-        else:
-            shard = POOL_SIZE // POOL_SHARDS
-            state.post_clients = [make_client(shard) for _ in range(POOL_SHARDS)]
+            state.poster = FastPoster(url, tls, timeout, sse_read_timeout)
     try:
         async with anyio.create_task_group() as tg, out_send:
             state._tg = tg
@@ -440,6 +461,8 @@ async def streamable_http_client(
                         await http.delete(url, headers=state._headers(f"{JSON}, {SSE}"))
                 except (httpx.HTTPError, TimeoutError) as exc:
                     logger.debug("could not end the session: %r", exc)
+            if state.poster is not None:
+                state.poster.close()
             if own:
                 for client in {http, *state.post_clients}:
                     await client.aclose()

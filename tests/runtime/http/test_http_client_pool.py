@@ -138,73 +138,16 @@ async def test_request_heads_are_kept_per_exact_header_set() -> None:
     from mcpbind.runtime.transports.http import _fastpost
 
     poster = _fastpost.FastPoster("http://127.0.0.1:9/mcp", None, 1.0, 1.0)
-    one = [(b"accept", b"application/json"), (b"mcp-name", b"echo")]
+    one = {"accept": "application/json", "mcp-name": "echo"}
     head = poster._head(one)
     assert head == b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1:9\r\naccept: application/json\r\n" + (
         b"mcp-name: echo\r\n"
     )
-    assert poster._head(list(one)) is head
-    assert poster._head([one[0], (b"mcp-name", b"Echo")]).endswith(b"mcp-name: Echo\r\n")
+    assert poster._head(dict(one)) is head
+    assert poster._head({**one, "mcp-name": "Echo"}).endswith(b"mcp-name: Echo\r\n")
     for _ in range(2):
         with pytest.raises(httpx.LocalProtocolError):
-            poster._head([one[0], (b"mcp-name", b"echo\r\nx-injected: 1")])
+            poster._head({**one, "mcp-name": "echo\r\nx-injected: 1"})
     for n in range(_fastpost.MAX_HEADS + 5):
-        poster._head([(b"n", str(n).encode())])
+        poster._head({"n": str(n)})
     assert len(poster._heads) <= _fastpost.MAX_HEADS
-
-
-async def test_the_pool_is_httpx_transport_for_its_own_posts_only() -> None:
-    """``FastTransport`` carries POSTs to its URL on the pool (a refused connection raising
-    httpx's ``ConnectError``); any other request goes to the fallback transport."""
-    import httpx
-    from mcpbind.runtime.transports.http import _fastpost
-
-    seen: list[tuple[str, str]] = []
-
-    def fallback(request: httpx.Request) -> httpx.Response:
-        seen.append((request.method, request.url.path))
-        return httpx.Response(204)
-
-    poster = _fastpost.FastPoster("http://127.0.0.1:9/mcp", None, 1.0, 1.0)
-    transport = _fastpost.FastTransport(poster, httpx.MockTransport(fallback))
-    async with httpx.AsyncClient(transport=transport) as client:
-        assert (await client.get("http://127.0.0.1:9/mcp")).status_code == 204
-        assert (await client.post("http://127.0.0.1:9/other", content=b"{}")).status_code == 204
-        assert (await client.post("http://127.0.0.1:10/mcp", content=b"{}")).status_code == 204
-        with pytest.raises(httpx.ConnectError):
-            await client.post("http://127.0.0.1:9/mcp", content=b"{}")
-    assert seen == [("GET", "/mcp"), ("POST", "/other"), ("POST", "/mcp")]
-
-
-async def test_a_redirected_post_is_followed() -> None:
-    """A POST answered 307 is followed by httpx to the new URL and the call gets its answer
-    (the pool's redirect is POSTed again through the httpx client, which follows it)."""
-    posts: list[str] = []
-    inner = StreamableHTTPServer(build_server().serve, json_response=True)
-
-    async def app(scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and scope["method"] == "POST":
-            posts.append(scope["path"])
-            if scope["path"] == "/old":
-                while (await receive()).get("more_body"):
-                    pass
-                headers = [(b"location", b"/mcp"), (b"content-length", b"0")]
-                await send({"type": "http.response.start", "status": 307, "headers": headers})
-                await send({"type": "http.response.body", "body": b""})
-                return
-        await inner(scope, receive, send)
-
-    async with serving(app) as base, Client(streamable_http_client(f"{base}/old")) as client:
-        assert (await client.stub.call_tool(echo("moved"))).content[0].text == "moved"  # type: ignore[union-attr]
-    assert posts.count("/mcp") >= 3  # initialize, initialized, the call: each reached /mcp
-    assert posts.count("/old") >= posts.count("/mcp")
-
-
-async def test_a_refused_connection_fails_the_request_with_httpx_error() -> None:
-    """Nothing listening: the first request fails, naming httpx's error, as on httpx's own
-    transport."""
-    from mcpbind.runtime.core.errors import McpError
-
-    with pytest.raises(McpError, match=r"HTTP request failed: ConnectError\(.could not connect"):
-        async with Client(streamable_http_client("http://127.0.0.1:9/mcp", timeout=2.0)):
-            pass
