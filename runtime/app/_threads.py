@@ -92,7 +92,7 @@ def _when_done(
 
 async def run_sync(fn: Callable[..., T], *args: Any) -> T:
     """``fn(*args)`` in a worker thread, in a copy of the current context."""
-    path = loop_path()  # no session at hand here: the seam's own choice (cached per loop)
+    path = loop_path()  # no session at hand here: the seam's choice, per call
     if _anyio_threads is None or not isinstance(path, AsyncioPath):
         return await anyio.to_thread.run_sync(fn, *args)
     loop = path.loop

@@ -93,17 +93,11 @@ class AsyncioPath(LoopPath):
 #: The anyio path: one for all, it holds nothing.
 ANYIO: Final = AnyioPath()
 
-_last: AsyncioPath | None = None
-
 
 def loop_path() -> LoopPath:
     """The path for the running event loop: asked once per session or connection, at its
-    start, and kept (the one place that looks the backend up)."""
-    global _last
+    start, and kept (the one place that looks the backend up). Not cached here: a path holds
+    its loop, which a module-level cache would keep alive after it closed."""
     if not on_asyncio():
         return ANYIO
-    loop = asyncio.get_running_loop()
-    path = _last
-    if path is None or path.loop is not loop:
-        path = _last = AsyncioPath(loop)
-    return path
+    return AsyncioPath(asyncio.get_running_loop())
