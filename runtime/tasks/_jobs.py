@@ -9,7 +9,6 @@ in the session's task group (and ends with it).
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +16,8 @@ from mcpbind.runtime.core.context import RequestContext
 from mcpbind.runtime.core.loop_path import AsyncioPath
 
 if TYPE_CHECKING:
+    import asyncio  # annotations only: the tasks come from the fast path seam
+
     from mcpbind.runtime.core.session import Session
 
 __all__ = ["Jobs", "per_request"]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import secrets
 from collections.abc import Awaitable, Callable, Sequence
@@ -23,6 +22,8 @@ from .common import AUTH_SCOPE_KEY, PRIMING_SINCE, encode_event
 from .event_store import EventStore
 
 if TYPE_CHECKING:
+    import asyncio  # annotations only: the tasks come from the fast path seam
+
     from .server import StreamableHTTPServer
 
 __all__ = ["HttpRequestContext", "HttpSession"]

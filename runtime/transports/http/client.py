@@ -35,11 +35,10 @@ answers reach the session are in ``_client_state``, reading SSE responses in ``_
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import httpx
@@ -58,6 +57,9 @@ from ._fastpost import FastPoster
 from ._signals import Inbox
 from .common import JSON, PROTOCOL_VERSION, SESSION_ID, SSE
 from .legacy_sse import LegacySSEChannel
+
+if TYPE_CHECKING:
+    import asyncio  # annotations only: the tasks come from the fast path seam
 
 __all__ = ["HttpTransportError", "streamable_http_client"]
 
