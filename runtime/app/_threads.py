@@ -24,7 +24,7 @@ from typing import Any, Final, TypeVar
 import anyio
 import anyio.lowlevel
 import anyio.to_thread
-from mcpbind.runtime.core.run import on_asyncio
+from mcpbind.runtime.core.loop_path import AsyncioPath, loop_path
 
 _anyio_threads: threading.local | None
 try:  # anyio's marks of its worker threads (not public: checked at import, used if present)
@@ -92,9 +92,10 @@ def _when_done(
 
 async def run_sync(fn: Callable[..., T], *args: Any) -> T:
     """``fn(*args)`` in a worker thread, in a copy of the current context."""
-    if _anyio_threads is None or not on_asyncio():
+    path = loop_path()  # no session at hand here: the seam's choice, per call
+    if _anyio_threads is None or not isinstance(path, AsyncioPath):
         return await anyio.to_thread.run_sync(fn, *args)
-    loop = asyncio.get_running_loop()
+    loop = path.loop
     pool, token, scopes = _pool(loop)
     # What the thread's ``check_cancelled`` and ``from_thread.run`` see, as in anyio's threads:
     # cancelled once the caller is.

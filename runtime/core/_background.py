@@ -1,4 +1,5 @@
-"""A session's background jobs on asyncio: a task group opened only when the first job starts.
+"""A session served on asyncio without a task group: its host task, and its background jobs in
+a task group opened only when the first job starts (the native side of ``loop_path.py``).
 
 A session's task group (open, cancel, close) was about a tenth of a stateless HTTP request,
 which never starts a background job: its answer is ready before its session ends. So on
@@ -6,20 +7,21 @@ asyncio the session serves in its caller's task with no task group, and the jobs
 the request starting them (deadline watcher, keep-alive, notification handlers, a task's
 handler) run in a task group opened in a task of its own on first use. They keep everything
 a task group gives: cancellation that respects shields when the session ends, a failing job
-ending the session (``on_error``), the context of whoever started each job.
+ending the session (``on_error``), the context of whoever started each job. ``Host`` is the
+task serving the session: ``interrupt()`` cancels it as cancelling a task group's scope would.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 import anyio
 from anyio.abc import TaskGroup
 
-__all__ = ["Background"]
+__all__ = ["Background", "Host"]
 
 Job = Callable[..., Coroutine[Any, Any, Any]]
 
@@ -80,3 +82,42 @@ class Background:
             task.cancel()  # its group is not open yet: no job has started
         with anyio.CancelScope(shield=True):
             await asyncio.wait([task])
+
+
+class Host:
+    """The task that serves a session (``serve``), and the session's ``background`` jobs."""
+
+    __slots__ = ("_interrupted", "_task", "background")
+
+    def __init__(self, on_error: Callable[[BaseException], None]) -> None:
+        self._task: asyncio.Task[Any] | None = None
+        self._interrupted = False
+        self.background = Background(on_error)
+
+    async def serve(self, serving: Awaitable[None]) -> None:
+        """Await ``serving`` in this task; then stop the background jobs, and raise how their
+        group failed, if it did."""
+        host = self._task = asyncio.current_task()
+        assert host is not None
+        background = self.background
+        try:
+            await serving
+        except asyncio.CancelledError:
+            # ``interrupt()`` cancels this task as a cancel scope would: only its own
+            # cancellation ends here, quietly; any other passes on.
+            if not self._interrupted or host.uncancel() > 0:
+                raise
+        finally:
+            self._task = None
+            await background.stop()
+        if background.error is not None:
+            raise background.error
+
+    def interrupt(self) -> None:
+        """Cancel ``serve`` where it waits (once; not from its own task, which is ending)."""
+        host = self._task
+        if host is None or self._interrupted:
+            return
+        if host is not asyncio.current_task():
+            self._interrupted = True
+            host.cancel()

@@ -6,6 +6,7 @@ measured about 25 us per task against 3.5 us for ``loop.create_task``, a tenth o
 ``tools/call`` round trip. Each still has its own context and is still awaited before the
 session ends, which is what the task group gave; anyio primitives work inside them as in any
 task. On other backends (trio) the task group is used, each task under its own cancel scope.
+Which one, the session's ``LoopPath`` says (``loop_path.py``, the one fast path seam), once.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import anyio
 from anyio.abc import TaskGroup
 
 from .logsafe import printable
-from .run import on_asyncio
+from .loop_path import AsyncioPath, LoopPath
 
 __all__ = ["HandlerTasks"]
 
@@ -33,24 +34,23 @@ class HandlerTasks:
     """Running handler tasks by key (the request id).
 
     ``on_done(key)`` is called as each task ends, however it ends. A task that ends by cancellation
-    (``cancel(key)`` or ``cancel_all()``) ends quietly: its job sends no response. ``native``
-    chooses plain asyncio tasks (default: when running on asyncio) or the task group ``tg``
-    (which only they need).
+    (``cancel(key)`` or ``cancel_all()``) ends quietly: its job sends no response. On a native
+    ``path`` the tasks are plain asyncio tasks; else they run in the task group ``tg`` (which
+    only they need).
     """
 
-    __slots__ = ("_closing", "_native", "_on_done", "_running", "_tg")
+    __slots__ = ("_closing", "_on_done", "_running", "_spawn", "_tg")
 
     def __init__(
-        self,
-        tg: TaskGroup | None,
-        on_done: Callable[[Hashable], None],
-        native: bool | None = None,
+        self, tg: TaskGroup | None, on_done: Callable[[Hashable], None], path: LoopPath
     ) -> None:
         self._tg = tg
         self._on_done = on_done
         self._running: dict[Hashable, asyncio.Task[None] | anyio.CancelScope] = {}
         self._closing = False
-        self._native = on_asyncio() if native is None else native
+        self._spawn: Callable[[Coroutine[Any, Any, None]], asyncio.Task[None]] | None = (
+            path.spawn if isinstance(path, AsyncioPath) else None
+        )
 
     def __contains__(self, key: Hashable) -> bool:
         return key in self._running
@@ -60,8 +60,9 @@ class HandlerTasks:
 
     def start(self, key: Hashable, job: Job, *args: Any) -> None:
         """Run ``job(*args)`` in a new task known by ``key`` (which must not be running)."""
-        if self._native:
-            task = asyncio.get_running_loop().create_task(job(*args))
+        spawn = self._spawn
+        if spawn is not None:
+            task = spawn(job(*args))
             self._running[key] = task
             task.add_done_callback(functools.partial(self._finished, key))
         else:
@@ -70,9 +71,11 @@ class HandlerTasks:
             self._running[key] = scope
             self._tg.start_soon(self._run_scoped, key, scope, job, args)
 
-    def adopt(self, key: Hashable, task: asyncio.Task[None]) -> None:
-        """Know ``task``, already running, as the task of ``key`` from now on (a handler started
-        in the session's reading task that has to wait: see ``_eager.py``)."""
+    def adopt_current(self, key: Hashable) -> None:
+        """Know the running task as the task of ``key`` from now on (a handler started in the
+        session's reading task that has to wait: see ``_eager.py``)."""
+        task: asyncio.Task[None] | None = asyncio.current_task()
+        assert task is not None
         self._running[key] = task
         task.add_done_callback(functools.partial(self._finished, key))
 

@@ -7,12 +7,10 @@ its progress through ``_on_progress``, both called by the session's reading task
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import heapq
 import logging
 import math
-import time
 from collections import deque
 from collections.abc import Callable
 from contextvars import ContextVar
@@ -32,8 +30,8 @@ from . import jsonrpc as rpc
 from .bindings import Bindings, dump
 from .errors import INTERNAL_ERROR, ConnectionClosedError, McpError, RequestTimeoutError
 from .logsafe import printable
+from .loop_path import Event, LoopPath, loop_path
 from .routing import SessionOptions
-from .run import on_asyncio
 from .transport import Connection, Envelope, put
 
 __all__ = ["CANCELLED", "REQUEST_SENT", "UNCANCELLABLE", "Outgoing"]
@@ -70,9 +68,7 @@ class _Pending:
         "updates",
     )
 
-    def __init__(
-        self, progress: ProgressCallback | None, event: anyio.Event | asyncio.Event
-    ) -> None:
+    def __init__(self, progress: ProgressCallback | None, event: Event) -> None:
         self.deadline = math.inf
         self.timed_out = False
         self.event = event
@@ -113,25 +109,21 @@ class Outgoing:
         #: Whether ``_watch_deadlines`` runs: started with the first deadline, so a session that
         #: never sends a request with a timeout (one per stateless HTTP request) has no watcher.
         self._watching = False
-        self._clock: Callable[[], float] | None = None
-        self._native: bool | None = None
+        #: The fast path seam (``loop_path.py``): picked when the session starts, or by the
+        #: first request sent before that.
+        self._path: LoopPath | None = None
+
+    @property
+    def loop_path(self) -> LoopPath:
+        """How this session uses its event loop (``loop_path.py``), picked once."""
+        path = self._path
+        if path is None:
+            path = self._path = loop_path()
+        return path
 
     def now(self) -> float:
-        """``anyio.current_time()``, minus its backend lookup (4 us a call) after the first:
-        on asyncio the monotonic clock (what its loop's ``time`` reads), tied to no loop."""
-        clock = self._clock
-        if clock is None:
-            clock = time.monotonic if on_asyncio() else anyio.current_time
-            self._clock = clock
-        return clock()
-
-    def _new_event(self) -> anyio.Event | asyncio.Event:
-        """An event for a pending request: ``asyncio.Event`` on asyncio (0.8 us against 9 us for
-        ``anyio.Event``, whose waits anyio's cancel scopes cancel all the same)."""
-        native = self._native
-        if native is None:
-            native = self._native = on_asyncio()
-        return asyncio.Event() if native else anyio.Event()
+        """``anyio.current_time()``, minus its backend lookup (4 us a call) on asyncio."""
+        return (self._path or self.loop_path).clock()
 
     def _fail_pending(self, reason: str) -> None:
         error = self._closed_error or ConnectionClosedError(reason)
@@ -194,7 +186,7 @@ class Outgoing:
         sent = REQUEST_SENT.get()
         if sent is not None:
             sent(spec.method, request_id)
-        pending = _Pending(progress, self._new_event())
+        pending = _Pending(progress, (self._path or self.loop_path).event())
         self._pending[request_id] = pending
         try:
             await self.send_raw(message, related_id)
@@ -240,7 +232,7 @@ class Outgoing:
                 await self._send_cancel(request_id, f"timed out after {waited:g} s", None)
                 raise RequestTimeoutError(spec.method, request_id, waited)
             if not finished:
-                pending.event = self._new_event()
+                pending.event = (self._path or self.loop_path).event()
             if pending.updates:
                 updates, pending.updates = pending.updates, []
                 if timeout is not None and not finished:

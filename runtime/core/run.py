@@ -27,7 +27,8 @@ def run(main: Callable[..., Awaitable[T]], *args: Any) -> T:
 
 
 def on_asyncio() -> bool:
-    """True inside an asyncio (or uvloop) loop, where the runtime may use asyncio directly."""
+    """True inside an asyncio (or uvloop) loop, where the runtime may use asyncio directly
+    (the runtime asks ``loop_path.loop_path()`` instead, once per session)."""
     try:
         return sniffio.current_async_library() == "asyncio"
     except sniffio.AsyncLibraryNotFoundError:

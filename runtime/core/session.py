@@ -11,7 +11,6 @@ the same session serves both sides and both eras.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
@@ -25,7 +24,7 @@ from mcpbind.generated.support import MCPModel, MethodSpec, RequestOptions
 from pydantic import ValidationError
 
 from . import _eager as eager, jsonrpc as rpc
-from ._background import Background
+from ._background import Background, Host
 from ._drain import drain
 from ._flag import Flag
 from ._respond import respond
@@ -45,7 +44,6 @@ from .handler_tasks import HandlerTasks
 from .logsafe import printable
 from .outgoing import CANCELLED, Outgoing
 from .routing import OutgoingCall, PeerState, Route, Router, SessionOptions
-from .run import on_asyncio
 from .transport import Connection, Envelope, take
 
 __all__ = [
@@ -109,10 +107,8 @@ class Session(Outgoing):
         self._started = Flag()
         self._finished = Flag()
         self._input_ended = Flag()
-        # On asyncio: the task serving (``_run_native``), whether ``close()`` cancelled it,
-        # and the jobs that outlive a request.
-        self._host: asyncio.Task[Any] | None = None
-        self._interrupted = False
+        # On asyncio: the task serving, and the jobs that outlive a request (``_background.py``).
+        self._host: Host | None = None
         self._live = False
         self._background: Background | None = None
         # On asyncio, handlers start in the reading task (``_eager.py``).
@@ -146,8 +142,11 @@ class Session(Outgoing):
         group unless a background job needs one (``_background.py``).
         """
         try:
-            if on_asyncio():
-                await self._run_native()
+            if self.loop_path.native:  # the one choice of the fast path, for this session
+                host = self._host = Host(lambda exc: self._interrupt())
+                self._background = host.background
+                self._eager = True
+                await host.serve(self._serve(None))
             else:
                 async with anyio.create_task_group() as tg:
                     self._tg = tg
@@ -156,25 +155,8 @@ class Session(Outgoing):
         finally:
             self._finished.set()
 
-    async def _run_native(self) -> None:
-        host = self._host = asyncio.current_task()
-        assert host is not None
-        background = self._background = Background(lambda exc: self._interrupt())
-        try:
-            await self._serve(None)
-        except asyncio.CancelledError:
-            # ``close()`` cancels this task as a cancel scope would: only its own cancellation
-            # ends here, quietly; any other passes on.
-            if not self._interrupted or host.uncancel() > 0:
-                raise
-        finally:
-            self._host = None
-            await background.stop()
-        if background.error is not None:
-            raise background.error
-
     async def _serve(self, tg: TaskGroup | None) -> None:
-        self._handlers = HandlerTasks(tg, self._on_handler_done)
+        self._handlers = HandlerTasks(tg, self._on_handler_done, self.loop_path)
         self._live = True
         if self._watching:  # a deadline came before the session ran
             self._spawn(self._watch_deadlines)
@@ -217,12 +199,8 @@ class Session(Outgoing):
         if self._tg is not None:
             self._tg.cancel_scope.cancel()
             return
-        host = self._host
-        if host is None or not self._live or self._interrupted:
-            return
-        if host is not asyncio.current_task():
-            self._interrupted = True
-            host.cancel()
+        if self._host is not None and self._live:
+            self._host.interrupt()
 
     def _start_watching(self) -> None:
         if self._running:
@@ -321,8 +299,7 @@ class Session(Outgoing):
     async def _read_loop(self) -> None:
         """Read until the input ends. On asyncio the reading runs in a task of its own, which a
         handler started in it may keep (``_start_handler``); a new task then reads on."""
-        if on_asyncio():
-            self._eager = True
+        if self._eager:
             await self._relay.run()
         else:
             await self._read_messages(None)
@@ -510,9 +487,8 @@ class Session(Outgoing):
             self._on_handler_done(request_id)
             return
         handlers = self._handlers
-        task = asyncio.current_task()
-        assert handlers is not None and task is not None
-        handlers.adopt(request_id, task)
+        assert handlers is not None
+        handlers.adopt_current(request_id)
         self._relay.start()
         await started
 

@@ -23,7 +23,6 @@ authenticated identity, the task id (192 random bits) is what grants access to a
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import functools
 from collections.abc import Collection, Hashable
@@ -64,6 +63,8 @@ from ._wire import (
 )
 
 if TYPE_CHECKING:
+    import asyncio  # annotations only: the tasks come from the fast path seam
+
     from mcpbind.runtime.core.session import Session
 
     from ._manager import TaskSupport

@@ -13,7 +13,8 @@ Pipes are read with ``os.read`` in chunks of at most 64 KiB on non-blocking desc
 on readiness: larger reads made every read allocate and free a large block on this platform.
 On asyncio the reader keeps its readiness callback registered while it keeps asking for
 messages, instead of registering and removing it for every wait as ``anyio.wait_readable``
-does (two ``epoll_ctl`` calls and a poll handle per message).
+does (two ``epoll_ctl`` calls and a poll handle per message); which way, each side asks the
+fast path seam (``core/loop_path.py``) once, at its first wait or burst.
 Descriptors that cannot signal readiness (regular files, some ttys) are read in a worker thread
 and written with blocking writes.
 """
@@ -30,7 +31,7 @@ from collections.abc import Awaitable, Callable
 import anyio
 from mcpbind.runtime.core.errors import INVALID_REQUEST
 from mcpbind.runtime.core.jsonrpc import LineFramer, Malformed, decode, encode
-from mcpbind.runtime.core.run import on_asyncio
+from mcpbind.runtime.core.loop_path import AsyncioPath, LoopPath, loop_path
 from mcpbind.runtime.core.transport import Envelope
 
 __all__ = ["CHUNK", "MAX_BATCH", "PipeReader", "PipeWriter"]
@@ -76,8 +77,8 @@ class PipeReader:
         "_frames",
         "_loop",
         "_max_batch",
-        "_native",
         "_on_eof",
+        "_path",
         "_pollable",
         "_waiter",
         "_waiting",
@@ -103,7 +104,7 @@ class PipeReader:
         self._on_eof = on_eof
         self._loop: asyncio.AbstractEventLoop | None = None
         self._waiter: asyncio.Future[None] | None = None
-        self._native: bool | None = None  # asyncio under us? Asked once, at the first wait.
+        self._path: LoopPath | None = None  # asked for once, at the first wait
 
     def buffered(self) -> bool:
         """Whether messages already read wait to be asked for (a burst is being handled)."""
@@ -161,10 +162,11 @@ class PipeReader:
                 if not self._ended:
                     self._absorb(chunk)
                 continue
-            if self._native is None:
-                self._native = on_asyncio()
-            if self._native:
-                await self._wait_registered()
+            path = self._path
+            if path is None:
+                path = self._path = loop_path()
+            if isinstance(path, AsyncioPath):
+                await self._wait_registered(path)
                 self._drained = False
                 continue
             self._waiting = True
@@ -176,13 +178,13 @@ class PipeReader:
                 self._waiting = False
                 self._drained = False
 
-    async def _wait_registered(self) -> None:
+    async def _wait_registered(self, path: AsyncioPath) -> None:
         """Wait for readiness through a callback that stays registered between waits."""
-        loop = asyncio.get_running_loop()
+        loop = path.loop
         if self._loop is not loop:
             loop.add_reader(self._fd, self._on_readable)
             self._loop = loop
-        waiter = self._waiter = loop.create_future()
+        waiter = self._waiter = path.future()
         try:
             await waiter
         finally:
@@ -248,11 +250,11 @@ class PipeWriter:
     __slots__ = (
         "_backlog",
         "_broken",
+        "_call_soon",
         "_closed",
         "_drained",
         "_fd",
         "_held",
-        "_loop",
         "_more",
         "_pollable",
         "_releasing",
@@ -269,7 +271,8 @@ class PipeWriter:
         self._drained = anyio.Event()
         self._more = more
         self._held = bytearray()
-        self._loop: asyncio.AbstractEventLoop | None = None
+        #: ``loop.call_soon`` once a burst was held (the fast path seam: asyncio only).
+        self._call_soon: Callable[[Callable[[], None]], asyncio.Handle] | None = None
         self._releasing: asyncio.Handle | None = None
 
     def send_nowait(self, item: Envelope) -> None:
@@ -300,15 +303,16 @@ class PipeWriter:
 
     def _hold(self, data: bytes) -> bool:
         """Keep ``data`` for the rest of the burst (asyncio only); False if it cannot be."""
-        loop = self._loop
-        if loop is None:
-            if not on_asyncio():
+        call_soon = self._call_soon
+        if call_soon is None:
+            path = loop_path()
+            if not isinstance(path, AsyncioPath):
                 self._more = None
                 return False
-            loop = self._loop = asyncio.get_running_loop()
+            call_soon = self._call_soon = path.call_soon
         self._held += data
         if self._releasing is None:
-            self._releasing = loop.call_soon(self._release)
+            self._releasing = call_soon(self._release)
         return True
 
     def _release(self) -> None:

@@ -8,6 +8,7 @@ import logging
 import anyio
 import pytest
 from mcpbind.runtime.core.handler_tasks import HandlerTasks
+from mcpbind.runtime.core.loop_path import ANYIO, LoopPath, loop_path
 
 pytestmark = pytest.mark.anyio
 
@@ -15,6 +16,11 @@ pytestmark = pytest.mark.anyio
 @pytest.fixture(params=[True, False], ids=["asyncio-tasks", "task-group"])
 def native(request: pytest.FixtureRequest) -> bool:
     return bool(request.param)
+
+
+def path_of(native: bool) -> LoopPath:
+    """The running loop's own path, or anyio's (which runs on any loop)."""
+    return loop_path() if native else ANYIO
 
 
 async def test_tasks_run_and_report_their_end(native: bool) -> None:
@@ -26,7 +32,7 @@ async def test_tasks_run_and_report_their_end(native: bool) -> None:
         ran.append(name)
 
     async with anyio.create_task_group() as tg:
-        tasks = HandlerTasks(tg, ended.append, native=native)
+        tasks = HandlerTasks(tg, ended.append, path_of(native))
         tasks.start(1, job, "one")
         tasks.start("two", job, "two")
         assert 1 in tasks and "two" in tasks and len(tasks) == 2
@@ -45,7 +51,7 @@ async def test_cancel_stops_one_task_quietly(native: bool) -> None:
         finished.append(name)
 
     async with anyio.create_task_group() as tg:
-        tasks = HandlerTasks(tg, lambda key: None, native=native)
+        tasks = HandlerTasks(tg, lambda key: None, path_of(native))
         tasks.start(1, job, "cancelled")
         tasks.start(2, job, "kept")
         await anyio.sleep(0.01)
@@ -66,7 +72,7 @@ async def test_a_task_cancelled_before_it_starts_still_ends(native: bool) -> Non
         ran.append(True)
 
     async with anyio.create_task_group() as tg:
-        tasks = HandlerTasks(tg, lambda key: ended.append(1), native=native)
+        tasks = HandlerTasks(tg, lambda key: ended.append(1), path_of(native))
         tasks.start(1, job)
         tasks.cancel_all()
         with anyio.fail_after(1):
@@ -88,7 +94,7 @@ async def test_wait_all_waits_for_cancelled_tasks_to_clean_up() -> None:
             cleaned.append(True)
 
     async with anyio.create_task_group() as tg:
-        tasks = HandlerTasks(tg, lambda key: None, native=True)
+        tasks = HandlerTasks(tg, lambda key: None, loop_path())
         tasks.start(1, job)
         await anyio.sleep(0.01)
         tasks.cancel_all()
@@ -102,7 +108,7 @@ async def test_an_escaping_exception_is_logged(caplog: pytest.LogCaptureFixture)
 
     with caplog.at_level(logging.ERROR, logger="mcpbind.runtime"):
         async with anyio.create_task_group() as tg:
-            tasks = HandlerTasks(tg, lambda key: None, native=True)
+            tasks = HandlerTasks(tg, lambda key: None, loop_path())
             tasks.start(7, job)
             while tasks:
                 await anyio.sleep(0.01)

@@ -7,7 +7,6 @@ them), ``client._StreamableClient`` POSTs what the session sends.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 from collections.abc import Mapping
@@ -27,6 +26,8 @@ from ._signals import Inbox
 from .common import PROTOCOL_VERSION, SESSION_ID
 
 if TYPE_CHECKING:
+    import asyncio  # annotations only: the tasks come from the fast path seam
+
     from .legacy_sse import LegacySSEChannel
 
 __all__ = ["TRANSPORT_ERROR", "ClientState", "HttpTransportError", "error_body", "request_id_of"]

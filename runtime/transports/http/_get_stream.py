@@ -40,7 +40,7 @@ async def serve_get(
             if stream is None and stream_id == session.standalone.id:
                 stream = session.standalone
             if stream is None:
-                stream = Stream(session.native, stream_id=stream_id)
+                stream = Stream(session.path, stream_id=stream_id)
                 stream.done = True
             stream.attach(token)
             stream.queue.clear()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import secrets
 from collections.abc import Awaitable, Callable, Sequence
@@ -12,17 +11,20 @@ import anyio
 from mcpbind.generated.names import NOTIFICATIONS_CANCELLED
 from mcpbind.runtime.core import jsonrpc as rpc
 from mcpbind.runtime.core.access_token import AccessToken
+from mcpbind.runtime.core.loop_path import AsyncioPath, loop_path
 from mcpbind.runtime.core.revisions import ASSUME_INITIALIZED
 from mcpbind.runtime.core.transport import Connection, Envelope
 from starlette.requests import Request
 from starlette.types import Scope
 
-from ._signals import Inbox, Lock, on_asyncio
+from ._signals import Inbox, Lock
 from ._streams import BACKLOG, CONSUMER_BUFFER, JSON_MODE, SSE_MODE, RequestId, Stream
 from .common import AUTH_SCOPE_KEY, PRIMING_SINCE, encode_event
 from .event_store import EventStore
 
 if TYPE_CHECKING:
+    import asyncio  # annotations only: the tasks come from the fast path seam
+
     from .server import StreamableHTTPServer
 
 __all__ = ["HttpRequestContext", "HttpSession"]
@@ -88,15 +90,17 @@ class HttpSession:
     ) -> None:
         self.owner = owner
         self.id = session_id
-        self.native = on_asyncio()
+        #: The fast path seam (``core/loop_path.py``), picked once for the session.
+        self.path = path = loop_path()
+        self.native = path.native
         #: ``anyio.current_time`` without its backend lookup: the loop's clock on asyncio.
         self.clock: Callable[[], float] = (
-            asyncio.get_running_loop().time if self.native else anyio.current_time
+            path.loop.time if isinstance(path, AsyncioPath) else anyio.current_time
         )
         self.store: EventStore | None = (
             owner.event_store_factory() if owner.event_store_factory and resumable else None
         )
-        self.inbox = Inbox(self.native)
+        self.inbox = Inbox(path)
         extra: dict[str, Any] = {ASSUME_INITIALIZED: assume} if assume is not None else {}
         self.connection = Connection(self.inbox, self, self._close_reason, extra)
         self.streams: dict[str, Stream] = {}
@@ -105,7 +109,7 @@ class HttpSession:
         self._prefix = secrets.token_hex(4) if self.store is not None else "r"
         self._next_stream = 0
         self._next_token = 0
-        self.standalone = Stream(self.native, stream_id=f"{self._prefix}-get")
+        self.standalone = Stream(path, stream_id=f"{self._prefix}-get")
         self._scope: anyio.CancelScope | None = None
         #: The task of a session of one request on asyncio (``start_alone``): it is cancelled
         #: directly, without a cancel scope (making one cost about 9 us, and its deadline a timer).
@@ -139,8 +143,10 @@ class HttpSession:
     def start_alone(self) -> asyncio.Task[None]:
         """Run a session of one request in a task of its own (asyncio only): ``cancel`` and
         ``terminate`` act on that task, so no cancel scope is needed."""
-        self._task = asyncio.get_running_loop().create_task(self._serve())
-        return self._task
+        assert isinstance(self.path, AsyncioPath)
+        task: asyncio.Task[None] = self.path.spawn(self._serve())
+        self._task = task
+        return task
 
     async def _serve(self) -> None:
         """Serve the session, log its failure, and tear it down however it ends."""
@@ -169,7 +175,8 @@ class HttpSession:
         task = self._task
         if task is not None:
             if not task.done():
-                self._grace = asyncio.get_running_loop().call_later(grace, task.cancel)
+                assert isinstance(self.path, AsyncioPath)
+                self._grace = self.path.call_later(grace, task.cancel)
         else:
             self.scope.deadline = min(self.scope.deadline, anyio.current_time() + grace)
         self._finish_all()
@@ -394,7 +401,7 @@ class HttpSession:
         self, request_ids: Sequence[RequestId], mode: str | None, version: str | None
     ) -> Stream:
         """A new stream for a POST, answering for its request ids."""
-        stream = Stream(self.native, request_ids, mode, version)
+        stream = Stream(self.path, request_ids, mode, version)
         for rid in request_ids:
             self.by_request[rid] = stream
         return stream

@@ -1,21 +1,21 @@
 """Waking one task, a cheap lock, and the session's inbox: the transport's synchronisation.
 
 Each is a leaner stand-in for an anyio primitive on the POST's hot path (measured: see the
-class docstrings); on other backends they fall back to anyio.
+class docstrings); which to use, the session's ``LoopPath`` says (``core/loop_path.py``, the
+fast path seam): on other backends they fall back to anyio.
 """
 
 from __future__ import annotations
 
-import asyncio
 import math
 from collections import deque
 from typing import Any
 
 import anyio
-import sniffio
+from mcpbind.runtime.core.loop_path import AsyncioPath, LoopPath
 from mcpbind.runtime.core.transport import STREAM_BUFFER, Envelope
 
-__all__ = ["Inbox", "Lock", "Signal", "on_asyncio"]
+__all__ = ["Inbox", "Lock", "Signal"]
 
 
 class Signal:
@@ -25,15 +25,15 @@ class Signal:
 
     __slots__ = ("_native", "_waiter")
 
-    def __init__(self, native: bool) -> None:
-        self._native = native
+    def __init__(self, path: LoopPath) -> None:
+        self._native = path if isinstance(path, AsyncioPath) else None
         self._waiter: Any = None
 
     def set(self) -> None:
         waiter = self._waiter
         if waiter is not None:
             self._waiter = None
-            if self._native:
+            if self._native is not None:
                 if not waiter.done():
                     waiter.set_result(None)
             else:
@@ -41,14 +41,14 @@ class Signal:
 
     async def wait(self, timeout: float = math.inf) -> None:
         """Until ``set()`` or ``timeout`` seconds, whichever comes first."""
-        if not self._native:
+        native = self._native
+        if native is None:
             event = self._waiter = anyio.Event()
             with anyio.move_on_after(timeout):
                 await event.wait()
             return
-        loop = asyncio.get_running_loop()
-        future = self._waiter = loop.create_future()
-        timer = loop.call_later(timeout, _expire, future) if timeout < math.inf else None
+        future = self._waiter = native.future()
+        timer = native.call_later(timeout, _expire, future) if timeout < math.inf else None
         try:
             await future
         finally:
@@ -58,16 +58,9 @@ class Signal:
                 timer.cancel()
 
 
-def _expire(future: asyncio.Future[None]) -> None:
+def _expire(future: Any) -> None:
     if not future.done():
         future.set_result(None)
-
-
-def on_asyncio() -> bool:
-    try:
-        return sniffio.current_async_library() == "asyncio"
-    except sniffio.AsyncLibraryNotFoundError:
-        return False
 
 
 class Lock:
@@ -116,9 +109,9 @@ class Inbox:
 
     __slots__ = ("_ended", "_items", "_reader_gone", "_signal", "_space")
 
-    def __init__(self, native: bool) -> None:
+    def __init__(self, path: LoopPath) -> None:
         self._items: deque[Envelope] = deque()
-        self._signal = Signal(native)
+        self._signal = Signal(path)
         self._space: anyio.Event | None = None
         self._ended = False
         self._reader_gone = False

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from typing import Any, Final
 
 import anyio
+from mcpbind.runtime.core.loop_path import LoopPath
 
 from ._signals import Signal
 
@@ -47,7 +48,7 @@ class Stream:
 
     def __init__(
         self,
-        native: bool,
+        path: LoopPath,
         pending: Iterable[RequestId] = (),
         mode: str | None = SSE_MODE,
         version: str | None = None,
@@ -58,7 +59,7 @@ class Stream:
         self.version = version
         self.pending: set[RequestId] = set(pending)
         self.queue: deque[Any] = deque()
-        self.signal = Signal(native)
+        self.signal = Signal(path)
         self.space: anyio.Event | None = None
         #: When the attached response's buffer last filled up, while it stays full.
         self.full_since: float | None = None

@@ -35,11 +35,10 @@ answers reach the session are in ``_client_state``, reading SSE responses in ``_
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import httpx
@@ -48,9 +47,9 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcpbind.generated.names import INITIALIZE, NOTIFICATIONS_CANCELLED, NOTIFICATIONS_INITIALIZED
 from mcpbind.runtime.core import jsonrpc as rpc
 from mcpbind.runtime.core.errors import METHOD_NOT_FOUND
+from mcpbind.runtime.core.loop_path import loop_path
 from mcpbind.runtime.core.request_headers import REQUEST_HEADERS, standard_headers
 from mcpbind.runtime.core.revisions import MODERN_ERRORS
-from mcpbind.runtime.core.run import on_asyncio
 from mcpbind.runtime.core.transport import STREAM_BUFFER, Connection, Envelope
 
 from ._client_state import HttpTransportError, error_body, request_id_of
@@ -59,6 +58,9 @@ from ._fastpost import FastPoster
 from ._signals import Inbox
 from .common import JSON, PROTOCOL_VERSION, SESSION_ID, SSE
 from .legacy_sse import LegacySSEChannel
+
+if TYPE_CHECKING:
+    import asyncio  # annotations only: the tasks come from the fast path seam
 
 __all__ = ["HttpTransportError", "streamable_http_client"]
 
@@ -408,7 +410,8 @@ async def streamable_http_client(
     consecutive failed attempts to resume a dropped stream. ``auth`` (e.g. an
     ``auth.OAuthClientAuth``) authorizes every request of the clients made here.
     """
-    inbox = Inbox(on_asyncio())
+    path = loop_path()  # the fast path seam, picked once for this connection
+    inbox = Inbox(path)
     out_send, out_receive = anyio.create_memory_object_stream[Envelope](STREAM_BUFFER)
     own = http_client is None
     # One TLS context for every owned client: each builds its own otherwise, about 20 ms apiece
@@ -437,7 +440,7 @@ async def streamable_http_client(
     outgoing = _Outgoing(state, out_send)
     if own:
         state.post_clients = [make_client(POOL_SIZE // POOL_SHARDS) for _ in range(POOL_SHARDS)]
-        if auth is None and on_asyncio() and FastPoster.usable(url):
+        if auth is None and path.native and FastPoster.usable(url):
             state.poster = FastPoster(url, tls, timeout, sse_read_timeout)
     try:
         async with anyio.create_task_group() as tg, out_send:

@@ -151,3 +151,36 @@ async def test_request_heads_are_kept_per_exact_header_set() -> None:
     for n in range(_fastpost.MAX_HEADS + 5):
         poster._head({"n": str(n)})
     assert len(poster._heads) <= _fastpost.MAX_HEADS
+
+
+async def test_a_redirected_post_is_followed() -> None:
+    """A POST answered 307 is followed to the new URL (through httpx) and the call gets its
+    answer."""
+    posts: list[str] = []
+    inner = StreamableHTTPServer(build_server().serve, json_response=True)
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST":
+            posts.append(scope["path"])
+            if scope["path"] == "/old":
+                while (await receive()).get("more_body"):
+                    pass
+                headers = [(b"location", b"/mcp"), (b"content-length", b"0")]
+                await send({"type": "http.response.start", "status": 307, "headers": headers})
+                await send({"type": "http.response.body", "body": b""})
+                return
+        await inner(scope, receive, send)
+
+    async with serving(app) as base, Client(streamable_http_client(f"{base}/old")) as client:
+        assert (await client.stub.call_tool(echo("moved"))).content[0].text == "moved"  # type: ignore[union-attr]
+    assert posts.count("/mcp") >= 3  # initialize, initialized, the call: each reached /mcp
+    assert posts.count("/old") >= posts.count("/mcp")
+
+
+async def test_a_refused_connection_fails_the_request_with_httpx_error() -> None:
+    """Nothing listening: the first request fails, naming httpx's error."""
+    from mcpbind.runtime.core.errors import McpError
+
+    with pytest.raises(McpError, match=r"HTTP request failed: ConnectError\(.could not connect"):
+        async with Client(streamable_http_client("http://127.0.0.1:9/mcp", timeout=2.0)):
+            pass
