@@ -12,8 +12,7 @@ from typing import NoReturn, TypeVar
 
 import click
 
-from ..checkout import default_out as default_out
-from ..checkout import source_checkout
+from ..checkout import default_out as default_out, source_checkout
 from ..errors import CodegenError
 from ..pins import pins_file
 

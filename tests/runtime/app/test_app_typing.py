@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from test_typing import mypy_errors
+from test_typing import mypy_errors, user_python  # noqa: F401 (a fixture, used by name)
 
 SNIPPET = """
 from pydantic import BaseModel
@@ -56,11 +56,11 @@ review(1)  # error
 """
 
 
-def test_decorated_functions_keep_their_types(tmp_path: Path) -> None:
-    """Checked against the installed package, as a user's file would be."""
+def test_decorated_functions_keep_their_types(tmp_path: Path, user_python: Path) -> None:  # noqa: F811
+    """Checked against a user's install of the package, as a user's file would be."""
     (tmp_path / "snippet.py").write_text(SNIPPET)
     expected = {
         number for number, line in enumerate(SNIPPET.splitlines(), 1) if line.endswith("# error")
     }
-    flagged, output = mypy_errors(tmp_path, "snippet.py")
+    flagged, output = mypy_errors(user_python, tmp_path, "snippet.py")
     assert flagged == expected, output
