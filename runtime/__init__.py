@@ -21,8 +21,8 @@ stateless era become multi round-trip requests sealed by a ``RequestStateKeeper`
 ``McpError`` answers a chosen error. ``server.broadcast``/``notify_*`` reach both eras
 (``subscriptions/listen`` streams in the stateless one) without letting a stuck peer stall them.
 ``SessionOptions`` sets timeouts, keep-alive and concurrency bounds.
-Transports yield a ``Connection`` (a source and a sink of ``Envelope``), see
-``mcpbind.runtime.transport``; lifecycles are pluggable (``ClientLifecycle``,
+Transports yield a ``Connection`` (a source and a sink of ``Envelope``; the seam is described
+in ARCHITECTURE.md); lifecycles are pluggable (``ClientLifecycle``,
 ``ServerLifecycle``): ``HandshakeClient``/``HandshakeServer`` for 2024-11-05 .. 2025-11-25,
 ``StatelessClient``/``StatelessServer`` for 2026-07-28 (a ``Server`` serves both by default).
 Everything method-specific comes from ``mcpbind.generated``; this package only moves messages.
