@@ -17,6 +17,8 @@
 Schemas come from signatures and return annotations, results are shaped for the revision each
 client negotiated (2024-11-05 .. 2026-07-28), and a ``Context`` parameter gives progress,
 logging, elicitation, sampling and roots in both protocol eras.
+
+The app layer, on top of the runtime. May import: every layer below it.
 """
 
 from __future__ import annotations

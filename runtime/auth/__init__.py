@@ -9,6 +9,9 @@ and retries::
 
 authlib (the ``auth`` extra) does PKCE, request encoding, client authentication and JWT
 signing; it is imported only when a flow runs, with an error naming the extra if it is missing.
+
+A plug-in layer the core does not name: the transports ask a ``Protection``, handlers
+read ``context.auth`` (``core.access_token.AccessToken``). May import: ``endpoints`` and below.
 """
 
 from __future__ import annotations

@@ -6,6 +6,9 @@ default, one process) or ``RedisState.from_url(url)``. ``shared_state_from_env()
 ``redis`` extra (``pip install 'mcpbind[redis]'``) and are imported only when asked for, as are
 the launcher's ``Supervisor`` (``python -m mcpbind.runtime.cluster serve``, from code) and
 ``haproxy_config`` (the balancer's configuration for ``WorkerSpec``\ s).
+
+A plug-in layer over Streamable HTTP, which declares ``SharedState`` and never names the
+cluster. May import: ``auth`` and below.
 """
 
 from __future__ import annotations

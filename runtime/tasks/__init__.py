@@ -3,6 +3,10 @@
 ``TaskSupport`` (with a ``TaskStore``, ``InMemoryTaskStore`` by default) is the receiver's side,
 attached with ``server.enable_tasks()`` / ``client.enable_tasks()``; ``TaskHandle`` is the
 requestor's (``await client.call_tool_as_task(...)``).
+
+A feature layer the endpoints open on first use (``enable_tasks``, ``call_tool_as_task``);
+it names them only through the protocols of ``_sides``. May import: ``eras``, ``transports``,
+``core``.
 """
 
 from __future__ import annotations
