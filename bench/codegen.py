@@ -1,9 +1,9 @@
 """Benchmark of the generator and of the generated code's import time (issue 2). Not a test.
 
-Run from the repository root, with the schemas in ``$MCPBIND_SCHEMA_DIR`` (default
-``../shared/schema`` beside the repository)::
+Run from the repository root; the schemas are the repository's own (``schema/<rev>/``), or
+``$MCPBIND_SCHEMA_DIR``'s when set::
 
-    /work/venv/bin/python bench/codegen.py --repeat 5 [--json figures.json] [--stages]
+    .venv/bin/python bench/codegen.py --repeat 5 [--json figures.json] [--stages]
 
 What it measures, each figure the median of ``--repeat`` runs, wall clock:
 
@@ -306,14 +306,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5, help="timed runs per figure (default 5)")
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write the figures here")
-    parser.add_argument("--schema-dir", type=Path, help="default: $MCPBIND_SCHEMA_DIR")
+    parser.add_argument(
+        "--schema-dir",
+        type=Path,
+        help="default: $MCPBIND_SCHEMA_DIR, else the repository's schema/",
+    )
     parser.add_argument("--stages", action="store_true", help="add an in-process stage breakdown")
     args = parser.parse_args(argv)
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
     schema_dir: Path = (
-        args.schema_dir
-        or Path(os.environ.get("MCPBIND_SCHEMA_DIR") or REPO.parent / "shared" / "schema")
+        args.schema_dir or Path(os.environ.get("MCPBIND_SCHEMA_DIR") or REPO / "schema")
     ).resolve()
     revisions = pinned_revisions()
     missing = [r for r in revisions if not (schema_dir / r / "schema.json").is_file()]
