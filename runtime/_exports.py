@@ -14,15 +14,14 @@ import ast
 import importlib
 from typing import Any
 
-__all__ = ["install"]
+__all__ = ["alias", "install", "listed"]
 
 _GUARDS = frozenset({"TYPE_CHECKING", "typing.TYPE_CHECKING"})
 
 
-def _listed(path: str) -> dict[str, str]:
-    """Each name of the file's ``if TYPE_CHECKING:`` block, with the module it comes from."""
-    with open(path, "rb") as file:
-        tree = ast.parse(file.read(), path)
+def listed(tree: ast.Module) -> dict[str, str]:
+    """Each name of a face's ``if TYPE_CHECKING:`` block, with the module it comes from (the
+    docs' API reference reads faces through this too: ``docs/_ext/faces.py``)."""
     sources: dict[str, str] = {}
     for node in tree.body:
         if isinstance(node, ast.If) and ast.unparse(node.test) in _GUARDS:
@@ -38,7 +37,9 @@ def install(namespace: dict[str, Any]) -> None:
     """Give the package whose globals are ``namespace`` its ``__all__``, ``__getattr__`` and
     ``__dir__`` from its ``TYPE_CHECKING`` block."""
     package = namespace["__name__"]
-    sources = _listed(namespace["__file__"])
+    path = namespace["__file__"]
+    with open(path, "rb") as file:
+        sources = listed(ast.parse(file.read(), path))
 
     def __getattr__(name: str) -> Any:
         source = sources.get(name)

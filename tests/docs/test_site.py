@@ -39,7 +39,12 @@ def _build(config: Path, site: Path) -> subprocess.CompletedProcess[str]:
         capture_output=True,
         text=True,
         timeout=240,
-        env={"NO_MKDOCS_2_WARNING": "1", "PATH": str(Path(sys.executable).parent)},
+        # The checkout, as the tests run it (its mcpbind/ links), for the API reference too.
+        env={
+            "NO_MKDOCS_2_WARNING": "1",
+            "PATH": str(Path(sys.executable).parent),
+            "PYTHONPATH": str(REPO_ROOT),
+        },
     )
 
 
