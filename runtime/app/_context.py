@@ -42,8 +42,6 @@ LOG_LEVELS: tuple[str, ...] = (
     "alert",
     "emergency",
 )
-#: The ``_meta`` key by which a stateless-era request asks for log messages (logging.md).
-LOG_LEVEL_META = META_LOG_LEVEL
 
 
 @dataclass
@@ -129,7 +127,7 @@ class Context:
     def _log_threshold(self) -> str | None:
         if self.stateless:
             meta = self.request_context.meta or {}
-            level = meta.get(LOG_LEVEL_META)
+            level = meta.get(META_LOG_LEVEL)
             return level if level in LOG_LEVELS else None
         return self.app.log_level(self.session)
 

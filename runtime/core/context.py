@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final, Generic, Protocol
+from typing import TYPE_CHECKING, Any, Generic, Protocol
 
 from mcpbind.generated.names import NOTIFICATIONS_PROGRESS
 from mcpbind.generated.support import (
@@ -27,8 +27,6 @@ ResultT = TypeVar("ResultT")
 StubT = TypeVar("StubT")
 PeerT = TypeVar("PeerT", covariant=True, default=Any)
 RequestId = int | str
-
-PROGRESS: Final = NOTIFICATIONS_PROGRESS
 
 
 class Rounds(Protocol):
@@ -173,7 +171,8 @@ class RequestContext(Generic[PeerT]):
         if message is not None:
             params["message"] = message
         await self.session.send_raw(
-            {"jsonrpc": "2.0", "method": PROGRESS, "params": params}, self.progress_related_id
+            {"jsonrpc": "2.0", "method": NOTIFICATIONS_PROGRESS, "params": params},
+            self.progress_related_id,
         )
 
     async def send_notification(self, spec: NotificationSpec[Any], params: MCPModel | None) -> None:

@@ -34,7 +34,7 @@ from .loop_path import Event, LoopPath, loop_path
 from .routing import SessionOptions
 from .transport import Connection, Envelope, put
 
-__all__ = ["CANCELLED", "REQUEST_SENT", "UNCANCELLABLE", "Outgoing"]
+__all__ = ["REQUEST_SENT", "UNCANCELLABLE", "Outgoing"]
 
 logger = logging.getLogger("mcpbind.runtime")
 
@@ -47,9 +47,6 @@ REQUEST_SENT: ContextVar[Callable[[str, RequestId], None] | None] = ContextVar(
     "mcpbind_request_sent", default=None
 )
 
-#: Base-protocol utilities every revision shares; the session implements them itself because
-#: they act on the session's own bookkeeping (pending requests, handler tasks).
-CANCELLED: Final = NOTIFICATIONS_CANCELLED
 #: The one request that must never be cancelled (lifecycle.md, cancellation.md).
 UNCANCELLABLE: Final = frozenset({INITIALIZE})
 
@@ -291,7 +288,7 @@ class Outgoing:
         self._abandoned.append(request_id)
         message = {
             "jsonrpc": "2.0",
-            "method": CANCELLED,
+            "method": NOTIFICATIONS_CANCELLED,
             "params": {"requestId": request_id, "reason": reason},
         }
         with contextlib.suppress(ConnectionClosedError):

@@ -67,7 +67,6 @@ NAME_SOURCES: Final[Mapping[str, str]] = {
 #: The Base64 sentinel a value that is not plain header text travels in (``Value Encoding``).
 SENTINEL_START: Final = "=?base64?"
 SENTINEL_END: Final = "?="
-_TOOLS_CALL: Final = TOOLS_CALL
 _X_MCP_HEADER: Final = "x-mcp-header"
 _PRIMITIVES: Final = frozenset({"string", "integer", "boolean"})
 #: RFC 9110 ``tchar``: what a header field name may be made of.
@@ -230,7 +229,7 @@ class ToolHeaders:
     def headers_for(self, message: Mapping[str, Any]) -> Mapping[str, str]:
         """The ``Mcp-Param-*`` headers of a ``tools/call`` of a known tool; else none."""
         params = message.get("params")
-        if message.get("method") != _TOOLS_CALL or type(params) is not dict:
+        if message.get("method") != TOOLS_CALL or type(params) is not dict:
             return {}
         name = params.get("name")
         annotated = self.tools.get(name) if type(name) is str else None

@@ -19,7 +19,7 @@ from typing import Any, Final, TypeVar
 import anyio
 from anyio.abc import TaskGroup
 from anyio.lowlevel import checkpoint
-from mcpbind.generated.names import NOTIFICATIONS_PROGRESS, PING
+from mcpbind.generated.names import NOTIFICATIONS_CANCELLED, NOTIFICATIONS_PROGRESS, PING
 from mcpbind.generated.support import MCPModel, MethodSpec, RequestOptions
 from pydantic import ValidationError
 
@@ -42,12 +42,11 @@ from .errors import (
 )
 from .handler_tasks import HandlerTasks
 from .logsafe import printable
-from .outgoing import CANCELLED, Outgoing
+from .outgoing import Outgoing
 from .routing import OutgoingCall, PeerState, Route, Router, SessionOptions
 from .transport import Connection, Envelope, take
 
 __all__ = [
-    "CANCELLED",
     "PeerState",
     "RequestContext",
     "Route",
@@ -62,8 +61,6 @@ logger = logging.getLogger("mcpbind.runtime")
 ResultT = TypeVar("ResultT")
 RequestId = int | str
 
-#: Progress of our requests, which the session routes itself (cancellation too: ``CANCELLED``).
-PROGRESS: Final = NOTIFICATIONS_PROGRESS
 #: Messages handled back to back before the reading task lets others run.
 FAIRNESS: Final = 64
 
@@ -552,9 +549,9 @@ class Session(Outgoing):
         if params is not None and type(params) is not dict:
             logger.warning("dropped notification %s: params is not an object", printable(method))
             return
-        if method == CANCELLED:
+        if method == NOTIFICATIONS_CANCELLED:
             self._on_cancelled(params)
-        elif method == PROGRESS:
+        elif method == NOTIFICATIONS_PROGRESS:
             self._on_progress(params)
         work = self.router.route_notification(self, method, params, envelope)
         if work is not None and self._running:

@@ -10,7 +10,12 @@ from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar
 import anyio
 import anyio.abc
 from mcpbind import generated
-from mcpbind.generated.names import PING
+from mcpbind.generated.names import (
+    META_SUBSCRIPTION_ID,
+    NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED,
+    PING,
+    SUBSCRIPTIONS_LISTEN,
+)
 from mcpbind.generated.support import (
     Direction,
     MCPModel,
@@ -33,13 +38,7 @@ from mcpbind.runtime.core.session import Route, Session, SessionOptions
 from mcpbind.runtime.core.transport import Connection, Envelope
 from mcpbind.runtime.eras.lifecycle import ClientLifecycle, HandshakeClient
 from mcpbind.runtime.eras.stateless_client import StatelessClient
-from mcpbind.runtime.eras.subscriptions_client import (
-    ACKNOWLEDGED,
-    LISTEN,
-    SUBSCRIPTION_ID,
-    ListenNotification,
-    Subscription,
-)
+from mcpbind.runtime.eras.subscriptions_client import ListenNotification, Subscription
 from mcpbind.runtime.transports.stdio import StdioParameters, stdio_client
 from pydantic import ValidationError
 from typing_extensions import TypeVar as DefaultTypeVar
@@ -59,8 +58,6 @@ StubT = TypeVar("StubT")
 ClientStubT = DefaultTypeVar("ClientStubT", covariant=True, default=Any)
 ServerInfoT = DefaultTypeVar("ServerInfoT", covariant=True, default=Any)
 ServerCapabilitiesT = DefaultTypeVar("ServerCapabilitiesT", covariant=True, default=Any)
-
-_PING = PING
 
 
 class Client(
@@ -306,7 +303,7 @@ class Client(
     async def ping(self, timeout: float | None = None) -> None:
         """Send ``ping`` and wait for the answer."""
         options: RequestOptions = {"timeout": timeout} if timeout is not None else {}
-        spec = self.session.bindings.methods.get(_PING)
+        spec = self.session.bindings.methods.get(PING)
         if spec is None:
             raise CapabilityError(f"revision {self.revision} has no ping")
         await self.session.send_request(spec, None, options)
@@ -332,7 +329,7 @@ class Client(
         ``notifications/cancelled``). Several may be open at once.
         """
         session = self.session
-        spec = session.bindings.methods.get(LISTEN)
+        spec = session.bindings.methods.get(SUBSCRIPTIONS_LISTEN)
         tg = self._tg
         if spec is None or tg is None:
             raise CapabilityError(f"revision {self.revision} has no subscriptions/listen")
@@ -347,7 +344,7 @@ class Client(
         scope = anyio.CancelScope()
 
         def sent(method: str, request_id: int | str) -> None:
-            if method != LISTEN:
+            if method != SUBSCRIPTIONS_LISTEN:
                 return
             if subscription.request_id is not None:
                 # Sent again (a retry after -32022): the new id replaces the old one.
@@ -383,7 +380,7 @@ class Client(
     def route_request(
         self, session: Session, method: str, params: dict[str, Any] | None
     ) -> Route | McpError:
-        if method == _PING and _PING in session.bindings.methods:
+        if method == PING and PING in session.bindings.methods:
             return Route(None, immediate={})
         route = self.find_route(session.bindings, method)
         if self.tasks is not None and isinstance(route, Route):
@@ -395,10 +392,10 @@ class Client(
     ) -> Callable[[], Awaitable[None]] | None:
         if self._subscriptions and params is not None:
             meta = params.get("_meta")
-            key = meta.get(SUBSCRIPTION_ID) if type(meta) is dict else None
+            key = meta.get(META_SUBSCRIPTION_ID) if type(meta) is dict else None
             subscription = self._subscriptions.get(key) if key is not None else None
             if subscription is not None:
-                if method == ACKNOWLEDGED:
+                if method == NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED:
                     subscription.acknowledge(params)
                     return None
                 subscription.deliver(ListenNotification(method, self._typed(method, params)))

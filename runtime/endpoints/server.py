@@ -10,6 +10,15 @@ from typing import Any
 
 import anyio
 from mcpbind import generated
+from mcpbind.generated.names import (
+    NOTIFICATIONS_CANCELLED,
+    NOTIFICATIONS_PROMPTS_LIST_CHANGED,
+    NOTIFICATIONS_RESOURCES_LIST_CHANGED,
+    NOTIFICATIONS_RESOURCES_UPDATED,
+    NOTIFICATIONS_TOOLS_LIST_CHANGED,
+    RESOURCES_SUBSCRIBE,
+    RESOURCES_UNSUBSCRIBE,
+)
 from mcpbind.generated.support import (
     Direction,
     MCPModel,
@@ -18,7 +27,6 @@ from mcpbind.generated.support import (
 from mcpbind.runtime.core.bindings import Bindings, dump
 from mcpbind.runtime.core.capabilities import has_capability
 from mcpbind.runtime.core.errors import McpError
-from mcpbind.runtime.core.outgoing import CANCELLED
 from mcpbind.runtime.core.routing import OutgoingCall
 from mcpbind.runtime.core.run import run
 from mcpbind.runtime.core.session import Route, Session, SessionOptions
@@ -26,15 +34,7 @@ from mcpbind.runtime.core.transport import Connection, Envelope
 from mcpbind.runtime.eras.input_required import RequestStateKeeper
 from mcpbind.runtime.eras.lifecycle import ASSUME_INITIALIZED, HandshakeServer, ServerLifecycle
 from mcpbind.runtime.eras.stateless import StatelessServer
-from mcpbind.runtime.eras.subscriptions import (
-    PROMPTS_CHANGED,
-    RESOURCE_UPDATED,
-    RESOURCES_CHANGED,
-    SUBSCRIBE,
-    TOOLS_CHANGED,
-    UNSUBSCRIBE,
-    Subscriptions,
-)
+from mcpbind.runtime.eras.subscriptions import Subscriptions
 from mcpbind.runtime.transports.memory import memory_pair
 from mcpbind.runtime.transports.stdio import stdio_server
 
@@ -44,7 +44,7 @@ from .endpoint import Endpoint
 __all__ = ["Server"]
 
 #: Requests whose effect the server itself must know of, to honour them when notifying.
-_TRACKED = frozenset({SUBSCRIBE, UNSUBSCRIBE})
+_TRACKED = frozenset({RESOURCES_SUBSCRIBE, RESOURCES_UNSUBSCRIBE})
 
 
 class Server(Endpoint):
@@ -131,7 +131,7 @@ class Server(Endpoint):
         self, session: Session, method: str, params: dict[str, Any] | None, envelope: Envelope
     ) -> Callable[[], Awaitable[None]] | None:
         self.lifecycle.on_notification(self, session, method, params)
-        if method == CANCELLED and params:
+        if method == NOTIFICATIONS_CANCELLED and params:
             self.subscriptions.cancelled(session, params.get("requestId"))
         return self.find_notification(session, method, params, envelope)
 
@@ -159,19 +159,19 @@ class Server(Endpoint):
 
     async def notify_tools_changed(self) -> int:
         """``notifications/tools/list_changed`` to every client that wants it (see ``broadcast``)."""
-        return await self._fan_out(TOOLS_CHANGED, None)
+        return await self._fan_out(NOTIFICATIONS_TOOLS_LIST_CHANGED, None)
 
     async def notify_prompts_changed(self) -> int:
         """``notifications/prompts/list_changed`` to every client that wants it."""
-        return await self._fan_out(PROMPTS_CHANGED, None)
+        return await self._fan_out(NOTIFICATIONS_PROMPTS_LIST_CHANGED, None)
 
     async def notify_resources_changed(self) -> int:
         """``notifications/resources/list_changed`` to every client that wants it."""
-        return await self._fan_out(RESOURCES_CHANGED, None)
+        return await self._fan_out(NOTIFICATIONS_RESOURCES_LIST_CHANGED, None)
 
     async def notify_resource_updated(self, uri: str) -> int:
         """``notifications/resources/updated`` for ``uri`` to every client subscribed to it."""
-        return await self._fan_out(RESOURCE_UPDATED, {"uri": uri})
+        return await self._fan_out(NOTIFICATIONS_RESOURCES_UPDATED, {"uri": uri})
 
     async def _fan_out(self, method: str, params: dict[str, Any] | None) -> int:
         if self.relay is not None:

@@ -40,10 +40,7 @@ __all__ = [
 ]
 
 
-_INITIALIZE = INITIALIZE
-_INITIALIZED = NOTIFICATIONS_INITIALIZED
-_PING = PING
-_OPEN = frozenset({_INITIALIZE, _PING})
+_OPEN = frozenset({INITIALIZE, PING})
 
 
 class ClientSide(Protocol):
@@ -176,7 +173,7 @@ class HandshakeClient:
     async def open(self, client: ClientSide, session: Session) -> None:
         offered = Bindings.load(self.protocol_version, Direction.CLIENT_TO_SERVER)
         session.bindings = offered
-        spec = offered.methods[_INITIALIZE]
+        spec = offered.methods[INITIALIZE]
         params = validator(spec.params_type)(
             {
                 "protocolVersion": self.protocol_version,
@@ -194,14 +191,14 @@ class HandshakeClient:
                 f"(it supports {', '.join(self.supported)}); disconnected"
             )
         bindings = Bindings.load(version, Direction.CLIENT_TO_SERVER)
-        result = validator(bindings.methods[_INITIALIZE].result_type)(raw)
+        result = validator(bindings.methods[INITIALIZE].result_type)(raw)
         session.bindings = bindings
         session.peer.revision = version
         session.peer.info = result.serverInfo
         session.peer.capabilities = dump(result.capabilities)
         session.peer.instructions = result.instructions
         session.peer.phase = "operating"
-        await session.send_notification(bindings.notifications[_INITIALIZED], None)
+        await session.send_notification(bindings.notifications[NOTIFICATIONS_INITIALIZED], None)
 
     def prepare_call(self, client: ClientSide, call: OutgoingCall) -> None:
         session, spec = call.session, call.spec
@@ -223,10 +220,10 @@ class HandshakeServer:
     def gate(
         self, server: ServerSide, session: Session, method: str, params: dict[str, Any] | None
     ) -> Route | McpError | None:
-        if method == _PING:
+        if method == PING:
             return Route(None, immediate={})
         phase = session.peer.phase
-        if method == _INITIALIZE:
+        if method == INITIALIZE:
             if phase != "new":
                 return McpError(INVALID_REQUEST, "initialize was already received in this session")
             requested = params.get("protocolVersion") if params else None
@@ -236,7 +233,7 @@ class HandshakeServer:
             async def initialize(params: Any, context: RequestContext) -> Any:
                 return self._initialize(server, session, bindings, params)
 
-            return Route(bindings.methods[_INITIALIZE], initialize, inline=True)
+            return Route(bindings.methods[INITIALIZE], initialize, inline=True)
         if phase in ("new", "initializing"):
             return McpError(
                 INVALID_REQUEST, f"{method!r} received before initialize; send initialize first"
@@ -258,7 +255,7 @@ class HandshakeServer:
         }
         if server.instructions is not None:
             result["instructions"] = server.instructions
-        return validator(bindings.methods[_INITIALIZE].result_type)(result)
+        return validator(bindings.methods[INITIALIZE].result_type)(result)
 
     def assume_initialized(self, session: Session, revision: str) -> None:
         """Start ``session`` operating as if ``initialize`` at ``revision`` had been answered
@@ -275,11 +272,11 @@ class HandshakeServer:
     def on_notification(
         self, server: ServerSide, session: Session, method: str, params: dict[str, Any] | None
     ) -> None:
-        if method == _INITIALIZED and session.peer.phase == "initialized":
+        if method == NOTIFICATIONS_INITIALIZED and session.peer.phase == "initialized":
             session.peer.phase = "operating"
 
     def prepare_call(self, server: ServerSide, call: OutgoingCall) -> None:
         session, spec = call.session, call.spec
-        if session.peer.phase not in ("initialized", "operating") and spec.method != _PING:
+        if session.peer.phase not in ("initialized", "operating") and spec.method != PING:
             raise CapabilityError(f"{spec.method!r} sent before the client initialized the session")
         check_sendable(session, spec, Direction.SERVER_TO_CLIENT)

@@ -27,6 +27,7 @@ from mcpbind.generated.names import (
     META_PROTOCOL_VERSION as PROTOCOL_VERSION,
     META_SERVER_INFO as SERVER_INFO,
     SERVER_DISCOVER,
+    SUBSCRIPTIONS_LISTEN,
 )
 from mcpbind.generated.support import Direction, MethodSpec
 from mcpbind.runtime.core.bindings import Bindings, dump, validator
@@ -45,13 +46,11 @@ from pydantic import BaseModel, ValidationError
 
 from .input_required import input_result_type, with_input_rounds
 from .lifecycle import HandshakeServer, ServerSide, era_revisions
-from .subscriptions import LISTEN
 
 __all__ = [
     "CLIENT_CAPABILITIES",
     "CLIENT_INFO",
     "COMPLETE",
-    "DISCOVER",
     "LEGACY",
     "PROTOCOL_VERSION",
     "SERVER_INFO",
@@ -63,8 +62,6 @@ __all__ = [
 
 # Shared with the client side (``stateless_client.py``): the probe, the ``resultType`` of a
 # complete result, and the ``peer.era`` of a session that fell back to the handshake.
-DISCOVER = SERVER_DISCOVER
-_INITIALIZE = INITIALIZE
 COMPLETE = "complete"
 LEGACY = "handshake"
 _RESULT_STAMP: Final = {"resultType": COMPLETE}
@@ -177,10 +174,10 @@ class StatelessServer:
             and session.peer.phase == "new"
             and session.peer.era is None
         ):
-            if method == _INITIALIZE:
+            if method == INITIALIZE:
                 session.peer.era = LEGACY
             return self.legacy.gate(server, session, method, params)
-        if method == _INITIALIZE:
+        if method == INITIALIZE:
             # Not a method of this era (-32601), but the message names the versions served:
             # it may be all a legacy client can show its user (versioning.md).
             supported = self.all_supported
@@ -188,7 +185,7 @@ class StatelessServer:
                 METHOD_NOT_FOUND,
                 f"Method not found: initialize; this server speaks {', '.join(supported)} "
                 "with per-request _meta, no handshake",
-                {"method": _INITIALIZE, "supported": supported},
+                {"method": INITIALIZE, "supported": supported},
             )
         if type(meta) is not dict or version is None:
             return McpError(
@@ -212,14 +209,18 @@ class StatelessServer:
         peer.capabilities = meta[CLIENT_CAPABILITIES]
         info = meta.get(CLIENT_INFO)
         peer.info = self._client_info(bindings, info) if info is not None else None
-        if method == DISCOVER:
+        if method == SERVER_DISCOVER:
 
             async def discover(params: Any, context: RequestContext) -> Any:
                 return self._discover(server, bindings)
 
             return Route(plan.served, discover)
         route = server.find_route(bindings, method)
-        if method == LISTEN and isinstance(route, McpError) and plan.served is not None:
+        if (
+            method == SUBSCRIPTIONS_LISTEN
+            and isinstance(route, McpError)
+            and plan.served is not None
+        ):
             return self._listen_route(server, bindings)
         if isinstance(route, Route):
             # Handlers written for a handshake revision serve here too: their results get the
@@ -270,7 +271,7 @@ class StatelessServer:
             requested = dump(params.notifications)
             return await server.subscriptions.listen(capabilities, requested, context)
 
-        return Route(bindings.methods[LISTEN], listen)
+        return Route(bindings.methods[SUBSCRIPTIONS_LISTEN], listen)
 
     def _discover(self, server: ServerSide, bindings: Bindings) -> Any:
         result: dict[str, Any] = {
@@ -283,7 +284,7 @@ class StatelessServer:
         }
         if server.instructions is not None:
             result["instructions"] = server.instructions
-        return validator(bindings.methods[DISCOVER].result_type)(result)
+        return validator(bindings.methods[SERVER_DISCOVER].result_type)(result)
 
     def on_notification(
         self,

@@ -10,7 +10,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from mcpbind.generated.names import TOOLS_CALL, TOOLS_LIST
+from mcpbind.generated.names import SERVER_DISCOVER, TOOLS_CALL, TOOLS_LIST
 from mcpbind.generated.support import Direction, MethodSpec, RequestOptions
 from mcpbind.runtime.core.bindings import Bindings, dump, validator
 from mcpbind.runtime.core.errors import (
@@ -33,7 +33,6 @@ from .stateless import (
     CLIENT_CAPABILITIES,
     CLIENT_INFO,
     COMPLETE,
-    DISCOVER,
     LEGACY,
     PROTOCOL_VERSION,
     SERVER_INFO,
@@ -44,9 +43,6 @@ from .stateless import (
 __all__ = ["StatelessClient"]
 
 logger = logging.getLogger("mcpbind.runtime")
-
-_TOOLS_LIST = TOOLS_LIST
-_TOOLS_CALL = TOOLS_CALL
 
 
 def _legacy_sign(error: McpError) -> bool:
@@ -129,7 +125,7 @@ class StatelessClient:
         for attempt in range(2):
             bindings = Bindings.load(version, Direction.CLIENT_TO_SERVER)
             session.bindings = bindings
-            spec = bindings.methods[DISCOVER]
+            spec = bindings.methods[SERVER_DISCOVER]
             options: RequestOptions = {"timeout": self.probe_timeout}
             try:
                 raw = await session.request_raw(
@@ -225,7 +221,7 @@ class StatelessClient:
         """
         if session.peer.era == LEGACY:
             return False
-        if error.code == HEADER_MISMATCH and spec.method == _TOOLS_CALL and self.on_http:
+        if error.code == HEADER_MISMATCH and spec.method == TOOLS_CALL and self.on_http:
             await client.list_tools()
             return True
         if error.code == UNSUPPORTED_PROTOCOL_VERSION:
@@ -293,7 +289,7 @@ class StatelessClient:
             return raw
         if "resultType" not in raw:
             raw = {**raw, "resultType": COMPLETE}
-        if self.on_http and spec.method == _TOOLS_LIST:
+        if self.on_http and spec.method == TOOLS_LIST:
             raw = self.tool_headers.learn(raw)
         return raw
 

@@ -24,8 +24,6 @@ from mcpbind.generated.names import (
     NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED,
     NOTIFICATIONS_TOOLS_LIST_CHANGED,
     RESOURCES_SUBSCRIBE,
-    RESOURCES_UNSUBSCRIBE,
-    SUBSCRIPTIONS_LISTEN,
 )
 from mcpbind.runtime.core.capabilities import has_capability
 from mcpbind.runtime.core.errors import INVALID_REQUEST, McpError
@@ -37,30 +35,15 @@ if TYPE_CHECKING:
     from mcpbind.runtime.core.session import Session
 
 __all__ = [
-    "LISTEN",
-    "PROMPTS_CHANGED",
-    "RESOURCES_CHANGED",
-    "RESOURCE_UPDATED",
-    "SUBSCRIPTION_ID",
-    "TOOLS_CHANGED",
     "Subscriptions",
 ]
 
-SUBSCRIPTION_ID: Final = META_SUBSCRIPTION_ID
-LISTEN: Final = SUBSCRIPTIONS_LISTEN
-ACKNOWLEDGED: Final = NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED
-TOOLS_CHANGED: Final = NOTIFICATIONS_TOOLS_LIST_CHANGED
-PROMPTS_CHANGED: Final = NOTIFICATIONS_PROMPTS_LIST_CHANGED
-RESOURCES_CHANGED: Final = NOTIFICATIONS_RESOURCES_LIST_CHANGED
-RESOURCE_UPDATED: Final = NOTIFICATIONS_RESOURCES_UPDATED
-SUBSCRIBE: Final = RESOURCES_SUBSCRIBE
-UNSUBSCRIBE: Final = RESOURCES_UNSUBSCRIBE
 URIS: Final = "resourceSubscriptions"
 #: Filter flag -> the notification it asks for, and the server capability that offers it.
 FLAGS: Final = {
-    "toolsListChanged": (TOOLS_CHANGED, "tools.listChanged"),
-    "promptsListChanged": (PROMPTS_CHANGED, "prompts.listChanged"),
-    "resourcesListChanged": (RESOURCES_CHANGED, "resources.listChanged"),
+    "toolsListChanged": (NOTIFICATIONS_TOOLS_LIST_CHANGED, "tools.listChanged"),
+    "promptsListChanged": (NOTIFICATIONS_PROMPTS_LIST_CHANGED, "prompts.listChanged"),
+    "resourcesListChanged": (NOTIFICATIONS_RESOURCES_LIST_CHANGED, "resources.listChanged"),
 }
 
 
@@ -140,15 +123,16 @@ class Subscriptions:
     ) -> dict[str, Any]:
         stream = context.request_id
         accepted = honoured(capabilities, requested)
-        ack = {"_meta": {SUBSCRIPTION_ID: stream}, "notifications": accepted}
+        ack = {"_meta": {META_SUBSCRIPTION_ID: stream}, "notifications": accepted}
         await context.session.send_raw(
-            {"jsonrpc": "2.0", "method": ACKNOWLEDGED, "params": ack}, stream
+            {"jsonrpc": "2.0", "method": NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED, "params": ack},
+            stream,
         )
         # Registered only now: nothing may reach the stream before its acknowledgement.
         methods = {FLAGS[flag][0] for flag in FLAGS if accepted.get(flag)}
         uris = set(accepted.get(URIS, ()))
         if uris:
-            methods.add(RESOURCE_UPDATED)
+            methods.add(NOTIFICATIONS_RESOURCES_UPDATED)
         listener = _Listener(context.session, stream, methods, uris)
         key = (context.session, stream)
         self._listeners[key] = listener
@@ -163,7 +147,7 @@ class Subscriptions:
             if self._listeners.get(key) is listener:
                 del self._listeners[key]
             listener.done.set()
-        return {"resultType": "complete", "_meta": {SUBSCRIPTION_ID: stream}}
+        return {"resultType": "complete", "_meta": {META_SUBSCRIPTION_ID: stream}}
 
     async def end(self) -> None:
         """End every listen stream gracefully (each gets its ``complete`` response), and any
@@ -195,7 +179,7 @@ class Subscriptions:
             result = await handler(parsed, context)
             if isinstance(uri, str):
                 uris = self._resources.setdefault(session, set())
-                if method == SUBSCRIBE:
+                if method == RESOURCES_SUBSCRIBE:
                     uris.add(uri)
                 else:
                     uris.discard(uri)
@@ -233,16 +217,18 @@ class Subscriptions:
                 or method not in session.bindings.notifications
             ):
                 continue
-            if method == RESOURCE_UPDATED and uri not in self._resources.get(session, ()):
+            if method == NOTIFICATIONS_RESOURCES_UPDATED and uri not in self._resources.get(
+                session, ()
+            ):
                 continue
             out.append((session, message, None))
         for listener in self._listeners.values():
             if method not in listener.methods:
                 continue
-            if method == RESOURCE_UPDATED and uri not in listener.uris:
+            if method == NOTIFICATIONS_RESOURCES_UPDATED and uri not in listener.uris:
                 continue
             body = dict(params or {})
-            body["_meta"] = {**(body.get("_meta") or {}), SUBSCRIPTION_ID: listener.request_id}
+            body["_meta"] = {**(body.get("_meta") or {}), META_SUBSCRIPTION_ID: listener.request_id}
             out.append(
                 (
                     listener.session,

@@ -18,12 +18,7 @@ from typing import Any, Final
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from .subscriptions import ACKNOWLEDGED, LISTEN, SUBSCRIPTION_ID
-
 __all__ = [
-    "ACKNOWLEDGED",
-    "LISTEN",
-    "SUBSCRIPTION_ID",
     "ListenNotification",
     "Subscription",
 ]

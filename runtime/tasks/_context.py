@@ -9,24 +9,23 @@ the task to ``input_required`` while they wait for the answer.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any, Final, TypeVar
+from typing import Any, TypeVar
 
 from mcpbind.generated.names import META_RELATED_TASK
 from mcpbind.generated.support import MCPModel, MethodSpec, NotificationSpec, RequestOptions
 from mcpbind.runtime.core.bindings import dump
 from mcpbind.runtime.core.context import RequestContext, RequestId
 
-__all__ = ["RELATED_TASK", "TaskRequestContext", "TaskSender", "related", "task_context"]
+__all__ = ["TaskRequestContext", "TaskSender", "related", "task_context"]
 
 ResultT = TypeVar("ResultT")
-RELATED_TASK: Final = META_RELATED_TASK
 
 
 def related(data: dict[str, Any] | None, task_id: str) -> dict[str, Any]:
     """``data`` with the related-task key in its ``_meta``."""
     out = dict(data or {})
     meta = dict(out.get("_meta") or {})
-    meta[RELATED_TASK] = {"taskId": task_id}
+    meta[META_RELATED_TASK] = {"taskId": task_id}
     out["_meta"] = meta
     return out
 

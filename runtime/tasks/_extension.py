@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import anyio
-from mcpbind.generated.names import TOOLS_CALL
+from mcpbind.generated.names import TASKS_CANCEL, TASKS_GET, TOOLS_CALL
 from mcpbind.generated.support import Direction, MCPModel, MethodSpec, RequestOptions
 from mcpbind.runtime.core.bindings import dump, validator
 from mcpbind.runtime.core.capabilities import has_capability
@@ -50,8 +50,6 @@ from pydantic import BaseModel, ValidationError
 from ._store import TaskRecord, task_not_found
 from ._wire import (
     ACK,
-    CANCEL,
-    GET,
     METHODS,
     REMOVED,
     TASKS_EXTENSION,
@@ -72,7 +70,6 @@ if TYPE_CHECKING:
 __all__ = ["ExtensionTaskContext", "TasksExtension", "missing_extension", "start_task"]
 
 ResultT = TypeVar("ResultT")
-_TOOLS_CALL: Final = TOOLS_CALL
 _TASK_TOOLS: Final = frozenset({"optional", "required"})
 
 
@@ -224,7 +221,7 @@ class TasksExtension:
                 return decided  # refused for another reason (its _meta), or served by a handler
             if not negotiated(capabilities):
                 return missing_extension(method)
-            handler = {GET: self._get, CANCEL: self._cancel}.get(method, self._update)
+            handler = {TASKS_GET: self._get, TASKS_CANCEL: self._cancel}.get(method, self._update)
             return Route(None, handler)
         if method in REMOVED:
             return McpError(
@@ -232,7 +229,7 @@ class TasksExtension:
                 f"Method not found: {method} is not part of the tasks extension",
                 {"method": method},
             )
-        if method != _TOOLS_CALL or not isinstance(decided, Route) or decided.handler is None:
+        if method != TOOLS_CALL or not isinstance(decided, Route) or decided.handler is None:
             return decided
         name = params.get("name") if params else None
         support = self.support.tool_support(name) if type(name) is str else None

@@ -17,7 +17,13 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
-from mcpbind.generated.names import META_CLIENT_CAPABILITIES as CLIENT_CAPABILITIES, TOOLS_CALL
+from mcpbind.generated.names import (
+    META_CLIENT_CAPABILITIES as CLIENT_CAPABILITIES,
+    TASKS_CANCEL,
+    TASKS_GET,
+    TASKS_UPDATE,
+    TOOLS_CALL,
+)
 from mcpbind.generated.support import Direction, MethodSpec, RequestOptions
 from mcpbind.runtime.core.bindings import dump, validator
 from mcpbind.runtime.core.capabilities import merge
@@ -29,10 +35,7 @@ from pydantic import ValidationError
 from ._manager import CANCELLED_ERROR
 from ._store import TERMINAL
 from ._wire import (
-    CANCEL,
-    GET,
     TASKS_EXTENSION,
-    UPDATE,
     CancelTaskParams,
     CreateTaskResult,
     GetTaskParams,
@@ -47,7 +50,6 @@ if TYPE_CHECKING:
 
 __all__ = ["ExtensionTaskHandle", "call_tool_with_tasks"]
 
-_TOOLS_CALL: Final = TOOLS_CALL
 _OPT_IN: Final[dict[str, Any]] = {"extensions": {TASKS_EXTENSION: {}}}
 _DEFAULT_POLL_MS: Final = 500
 
@@ -67,9 +69,9 @@ def _spec(method: str, params: Any, result: Any) -> MethodSpec[Any, Any]:
 
 
 SPECS: Final = {
-    GET: _spec(GET, GetTaskParams, GetTaskResult),
-    UPDATE: _spec(UPDATE, UpdateTaskParams, dict),
-    CANCEL: _spec(CANCEL, CancelTaskParams, dict),
+    TASKS_GET: _spec(TASKS_GET, GetTaskParams, GetTaskResult),
+    TASKS_UPDATE: _spec(TASKS_UPDATE, UpdateTaskParams, dict),
+    TASKS_CANCEL: _spec(TASKS_CANCEL, CancelTaskParams, dict),
 }
 
 
@@ -132,18 +134,20 @@ class ExtensionTaskHandle:
         """``tasks/get``: the task's state, with its outcome or ``inputRequests`` inlined."""
         if self.task is None:
             return {"status": "completed", "result": dump(self._direct)}
-        self.task = await self._send(GET, {"taskId": self.task_id})
+        self.task = await self._send(TASKS_GET, {"taskId": self.task_id})
         return self.task
 
     async def update(self, responses: Mapping[str, Any]) -> None:
         """``tasks/update``: answers to some of the task's outstanding ``inputRequests``."""
         if self.task is not None:
-            await self._send(UPDATE, {"taskId": self.task_id, "inputResponses": dict(responses)})
+            await self._send(
+                TASKS_UPDATE, {"taskId": self.task_id, "inputResponses": dict(responses)}
+            )
 
     async def cancel(self) -> None:
         """``tasks/cancel``: ask the server to stop the task (a terminal task stays as it is)."""
         if self.task is not None:
-            await self._send(CANCEL, {"taskId": self.task_id})
+            await self._send(TASKS_CANCEL, {"taskId": self.task_id})
 
     async def result(self) -> Any:
         """The tool's result once the task is done, as the revision's ``CallToolResult``:
@@ -179,7 +183,7 @@ class ExtensionTaskHandle:
 
     async def _answers(self, requests: Mapping[str, Any]) -> dict[str, Any]:
         client = self._client
-        return await _stateless(client).answer_input(client, client.session, _TOOLS_CALL, requests)
+        return await _stateless(client).answer_input(client, client.session, TOOLS_CALL, requests)
 
 
 async def call_tool_with_tasks(
@@ -188,7 +192,7 @@ async def call_tool_with_tasks(
     """``tools/call`` with the extension opted into for this request (stateless era)."""
     session = client.session
     _check_offered(session)
-    spec = session.bindings.methods[_TOOLS_CALL]
+    spec = session.bindings.methods[TOOLS_CALL]
     params: dict[str, Any] = {"name": name, "_meta": _meta(client, session)}
     if arguments is not None:
         params["arguments"] = dict(arguments)

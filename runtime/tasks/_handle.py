@@ -39,7 +39,6 @@ if TYPE_CHECKING:
 __all__ = ["TaskHandle", "call_as_task", "call_tool_as_task"]
 
 R = TypeVar("R")
-_PROGRESS = NOTIFICATIONS_PROGRESS
 _tokens = itertools.count(1)
 #: Per endpoint: progress token -> the callback of the task that was given it.
 _listeners: weakref.WeakKeyDictionary[Registry, dict[str, ProgressCallback]] = (
@@ -53,7 +52,7 @@ def _listen(endpoint: Registry, session: Session, callback: ProgressCallback) ->
     listeners = _listeners.get(endpoint)
     if listeners is None:
         listeners = _listeners[endpoint] = {}
-        spec = session.bindings.notifications.get(_PROGRESS)
+        spec = session.bindings.notifications.get(NOTIFICATIONS_PROGRESS)
         if spec is not None:
             table = listeners
 

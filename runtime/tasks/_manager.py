@@ -20,6 +20,7 @@ import anyio
 from mcpbind.generated import ERAS
 from mcpbind.generated.names import (
     ELICITATION_CREATE,
+    META_RELATED_TASK,
     NOTIFICATIONS_TASKS_STATUS,
     SAMPLING_CREATEMESSAGE,
     TASKS_GET,
@@ -29,7 +30,7 @@ from mcpbind.runtime.core.context import RequestContext
 from mcpbind.runtime.core.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, McpError
 from mcpbind.runtime.core.routing import Route
 
-from ._context import RELATED_TASK, task_context
+from ._context import task_context
 from ._extension import TasksExtension
 from ._jobs import Jobs, per_request
 from ._store import InMemoryTaskStore, TaskRecord, TaskStatus, TaskStore, task_not_found
@@ -46,7 +47,6 @@ __all__ = ["CANCELLED_ERROR", "TaskDirectory", "TaskSupport", "ToolTaskSupport"]
 ToolTaskSupport = Literal["forbidden", "optional", "required"]
 #: What ``tasks/result`` answers for a cancelled task: the request never produced a result.
 CANCELLED_ERROR: Final = -32603
-STATUS_NOTIFICATION: Final = NOTIFICATIONS_TASKS_STATUS
 #: Task-augmentable methods per receiving side, with their ``tasks.requests`` capability.
 _SERVER_METHODS: Final = {TOOLS_CALL: ("tools", "call")}
 _CLIENT_METHODS: Final = {
@@ -278,7 +278,7 @@ class TaskSupport:
             return
         message = {
             "jsonrpc": "2.0",
-            "method": STATUS_NOTIFICATION,
+            "method": NOTIFICATIONS_TASKS_STATUS,
             "params": record.to_json(),
         }
         with anyio.CancelScope(shield=True):
@@ -306,7 +306,7 @@ class TaskSupport:
         if error is not None:
             raise McpError(error.code, error.message, error.data)
         meta = dict((record.result or {}).get("_meta") or {})
-        meta[RELATED_TASK] = {"taskId": record.task_id}
+        meta[META_RELATED_TASK] = {"taskId": record.task_id}
         return {**(record.result or {}), "_meta": meta}
 
     async def _list(self, params: Any, context: RequestContext) -> Any:

@@ -13,7 +13,6 @@ from __future__ import annotations
 from typing import Any, Final, Literal
 
 from mcpbind.generated.names import (
-    NOTIFICATIONS_TASKS,
     TASKS_CANCEL,
     TASKS_GET,
     TASKS_LIST,
@@ -26,11 +25,8 @@ from ._store import TaskRecord, iso_time
 
 __all__ = [
     "ACK",
-    "CANCEL",
-    "GET",
     "METHODS",
     "REMOVED",
-    "STATUS_NOTIFICATION",
     "TASKS_EXTENSION",
     "CancelTaskParams",
     "CreateTaskResult",
@@ -42,14 +38,10 @@ __all__ = [
 ]
 
 TASKS_EXTENSION: Final = "io.modelcontextprotocol/tasks"
-GET: Final = TASKS_GET
-UPDATE: Final = TASKS_UPDATE
-CANCEL: Final = TASKS_CANCEL
 #: The methods the extension owns (its routing headers name the task: ``Mcp-Name: <taskId>``).
-METHODS: Final = frozenset({GET, UPDATE, CANCEL})
+METHODS: Final = frozenset({TASKS_GET, TASKS_UPDATE, TASKS_CANCEL})
 #: The 2025-11-25 methods the extension removed: -32601 in the stateless era.
 REMOVED: Final = frozenset({TASKS_RESULT, TASKS_LIST})
-STATUS_NOTIFICATION: Final = NOTIFICATIONS_TASKS
 ACK: Final = {"resultType": "complete"}
 
 TaskStatus = Literal["working", "input_required", "completed", "failed", "cancelled"]

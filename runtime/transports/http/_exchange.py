@@ -32,10 +32,8 @@ from .common import JSON, PROTOCOL_VERSION, SESSION_ID, SSE, accepts
 if TYPE_CHECKING:
     from .server import StreamableHTTPServer
 
-__all__ = ["LISTEN", "accepted", "exchange", "per_request", "poolable", "pooled"]
+__all__ = ["accepted", "exchange", "per_request", "poolable", "pooled"]
 
-#: The long-running request of the stateless era whose answer is always an SSE stream.
-LISTEN = SUBSCRIPTIONS_LISTEN
 _COMPLETE = "complete"
 #: The kinds of result after which nothing of the request runs on.
 _FINAL = frozenset({_COMPLETE, "input_required"})
@@ -106,7 +104,9 @@ async def exchange(
     if version is None and messages[0].get("method") == INITIALIZE:
         params = messages[0].get("params")
         version = params.get("protocolVersion") if type(params) is dict else None
-    mode = initial_mode(owner, headers.get("accept"), modern and messages[0]["method"] == LISTEN)
+    mode = initial_mode(
+        owner, headers.get("accept"), modern and messages[0]["method"] == SUBSCRIPTIONS_LISTEN
+    )
     stream = session.open_stream(request_ids, None if mode == SSE_MODE else mode, version)
     token = session.token()
     stream.attach(token)
@@ -204,7 +204,9 @@ def poolable(message: dict[str, Any]) -> bool:
     once answered: not ``subscriptions/listen`` (a stream), nor a task-augmented request (its
     task outlives the request)."""
     params = message.get("params")
-    return message.get("method") != LISTEN and not (type(params) is dict and "task" in params)
+    return message.get("method") != SUBSCRIPTIONS_LISTEN and not (
+        type(params) is dict and "task" in params
+    )
 
 
 async def pooled(

@@ -50,14 +50,14 @@ from typing import Any, Final
 
 import anyio
 from anyio.abc import TaskGroup
-from mcpbind.generated.names import INITIALIZE, TOOLS_CALL
+from mcpbind.generated.names import INITIALIZE, SUBSCRIPTIONS_LISTEN, TOOLS_CALL
 from mcpbind.runtime.core.errors import INVALID_REQUEST, UNSUPPORTED_PROTOCOL_VERSION
 from mcpbind.runtime.core.logsafe import printable
 from mcpbind.runtime.core.revisions import STATELESS_REVISIONS
 from mcpbind.runtime.core.transport import Connection
 from starlette.types import Receive, Scope, Send
 
-from ._exchange import LISTEN, accepted, exchange, per_request
+from ._exchange import accepted, exchange, per_request
 from ._get_stream import serve_get
 from ._http_session import HttpRequestContext, HttpSession
 from ._intake import header_view, parse_post
@@ -480,7 +480,7 @@ class StreamableHTTPServer:
             )
             await error(send, 400, refusal.code, refusal.message, request_id)
             return
-        if method == LISTEN and not accepted(headers.get("accept"))[1]:
+        if method == SUBSCRIPTIONS_LISTEN and not accepted(headers.get("accept"))[1]:
             await error(
                 send,
                 406,
