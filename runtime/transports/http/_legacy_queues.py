@@ -23,22 +23,33 @@ from mcpbind.generated.names import NOTIFICATIONS_CANCELLED
 from mcpbind.runtime.core.budget import MemoryBudget
 from mcpbind.runtime.core.transport import Envelope
 
+from .asgi import CONTROL_BYTES
 from .common import encode_event
 
 __all__ = ["Answers", "Inbox", "Outbox", "Reservation"]
 
 
 class Reservation:
-    """Bytes held in several budgets at once (a session's and the server's) for one body."""
+    """Bytes held in several budgets at once (a session's, the server's) for one body, and in
+    the process's ``memory`` budget: there a body of at most ``CONTROL_BYTES`` is held even
+    beyond the limit (``forced``), so that pings, cancellations and responses go on; a request
+    in it is then refused by its session, which holds its bytes again (not ``prepaid``)."""
 
-    __slots__ = ("budgets", "handed", "size", "unanswered")
+    __slots__ = ("budgets", "forced", "handed", "memory", "size", "unanswered")
 
-    def __init__(self, budgets: Sequence[MemoryBudget]) -> None:
+    def __init__(self, budgets: Sequence[MemoryBudget], memory: MemoryBudget) -> None:
         self.budgets = tuple(budgets)
+        self.memory = memory
         self.size = 0
+        self.forced = False
         #: Queued: ``Answers`` releases it, not the POST.
         self.handed = False
         self.unanswered = 0
+
+    @property
+    def prepaid(self) -> bool:
+        """Whether its bytes are held in the process budget within its limit."""
+        return not self.forced
 
     def grow(self, size: int) -> bool:
         """Hold ``size`` more bytes in every budget, or none (and answer False)."""
@@ -49,12 +60,20 @@ class Reservation:
                     done.release(size)
                 return False
             taken.append(budget)
+        if not self.memory.reserve(size):
+            if self.size + size > CONTROL_BYTES:
+                for done in taken:
+                    done.release(size)
+                return False
+            self.memory.charge(size)
+            self.forced = True
         self.size += size
         return True
 
     def release(self) -> None:
         for budget in self.budgets:
             budget.release(self.size)
+        self.memory.release(self.size)
         self.size = 0
 
 

@@ -278,7 +278,7 @@ class LegacySSEServer:
                 CONNECTION_ERROR,
                 f"Payload Too Large: the limit is {self.max_body_bytes} bytes",
             )
-        held = Reservation((session.budget, self.queued, self.memory_budget))
+        held = Reservation((session.budget, self.queued), self.memory_budget)
         try:
             return await self._take(request, session, held, int(declared or 0))
         finally:
@@ -316,8 +316,9 @@ class LegacySSEServer:
             refused = self.auth.operation_refusal(request.scope, batch)
             if refused is not None:
                 return Response(refused[1], refused[0], refused[2], media_type=JSON)
-        # Its bytes stay held (process budget included) until answered: prepaid.
-        envelope = Envelope(message, HttpRequestContext(request, session.id), prepaid=True)
+        # Its bytes stay held (process budget included) until answered: prepaid, unless forced.
+        context = HttpRequestContext(request, session.id)
+        envelope = Envelope(message, context, prepaid=held.prepaid)
         try:
             queued = session.inbox.offer(envelope, held, count)
         except anyio.ClosedResourceError:
