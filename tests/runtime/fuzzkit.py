@@ -395,7 +395,7 @@ class StdioPeer:
         if answers == [] and message["method"] == "subscriptions/listen":
             # An open subscription is answered when it ends: the client ends it by cancelling.
             cancel = {"method": "notifications/cancelled", "params": {"requestId": request_id}}
-            self.write(orjson.dumps({"jsonrpc": "2.0", **cancel}))
+            self.write(encode({"jsonrpc": "2.0", **cancel}))
             self.probe()
             return
         if answers == [] and _key(request_id) is not None:

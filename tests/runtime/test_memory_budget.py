@@ -472,3 +472,47 @@ async def test_event_stores_hold_their_events_in_the_budget_and_give_way_first()
     first.close()
     second.close()
     assert budget.used == 0
+
+
+# -- a spent budget ---------------------------------------------------------------------------
+
+
+async def test_with_the_budget_spent_http_refuses_new_work_and_serves_pings() -> None:
+    from mcpbind.generated.v2025_11_25 import methods, types
+    from mcpbind.runtime import RequestContext, Server, SessionOptions
+    from mcpbind.runtime.http import StreamableHTTPServer, serving
+
+    budget = MemoryBudget(8 * MIB)
+    server = Server(
+        "spent", capabilities={"tools": {}}, options=SessionOptions(memory_budget=budget)
+    )
+
+    @server.handler(methods.TOOLS_LIST)
+    async def list_tools(
+        params: types.PaginatedRequestParams, context: RequestContext
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[])
+
+    app = StreamableHTTPServer(server.serve, memory_budget=budget)
+    async with serving(app) as base, httpx.AsyncClient(timeout=30) as http:
+        headers = await open_session(http, base)
+        assert budget.reserve(budget.limit - budget.used)  # every byte held elsewhere
+        # A body over 64 KiB is refused unread: 503, Retry-After, -31503 busy.
+        refused = await post_parts(http, base, [call_head(1, "x"), b"y" * 100_000, TAIL], headers)
+        assert refused.status_code == 503 and refused.headers["retry-after"] == "1"
+        assert is_busy(refused.json()) and refused.json()["id"] is None
+        # A small one is read: a ping is answered, a request refused by its session.
+        assert (await small(http, base, headers, PING))["result"] == {}
+        listed = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+        assert is_busy(await small(http, base, headers, listed))
+        # In the stateless era the busy answer is an HTTP 503 with Retry-After too.
+        modern = {**listed, "params": {"_meta": MODERN_META}}
+        stateless = {**BOTH, "mcp-protocol-version": MODERN, "mcp-method": "tools/list"}
+        busy = await http.post(f"{base}/mcp", json=modern, headers=stateless)
+        assert busy.status_code == 503 and busy.headers["retry-after"] == "1"
+        assert is_busy(busy.json()) and busy.json()["id"] == 2
+        budget.release(budget.limit)
+        assert (await small(http, base, headers, listed))["result"] == {"tools": []}
+        again = await post_parts(http, base, [call_head(3, "x"), b"y" * 100_000, TAIL], headers)
+        assert again.status_code == 200 and not is_busy(answer_of(again))
+        assert budget.used < 64 * 1024  # the ping and the answers' events
