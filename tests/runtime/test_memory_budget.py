@@ -180,6 +180,32 @@ async def test_stdio_100_calls_of_3_mib_stay_within_the_budget() -> None:
         assert "used" in tool_text(await server.message())
 
 
+async def test_cancelled_and_refused_calls_give_their_bytes_back() -> None:
+    async with server_process("stdio") as (process, _):
+        server = RawServer(process)
+        await server.initialize()
+
+        async def used() -> int:
+            answer = await server.call(small_call("b", "budget"))
+            return int(json.loads(tool_text(answer))["used"])
+
+        for n in range(15):  # 10 held, 5 refused
+            await server.send(b"".join(big_call(n)) + b"\n")
+        refused = [await server.message(30) for _ in range(5)]
+        assert all(is_busy(m) for m in refused)
+        assert await used() >= 10 * SIZE
+        for n in range(10):
+            cancel = {"requestId": n, "reason": "test"}
+            await server.send_json(
+                {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancel}
+            )
+        assert await used() < 1024, "cancelled calls hold nothing"
+        # Room for ten again.
+        for n in range(10):
+            await server.send(b"".join(big_call(100 + n)) + b"\n")
+        assert await used() >= 10 * SIZE
+
+
 # -- Streamable HTTP --------------------------------------------------------------------------
 
 
