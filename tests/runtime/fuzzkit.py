@@ -25,6 +25,7 @@ import httpx
 import orjson
 from generated_helpers import REVISIONS, definitions, strategy_for
 from hypothesis import strategies as st
+from mcpbind.runtime import INTERNAL_ERROR
 from mcpbind.runtime.core.request_headers import standard_headers
 
 HERE = Path(__file__).parent
@@ -102,16 +103,48 @@ def _deep(depth: int, as_dict: bool) -> Any:
     return value
 
 
+def _paths(value: Any, at: tuple[Any, ...]) -> Iterator[tuple[Any, ...]]:
+    """Every place inside ``value`` (dict keys, list indices), down to six levels."""
+    if len(at) >= 6:
+        return
+    items = (
+        value.items() if type(value) is dict else enumerate(value) if type(value) is list else ()
+    )
+    for key, inner in items:
+        yield (*at, key)
+        yield from _paths(inner, (*at, key))
+
+
+def _replaced(value: Any, path: tuple[Any, ...], replacement: Any) -> Any:
+    """A copy of ``value`` with what is at ``path`` replaced."""
+    if not path:
+        return replacement
+    head, rest = path[0], path[1:]
+    if type(value) is dict:
+        return {**value, head: _replaced(value[head], rest, replacement)}
+    copy = list(value)
+    copy[head] = _replaced(value[head], rest, replacement)
+    return copy
+
+
 @st.composite
 def mutated(draw: st.DrawFn, value: Any) -> Any:
     """``value`` (a drawn params object) changed in one of the ways the module names."""
     kind = draw(
         st.sampled_from(
             ["none", "drop", "extra", "wrong", "huge", "deep", "odd", "not-object", "known"]
+            + ["nested"] * 3
         )
     )
     if kind == "none":
         return value
+    if kind == "nested":
+        paths = list(_paths(value, ()))
+        if not paths:
+            return value
+        path = draw(st.sampled_from(paths))
+        replacement = draw(st.one_of(json_value, odd_text, st.builds(_huge, st.integers(0, 2))))
+        return _replaced(value, path, replacement)
     if kind == "not-object":
         return draw(st.one_of(st.lists(json_leaf, max_size=3), json_leaf))
     target = value if isinstance(value, dict) else {}
@@ -262,6 +295,8 @@ def well_formed(answer: Any) -> None:
         error = answer["error"]
         assert type(error) is dict and type(error.get("code")) is int, answer
         assert type(error.get("message")) is str, answer
+        # Bad input is the client's error: a handler that failed on it answers -32603.
+        assert error["code"] != INTERNAL_ERROR, answer
 
 
 def responses_in(parsed: Any) -> list[dict[str, Any]]:

@@ -144,3 +144,24 @@ def test_stdio_survives_raw_frames(
 def test_http_survives_raw_frames(http_peer: HttpPeer, revision: str, frame: bytes) -> None:
     http_peer.check_frame(revision, frame)
     record("http", revision, "(raw frame)")
+
+
+LONE_SURROGATE_NOTE = (
+    b'{"jsonrpc":"2.0","method":"notifications/progress",'
+    b'"params":{"progressToken":"\\ud800","progress":1}}'
+)
+
+
+def test_a_lone_surrogate_is_a_parse_error_even_in_a_notification(
+    stdio_peers: dict[str, StdioPeer], http_peer: HttpPeer
+) -> None:
+    peer = stdio_peer(stdio_peers, "2025-11-25")
+    peer.write(LONE_SURROGATE_NOTE)
+    (answer,) = [m for m in peer.until({None}) if type(m) is dict and "method" not in m]
+    assert answer["id"] is None and answer["error"]["code"] == -32700, answer
+    assert "surrogate" in answer["error"]["data"]
+    peer.probe()
+    response = http_peer.post("2025-11-25", LONE_SURROGATE_NOTE)
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == -32700
+    http_peer.probe("2025-11-25")
