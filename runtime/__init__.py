@@ -75,6 +75,7 @@ if TYPE_CHECKING:
     from .endpoints.broadcast import Delivery as Delivery
     from .endpoints.client import Client as Client
     from .endpoints.server import Server as Server
+    from .endpoints.tool_output import ToolOutputError as ToolOutputError
     from .eras.input_required import (
         RequestStateKeeper as RequestStateKeeper,
         shared_state_key as shared_state_key,
