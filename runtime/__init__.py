@@ -73,6 +73,7 @@ if TYPE_CHECKING:
         Malformed as Malformed,
     )
     from .endpoints.broadcast import Delivery as Delivery
+    from .endpoints.cache import ResponseCache as ResponseCache
     from .endpoints.client import Client as Client
     from .endpoints.server import Server as Server
     from .endpoints.tool_output import ToolOutputError as ToolOutputError
