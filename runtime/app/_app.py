@@ -67,6 +67,11 @@ class App:
     which is ``app.server``.
     """
 
+    #: Told of an unexpected exception raised by a tool, which then fails the request (an
+    #: internal error) instead of becoming an ``isError`` result: ``mcpbind.runtime.testing``
+    #: sets it to raise the exception in the test that made the call.
+    on_tool_exception: Callable[[Exception], None] | None = None
+
     def __init__(
         self,
         name: str,

@@ -1,0 +1,107 @@
+"""``connect(app)``: a client connected to an ``App`` or ``Server`` in memory, for tests.
+
+With ``raise_exceptions`` (the default) the app hands a tool's unexpected exception to this
+client instead of answering ``isError``: the call that ran the tool raises that very exception
+(its traceback starts in the test and goes down into the tool), so a bug fails the test where
+it is. A ``Server``'s handlers have no such answer to hide behind: an exception in one already
+fails the call, as ``McpError`` -32603 (its traceback is in the log pytest shows).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any, TypeVar
+
+from mcpbind.generated.support import MethodSpec, RequestOptions, Revision
+from mcpbind.runtime.app import App
+from mcpbind.runtime.core.errors import McpError
+from mcpbind.runtime.endpoints.client import Client
+from typing_extensions import TypeVar as DefaultTypeVar
+
+__all__ = ["connect"]
+
+P = TypeVar("P")
+ResultT = TypeVar("ResultT")
+StubT = DefaultTypeVar("StubT", default=Any)
+InfoT = DefaultTypeVar("InfoT", default=Any)
+CapsT = DefaultTypeVar("CapsT", default=Any)
+
+
+class _Failures:
+    """The exceptions the app's tools raised, until a call of this client raises them."""
+
+    def __init__(self) -> None:
+        self.pending: list[Exception] = []
+
+    def __call__(self, exc: Exception) -> None:
+        self.pending.append(exc)
+
+    def raise_first(self) -> None:
+        if self.pending:
+            raise self.pending.pop(0) from None
+
+
+class _RaisingClient(Client[StubT, InfoT, CapsT]):
+    """A client whose calls raise the exception a tool raised while they ran."""
+
+    failures: _Failures
+
+    async def send_request(
+        self,
+        spec: MethodSpec[P, ResultT],
+        params: P | dict[str, Any] | None,
+        options: RequestOptions | None = None,
+    ) -> ResultT:
+        try:
+            result = await super().send_request(spec, params, options)
+        except McpError:
+            self.failures.raise_first()
+            raise
+        self.failures.raise_first()
+        return result
+
+
+@asynccontextmanager
+async def connect(
+    target: Any,
+    *,
+    protocol_version: str | None = None,
+    bindings: Revision[StubT, Any, InfoT, CapsT] | None = None,
+    raise_exceptions: bool = True,
+    cache: bool = True,
+    name: str = "mcpbind-test-client",
+) -> AsyncIterator[Client[StubT, InfoT, CapsT]]:
+    """A ``Client`` connected to ``target`` (an ``App``, a ``Server``: anything with
+    ``memory_transport()``) in this process; the server runs in the caller's event loop.
+
+    ``protocol_version`` and ``bindings`` are the client's (``"2026-07-28"`` tests the
+    stateless era). ``raise_exceptions``: a tool's unexpected exception is raised by the call
+    that ran it, not answered as an ``isError`` result (a ``ToolError`` still is one); one that
+    no call raised is raised on leaving the block.
+    """
+    if isinstance(target, str) or not callable(getattr(target, "memory_transport", None)):
+        raise TypeError(
+            f"connect() takes an App or a Server (anything with memory_transport()), "
+            f"got {type(target).__name__}; for a URL or a command use Client(...)"
+        )
+    failures = _Failures()
+    app = target if isinstance(target, App) else None
+    previous = app.on_tool_exception if app is not None else None
+    client: _RaisingClient[StubT, InfoT, CapsT] = _RaisingClient(
+        target.memory_transport(),
+        name=name,
+        protocol_version=protocol_version,
+        bindings=bindings,
+        cache=cache,
+    )
+    client.failures = failures
+    if app is not None and raise_exceptions:
+        app.on_tool_exception = failures
+    try:
+        async with client:
+            yield client
+        failures.raise_first()
+    finally:
+        if app is not None and raise_exceptions:
+            app.on_tool_exception = previous
