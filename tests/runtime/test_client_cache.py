@@ -56,6 +56,12 @@ class Counted:
                 cacheScope=self.scope,  # type: ignore[arg-type]
             )
 
+        @server.handler(methods.TOOLS_CALL)
+        async def call(
+            params: types.CallToolRequestParams, context: RequestContext
+        ) -> types.CallToolResult:
+            raise McpError(-32602, f"Unknown tool: {params.name}")
+
         @server.handler(methods.RESOURCES_READ)
         async def read(
             params: types.ReadResourceRequestParams, context: RequestContext
@@ -102,7 +108,10 @@ async def test_a_fresh_result_is_served_from_the_cache(transport: str) -> None:
         assert await text_of(client, "a://1") == await text_of(client, "a://1") == "a://1 #1"
         assert await text_of(client, "a://2") == "a://2 #1"  # another URI: its own entry
         assert len(client.cache) == 4  # two pages (each by its cursor), two reads
-    assert counted.asked == {"tools/list None": 1, "tools/list p2": 1, "a://1": 1, "a://2": 1}
+        client.cache.clear()
+        assert len(client.cache) == 0
+        assert await text_of(client, "a://1") == "a://1 #2"
+    assert counted.asked == {"tools/list None": 1, "tools/list p2": 1, "a://1": 2, "a://2": 1}
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
@@ -233,8 +242,8 @@ async def test_errors_that_show_a_list_is_old_drop_it() -> None:
     counted = Counted()
     async with client_of(counted.server, "memory") as client:
         await client.list_tools()
-        with pytest.raises(McpError):
-            await client.call_tool("gone")  # this server has no tools/call: -32601
+        with pytest.raises(McpError, match="Unknown tool"):
+            await client.call_tool("gone")
         await client.list_tools()
         with pytest.raises(McpError, match="Invalid cursor"):
             await client.send_request(methods.TOOLS_LIST, {"cursor": "stale"})

@@ -10,6 +10,7 @@ import traceback
 from pathlib import Path
 
 import pytest
+from mcpbind.generated import v2025_11_25
 from mcpbind.generated.v2025_11_25 import methods, types
 from mcpbind.runtime import McpError, RequestContext, Server
 from mcpbind.runtime.app import App, ToolError
@@ -99,6 +100,31 @@ async def test_a_low_level_server(revision: str) -> None:
         assert await client.list_tools() == []
 
 
+async def test_a_bound_client_is_typed_by_its_bindings() -> None:
+    async with connect(app, bindings=v2025_11_25.BINDINGS) as client:
+        assert client.revision == "2025-11-25"
+        result = await client.call_tool("add", {"a": 1, "b": 2})
+        assert type(result) is types.CallToolResult
+
+
+async def test_a_servers_handler_exception_fails_the_call_and_is_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    server = Server("low")
+
+    @server.handler(methods.TOOLS_LIST)
+    async def tools(
+        params: types.PaginatedRequestParams, context: RequestContext
+    ) -> types.ListToolsResult:
+        raise KeyError("lost")
+
+    async with connect(server) as client:
+        with pytest.raises(McpError, match="Internal error"):
+            await client.list_tools()
+    failed = [r for r in caplog.records if r.exc_info and r.exc_info[0] is KeyError]
+    assert failed, caplog.text
+
+
 @pytest.mark.parametrize("target", [42, "https://example.com/mcp", None])
 async def test_what_is_not_a_server_is_refused(target: object) -> None:
     with pytest.raises(TypeError, match="takes an App or a Server"):
@@ -158,11 +184,30 @@ async def test_broken(mcp_client):
 """
 
 
+DEFAULT_REVISION = """
+import pytest
+
+from test_plugged import app
+
+
+@pytest.fixture
+def mcp_server():
+    return app
+
+
+@pytest.mark.anyio
+async def test_the_newest_handshake_revision_by_default(mcp_client):
+    assert mcp_client.revision == "2025-11-25"
+"""
+
+
 def test_the_pytest_plugin(tmp_path: Path) -> None:
-    """A project that enables the plugin gets ``mcp_client`` on asyncio and trio, in both eras;
-    a tool's bug fails its test with the tool's own line in the report."""
+    """A project that enables the plugin gets ``mcp_client`` on asyncio and trio, in both eras
+    (the newest handshake revision unless ``mcp_protocol_version`` says otherwise); a tool's bug
+    fails its test with the tool's own line in the report."""
     (tmp_path / "conftest.py").write_text(CONFTEST)
     (tmp_path / "test_plugged.py").write_text(TESTS)
+    (tmp_path / "test_default.py").write_text(DEFAULT_REVISION)
     run = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rf", str(tmp_path)],
         capture_output=True,
@@ -172,7 +217,7 @@ def test_the_pytest_plugin(tmp_path: Path) -> None:
         check=False,
     )
     report = run.stdout + run.stderr
-    assert "4 failed, 4 passed" in report, report
+    assert "4 failed, 6 passed" in report, report
     for backend in ("asyncio", "trio"):
         for revision in ERAS:
             assert (
