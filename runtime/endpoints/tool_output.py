@@ -51,6 +51,7 @@ def structured_output(name: str, result: Any, output: type[T]) -> T:
             for error in exc.errors(include_url=False)
         )
         raise ToolOutputError(
-            f"tool {name!r} returned structuredContent that does not validate as {wanted}: {problems}", result
+            f"tool {name!r} returned structuredContent that does not validate as {wanted}: {problems}",
+            result,
         ) from exc
     return value
