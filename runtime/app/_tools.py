@@ -71,11 +71,12 @@ class ToolEntry:
         arguments: dict[str, Any],
         context: Any,
         mask_errors: bool,
-        on_exception: Callable[[Exception], None] | None = None,
+        on_exception: Callable[[Exception, int | str], None] | None = None,
     ) -> dict[str, Any]:
         """Validate, call, convert: a ``CallToolResult`` as JSON data (newest shape).
 
-        With ``on_exception``, an unexpected exception is given to it and raised, not answered.
+        With ``on_exception``, an unexpected exception is given to it (with the request's id,
+        ``context.request_id``) and raised, not answered.
         """
         try:
             kwargs = validate(self.signature, arguments, f"tool {self.name!r}")
@@ -95,7 +96,7 @@ class ToolEntry:
             )
         except Exception as exc:
             if on_exception is not None:
-                on_exception(exc)
+                on_exception(exc, context.request_id)
                 raise
             logger.exception("tool %r failed", self.name)
             if mask_errors:

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 from mcpbind.generated.support import MethodSpec, RequestOptions, Revision
 from mcpbind.runtime.app import App
 from mcpbind.runtime.core.errors import McpError
+from mcpbind.runtime.core.outgoing import REQUEST_SENT, RequestId
 from mcpbind.runtime.endpoints.client import Client
 from typing_extensions import TypeVar as DefaultTypeVar
 
@@ -29,21 +30,29 @@ CapsT = DefaultTypeVar("CapsT", default=Any)
 
 
 class _Failures:
-    """The exceptions the app's tools raised, until a call of this client raises them."""
+    """The exceptions the app's tools raised, by the id of the request that ran each, until the
+    call that sent that request raises it."""
 
     def __init__(self) -> None:
-        self.pending: list[Exception] = []
+        self.pending: dict[RequestId, Exception] = {}
 
-    def __call__(self, exc: Exception) -> None:
-        self.pending.append(exc)
+    def __call__(self, exc: Exception, request_id: RequestId) -> None:
+        self.pending[request_id] = exc
 
-    def raise_first(self) -> None:
+    def raise_for(self, sent: list[RequestId]) -> None:
+        for request_id in sent:
+            exc = self.pending.pop(request_id, None)
+            if exc is not None:
+                raise exc from None
+
+    def raise_any(self) -> None:
         if self.pending:
-            raise self.pending.pop(0) from None
+            raise self.pending.pop(next(iter(self.pending))) from None
 
 
 class _RaisingClient(Client[StubT, InfoT, CapsT]):
-    """A client whose calls raise the exception a tool raised while they ran."""
+    """A client whose calls raise the exception a tool raised for them (by request id: with
+    calls in flight at once, each raises its own)."""
 
     failures: _Failures
 
@@ -53,12 +62,23 @@ class _RaisingClient(Client[StubT, InfoT, CapsT]):
         params: P | dict[str, Any] | None,
         options: RequestOptions | None = None,
     ) -> ResultT:
+        sent: list[RequestId] = []
+        outer = REQUEST_SENT.get()
+
+        def note(method: str, request_id: RequestId) -> None:
+            sent.append(request_id)
+            if outer is not None:
+                outer(method, request_id)
+
+        token = REQUEST_SENT.set(note)
         try:
             result = await super().send_request(spec, params, options)
         except McpError:
-            self.failures.raise_first()
+            self.failures.raise_for(sent)
             raise
-        self.failures.raise_first()
+        finally:
+            REQUEST_SENT.reset(token)
+        self.failures.raise_for(sent)
         return result
 
 
@@ -101,7 +121,7 @@ async def connect(
     try:
         async with client:
             yield client
-        failures.raise_first()
+        failures.raise_any()
     finally:
         if app is not None and raise_exceptions:
             app.on_tool_exception = previous

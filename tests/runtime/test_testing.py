@@ -84,6 +84,9 @@ async def test_an_exception_no_call_raised_is_raised_on_leaving() -> None:
                 await client.session.send_request(
                     spec, {"name": "divide", "arguments": {"a": 1, "b": 0}}
                 )
+            # Another call is not blamed for it: each call raises only what its own request did.
+            result = await client.call_tool("add", {"a": 1, "b": 1})
+            assert result.structuredContent == {"result": 2}
 
 
 @pytest.mark.parametrize("revision", ERAS)
