@@ -9,7 +9,7 @@ fails the call, as ``McpError`` -32603 (its traceback is in the log pytest shows
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
@@ -17,6 +17,7 @@ from mcpbind.generated.support import MethodSpec, RequestOptions, Revision
 from mcpbind.runtime.app import App
 from mcpbind.runtime.core.errors import McpError
 from mcpbind.runtime.core.outgoing import REQUEST_SENT, RequestId
+from mcpbind.runtime.core.session import RequestContext
 from mcpbind.runtime.endpoints.client import Client
 from typing_extensions import TypeVar as DefaultTypeVar
 
@@ -91,6 +92,8 @@ async def connect(
     raise_exceptions: bool = True,
     cache: bool = True,
     name: str = "mcpbind-test-client",
+    handlers: Mapping[MethodSpec[Any, Any], Callable[[Any, RequestContext], Awaitable[Any]]]
+    | None = None,
 ) -> AsyncIterator[Client[StubT, InfoT, CapsT]]:
     """A ``Client`` connected to ``target`` (an ``App``, a ``Server``: anything with
     ``memory_transport()``) in this process; the server runs in the caller's event loop.
@@ -98,7 +101,9 @@ async def connect(
     ``protocol_version`` and ``bindings`` are the client's (``"2026-07-28"`` tests the
     stateless era). ``raise_exceptions``: a tool's unexpected exception is raised by the call
     that ran it, not answered as an ``isError`` result (a ``ToolError`` still is one); one that
-    no call raised is raised on leaving the block.
+    no call raised is raised on leaving the block. ``handlers`` answer what the server asks
+    (``{methods.ROOTS_LIST: roots, methods.SAMPLING_CREATEMESSAGE: sample}``), registered before
+    connecting so the client advertises the capabilities they imply.
     """
     if isinstance(target, str) or not callable(getattr(target, "memory_transport", None)):
         raise TypeError(
@@ -116,6 +121,8 @@ async def connect(
         cache=cache,
     )
     client.failures = failures
+    for spec, handler in (handlers or {}).items():
+        client.add_handler(spec, handler)
     if app is not None and raise_exceptions:
         app.on_tool_exception = failures
     try:

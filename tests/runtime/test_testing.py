@@ -13,7 +13,7 @@ import pytest
 from mcpbind.generated import v2025_11_25
 from mcpbind.generated.v2025_11_25 import methods, types
 from mcpbind.runtime import McpError, RequestContext, Server
-from mcpbind.runtime.app import App, ToolError
+from mcpbind.runtime.app import App, Context, ToolError
 from mcpbind.runtime.testing import connect
 
 pytestmark = pytest.mark.anyio
@@ -101,6 +101,25 @@ async def test_a_low_level_server(revision: str) -> None:
 
     async with connect(server, protocol_version=revision) as client:
         assert await client.list_tools() == []
+
+
+@pytest.mark.parametrize("revision", ERAS)
+async def test_handlers_answer_what_the_server_asks(revision: str) -> None:
+    asking = App("asking")
+
+    @asking.tool()
+    async def where(ctx: Context) -> str:
+        roots = await ctx.list_roots()
+        return roots[0].uri
+
+    async def roots(params: object, context: RequestContext) -> types.ListRootsResult:
+        return types.ListRootsResult(roots=[types.Root(uri="file:///work")])
+
+    async with connect(
+        asking, protocol_version=revision, handlers={methods.ROOTS_LIST: roots}
+    ) as client:
+        result = await client.call_tool("where")
+        assert result.structuredContent == {"result": "file:///work"}
 
 
 async def test_a_bound_client_is_typed_by_its_bindings() -> None:
