@@ -67,6 +67,11 @@ class App:
     which is ``app.server``.
     """
 
+    #: Told of an unexpected exception raised by a tool, with the id of the ``tools/call`` it
+    #: ran for; the request then fails (an internal error) instead of answering an ``isError``
+    #: result: ``mcpbind.runtime.testing`` sets it to raise the exception in the calling test.
+    on_tool_exception: Callable[[Exception, int | str], None] | None = None
+
     def __init__(
         self,
         name: str,

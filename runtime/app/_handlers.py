@@ -116,7 +116,7 @@ def _call_tool(app: App, revision: str, spec: MethodSpec[Any, Any]) -> Handler:
         if entry is None:
             raise McpError(INVALID_PARAMS, f"Unknown tool: {params.name}", {"name": params.name})
         ctx = Context(app, context, revision)
-        data = await entry.run(params.arguments or {}, ctx, app.mask_errors)
+        data = await entry.run(params.arguments or {}, ctx, app.mask_errors, app.on_tool_exception)
         return _shaped(app, spec, revision, data, f"tool {entry.name!r}")
 
     return handler

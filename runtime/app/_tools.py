@@ -67,9 +67,17 @@ class ToolEntry:
         return data
 
     async def run(
-        self, arguments: dict[str, Any], context: Any, mask_errors: bool
+        self,
+        arguments: dict[str, Any],
+        context: Any,
+        mask_errors: bool,
+        on_exception: Callable[[Exception, int | str], None] | None = None,
     ) -> dict[str, Any]:
-        """Validate, call, convert: a ``CallToolResult`` as JSON data (newest shape)."""
+        """Validate, call, convert: a ``CallToolResult`` as JSON data (newest shape).
+
+        With ``on_exception``, an unexpected exception is given to it (with the request's id,
+        ``context.request_id``) and raised, not answered.
+        """
         try:
             kwargs = validate(self.signature, arguments, f"tool {self.name!r}")
             value = await call(self.signature, kwargs, context)
@@ -87,6 +95,9 @@ class ToolEntry:
                 f"Tool {self.name!r} returned an invalid result: {describe_errors(exc, 'field')}"
             )
         except Exception as exc:
+            if on_exception is not None:
+                on_exception(exc, context.request_id)
+                raise
             logger.exception("tool %r failed", self.name)
             if mask_errors:
                 return _error(f"Error executing tool {self.name!r}")
