@@ -127,6 +127,10 @@ class App:
                 out.pop(key, None)
             elif key in out:
                 out[key] = {**out[key], "listChanged": True}
+        # notify_resource_updated reaches subscribers in both eras: the 2026-07-28 revision has
+        # no resources/subscribe handler to imply it, only subscriptions/listen.
+        if self.resources and "resources" in out and "resources" not in given:
+            out["resources"] = {**out["resources"], "subscribe": True}
         if "completions" in out and "completions" not in given and not self._completable():
             out.pop("completions")
         out.setdefault("logging", {})
