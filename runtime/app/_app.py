@@ -9,9 +9,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import weakref
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 import anyio.from_thread
 from mcpbind.generated.support import Direction
@@ -27,7 +27,9 @@ from ._handlers import handlers_for
 from ._prompts import PromptEntry, make_prompt
 from ._resources import TEMPLATE_VARIABLE, ResourceEntry, make_resource
 from ._shaping import shaper
+from ._timeout import check_timeout
 from ._tools import ToolEntry, make_tool
+from ._visibility import Visibility
 
 if TYPE_CHECKING:
     from mcpbind.runtime.transports.http.server import StreamableHTTPServer
@@ -62,7 +64,8 @@ class App:
     ``page_size`` bounds every list's pages (None: one page). ``mask_errors`` hides the
     message of an unexpected exception from the client (it is logged either way).
     ``ttl_ms`` and ``cache_scope`` are what stateless-era results that require them say
-    (``caching.md``: 0 is "stale at once"; ``private`` the cautious scope). Everything else
+    (``caching.md``: 0 is "stale at once"; ``private`` the cautious scope). ``tool_timeout``
+    limits every tool's call to that many seconds unless the tool says otherwise. Everything else
     (``revisions``, ``options``, ``request_state``, ``send_timeout``...) goes to the ``Server``,
     which is ``app.server``.
     """
@@ -78,6 +81,7 @@ class App:
         mask_errors: bool = False,
         ttl_ms: int = 0,
         cache_scope: str = "private",
+        tool_timeout: float | None = None,
         **server_options: Any,
     ) -> None:
         if page_size is not None and page_size < 1:
@@ -87,6 +91,9 @@ class App:
         self.server: Server = server
         self.page_size = page_size
         self.mask_errors = mask_errors
+        self.tool_timeout = check_timeout(tool_timeout, "App")
+        #: The ``enable``/``disable`` rules: what clients see of the registries.
+        self.visibility = Visibility()
         self.cache_members: dict[str, Any] = {"ttlMs": ttl_ms, "cacheScope": cache_scope}
         self.tools: dict[str, ToolEntry] = {}
         self.resources: dict[str, ResourceEntry] = {}
@@ -152,21 +159,34 @@ class App:
         """The newest-shape descriptions of one registry, for its list."""
         # Copied first (one C-level step under the GIL): a sync tool may add or remove entries
         # from its worker thread meanwhile.
+        shown = self.visibility.shown
         if kind == "tools":
-            return [entry.describe() for entry in list(self.tools.values())]
+            return [entry.describe() for entry in list(self.tools.values()) if shown(entry)]
         if kind == "prompts":
-            return [entry.describe() for entry in list(self.prompts.values())]
+            return [entry.describe() for entry in list(self.prompts.values()) if shown(entry)]
         templates = kind == "resourceTemplates"
         entries = list(self.resources.values())
-        return [e.describe() for e in entries if e.is_template == templates]
+        return [e.describe() for e in entries if e.is_template == templates and shown(e)]
+
+    def find_tool(self, name: str) -> ToolEntry | None:
+        """The enabled tool of that name."""
+        entry = self.tools.get(name)
+        return entry if entry is not None and self.visibility.shown(entry) else None
+
+    def find_prompt(self, name: str) -> PromptEntry | None:
+        """The enabled prompt of that name."""
+        entry = self.prompts.get(name)
+        return entry if entry is not None and self.visibility.shown(entry) else None
 
     def find_resource(self, uri: str) -> tuple[ResourceEntry, dict[str, str]] | None:
-        """The resource ``uri`` names (a static one first, then the first matching template)."""
+        """The enabled resource ``uri`` names (a static one first, then the first matching
+        template)."""
+        shown = self.visibility.shown
         entry = self.resources.get(uri)
-        if entry is not None and not entry.is_template:
+        if entry is not None and not entry.is_template and shown(entry):
             return entry, {}
         for entry in list(self.resources.values()):
-            if entry.is_template:
+            if entry.is_template and shown(entry):
                 variables = entry.match(uri)
                 if variables is not None:
                     return entry, variables
@@ -175,13 +195,19 @@ class App:
     def argument_choices(self, ref_type: str, target: str, name: str) -> list[str] | None:
         """The values of a ``Literal``/``Enum`` prompt argument or template variable."""
         if ref_type == "ref/prompt":
-            entry: PromptEntry | ResourceEntry | None = self.prompts.get(target)
+            entry: PromptEntry | ResourceEntry | None = self.find_prompt(target)
         else:
             entry = self.resources.get(target)
-        return None if entry is None else values_of(entry.signature.hints.get(name))
+        if entry is None or not self.visibility.shown(entry):
+            return None
+        return values_of(entry.signature.hints.get(name))
 
     # -- tools --------------------------------------------------------------------------
 
+    @overload
+    def tool(self, name: F, /) -> F: ...
+
+    @overload
     def tool(
         self,
         name: str | None = None,
@@ -193,11 +219,34 @@ class App:
         meta: Mapping[str, Any] | None = None,
         structured_output: bool | None = None,
         task_support: Literal["forbidden", "optional", "required"] | None = None,
-    ) -> Callable[[F], F]:
+        tags: Iterable[str] = (),
+        enabled: bool = True,
+        timeout: float | None = None,
+    ) -> Callable[[F], F]: ...
+
+    def tool(
+        self,
+        name: str | F | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: Mapping[str, Any] | BaseModel | None = None,
+        icons: Sequence[Any] | None = None,
+        meta: Mapping[str, Any] | None = None,
+        structured_output: bool | None = None,
+        task_support: Literal["forbidden", "optional", "required"] | None = None,
+        tags: Iterable[str] = (),
+        enabled: bool = True,
+        timeout: float | None = None,
+    ) -> F | Callable[[F], F]:
         """Register the decorated function as a tool (name: the function's; description:
-        its docstring). The function is returned unchanged."""
+        its docstring), as ``@app.tool`` or ``@app.tool(...)``. The function is returned
+        unchanged. ``tags``, ``enabled``: see ``disable``; ``timeout``: seconds before a call
+        is cancelled and answered with an ``isError`` result (the app's ``tool_timeout`` if
+        None)."""
         if callable(name):
-            raise TypeError("use @app.tool() with parentheses")
+            self.add_tool(name)
+            return name
 
         def register(fn: F) -> F:
             self.add_tool(
@@ -210,6 +259,9 @@ class App:
                 meta=meta,
                 structured_output=structured_output,
                 task_support=task_support,
+                tags=tags,
+                enabled=enabled,
+                timeout=timeout,
             )
             return fn
 
@@ -227,6 +279,9 @@ class App:
         meta: Mapping[str, Any] | None = None,
         structured_output: bool | None = None,
         task_support: Literal["forbidden", "optional", "required"] | None = None,
+        tags: Iterable[str] = (),
+        enabled: bool = True,
+        timeout: float | None = None,
     ) -> None:
         """Register ``fn`` as a tool (replacing one of the same name); clients are told.
 
@@ -244,6 +299,8 @@ class App:
             structured_output=structured_output,
         )
         entry.task_support = task_support
+        entry.timeout = check_timeout(timeout, f"tool {entry.name!r}")
+        self.visibility.register(entry, tags, enabled)
         self.tools[entry.name] = entry
         if task_support not in (None, "forbidden") and self.server.tasks is None:
             from mcpbind.runtime.tasks import (
@@ -254,7 +311,7 @@ class App:
         self._changed(self.server.notify_tools_changed)
 
     def _task_support(self, name: str) -> str | None:
-        entry = self.tools.get(name)
+        entry = self.find_tool(name)
         return None if entry is None else entry.task_support
 
     def remove_tool(self, name: str) -> None:
@@ -275,6 +332,8 @@ class App:
         annotations: Mapping[str, Any] | None = None,
         icons: Sequence[Any] | None = None,
         meta: Mapping[str, Any] | None = None,
+        tags: Iterable[str] = (),
+        enabled: bool = True,
     ) -> Callable[[F], F]:
         """Register the decorated function as the resource ``uri``, or as a template when
         ``uri`` has ``{variables}`` (the function's parameters)."""
@@ -290,6 +349,8 @@ class App:
                 annotations=annotations,
                 icons=icons,
                 meta=meta,
+                tags=tags,
+                enabled=enabled,
             )
             return fn
 
@@ -307,6 +368,8 @@ class App:
         annotations: Mapping[str, Any] | None = None,
         icons: Sequence[Any] | None = None,
         meta: Mapping[str, Any] | None = None,
+        tags: Iterable[str] = (),
+        enabled: bool = True,
     ) -> None:
         """Register a resource or template (see ``resource``); clients are told."""
         entry = make_resource(
@@ -321,6 +384,7 @@ class App:
             icons=icons,
             meta=meta,
         )
+        self.visibility.register(entry, tags, enabled)
         self.resources[uri] = entry
         self._changed(self.server.notify_resources_changed)
 
@@ -335,6 +399,10 @@ class App:
 
     # -- prompts ------------------------------------------------------------------------
 
+    @overload
+    def prompt(self, name: F, /) -> F: ...
+
+    @overload
     def prompt(
         self,
         name: str | None = None,
@@ -343,14 +411,37 @@ class App:
         description: str | None = None,
         icons: Sequence[Any] | None = None,
         meta: Mapping[str, Any] | None = None,
-    ) -> Callable[[F], F]:
-        """Register the decorated function as a prompt (its parameters: the arguments)."""
+        tags: Iterable[str] = (),
+        enabled: bool = True,
+    ) -> Callable[[F], F]: ...
+
+    def prompt(
+        self,
+        name: str | F | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        icons: Sequence[Any] | None = None,
+        meta: Mapping[str, Any] | None = None,
+        tags: Iterable[str] = (),
+        enabled: bool = True,
+    ) -> F | Callable[[F], F]:
+        """Register the decorated function as a prompt (its parameters: the arguments), as
+        ``@app.prompt`` or ``@app.prompt(...)``."""
         if callable(name):
-            raise TypeError("use @app.prompt() with parentheses")
+            self.add_prompt(name)
+            return name
 
         def register(fn: F) -> F:
             self.add_prompt(
-                fn, name=name, title=title, description=description, icons=icons, meta=meta
+                fn,
+                name=name,
+                title=title,
+                description=description,
+                icons=icons,
+                meta=meta,
+                tags=tags,
+                enabled=enabled,
             )
             return fn
 
@@ -365,11 +456,14 @@ class App:
         description: str | None = None,
         icons: Sequence[Any] | None = None,
         meta: Mapping[str, Any] | None = None,
+        tags: Iterable[str] = (),
+        enabled: bool = True,
     ) -> None:
         """Register ``fn`` as a prompt; clients are told."""
         entry = make_prompt(
             fn, Context, name=name, title=title, description=description, icons=icons, meta=meta
         )
+        self.visibility.register(entry, tags, enabled)
         self.prompts[entry.name] = entry
         self._changed(self.server.notify_prompts_changed)
 
@@ -391,6 +485,51 @@ class App:
             return fn
 
         return register
+
+    # -- visibility ---------------------------------------------------------------------
+
+    def disable(
+        self,
+        *,
+        names: str | Iterable[str] | None = None,
+        tags: str | Iterable[str] | None = None,
+        components: str | Iterable[str] | None = None,
+    ) -> None:
+        """Hide the components matching every criterion given: ``names`` (a tool's or
+        prompt's name, a resource's URI, a template's URI template), ``tags`` (any one),
+        ``components`` (``tool``, ``resource``, ``template``, ``prompt``). They are not
+        listed, and calling or reading one is the error an unknown one gets. Clients are
+        told when a list changes."""
+        self._set_visibility(False, names, tags, components)
+
+    def enable(
+        self,
+        *,
+        names: str | Iterable[str] | None = None,
+        tags: str | Iterable[str] | None = None,
+        components: str | Iterable[str] | None = None,
+    ) -> None:
+        """Show the components matching every criterion given again (see ``disable``; the
+        latest rule that matches a component decides)."""
+        self._set_visibility(True, names, tags, components)
+
+    def _set_visibility(
+        self,
+        enabled: bool,
+        names: str | Iterable[str] | None,
+        tags: str | Iterable[str] | None,
+        components: str | Iterable[str] | None,
+    ) -> None:
+        lists = self.visibility.change(
+            enabled, names, tags, components, (self.tools, self.resources, self.prompts)
+        )
+        notify = {
+            "tools": self.server.notify_tools_changed,
+            "resources": self.server.notify_resources_changed,
+            "prompts": self.server.notify_prompts_changed,
+        }
+        for key in lists:
+            self._changed(notify[key])
 
     # -- change notifications -----------------------------------------------------------
 

@@ -35,6 +35,7 @@ from ._completion import complete, completion_result
 from ._context import Context
 from ._pages import page
 from ._shaping import result_class, shape_result
+from ._timeout import timed
 
 if TYPE_CHECKING:
     from ._app import App
@@ -112,11 +113,16 @@ _list_prompts = _lister("prompts")
 
 def _call_tool(app: App, revision: str, spec: MethodSpec[Any, Any]) -> Handler:
     async def handler(params: Any, context: RequestContext) -> Any:
-        entry = app.tools.get(params.name)
+        entry = app.find_tool(params.name)
         if entry is None:
             raise McpError(INVALID_PARAMS, f"Unknown tool: {params.name}", {"name": params.name})
         ctx = Context(app, context, revision)
-        data = await entry.run(params.arguments or {}, ctx, app.mask_errors)
+        arguments = params.arguments or {}
+        data = await timed(
+            lambda: entry.run(arguments, ctx, app.mask_errors),
+            app.tool_timeout if entry.timeout is None else entry.timeout,
+            entry.name,
+        )
         return _shaped(app, spec, revision, data, f"tool {entry.name!r}")
 
     return handler
@@ -148,7 +154,7 @@ def _read_resource(app: App, revision: str, spec: MethodSpec[Any, Any]) -> Handl
 
 def _get_prompt(app: App, revision: str, spec: MethodSpec[Any, Any]) -> Handler:
     async def handler(params: Any, context: RequestContext) -> Any:
-        entry = app.prompts.get(params.name)
+        entry = app.find_prompt(params.name)
         if entry is None:
             raise McpError(INVALID_PARAMS, f"Unknown prompt: {params.name}", {"name": params.name})
         data = await entry.get(dict(params.arguments or {}), Context(app, context, revision))

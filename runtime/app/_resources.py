@@ -56,6 +56,8 @@ class ResourceEntry:
     meta: dict[str, Any] | None
     variables: tuple[str, ...]
     pattern: re.Pattern[str] | None
+    #: Server-side labels for ``App.enable``/``disable`` (never sent).
+    tags: frozenset[str] = frozenset()
 
     @property
     def is_template(self) -> bool:
