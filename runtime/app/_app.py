@@ -28,6 +28,7 @@ from ._prompts import PromptEntry, make_prompt
 from ._resources import TEMPLATE_VARIABLE, ResourceEntry, make_resource
 from ._shaping import shaper
 from ._timeout import check_timeout
+from ._toggles import Toggles
 from ._tools import ToolEntry, make_tool
 from ._visibility import Visibility
 
@@ -58,7 +59,7 @@ class _AppServer(Server):
         return self.app.adjust_capabilities(super().capabilities_for(bindings))
 
 
-class App:
+class App(Toggles):
     """A high-level MCP server: decorate typed functions, then run it.
 
     ``page_size`` bounds every list's pages (None: one page). ``mask_errors`` hides the
@@ -485,51 +486,6 @@ class App:
             return fn
 
         return register
-
-    # -- visibility ---------------------------------------------------------------------
-
-    def disable(
-        self,
-        *,
-        names: str | Iterable[str] | None = None,
-        tags: str | Iterable[str] | None = None,
-        components: str | Iterable[str] | None = None,
-    ) -> None:
-        """Hide the components matching every criterion given: ``names`` (a tool's or
-        prompt's name, a resource's URI, a template's URI template), ``tags`` (any one),
-        ``components`` (``tool``, ``resource``, ``template``, ``prompt``). They are not
-        listed, and calling or reading one is the error an unknown one gets. Clients are
-        told when a list changes."""
-        self._set_visibility(False, names, tags, components)
-
-    def enable(
-        self,
-        *,
-        names: str | Iterable[str] | None = None,
-        tags: str | Iterable[str] | None = None,
-        components: str | Iterable[str] | None = None,
-    ) -> None:
-        """Show the components matching every criterion given again (see ``disable``; the
-        latest rule that matches a component decides)."""
-        self._set_visibility(True, names, tags, components)
-
-    def _set_visibility(
-        self,
-        enabled: bool,
-        names: str | Iterable[str] | None,
-        tags: str | Iterable[str] | None,
-        components: str | Iterable[str] | None,
-    ) -> None:
-        lists = self.visibility.change(
-            enabled, names, tags, components, (self.tools, self.resources, self.prompts)
-        )
-        notify = {
-            "tools": self.server.notify_tools_changed,
-            "resources": self.server.notify_resources_changed,
-            "prompts": self.server.notify_prompts_changed,
-        }
-        for key in lists:
-            self._changed(notify[key])
 
     # -- change notifications -----------------------------------------------------------
 
