@@ -30,6 +30,7 @@ from ._shaping import shaper
 from ._timeout import check_timeout
 from ._toggles import Toggles
 from ._tools import ToolEntry, make_tool
+from ._uri_template import Values
 from ._visibility import Visibility
 
 if TYPE_CHECKING:
@@ -179,7 +180,7 @@ class App(Toggles):
         entry = self.prompts.get(name)
         return entry if entry is not None and self.visibility.shown(entry) else None
 
-    def find_resource(self, uri: str) -> tuple[ResourceEntry, dict[str, str]] | None:
+    def find_resource(self, uri: str) -> tuple[ResourceEntry, Values] | None:
         """The enabled resource ``uri`` names (a static one first, then the first matching
         template)."""
         shown = self.visibility.shown
@@ -335,9 +336,12 @@ class App(Toggles):
         meta: Mapping[str, Any] | None = None,
         tags: Iterable[str] = (),
         enabled: bool = True,
+        traversal_guard: bool = True,
     ) -> Callable[[F], F]:
         """Register the decorated function as the resource ``uri``, or as a template when
-        ``uri`` has ``{variables}`` (the function's parameters)."""
+        ``uri`` has RFC 6570 expressions (``{id}``, ``{+path}``, ``{/seg*}``, ``{?q}``...: the
+        function's parameters). ``traversal_guard=False`` lets values hold ``..`` segments,
+        absolute paths and NULs."""
 
         def register(fn: F) -> F:
             self.add_resource(
@@ -352,6 +356,7 @@ class App(Toggles):
                 meta=meta,
                 tags=tags,
                 enabled=enabled,
+                traversal_guard=traversal_guard,
             )
             return fn
 
@@ -371,6 +376,7 @@ class App(Toggles):
         meta: Mapping[str, Any] | None = None,
         tags: Iterable[str] = (),
         enabled: bool = True,
+        traversal_guard: bool = True,
     ) -> None:
         """Register a resource or template (see ``resource``); clients are told."""
         entry = make_resource(
@@ -384,6 +390,7 @@ class App(Toggles):
             annotations=annotations,
             icons=icons,
             meta=meta,
+            traversal_guard=traversal_guard,
         )
         self.visibility.register(entry, tags, enabled)
         self.resources[uri] = entry

@@ -36,6 +36,7 @@ from ._context import Context
 from ._pages import page
 from ._shaping import result_class, shape_result
 from ._timeout import timed
+from ._uri_template import UnsafeValue
 
 if TYPE_CHECKING:
     from ._app import App
@@ -133,7 +134,10 @@ def _read_resource(app: App, revision: str, spec: MethodSpec[Any, Any]) -> Handl
 
     async def handler(params: Any, context: RequestContext) -> Any:
         uri = str(params.uri)
-        found = app.find_resource(uri)
+        try:
+            found = app.find_resource(uri)
+        except UnsafeValue as exc:
+            raise McpError(not_found, f"Resource not found: {exc}", {"uri": uri}) from None
         if found is None:
             raise McpError(not_found, "Resource not found", {"uri": uri})
         entry, variables = found

@@ -83,6 +83,11 @@ def logs(day: str) -> str:
     return f"logs of {day}"
 
 
+@app.resource("pages://docs/{+path}{?v}")
+def page(path: str, v: int = 1) -> str:
+    return f"{path} v{v}"
+
+
 if __name__ == "__main__":
     if "--lock-admin" in sys.argv:
         app.disable(tags="admin")

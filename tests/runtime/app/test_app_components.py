@@ -119,7 +119,7 @@ async def test_disabled_components_are_hidden_and_unreachable(how: str, version:
         "tools": ["status", "sleepy", "blocking", "lock", "unlock"],
         "prompts": ["hello"],
         "resources": ["config://public"],
-        "templates": [],
+        "templates": ["pages://docs/{+path}{?v}"],
     }
     assert (hidden_tool.code, hidden_tool.message) == (-32602, "Unknown tool: reset")
     assert unknown_tool.code == -32602
@@ -167,7 +167,8 @@ async def test_enable_and_disable_tell_handshake_clients(how: str) -> None:
         wiped = await call("wipe")
     assert "reset" in before["tools"] and "wipe" not in before["tools"]
     assert "reset" not in locked["tools"] and locked["prompts"] == ["hello"]
-    assert locked["templates"] == [] and before["templates"] == ["logs://{day}"]
+    assert locked["templates"] == ["pages://docs/{+path}{?v}"]
+    assert before["templates"] == ["logs://{day}", "pages://docs/{+path}{?v}"]
     assert sorted(heard[:3]) == ["prompts", "resources", "tools"]
     assert heard[3] == "tools"
     assert sorted(heard[4:]) == ["prompts", "resources", "tools"]
