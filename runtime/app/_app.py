@@ -28,10 +28,10 @@ from ._prompts import PromptEntry, make_prompt
 from ._resources import TEMPLATE_VARIABLE, ResourceEntry, make_resource
 from ._shaping import shaper
 from ._timeout import check_timeout
-from ._toggles import Toggles
 from ._tools import ToolEntry, make_tool
-from ._uri_template import Values
+from ._ui import UI_EXTENSION, UI_MIME_TYPE, UiTool, has_views, resource_meta, tool_meta
 from ._visibility import Visibility
+from ._visible import VisibleRegistries
 
 if TYPE_CHECKING:
     from mcpbind.runtime.transports.http.server import StreamableHTTPServer
@@ -60,7 +60,7 @@ class _AppServer(Server):
         return self.app.adjust_capabilities(super().capabilities_for(bindings))
 
 
-class App(Toggles):
+class App(VisibleRegistries):
     """A high-level MCP server: decorate typed functions, then run it.
 
     ``page_size`` bounds every list's pages (None: one page). ``mask_errors`` hides the
@@ -134,6 +134,8 @@ class App(Toggles):
         if "completions" in out and "completions" not in given and not self._completable():
             out.pop("completions")
         out.setdefault("logging", {})
+        if has_views(list(self.tools.values()), list(self.resources.values())):
+            out["extensions"] = {**out.get("extensions", {}), UI_EXTENSION: {}}
         return out
 
     def _completable(self) -> bool:
@@ -157,53 +159,6 @@ class App(Toggles):
         if level in LOG_LEVELS:
             self._log_levels[session] = level
 
-    def described(self, kind: str) -> list[dict[str, Any]]:
-        """The newest-shape descriptions of one registry, for its list."""
-        # Copied first (one C-level step under the GIL): a sync tool may add or remove entries
-        # from its worker thread meanwhile.
-        shown = self.visibility.shown
-        if kind == "tools":
-            return [entry.describe() for entry in list(self.tools.values()) if shown(entry)]
-        if kind == "prompts":
-            return [entry.describe() for entry in list(self.prompts.values()) if shown(entry)]
-        templates = kind == "resourceTemplates"
-        entries = list(self.resources.values())
-        return [e.describe() for e in entries if e.is_template == templates and shown(e)]
-
-    def find_tool(self, name: str) -> ToolEntry | None:
-        """The enabled tool of that name."""
-        entry = self.tools.get(name)
-        return entry if entry is not None and self.visibility.shown(entry) else None
-
-    def find_prompt(self, name: str) -> PromptEntry | None:
-        """The enabled prompt of that name."""
-        entry = self.prompts.get(name)
-        return entry if entry is not None and self.visibility.shown(entry) else None
-
-    def find_resource(self, uri: str) -> tuple[ResourceEntry, Values] | None:
-        """The enabled resource ``uri`` names (a static one first, then the first matching
-        template)."""
-        shown = self.visibility.shown
-        entry = self.resources.get(uri)
-        if entry is not None and not entry.is_template and shown(entry):
-            return entry, {}
-        for entry in list(self.resources.values()):
-            if entry.is_template and shown(entry):
-                variables = entry.match(uri)
-                if variables is not None:
-                    return entry, variables
-        return None
-
-    def argument_choices(self, ref_type: str, target: str, name: str) -> list[str] | None:
-        """The values of a ``Literal``/``Enum`` prompt argument or template variable."""
-        if ref_type == "ref/prompt":
-            entry: PromptEntry | ResourceEntry | None = self.find_prompt(target)
-        else:
-            entry = self.resources.get(target)
-        if entry is None or not self.visibility.shown(entry):
-            return None
-        return values_of(entry.signature.hints.get(name))
-
     # -- tools --------------------------------------------------------------------------
 
     @overload
@@ -224,6 +179,7 @@ class App(Toggles):
         tags: Iterable[str] = (),
         enabled: bool = True,
         timeout: float | None = None,
+        ui: str | UiTool | None = None,
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -240,12 +196,14 @@ class App(Toggles):
         tags: Iterable[str] = (),
         enabled: bool = True,
         timeout: float | None = None,
+        ui: str | UiTool | None = None,
     ) -> F | Callable[[F], F]:
         """Register the decorated function as a tool (name: the function's; description:
         its docstring), as ``@app.tool`` or ``@app.tool(...)``. The function is returned
         unchanged. ``tags``, ``enabled``: see ``disable``; ``timeout``: seconds before a call
         is cancelled and answered with an ``isError`` result (the app's ``tool_timeout`` if
-        None)."""
+        None); ``ui``: the ``ui://`` view of MCP Apps showing its results (or ``{"resourceUri":
+        ..., "visibility": ["app"]}`` for a tool only the view calls)."""
         if callable(name):
             self.add_tool(name)
             return name
@@ -264,6 +222,7 @@ class App(Toggles):
                 tags=tags,
                 enabled=enabled,
                 timeout=timeout,
+                ui=ui,
             )
             return fn
 
@@ -284,6 +243,7 @@ class App(Toggles):
         tags: Iterable[str] = (),
         enabled: bool = True,
         timeout: float | None = None,
+        ui: str | UiTool | None = None,
     ) -> None:
         """Register ``fn`` as a tool (replacing one of the same name); clients are told.
 
@@ -297,7 +257,7 @@ class App(Toggles):
             description=description,
             annotations=annotations,
             icons=icons,
-            meta=meta,
+            meta=tool_meta(ui, meta, name or str(getattr(fn, "__name__", "?"))) if ui else meta,
             structured_output=structured_output,
         )
         entry.task_support = task_support
@@ -400,6 +360,45 @@ class App(Toggles):
         """Remove a resource or template by its URI (template); clients are told."""
         del self.resources[uri]
         self._changed(self.server.notify_resources_changed)
+
+    def ui_resource(
+        self,
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        csp: Mapping[str, Sequence[str]] | None = None,
+        permissions: Iterable[str] | None = None,
+        domain: str | None = None,
+        prefers_border: bool | None = None,
+        tags: Iterable[str] = (),
+        enabled: bool = True,
+    ) -> Callable[[F], F]:
+        """Register the decorated function (returning HTML) as an MCP Apps view: ``uri`` is
+        ``ui://...``, served as ``text/html;profile=mcp-app`` with ``_meta.ui`` from ``csp``
+        (``connectDomains``, ``resourceDomains``...), ``permissions`` (``camera``,
+        ``microphone``, ``geolocation``, ``clipboardWrite``), ``domain``, ``prefers_border``.
+        A tool shows it with ``@app.tool(ui=uri)``."""
+        meta = resource_meta(
+            uri, csp=csp, permissions=permissions, domain=domain, prefers_border=prefers_border
+        )
+
+        def register(fn: F) -> F:
+            self.add_resource(
+                fn,
+                uri,
+                name=name,
+                title=title,
+                description=description,
+                mime_type=UI_MIME_TYPE,
+                meta=meta,
+                tags=tags,
+                enabled=enabled,
+            )
+            return fn
+
+        return register
 
     async def notify_resource_updated(self, uri: str) -> int:
         """``notifications/resources/updated`` to the clients subscribed to ``uri``."""

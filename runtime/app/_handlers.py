@@ -36,6 +36,7 @@ from ._context import Context
 from ._pages import page
 from ._shaping import result_class, shape_result
 from ._timeout import timed
+from ._ui import content_meta, for_client
 from ._uri_template import UnsafeValue
 
 if TYPE_CHECKING:
@@ -93,9 +94,10 @@ def _lister(kind: str) -> Callable[[App, str, MethodSpec[Any, Any]], Handler]:
         key = spec.page_items or kind
 
         async def handler(params: Any, context: RequestContext) -> Any:
-            items, cursor = page(
-                app.described(kind), getattr(params, "cursor", None), app.page_size
-            )
+            described = app.described(kind)
+            if kind == "tools":
+                described = for_client(described, context.session.peer.capabilities)
+            items, cursor = page(described, getattr(params, "cursor", None), app.page_size)
             data: dict[str, Any] = {key: items}
             if cursor is not None:
                 data["nextCursor"] = cursor
@@ -151,6 +153,7 @@ def _read_resource(app: App, revision: str, spec: MethodSpec[Any, Any]) -> Handl
             raise McpError(
                 INTERNAL_ERROR, f"Error reading resource {uri}{detail}", {"uri": uri}
             ) from None
+        contents = content_meta(contents, entry.mime_type, entry.meta)
         return _shaped(app, spec, revision, {"contents": contents}, f"resource {uri!r}")
 
     return handler
