@@ -63,6 +63,16 @@ def bare_prompt(topic: str) -> str:
     return topic
 
 
+@app.tool(ui={"resourceUri": "ui://typed/view", "visibility": ["app"]})
+def app_only() -> str:
+    return ""
+
+
+@app.tool(ui={"resourceUri": "ui://typed/view", "visibility": ["robot"]})  # error
+def wrong_visibility() -> str:
+    return ""
+
+
 app.disable(tags={"admin"}, components="tool")
 app.enable(names="bare")
 
