@@ -3,7 +3,8 @@
 
 A template's variables are matched from a URI (percent-decoded, guarded against path traversal
 unless the template opts out) and converted to the types the function's parameters name: an
-exploded variable is a list, a variable the URI leaves out takes the parameter's default.
+exploded variable is a list, a variable the URI leaves out takes the parameter's default (and
+without a default, the URI is not the template's).
 What a function returns becomes the resource's contents: ``str`` text, ``bytes`` a base64
 blob, anything else JSON text (listed with the MIME type its return annotation implies unless
 one is given: ``text/plain``, ``application/octet-stream``, ``application/json``); a
@@ -51,6 +52,8 @@ class ResourceEntry:
     template: UriTemplate | None
     #: Server-side labels for ``App.enable``/``disable`` (never sent).
     tags: frozenset[str] = frozenset()
+    #: The variables whose parameters have no default: a URI without one is not this resource.
+    required: tuple[str, ...] = ()
 
     @property
     def is_template(self) -> bool:
@@ -77,7 +80,10 @@ class ResourceEntry:
         fails the traversal guard."""
         if self.template is None:
             return {} if uri == self.uri else None
-        return self.template.match(uri)
+        found = self.template.match(uri)
+        if found is None or any(name not in found for name in self.required):
+            return None
+        return found
 
     async def read(self, uri: str, variables: Values, context: Any) -> list[dict[str, Any]]:
         """The contents of ``uri`` (a ``ReadResourceResult``'s ``contents``)."""
@@ -161,4 +167,9 @@ def make_resource(
         meta=dict(meta) if meta is not None else None,
         variables=variables,
         template=template if template.is_template else None,
+        required=tuple(
+            name
+            for name in variables
+            if signature.parameters[name].default is inspect.Parameter.empty
+        ),
     )
