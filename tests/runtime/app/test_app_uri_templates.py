@@ -101,6 +101,7 @@ def test_uris_that_do_not_fit(template: str, uri: str) -> None:
         ("a://x}", "a '}' without its '{'"),
         ("a://{=x}", "the operator '=' is reserved"),
         ("a://{a-b}", "'a-b' is not a variable"),
+        ("a://{}", "'' is not a variable"),
         ("a://{x*:3}", "'x*:3' is not a variable"),
         ("a://{a}{b}", "two expressions with nothing between them"),
         ("a://{a}{+b}", "two expressions with nothing between them"),
