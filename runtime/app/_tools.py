@@ -47,6 +47,10 @@ class ToolEntry:
     input_schema: dict[str, Any] = field(default_factory=dict)
     #: ``execution.taskSupport`` (2025-11-25 tasks): None is absent, i.e. forbidden.
     task_support: str | None = None
+    #: Server-side labels for ``App.enable``/``disable`` (never sent).
+    tags: frozenset[str] = frozenset()
+    #: Seconds before a call is cancelled (None: the app's default, if any).
+    timeout: float | None = None
 
     def describe(self) -> dict[str, Any]:
         """The ``Tool`` as the newest revision has it (shaped per revision when listed)."""
