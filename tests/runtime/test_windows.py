@@ -1,0 +1,127 @@
+"""What can be proven on Linux of mcpbind on Windows (docs/transports.md says what has not).
+
+- Every module of the package imports with the POSIX-only modules unimportable, the process
+  group calls gone from ``os`` and ``sys.platform`` reading ``win32`` (the libraries mcpbind
+  imports are loaded first, as this platform has them: their own Windows support is theirs).
+- The POSIX-only names appear only where the code branches on the platform.
+- The stdio client and server round-trip on the portable path that Windows takes (blocking
+  pipes read in threads, no process group, the server's tree ended with psutil), and a child
+  the server started is gone after the client closes, or after the server dies.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from runtime_helpers import REPO_ROOT
+
+PACKAGES = ("codegen", "generated", "runtime")
+BLOCKED = ("fcntl", "resource", "termios", "pwd", "grp")
+GONE = ("killpg", "setsid", "getpgid", "setpgid")
+#: Where the code branches on the platform, the only places the POSIX-only names may appear.
+PLATFORM_MODULES = {
+    Path("runtime/transports/_platform.py"),
+    Path("runtime/transports/http/uvicorn.py"),
+}
+POSIX_ONLY = re.compile(
+    rf"\b(?:import ({'|'.join(BLOCKED)})\b|os\.({'|'.join(GONE)})\b"
+    r"|signal\.SIG(KILL|HUP|QUIT|USR1|USR2|CHLD|ALRM|PIPE|STOP|CONT)\b)"
+)
+
+IMPORT_EVERYTHING = r"""
+import importlib, os, pkgutil, sys, types
+blocked, gone, imported = sys.argv[1].split(","), sys.argv[2].split(","), sys.argv[3].split(",")
+for name in imported:
+    importlib.import_module(name)
+for name in blocked:
+    sys.modules[name] = None
+for name in gone:
+    if hasattr(os, name):
+        delattr(os, name)
+sys.modules["msvcrt"] = types.ModuleType("msvcrt")  # used at run time only (setmode)
+sys.platform = "win32"
+import mcpbind
+names = [
+    m.name for m in pkgutil.walk_packages(mcpbind.__path__, "mcpbind.")
+    if not m.name.endswith("__main__")
+]
+for name in names:
+    importlib.import_module(name)
+from mcpbind.runtime.transports import _platform
+print(len(names), _platform.PORTABLE)
+"""
+
+
+def _sources() -> list[Path]:
+    return sorted(p for package in PACKAGES for p in (REPO_ROOT / package).rglob("*.py"))
+
+
+def _imported_elsewhere() -> list[str]:
+    """Every module outside mcpbind that the package names in an import, but the blocked ones."""
+    found: set[str] = set()
+    for path in _sources():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                found.add(node.module)
+    ours = ("mcpbind", *BLOCKED, "msvcrt")
+    return sorted(n for n in found if n.split(".")[0] not in ours)
+
+
+def test_every_module_imports_as_on_windows() -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            IMPORT_EVERYTHING,
+            ",".join(BLOCKED),
+            ",".join(GONE),
+            ",".join(_imported_elsewhere()),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        cwd=REPO_ROOT,
+    )
+    assert done.returncode == 0, done.stderr
+    count, portable = done.stdout.split()
+    assert int(count) > 150  # every module, not a few
+    assert portable == "True"  # Windows takes the portable stdio path
+
+
+def test_posix_only_names_only_where_the_platform_is_asked() -> None:
+    found = {
+        path.relative_to(REPO_ROOT)
+        for path in _sources()
+        if POSIX_ONLY.search(path.read_text(encoding="utf-8"))
+    }
+    assert found == PLATFORM_MODULES
+    for module in PLATFORM_MODULES:
+        assert "sys.platform" in (REPO_ROOT / module).read_text(encoding="utf-8")
+
+
+def test_stdio_round_trip_on_the_portable_path() -> None:
+    env = {**os.environ, "MCPBIND_STDIO_PORTABLE": "1"}
+    done = subprocess.run(
+        [sys.executable, str(Path(__file__).with_name("windows_paths.py")), "client"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        cwd=REPO_ROOT,
+    )
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    # The server took the portable path: blocking stdin, no process group of its own.
+    assert seen["where"] == {"stdin_blocking": True, "group_leader": False, "portable": "1"}
+    assert seen["child_ran"] is True
+    assert seen["closed_gone"] is True  # the client closed: the server and its child are gone
+    assert seen["crash"] == "the server process exited with status 3"
+    assert seen["crash_gone"] is True  # the server died: its orphaned child was ended too
