@@ -17,8 +17,12 @@ import os
 import re
 import subprocess
 import sys
+import types
 from pathlib import Path
 
+import pytest
+from mcpbind.runtime.transports import _platform
+from mcpbind.runtime.transports.http import uvicorn as http_uvicorn
 from runtime_helpers import REPO_ROOT
 
 PACKAGES = ("codegen", "generated", "runtime")
@@ -38,7 +42,10 @@ IMPORT_EVERYTHING = r"""
 import importlib, os, pkgutil, sys, types
 blocked, gone, imported = sys.argv[1].split(","), sys.argv[2].split(","), sys.argv[3].split(",")
 for name in imported:
-    importlib.import_module(name)
+    try:
+        importlib.import_module(name)
+    except ImportError:
+        pass  # not on this platform (uvloop on Windows): mcpbind must do without it
 for name in blocked:
     sys.modules[name] = None
 for name in gone:
@@ -54,6 +61,7 @@ names = [
 for name in names:
     importlib.import_module(name)
 from mcpbind.runtime.transports import _platform
+from mcpbind.runtime.transports.http import uvicorn as http_uvicorn
 print(len(names), _platform.PORTABLE)
 """
 
@@ -125,3 +133,46 @@ def test_stdio_round_trip_on_the_portable_path() -> None:
     assert seen["closed_gone"] is True  # the client closed: the server and its child are gone
     assert seen["crash"] == "the server process exited with status 3"
     assert seen["crash_gone"] is True  # the server died: its orphaned child was ended too
+
+
+def test_the_windows_branches_set_binary_mode_and_a_console_group(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """What the Windows branches call, with Windows' names stood in for on this platform."""
+    calls: list[tuple[int, int]] = []
+    fake = types.SimpleNamespace(setmode=lambda fd, mode: calls.append((fd, mode)))
+    monkeypatch.setattr(sys, "platform", "win32")
+    monkeypatch.setattr(_platform, "msvcrt", fake, raising=False)
+    monkeypatch.setattr(os, "O_BINARY", 0x8000, raising=False)
+    monkeypatch.setattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0x200, raising=False)
+    _platform.binary(7)
+    assert calls == [(7, 0x8000)]
+    assert _platform.spawn_options() == {"creationflags": 0x200}
+
+
+def test_the_portable_path_polls_no_pipe_and_watches_the_parent_itself(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(_platform, "PORTABLE", True)
+    read, write = os.pipe()
+    try:
+        assert _platform.pollable(read) is False  # read in a worker thread instead
+    finally:
+        os.close(read)
+        os.close(write)
+    assert _platform.spawn_options() == {}  # no process group of its own
+    parent = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        alive = _platform.parent_watch(parent.pid)
+        assert alive is not None and alive()
+        parent.kill()
+        parent.wait()
+        assert not alive()  # an orphan's parent pid does not change on Windows: watched itself
+    finally:
+        parent.kill()
+
+
+def test_http_serving_reads_no_fd_limit_on_windows(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "platform", "win32")
+    monkeypatch.delattr(http_uvicorn, "resource")  # Windows has no such module
+    assert http_uvicorn._fd_budget(512) == 512

@@ -5,7 +5,7 @@ prints one JSON object of what it saw. Both run with ``MCPBIND_STDIO_PORTABLE=1`
 ``runtime/transports/_platform.py``) and without the POSIX process-group calls, which are deleted
 from ``os`` before mcpbind is imported: a call to one would fail the run.
 
-The server's tool ``spawn`` starts a sleeping child and answers its pid, ``where`` says how the
+The server's tool ``spawn`` starts a sleeping child that ignores SIGTERM and answers its pid, ``where`` says how the
 server's stdio was set up, ``crash`` exits at once, leaving what ``spawn`` started an orphan.
 """
 
@@ -27,7 +27,12 @@ from mcpbind.generated.v2025_11_25 import types  # noqa: E402
 from mcpbind.runtime import Client, ConnectionClosedError, StdioParameters, stdio_client  # noqa: E402
 from mcpbind.runtime.app import App  # noqa: E402
 
-SLEEPER = [sys.executable, "-c", "import time; time.sleep(60)"]
+#: A child that ignores SIGTERM, so only the escalation to a kill ends it.
+SLEEPER = [
+    sys.executable,
+    "-c",
+    "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(60)",
+]
 
 app = App("portable", version="1")
 
@@ -43,8 +48,8 @@ def where() -> str:
     """How this server's stdio is set up."""
     return json.dumps(
         {
-            "stdin_blocking": os.get_blocking(0),
-            "group_leader": os.getpgrp() == os.getpid(),
+            "stdin_blocking": os.get_blocking(0),  # Windows: Python 3.12 and later
+            "group_leader": hasattr(os, "getpgrp") and os.getpgrp() == os.getpid(),
             "portable": os.environ.get("MCPBIND_STDIO_PORTABLE"),
         }
     )
