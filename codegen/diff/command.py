@@ -130,10 +130,12 @@ def build_report(old: str, new: str, raw: bool, include_descriptions: bool) -> R
 def render_rules() -> str:
     """``mcpbind diff rules``: every rule ID, its severity, and one line of what it means."""
     width = max(len(rule.value) for rule in RULE_DOCS)
+    severity_width = max(len(rule_severity(rule)) for rule in RULE_DOCS)
     lines = []
     for rule, doc in RULE_DOCS.items():
         first = doc.split(". ", 1)[0].rstrip(".") + "."
-        lines.append(f"{rule.value.ljust(width)}  {rule_severity(rule).ljust(20)}  {first}")
+        severity = rule_severity(rule).ljust(severity_width)
+        lines.append(f"{rule.value.ljust(width)}  {severity}  {first}")
     return "\n".join(lines) + "\n"
 
 

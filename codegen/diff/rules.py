@@ -422,4 +422,6 @@ def rule_severity(rule: Rule) -> str:
     fixed = _FIXED.get(rule)
     if fixed is not None:
         return fixed.severity.value
+    if rule is Rule.TOOL_ARGUMENT_REMOVED:
+        return "potentially-breaking..breaking"  # an open input schema, or a closed one
     return "compatible..breaking"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -300,3 +301,14 @@ def test_a_json_file_that_is_neither_is_one_line_and_exit_2(
     other.write_text(text)
     code, _, err = run(str(other), str(other))
     assert code == 2 and fragment in one_line_error(err)
+
+
+def test_rules_lists_the_surface_rules_aligned() -> None:
+    code, out, _ = run("rules")
+    assert code == 0
+    by_rule = {line.split()[0]: line for line in out.splitlines()}
+    assert by_rule["TOOL_ARGUMENT_REMOVED"].split()[1] == "potentially-breaking..breaking"
+    assert by_rule["TOOL_REMOVED"].split()[1] == "breaking"
+    assert by_rule["TOOL_ANNOTATION_CHANGED"].split()[1] == "compatible..breaking"
+    starts = [re.match(r"\S+\s+\S+\s+", line) for line in out.splitlines()]
+    assert len({m.end() for m in starts if m}) == 1  # every description starts in one column
