@@ -89,7 +89,7 @@ async def client() -> None:
     async with Client(stdio_client(params)) as crashing:
         server = int(crashing.session.connection.extra["pid"])
         orphan = int(await text(crashing, "spawn"))
-        await anyio.sleep(1.2)  # the client looks at the server's tree every 0.5 s
+        await anyio.sleep(2.0)  # the client looks at the server's tree every 0.5 s
         try:
             await text(crashing, "crash")
         except ConnectionClosedError as exc:
