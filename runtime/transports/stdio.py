@@ -25,6 +25,7 @@ from mcpbind.runtime.core.transport import Connection
 
 from ._pipes import CHUNK, MAX_BATCH, PipeReader, PipeWriter
 from ._platform import (
+    PORTABLE,
     binary,
     parent_watch,
     pollable,
@@ -102,7 +103,7 @@ async def stdio_server(
         restore.append((out_fd, set_nonblocking(out_fd)))
     reader = PipeReader(stdin, max_message, in_poll, max_batch=max_batch)
     # Answers to requests read in one chunk go out together (``PipeWriter``'s ``more``).
-    writer = PipeWriter(out_fd, out_poll, reader.buffered)
+    writer = PipeWriter(out_fd, out_poll, reader.buffered, threaded=PORTABLE)
     writer_done = anyio.Event()
     reason: list[str] = []
     try:
@@ -359,7 +360,7 @@ async def stdio_client(params: StdioParameters) -> AsyncIterator[Connection]:
     reader = PipeReader(
         child.from_child, params.max_message, child.pollable, on_eof, params.max_batch
     )
-    writer = PipeWriter(child.to_child, child.pollable)
+    writer = PipeWriter(child.to_child, child.pollable, threaded=PORTABLE)
     writer_done = anyio.Event()
 
     def close_reason() -> str:

@@ -5,13 +5,15 @@
   imports are loaded first, as this platform has them: their own Windows support is theirs).
 - The POSIX-only names appear only where the code branches on the platform.
 - The stdio client and server round-trip on the portable path that Windows takes (blocking
-  pipes read in threads, no process group, the server's tree ended with psutil), and a child
-  the server started is gone after the client closes, or after the server dies.
+  pipes read and written in worker threads, no process group, the server's tree ended with
+  psutil), also with more than a pipe holds going both ways at once, and a child the server
+  started is gone after the client closes, or after the server dies.
 """
 
 from __future__ import annotations
 
 import ast
+import contextlib
 import json
 import os
 import re
@@ -20,8 +22,11 @@ import sys
 import types
 from pathlib import Path
 
+import anyio
 import pytest
+from mcpbind.runtime import Envelope
 from mcpbind.runtime.transports import _platform
+from mcpbind.runtime.transports._pipes import PipeWriter
 from mcpbind.runtime.transports.http import uvicorn as http_uvicorn
 from runtime_helpers import REPO_ROOT
 
@@ -129,6 +134,8 @@ def test_stdio_round_trip_on_the_portable_path() -> None:
     seen = json.loads(done.stdout)
     # The server took the portable path: blocking stdin, no process group of its own.
     assert seen["where"] == {"stdin_blocking": True, "group_leader": False, "portable": "1"}
+    # 2 MB each way at once: writes from a worker thread, or both loops would wait on a write.
+    assert seen["both_ways_at_once"] is True
     assert seen["child_ran"] is True
     assert seen["closed_gone"] is True  # the client closed: the server and its child are gone
     assert seen["crash"] == "the server process exited with status 3"
@@ -176,3 +183,35 @@ def test_http_serving_reads_no_fd_limit_on_windows(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(sys, "platform", "win32")
     monkeypatch.delattr(http_uvicorn, "resource")  # Windows has no such module
     assert http_uvicorn._fd_budget(512) == 512
+
+
+@pytest.mark.anyio
+async def test_a_threaded_writer_leaves_the_loop_free_and_breaks_when_the_reader_goes() -> None:
+    read_fd, write_fd = os.pipe()  # blocking, as every pipe is on Windows
+    writer = PipeWriter(write_fd, False, threaded=True)
+    line = len(b'{"data":""}\n') + 200_000  # more than a pipe holds
+    try:
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(writer.flush)
+                writer.send_nowait(Envelope({"data": "x" * 200_000}))  # queued, not written
+                await anyio.sleep(0.2)  # the loop runs while a worker waits for a reader
+                received = await anyio.to_thread.run_sync(_read_exactly, read_fd, line)
+                assert received.endswith(b'x"}\n') and len(received) == line
+                os.close(read_fd)
+                writer.send_nowait(Envelope({"n": 1}))
+                while True:  # the worker's write fails: the writer is broken, flush returns
+                    await anyio.sleep(0.01)
+                    with contextlib.suppress(anyio.BrokenResourceError):
+                        writer.send_nowait(Envelope({"n": 2}))
+                        continue
+                    break
+    finally:
+        os.close(write_fd)
+
+
+def _read_exactly(fd: int, size: int) -> bytes:
+    data = bytearray()
+    while len(data) < size:
+        data += os.read(fd, size - len(data))
+    return bytes(data)

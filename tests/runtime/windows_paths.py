@@ -56,6 +56,12 @@ def where() -> str:
 
 
 @app.tool()
+def echo(text: str) -> str:
+    """Answer the text."""
+    return text
+
+
+@app.tool()
 def crash() -> str:
     """Exit without a word, leaving whatever was spawned an orphan."""
     os._exit(3)
@@ -66,6 +72,22 @@ async def text(client: Client, name: str, **arguments: Any) -> str:
     result = await client.stub.call_tool(params)
     block: Any = result.content[0]
     return str(block.text)
+
+
+async def both_ways_at_once(client: Client) -> bool:
+    """Two calls of 2 MB each in flight: each side writes while the other does, more than a
+    pipe holds. With blocking writes on the event loop both would wait for a reader forever."""
+    big = "x" * (2 * 1024 * 1024)
+    answers: list[str] = []
+
+    async def call() -> None:
+        answers.append(await text(client, "echo", text=big))
+
+    with anyio.move_on_after(30):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(call)
+            tg.start_soon(call)
+    return answers == [big, big]
 
 
 async def gone(pids: list[int]) -> bool:
@@ -82,6 +104,7 @@ async def client() -> None:
     async with Client(stdio_client(params)) as closing:
         server = int(closing.session.connection.extra["pid"])
         seen["where"] = json.loads(await text(closing, "where"))
+        seen["both_ways_at_once"] = await both_ways_at_once(closing)
         child = int(await text(closing, "spawn"))
         seen["child_ran"] = psutil.pid_exists(child)
     seen["closed_gone"] = await gone([server, child])
