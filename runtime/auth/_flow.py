@@ -12,7 +12,7 @@ is used only while the resource still names the authorization server that issued
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncGenerator, Generator
+from collections.abc import AsyncGenerator, Generator, Iterable
 from dataclasses import replace
 
 import anyio
@@ -27,6 +27,7 @@ from ._discovery import (
     origin,
 )
 from ._errors import DiscoveryError, TokenRequestError
+from ._guard import OriginGuard, Resolver
 from ._http import oauth_client
 from ._registration import client_key
 from ._store import MemoryTokenStore, TokenStore
@@ -41,7 +42,13 @@ def merge_scopes(*groups: list[str] | None) -> list[str]:
 
 
 class OAuthFlow(httpx.Auth):
-    """Base of the OAuth ``httpx.Auth`` classes; subclasses implement ``_obtain``."""
+    """Base of the OAuth ``httpx.Auth`` classes; subclasses implement ``_obtain``.
+
+    Discovery stays near the MCP server (``_guard``): ``allowed_metadata_origins`` names the
+    other origins (``https://host[:port]``) it may fetch protected-resource metadata from, and
+    whose authorization server endpoints may be on a private, loopback or link-local address
+    the MCP server is not on. ``resolver`` replaces the system resolver for that address check.
+    """
 
     def __init__(
         self,
@@ -52,8 +59,12 @@ class OAuthFlow(httpx.Auth):
         max_step_up: int = 2,
         transport: httpx.AsyncBaseTransport | None = None,
         timeout: float = 30.0,
+        allowed_metadata_origins: Iterable[str] = (),
+        resolver: Resolver | None = None,
     ) -> None:
         self.server_url = canonical_resource(server_url)
+        self.allowed_metadata_origins = tuple(allowed_metadata_origins)
+        self._resolver = resolver
         self.store: TokenStore = store if store is not None else MemoryTokenStore()
         self.client = client
         self.max_step_up = max_step_up
@@ -199,6 +210,15 @@ class OAuthFlow(httpx.Auth):
     def _http(self) -> httpx.AsyncClient:
         return oauth_client(self._transport, self._timeout)
 
+    def _guard(self) -> OriginGuard:
+        """The discovery rules, with a fresh resolution cache for each authorization."""
+        return OriginGuard(
+            self.server_url,
+            allowed_origins=self.allowed_metadata_origins,
+            resolver=self._resolver,
+            timeout=self._timeout,
+        )
+
     async def _reauthorize(
         self, used: Token | None, challenge: Challenge | None, step_up: bool
     ) -> Token:
@@ -229,7 +249,7 @@ class OAuthFlow(httpx.Auth):
     ) -> bool:
         """Whether the resource still names the server that issued ``token``."""
         resource = await discover_resource(
-            http, self.server_url, challenge.resource_metadata if challenge else None
+            http, self.server_url, challenge.resource_metadata if challenge else None, self._guard()
         )
         issuers = resource.authorization_servers if resource else [origin(self.server_url)]
         return token.issuer in issuers
@@ -237,19 +257,20 @@ class OAuthFlow(httpx.Auth):
     async def _authorize(
         self, http: httpx.AsyncClient, challenge: Challenge | None, step_up: bool
     ) -> Token:
+        guard = self._guard()
         resource_metadata = await discover_resource(
-            http, self.server_url, challenge.resource_metadata if challenge else None
+            http, self.server_url, challenge.resource_metadata if challenge else None, guard
         )
         if resource_metadata is not None:
             issuer = resource_metadata.authorization_servers[0]
-            server = await discover_server(http, issuer)
+            server = await discover_server(http, issuer, guard)
             if server is None:
                 raise DiscoveryError(f"no authorization server metadata found for {issuer}")
             resource = canonical_resource(resource_metadata.resource)
         else:
             # 2025-03-26: no PRM; the server's origin is its authorization server.
             base = origin(self.server_url)
-            server = await discover_server(http, base) or ServerMetadata.defaults(base)
+            server = await discover_server(http, base, guard) or ServerMetadata.defaults(base)
             resource = self.server_url
         challenged = challenge.scopes if challenge is not None else []
         if challenged:
