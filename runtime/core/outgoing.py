@@ -29,7 +29,7 @@ from mcpbind.generated.support import (
 from . import jsonrpc as rpc
 from .bindings import Bindings, dump
 from .errors import INTERNAL_ERROR, ConnectionClosedError, McpError, RequestTimeoutError
-from .logsafe import printable
+from .logsafe import LogLimiter, printable
 from .loop_path import Event, LoopPath, loop_path
 from .routing import SessionOptions
 from .transport import Connection, Envelope, put
@@ -97,6 +97,9 @@ class Outgoing:
         self._pending: dict[RequestId, _Pending] = {}
         # Ids we cancelled recently: their late responses are expected, not worth a warning.
         self._abandoned: deque[RequestId] = deque(maxlen=256)
+        #: Rate-limits the warning for responses to no request (a peer can send any number);
+        #: made on the first one.
+        self._unknown_log: LogLimiter | None = None
         self._deadlines: list[tuple[float, int, RequestId]] = []
         self._deadline_seq = 0
         self._next_wake = math.inf
@@ -298,12 +301,17 @@ class Outgoing:
         request_id = message.get("id")
         pending = self._pending.get(request_id) if rpc.is_request_id(request_id) else None
         if pending is None or pending.has_result or pending.error is not None:
-            if kind == rpc.ERROR_RESPONSE and request_id is None:
-                logger.warning("the peer reported an error: %s", printable(message.get("error")))
-            elif request_id in self._abandoned:
+            if request_id in self._abandoned:
                 logger.debug("ignored the late response to cancelled request %r", request_id)
+                return
+            if self._unknown_log is None:
+                self._unknown_log = LogLimiter(logger)
+            if kind == rpc.ERROR_RESPONSE and request_id is None:
+                text = "the peer reported an error: %s"
+                self._unknown_log.log(logging.WARNING, text, printable(message.get("error")))
             else:
-                logger.warning("dropped a response with an unknown id %r", printable(request_id))
+                text = "dropped a response with an unknown id %r"
+                self._unknown_log.log(logging.WARNING, text, printable(request_id))
             return
         if kind == rpc.RESPONSE:
             pending.result = message["result"]
