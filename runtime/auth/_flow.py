@@ -11,12 +11,14 @@ is used only while the resource still names the authorization server that issued
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import AsyncGenerator, Generator, Iterable
 from dataclasses import replace
 
 import anyio
 import httpx
+from mcpbind.runtime.core.outgoing import DEADLINE_HOLD
 
 from ._challenge import Challenge, bearer_challenge
 from ._discovery import (
@@ -121,16 +123,20 @@ class OAuthFlow(httpx.Auth):
             else:
                 reauthorized = True
             await response.aread()
-            token = await self._reauthorize(token, challenge, response.status_code == 403)
+            # Signing in (a browser, a user) is not the server's time: the MCP request's
+            # timeout is held meanwhile, when the transport passed its hold along.
+            hold = request.extensions.get(DEADLINE_HOLD)
+            with hold() if callable(hold) else contextlib.nullcontext():
+                token = await self._reauthorize(token, challenge, response.status_code == 403)
             request.headers["Authorization"] = f"Bearer {token.access_token}"
             response = yield request
 
     async def authorize(self) -> Token:
         """Get a token now, before connecting: what the server's first 401 would trigger.
 
-        Signing in through a browser can outlast a request's timeout (the 2026-07-28 era opens
-        with a ``server/discover`` probe allowed 10 s), so an interactive app calls this first.
-        The server is asked once without a token for its challenge (scopes, metadata URL);
+        A sign-in on a request's 401 does not count against that request's timeout (the
+        transport holds its deadline meanwhile); an app may still sign in before connecting,
+        so that no request waits on the user at all. The server is asked once without a token for its challenge (scopes, metadata URL);
         without one, discovery uses the well-known URLs.
         """
         async with self._lock:
