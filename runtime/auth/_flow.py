@@ -136,8 +136,9 @@ class OAuthFlow(httpx.Auth):
 
         A sign-in on a request's 401 does not count against that request's timeout (the
         transport holds its deadline meanwhile); an app may still sign in before connecting,
-        so that no request waits on the user at all. The server is asked once without a token for its challenge (scopes, metadata URL);
-        without one, discovery uses the well-known URLs.
+        so that no request waits on the user at all. The server is asked once without a token
+        for its challenge (scopes, metadata URL); without one, discovery uses the well-known
+        URLs.
         """
         async with self._lock:
             current = await self._usable_token()
