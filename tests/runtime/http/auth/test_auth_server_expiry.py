@@ -2,8 +2,9 @@
 
 A GET event stream of a handshake-era session, and a stateless POST whose tool runs longer
 than the token lives, on real uvicorn behind a ``ResourceServer`` (``_token_expiry.py``): at the
-token's ``exp`` the stream gets one last event, a JSON-RPC error saying why, and ends, while
-the session stays usable with a fresh token. (A response not started by then is a 401
+token's ``exp`` (or, with ``recheck_interval``, soon after the token is revoked) the stream
+gets one last event, a JSON-RPC error saying why, and ends, while the session stays usable with
+a fresh token. (A response not started by then is a 401
 ``invalid_token``; the transport starts its event streams at once, so these tests meet streams.)
 """
 
@@ -96,3 +97,30 @@ async def test_a_long_post_stream_ends_when_its_token_expires() -> None:
         messages = data_lines(response.text)
         assert messages[0]["method"] == "notifications/progress"
         assert messages[-1]["error"]["message"] == EXPIRED
+
+
+REVOKED = "Unauthorized: the access token is no longer valid; reconnect with a fresh one"
+
+
+async def test_a_get_stream_ends_soon_after_its_token_is_revoked() -> None:
+    async with (
+        protected(verifier="introspection", recheck_interval=0.3) as setup,
+        httpx.AsyncClient(timeout=20) as http,
+    ):
+        token = setup.good_token()
+        sid = await open_session(http, setup, token)
+        headers = setup.bearer(token, **{**session_headers(sid), "accept": "text/event-stream"})
+        async with http.stream("GET", setup.url, headers=headers) as stream:
+            assert stream.status_code == 200
+            opened = setup.authorization.introspections
+            await anyio.sleep(1.0)  # re-checked a few times meanwhile: still valid, still open
+            checks = setup.authorization.introspections - opened
+            setup.authorization.revoked.add(token)
+            revoked_at = time.monotonic()
+            text = ""
+            with anyio.fail_after(10):
+                async for chunk in stream.aiter_text():
+                    text += chunk
+            assert time.monotonic() - revoked_at < 2.0
+        assert checks >= 2
+        assert data_lines(text)[-1]["error"]["message"] == REVOKED
