@@ -4,8 +4,7 @@ A GET event stream of a handshake-era session, and a stateless POST whose tool r
 than the token lives, on real uvicorn behind a ``ResourceServer`` (``_token_expiry.py``): at the
 token's ``exp`` (or, with ``recheck_interval``, soon after the token is revoked) the stream
 gets one last event, a JSON-RPC error saying why, and ends, while the session stays usable with
-a fresh token. (A response not started by then is a 401
-``invalid_token``; the transport starts its event streams at once, so these tests meet streams.)
+a fresh token. A JSON answer not started by then is a 401 ``invalid_token`` instead.
 """
 
 from __future__ import annotations
@@ -124,3 +123,26 @@ async def test_a_get_stream_ends_soon_after_its_token_is_revoked() -> None:
             assert time.monotonic() - revoked_at < 2.0
         assert checks >= 2
         assert data_lines(text)[-1]["error"]["message"] == REVOKED
+
+
+async def test_a_json_answer_not_started_at_expiry_is_a_401() -> None:
+    def json_app(resource_server: ResourceServer) -> StreamableHTTPServer:
+        server = protected_server()
+
+        @server.handler(modern.TOOLS_CALL)
+        async def call_tool(params: new.CallToolRequestParams, context: RequestContext) -> Any:
+            await anyio.sleep(30)
+            return new.CallToolResult(content=[])
+
+        return StreamableHTTPServer(server.serve, auth=resource_server, json_response=True)
+
+    async with protected(asgi=json_app) as setup, httpx.AsyncClient(timeout=20) as http:
+        call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": {"name": "whoami", "arguments": {}, "_meta": MODERN_META}}  # fmt: skip
+        short = setup.good_token(lifetime=2)
+        headers = setup.bearer(short, **modern_headers("tools/call", "whoami"))
+        with anyio.fail_after(10):
+            response = await http.post(setup.url, json=call, headers=headers)
+    assert response.status_code == 401
+    assert 'error="invalid_token"' in response.headers["www-authenticate"]
+    assert response.json()["error"]["message"] == EXPIRED
