@@ -43,7 +43,9 @@ class SessionOptions:
     in, first out as handlers finish. Requests running or waiting are bounded by count
     (``max_pending_requests``) and by their size in JSON bytes (``max_pending_bytes``); past
     either bound a request is answered at once with a busy error (-31503). The session never
-    stops reading for requests, so ``ping``, cancellations and responses are always served.
+    stops reading for requests, so ``ping``, cancellations and responses are always served;
+    nor for notifications: at most ``max_pending_requests`` of their handlers run at once, and
+    one arriving past that bound is dropped with a (rate-limited) warning.
     ``keepalive_interval`` enables pings; one unanswered within ``keepalive_timeout`` ends the
     session. ``drain_timeout`` is how long running handlers may finish after the input ends;
     queued requests, and those still running then, are answered with an error (-31503).
