@@ -74,6 +74,11 @@ if TYPE_CHECKING:
     )
     from .endpoints.broadcast import Delivery as Delivery
     from .endpoints.client import Client as Client
+    from .endpoints.middleware import (
+        CallNext as CallNext,
+        IncomingCall as IncomingCall,
+        Middleware as Middleware,
+    )
     from .endpoints.server import Server as Server
     from .eras.input_required import (
         RequestStateKeeper as RequestStateKeeper,
