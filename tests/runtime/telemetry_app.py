@@ -1,7 +1,7 @@
 """An instrumented app for the telemetry tests: ``python telemetry_app.py SPANS_FILE`` serves it
 over stdio and appends each finished span to SPANS_FILE as a JSON line (``record``).
 
-A resource ``notes://one``; tools: ``echo``; ``fail``, which reports a tool error; ``ask``,
+A resource ``notes://one``, a prompt ``greeting``; tools: ``echo``; ``fail``, which reports a tool error; ``ask``,
 which asks the client to sample (a request back to the client during a tool call).
 """
 
@@ -70,6 +70,11 @@ def build(provider: TracerProvider) -> App:
     def note() -> str:
         """A resource, so that reading an unknown one is an error of the server's."""
         return "one"
+
+    @app.prompt()
+    def greeting() -> str:
+        """A prompt, for the prompt's span."""
+        return "Say hello."
 
     instrument(app.server, tracer_provider=provider)
     return app

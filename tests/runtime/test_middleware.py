@@ -26,6 +26,7 @@ from mcpbind.runtime import (
 from mcpbind.runtime.auth.server import AccessToken, ResourceServer
 from mcpbind.runtime.http import LegacySSEServer, serving, sse_client, streamable_http_client
 from middleware_app import BLOCKED, JOURNAL, build
+from runtime_helpers import RawPeer
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 
@@ -169,6 +170,42 @@ async def test_without_middleware_routing_is_the_class_own() -> None:
     assert "route_request" in vars(server)
     with pytest.raises(TypeError, match="a middleware is an async callable, not str"):
         server.add_middleware("nope")  # type: ignore[arg-type]
+
+
+async def test_requests_refused_while_routing_never_reach_it() -> None:
+    seen: list[str] = []
+    server = Server("strict")
+
+    @server.handler(methods.TOOLS_CALL)
+    async def call(params: types.CallToolRequestParams, context: Any) -> types.CallToolResult:
+        return types.CallToolResult(content=[])
+
+    async def watch(call: IncomingCall, call_next: CallNext) -> Any:
+        seen.append(call.method)
+        return await call_next()
+
+    server.add_middleware(watch)
+    async with server.memory_transport() as connection:
+        peer = RawPeer(connection)
+        await peer.request(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "raw", "version": "0"},
+                },
+            }
+        )
+        unknown = await peer.request({"jsonrpc": "2.0", "id": 2, "method": "no/such"})
+        invalid = await peer.request(
+            {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"arguments": 5}}
+        )
+    assert unknown["error"]["code"] == -32601
+    assert invalid["error"]["code"] == -32602
+    assert seen == ["initialize"]
 
 
 async def test_a_middleware_short_circuits_a_low_level_server() -> None:

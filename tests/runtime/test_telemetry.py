@@ -14,7 +14,14 @@ from typing import Any
 
 import pytest
 from mcpbind.generated import v2025_11_25, v2026_07_28
-from mcpbind.runtime import Client, McpError, RequestContext, StdioParameters
+from mcpbind.runtime import (
+    CallNext,
+    Client,
+    IncomingCall,
+    McpError,
+    RequestContext,
+    StdioParameters,
+)
 from mcpbind.runtime.http import serving, streamable_http_client
 from mcpbind.runtime.telemetry import instrument
 from opentelemetry.sdk.trace import TracerProvider
@@ -55,6 +62,7 @@ async def calls(client: Client) -> dict[str, Any]:
     echoed = await client.call_tool("echo", {"text": "hi"})
     failed = await client.call_tool("fail", {})
     asked = await client.call_tool("ask", {})
+    await client.get_prompt("greeting")
     with pytest.raises(McpError) as unknown:
         await client.read_resource("nowhere://at-all")
     return {"echoed": echoed, "failed": failed, "asked": asked, "unknown": unknown.value}
@@ -91,6 +99,8 @@ def check(
         failed = one(spans, "tools/call fail", kind)
         assert failed["status"] == "ERROR"
         assert failed["attributes"]["error.type"] == "tool_error"
+        prompt = one(spans, "prompts/get greeting", kind)
+        assert prompt["attributes"]["gen_ai.prompt.name"] == "greeting"
         unknown = one(spans, "resources/read nowhere://at-all", kind)
         assert unknown["status"] == "ERROR"
         assert unknown["attributes"]["mcp.resource.uri"] == "nowhere://at-all"
@@ -184,21 +194,43 @@ async def test_a_bad_traceparent_starts_a_new_trace() -> None:
             }
         )
         answers = []
-        for request_id, meta in ((2, {"traceparent": 5}), (3, {"traceparent": "00-zz-bad-01"})):
+        for request_id, meta in (
+            (2, {"traceparent": 5}),
+            (3, {"traceparent": "00-zz-bad-01"}),
+            (4, None),
+        ):
+            params: dict[str, Any] = {"name": "echo", "arguments": {"text": "x"}}
+            if meta is not None:
+                params["_meta"] = meta
             answers.append(
                 await peer.request(
-                    {
-                        "jsonrpc": "2.0",
-                        "id": request_id,
-                        "method": "tools/call",
-                        "params": {"name": "echo", "arguments": {"text": "x"}, "_meta": meta},
-                    }
+                    {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
                 )
             )
-    assert [a["result"]["content"][0]["text"] for a in answers] == ["x", "x"]
+    assert [a["result"]["content"][0]["text"] for a in answers] == ["x", "x", "x"]
     spans = [record(s) for s in exporter.get_finished_spans() if s.name == "tools/call echo"]
-    assert len(spans) == 2 and all(s["parent_id"] is None for s in spans)
-    assert spans[0]["trace_id"] != spans[1]["trace_id"]
+    # Each a root of its own trace: not the child of whatever span the serving task had.
+    assert len(spans) == 3 and all(s["parent_id"] is None for s in spans)
+    assert len({s["trace_id"] for s in spans}) == 3
+
+
+async def test_unconfigured_opentelemetry_sends_no_trace_context() -> None:
+    """Instrumented, with no tracer provider configured (the API's default): calls work, and
+    no ``traceparent`` is made up."""
+    metas: list[Any] = []
+    app = build(collector()[0])
+
+    @app.middleware
+    async def keep_meta(call: IncomingCall, call_next: CallNext) -> Any:
+        if call.method == "tools/call":
+            metas.append((call.params or {}).get("_meta"))
+        return await call_next()
+
+    client = Client(app.memory_transport())
+    instrument(client)
+    async with client:
+        assert (await client.call_tool("echo", {"text": "a"})).content[0].text == "a"
+    assert metas == [None]
 
 
 def test_nothing_of_opentelemetry_without_instrument() -> None:
