@@ -59,6 +59,8 @@ def sampling_client(client: Client, version: str) -> Client:
 
 
 async def calls(client: Client) -> dict[str, Any]:
+    if client.revision != STATELESS:
+        await client.ping()
     echoed = await client.call_tool("echo", {"text": "hi"})
     failed = await client.call_tool("fail", {})
     asked = await client.call_tool("ask", {})
@@ -77,6 +79,15 @@ def one(spans: list[dict[str, Any]], name: str, kind: str) -> dict[str, Any]:
 def check(
     client_spans: list[dict[str, Any]], server_spans: list[dict[str, Any]], version: str
 ) -> None:
+    # One CLIENT span per call made through the client's helpers; none for the lifecycle's own
+    # requests (``initialize``, ``server/discover``) nor ``ping``.
+    assert sorted(s["name"] for s in client_spans if s["kind"] == "CLIENT") == [
+        "prompts/get greeting",
+        "resources/read nowhere://at-all",
+        "tools/call ask",
+        "tools/call echo",
+        "tools/call fail",
+    ]
     for name in ("tools/call echo", "tools/call fail", "tools/call ask"):
         client = one(client_spans, name, "CLIENT")
         server = [s for s in server_spans if s["name"] == name and s["kind"] == "SERVER"]
