@@ -232,6 +232,41 @@ async def test_a_middleware_short_circuits_a_low_level_server() -> None:
     assert ran == []
 
 
+async def test_a_client_middleware_sees_the_servers_requests() -> None:
+    """A ``Client`` takes middleware too: the server's sampling request during a tool call
+    passes through it, and it may answer in the handler's place (a method needs a handler to
+    reach middleware at all: one without is refused while routing)."""
+    server = Server("asks")
+
+    @server.handler(methods.TOOLS_CALL)
+    async def call(params: types.CallToolRequestParams, context: Any) -> types.CallToolResult:
+        sampled = await context.peer.create_message(
+            types.CreateMessageRequestParams(messages=[], maxTokens=5)
+        )
+        return types.CallToolResult(content=[types.TextContent(text=sampled.content.text)])
+
+    client = Client(server.memory_transport())
+    seen: list[tuple[str, str]] = []
+
+    @client.handler(methods.SAMPLING_CREATEMESSAGE)
+    async def sample(params: Any, context: Any) -> types.CreateMessageResult:
+        raise AssertionError("the middleware answers in its place")
+
+    async def answer(call: IncomingCall, call_next: CallNext) -> Any:
+        seen.append((call.kind, call.method))
+        if call.method == "sampling/createMessage":
+            return types.CreateMessageResult(
+                role="assistant", model="mw", content=types.TextContent(text="from middleware")
+            )
+        return await call_next()
+
+    client.add_middleware(answer)
+    async with client:
+        result = await client.call_tool("anything", {})
+    assert result.content[0].text == "from middleware"
+    assert seen == [("request", "sampling/createMessage")]
+
+
 class Tokens:
     """A token verifier of two users: ``alice-token`` and ``bob-token``."""
 
