@@ -7,6 +7,7 @@ changed, for a program that does not instrument."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -24,6 +25,7 @@ from mcpbind.runtime import (
 )
 from mcpbind.runtime.http import serving, streamable_http_client
 from mcpbind.runtime.telemetry import instrument
+from opentelemetry import baggage, context as otel_context
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -223,6 +225,31 @@ async def test_a_bad_traceparent_starts_a_new_trace() -> None:
     # Each a root of its own trace: not the child of whatever span the serving task had.
     assert len(spans) == 3 and all(s["parent_id"] is None for s in spans)
     assert len({s["trace_id"] for s in spans}) == 3
+
+
+async def test_trace_context_and_baggage_travel_in_meta() -> None:
+    metas: list[Any] = []
+    provider, _ = collector()
+    app = build(provider)
+
+    @app.middleware
+    async def keep_meta(call: IncomingCall, call_next: CallNext) -> Any:
+        if call.method == "tools/call":
+            metas.append((call.params or {}).get("_meta"))
+        return await call_next()
+
+    client = Client(app.memory_transport())
+    instrument(client, tracer_provider=provider)
+    token = otel_context.attach(baggage.set_baggage("tenant", "acme"))
+    try:
+        async with client:
+            await client.call_tool("echo", {"text": "a"})
+    finally:
+        otel_context.detach(token)
+    [meta] = metas
+    assert sorted(meta) == ["baggage", "traceparent"]
+    assert meta["baggage"] == "tenant=acme"
+    assert re.fullmatch(r"00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}", meta["traceparent"])
 
 
 async def test_unconfigured_opentelemetry_sends_no_trace_context() -> None:
