@@ -150,17 +150,12 @@ def _wrapped(
 
         handler = answer_immediately
     inner = handler
+    # Read when routed: a stateless-era session's peer describes the request it last routed.
+    revision, era = session.peer.revision, session.peer.era
 
     async def run(parsed: Any, context: RequestContext) -> Any:
         call = IncomingCall(
-            method,
-            params,
-            "request",
-            context,
-            session,
-            session.peer.revision,
-            session.peer.era,
-            context.transport_context,
+            method, params, "request", context, session, revision, era, context.transport_context
         )
         return await _chain(chain, call, lambda: inner(parsed, context))
 
