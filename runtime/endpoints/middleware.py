@@ -15,6 +15,7 @@ endpoint without middleware runs exactly the code it ran before.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -69,18 +70,16 @@ Middleware = Callable[[IncomingCall, CallNext], Awaitable[Any]]
 
 def _chain(chain: Sequence[Middleware], call: IncomingCall, last: CallNext) -> Awaitable[Any]:
     """Run ``chain`` around ``last``, the first middleware outermost."""
+    return _step(chain, 0, call, last)
 
-    def step(index: int) -> CallNext:
-        if index == len(chain):
-            return last
-        middleware = chain[index]
 
-        def call_next() -> Awaitable[Any]:
-            return middleware(call, step(index + 1))
-
-        return call_next
-
-    return step(0)()
+def _step(
+    chain: Sequence[Middleware], index: int, call: IncomingCall, last: CallNext
+) -> Awaitable[Any]:
+    if index == len(chain):
+        return last()
+    # A partial rather than a closure per step: C-made, and cheaper on the per-call path.
+    return chain[index](call, functools.partial(_step, chain, index + 1, call, last))
 
 
 def install(router: Router, chain: Sequence[Middleware]) -> None:
@@ -157,7 +156,7 @@ def _wrapped(
         call = IncomingCall(
             method, params, "request", context, session, revision, era, context.transport_context
         )
-        return await _chain(chain, call, lambda: inner(parsed, context))
+        return await _chain(chain, call, functools.partial(inner, parsed, context))
 
     route.handler = run
     route.immediate = None
