@@ -18,6 +18,7 @@ from mcpbind.generated.support import Direction
 from mcpbind.runtime.core.bindings import Bindings
 from mcpbind.runtime.core.session import Session
 from mcpbind.runtime.core.transport import Connection
+from mcpbind.runtime.endpoints.middleware import Middleware
 from mcpbind.runtime.endpoints.server import Server
 from pydantic import BaseModel
 
@@ -40,6 +41,9 @@ __all__ = ["App"]
 
 #: A decorated function, returned as it came: it keeps its type, and stays callable.
 F = TypeVar("F", bound=Callable[..., Any])
+
+#: A middleware, returned as it came by ``@app.middleware``.
+M = TypeVar("M", bound=Middleware)
 
 #: The registries whose changes clients may hear of, by the capability that names them.
 _LISTED = ("tools", "resources", "prompts")
@@ -501,6 +505,14 @@ class App(VisibleRegistries):
             return fn
 
         return register
+
+    # -- middleware ---------------------------------------------------------------------
+
+    def middleware(self, fn: M) -> M:
+        """``@app.middleware``: run every incoming request and notification through ``fn``
+        (``Server.add_middleware``; ``App(..., middleware=[...])`` gives a list at once)."""
+        self.server.add_middleware(fn)
+        return fn
 
     # -- change notifications -----------------------------------------------------------
 
