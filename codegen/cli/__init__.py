@@ -27,6 +27,7 @@ __all__ = ["LAZY_COMMANDS", "LazyGroup", "main"]
 #: Command name -> "module:attribute" of a click command, imported on first use.
 LAZY_COMMANDS: dict[str, str] = {
     "run": "mcpbind.runtime.cli.run:run_command",
+    "inspect": "mcpbind.runtime.cli.surface:inspect_command",
 }
 
 
