@@ -28,6 +28,9 @@ __all__ = ["LAZY_COMMANDS", "LazyGroup", "main"]
 LAZY_COMMANDS: dict[str, str] = {
     "run": "mcpbind.runtime.cli.run:run_command",
     "inspect": "mcpbind.runtime.cli.surface:inspect_command",
+    "call": "mcpbind.runtime.cli.call:call_command",
+    "read": "mcpbind.runtime.cli.call:read_command",
+    "prompt": "mcpbind.runtime.cli.call:prompt_command",
 }
 
 

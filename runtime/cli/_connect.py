@@ -3,6 +3,7 @@ URL (Streamable HTTP), or with ``--stdio "command args"`` a server process."""
 
 from __future__ import annotations
 
+import logging
 import shlex
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -28,6 +29,29 @@ STDIO_OPTION = click.option(
 )
 
 
+class _OneLine(logging.Formatter):
+    """A served app's log record as one line: a crash inside a tool is the server's business,
+    told briefly; the client's answer (an error result or error) says the rest."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        text = record.getMessage().strip().splitlines()
+        cause = (
+            f" ({type(record.exc_info[1]).__name__}: {record.exc_info[1]})"
+            if record.exc_info and record.exc_info[1]
+            else ""
+        )
+        return f"mcpbind: server {record.levelname.lower()}: {text[0] if text else ''}{cause}"
+
+
+def _quiet_server_logs() -> None:
+    handler = logging.StreamHandler()
+    handler.setFormatter(_OneLine())
+    handler.setLevel(logging.WARNING)
+    runtime_logger = logging.getLogger("mcpbind")
+    runtime_logger.addHandler(handler)
+    runtime_logger.propagate = False
+
+
 def is_url(target: str) -> bool:
     return target.startswith(("http://", "https://"))
 
@@ -48,7 +72,9 @@ def _transport(
         from mcpbind.runtime.transports.http.client import streamable_http_client
 
         return target, streamable_http_client(target, timeout=10.0)
-    return target, load_target(target).memory_transport()
+    served = load_target(target)
+    _quiet_server_logs()  # the server runs in this process: its logs would be ours
+    return target, served.memory_transport()
 
 
 @asynccontextmanager
