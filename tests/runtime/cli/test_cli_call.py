@@ -11,7 +11,6 @@ import pytest
 from clikit import (
     MCPBIND,
     NOTES,
-    REPO,
     assert_one_line_error,
     cli,
     free_port,

@@ -9,7 +9,16 @@ from typing import Any
 
 import jsonschema
 import pytest
-from clikit import MCPBIND, NOTES, REPO, assert_one_line_error, cli, free_port, started, wait_listening
+from clikit import (
+    MCPBIND,
+    NOTES,
+    REPO,
+    assert_one_line_error,
+    cli,
+    free_port,
+    started,
+    wait_listening,
+)
 
 pytestmark = [pytest.mark.timeout(120)]
 

@@ -11,7 +11,16 @@ from pathlib import Path
 
 import anyio
 import pytest
-from clikit import MCPBIND, NOTES, REPO, assert_one_line_error, cli, free_port, started, wait_listening
+from clikit import (
+    MCPBIND,
+    NOTES,
+    REPO,
+    assert_one_line_error,
+    cli,
+    free_port,
+    started,
+    wait_listening,
+)
 from mcpbind.runtime import Client, StdioParameters
 from mcpbind.runtime.http import streamable_http_client
 
@@ -82,13 +91,13 @@ def test_http_stops_cleanly_on_a_signal(signum: int) -> None:
 
 def test_a_module_target_and_a_factory(tmp_path: Path) -> None:
     (tmp_path / "factory_mod.py").write_text(
-        "from mcpbind.runtime import Server\n"
-        "def build():\n"
-        "    return Server('built', '2.0')\n"
+        "from mcpbind.runtime import Server\ndef build():\n    return Server('built', '2.0')\n"
     )
 
     async def main() -> str:
-        params = StdioParameters(MCPBIND[0], [*MCPBIND[1:], "run", "factory_mod:build"], cwd=tmp_path)
+        params = StdioParameters(
+            MCPBIND[0], [*MCPBIND[1:], "run", "factory_mod:build"], cwd=tmp_path
+        )
         async with Client(params) as client:
             return str(client.server_info.name)
 
