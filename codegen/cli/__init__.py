@@ -27,6 +27,7 @@ __all__ = ["LAZY_COMMANDS", "LazyGroup", "main"]
 #: Command name -> "module:attribute" of a click command, imported on first use.
 LAZY_COMMANDS: dict[str, str] = {
     "run": "mcpbind.runtime.cli.run:run_command",
+    "dev": "mcpbind.runtime.cli.dev:dev_command",
     "inspect": "mcpbind.runtime.cli.surface:inspect_command",
     "call": "mcpbind.runtime.cli.call:call_command",
     "read": "mcpbind.runtime.cli.call:read_command",
