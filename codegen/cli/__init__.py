@@ -32,6 +32,7 @@ LAZY_COMMANDS: dict[str, str] = {
     "call": "mcpbind.runtime.cli.call:call_command",
     "read": "mcpbind.runtime.cli.call:read_command",
     "prompt": "mcpbind.runtime.cli.call:prompt_command",
+    "serve": "mcpbind.runtime.cli.serve:serve_command",
 }
 
 
