@@ -17,6 +17,7 @@ from clikit import (
     started,
     wait_listening,
 )
+from mcpbind.runtime.cli.call import describe_content
 
 pytestmark = [pytest.mark.timeout(120)]
 
@@ -132,3 +133,19 @@ def test_over_http_in_the_stateless_era_and_over_stdio() -> None:
     assert (done.returncode, done.stdout.splitlines()[0]) == (0, "y y"), done.stderr
     done = cli("read", "--stdio", command, "note://welcome")
     assert done.stdout.startswith("Notes live"), done.stderr
+
+
+@pytest.mark.parametrize(
+    ("block", "shown"),
+    [
+        ({"type": "text", "text": "hi"}, "hi"),
+        ({"type": "image", "mimeType": "image/png", "data": "AAEC"}, "[image image/png, 3 bytes]"),
+        ({"type": "audio", "mimeType": "audio/wav", "data": ""}, "[audio audio/wav, 0 bytes]"),
+        ({"type": "resource_link", "uri": "file:///a", "name": "a"}, "[resource link file:///a]"),
+        ({"type": "resource", "resource": {"uri": "x://t", "text": "inner"}}, "inner"),
+        ({"type": "resource", "resource": {"uri": "x://b", "mimeType": "a/b", "blob": "AA=="}},
+         "[resource x://b a/b, 1 bytes]"),
+    ],
+)  # fmt: skip
+def test_content_other_than_text_is_one_line_each(block: dict[str, object], shown: str) -> None:
+    assert describe_content(block) == shown
