@@ -10,6 +10,7 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 from mcpbind import generated
+from mcpbind.runtime.core.errors import McpError, RuntimeFailure
 from mcpbind.runtime.core.run import run
 
 from ._target import TargetError
@@ -50,18 +51,26 @@ def reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
 
 
+#: What a peer or the user can cause: a one-line error, not a traceback.
+_EXPECTED = (CliError, TargetError, McpError, RuntimeFailure)
+
+
 def run_async(main: Callable[..., Any], *args: Any) -> Any:
-    """Run ``main`` on the runtime's loop; a ``CliError`` or bad target is a one-line error."""
+    """Run ``main`` on the runtime's loop. A ``CliError``, a bad target, or what the server
+    answered or did (an error, a closed connection, a timeout) is a one-line error; Ctrl-C
+    ends quietly with status 130, as shells expect."""
     try:
         return run(main, *args)
-    except (CliError, TargetError) as exc:
-        fail(str(exc))
-    except BaseExceptionGroup as group:
-        leaf: BaseException = group
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except BaseException as exc:
+        leaf: BaseException = exc
         while isinstance(leaf, BaseExceptionGroup) and leaf.exceptions:
             leaf = leaf.exceptions[0]
         if isinstance(leaf, CliError | TargetError):
             fail(str(leaf))
+        if isinstance(leaf, _EXPECTED):
+            fail(reason(leaf))
         raise
 
 

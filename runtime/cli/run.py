@@ -22,9 +22,13 @@ __all__ = ["asgi_app", "run_command", "serve_http"]
 
 
 def asgi_app(served: App | Server) -> Any:
-    """The Streamable HTTP app of ``served``, both eras on ``/mcp`` (as ``App.run_http``)."""
+    """The Streamable HTTP app of ``served``, both eras on ``/mcp`` (as ``App.run_http``):
+    its own ``http_app()`` where it has one (what it sets up there, it sets up here too)."""
     if isinstance(served, App):
         return served.http_app()
+    own = getattr(served, "http_app", None)  # a Server of a runtime that gives it one
+    if callable(own):
+        return own()
     from mcpbind.runtime.transports.http.server import StreamableHTTPServer
 
     return StreamableHTTPServer(served.serve)

@@ -125,3 +125,11 @@ def test_unreachable_or_missing_targets_are_one_line(args: list[str], fragment: 
 def test_an_unknown_revision_is_refused() -> None:
     done = cli("inspect", NOTES, "--revision", "2099-01-01")
     assert done.returncode == 2 and "unknown revision '2099-01-01'" in done.stderr
+
+
+def test_a_server_error_while_listing_is_one_line(tmp_path: Path) -> None:
+    """The server declares tools but cannot list them: its error, in one line."""
+    (tmp_path / "liar.py").write_text(
+        "from mcpbind.runtime import Server\nserver = Server('liar', capabilities={'tools': {}})\n"
+    )
+    assert_one_line_error(cli("inspect", "liar.py", cwd=tmp_path), "McpError: ")

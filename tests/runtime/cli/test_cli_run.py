@@ -140,3 +140,19 @@ def test_the_module_runs_alone_too() -> None:
         capture_output=True, text=True, cwd=REPO, check=False,
     )  # fmt: skip
     assert_one_line_error(done, "missing.py: no such file")
+
+
+def test_a_server_target_over_http(tmp_path: Path) -> None:
+    (tmp_path / "plain.py").write_text(
+        "from mcpbind.runtime import Server\nserver = Server('plain')\n"
+    )
+    port = free_port()
+    with started("run", "plain.py", "--http", "--port", str(port), cwd=tmp_path) as process:
+        wait_listening(port, process)
+
+        async def main() -> str:
+            url = f"http://127.0.0.1:{port}/mcp"
+            async with Client(streamable_http_client(url)) as client:
+                return str(client.server_info.name)
+
+        assert anyio.run(main) == "plain"
