@@ -18,6 +18,7 @@ from ._target import TargetError
 __all__ = [
     "REVISION_OPTION",
     "CliError",
+    "OneLineCommand",
     "fail",
     "parse_pairs",
     "progress",
@@ -35,6 +36,17 @@ class CliError(Exception):
 def fail(message: str) -> NoReturn:
     click.echo(f"mcpbind: error: {message}", err=True)
     sys.exit(2)
+
+
+class OneLineCommand(click.Command):
+    """A command whose arguments that do not parse are one line too (click would print the
+    usage and a hint around it)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as exc:
+            fail(exc.format_message())
 
 
 def progress(message: str) -> None:

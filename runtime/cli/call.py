@@ -19,7 +19,7 @@ from mcpbind.runtime.core.bindings import dump
 from mcpbind.runtime.core.errors import McpError
 from mcpbind.runtime.endpoints.client import Client
 
-from ._common import REVISION_OPTION, CliError, parse_pairs, run_async
+from ._common import REVISION_OPTION, CliError, OneLineCommand, parse_pairs, run_async
 from ._connect import STDIO_OPTION, connected
 
 __all__ = ["call_command", "describe_content", "prompt_command", "read_command"]
@@ -101,7 +101,7 @@ def _split(
     return words[0], words[1], list(words[2:])
 
 
-@click.command("call", epilog=CALL_EXAMPLE)
+@click.command("call", cls=OneLineCommand, epilog=CALL_EXAMPLE)
 @click.argument("words", nargs=-1, metavar="TARGET|URL TOOL [KEY=VALUE]...")
 @click.option("--json-args", default=None, metavar="JSON", help="Arguments as one JSON object.")
 @STDIO_OPTION
@@ -149,7 +149,7 @@ Examples:
 """
 
 
-@click.command("read", epilog=READ_EXAMPLE)
+@click.command("read", cls=OneLineCommand, epilog=READ_EXAMPLE)
 @click.argument("words", nargs=-1, metavar="TARGET|URL URI")
 @STDIO_OPTION
 @REVISION_OPTION
@@ -182,7 +182,7 @@ Examples:
 """
 
 
-@click.command("prompt", epilog=PROMPT_EXAMPLE)
+@click.command("prompt", cls=OneLineCommand, epilog=PROMPT_EXAMPLE)
 @click.argument("words", nargs=-1, metavar="TARGET|URL NAME [KEY=VALUE]...")
 @STDIO_OPTION
 @REVISION_OPTION

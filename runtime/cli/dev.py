@@ -23,7 +23,7 @@ from pathlib import Path
 
 import click
 
-from ._common import fail, progress
+from ._common import OneLineCommand, fail, progress
 from ._target import TargetError, load_target, module_file
 
 __all__ = ["INSPECTOR", "NO_NPX", "dev_command", "inspector_command", "server_command"]
@@ -93,7 +93,7 @@ Examples:
 """
 
 
-@click.command("dev", epilog=EXAMPLE)
+@click.command("dev", cls=OneLineCommand, epilog=EXAMPLE)
 @click.argument("target")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Where the server listens.")
 @click.option("--port", default=8000, show_default=True, type=int, help="The server's port.")

@@ -15,7 +15,7 @@ import click
 from mcpbind.runtime.app import App
 from mcpbind.runtime.endpoints.server import Server
 
-from ._common import fail, progress, run_async
+from ._common import OneLineCommand, fail, progress, run_async
 from ._target import TargetError, load_target
 
 __all__ = ["asgi_app", "run_command", "serve_http"]
@@ -66,7 +66,7 @@ Examples:
 """
 
 
-@click.command("run", epilog=EXAMPLE)
+@click.command("run", cls=OneLineCommand, epilog=EXAMPLE)
 @click.argument("target")
 @click.option("--http", "http", is_flag=True, help="Serve Streamable HTTP (both eras) on /mcp.")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Where --http listens.")

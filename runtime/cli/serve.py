@@ -15,7 +15,7 @@ import click
 from mcpbind.runtime.cluster import serve_cluster
 from uvicorn.importer import ImportFromStringError, import_from_string
 
-from ._common import fail, progress
+from ._common import OneLineCommand, fail, progress
 from ._target import WELL_KNOWN, split_target
 
 __all__ = ["cluster_target", "serve_command"]
@@ -52,7 +52,7 @@ Examples:
 """
 
 
-@click.command("serve", epilog=EXAMPLE)
+@click.command("serve", cls=OneLineCommand, epilog=EXAMPLE)
 @click.argument("target")
 @click.option(
     "--workers",

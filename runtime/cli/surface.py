@@ -22,7 +22,7 @@ from mcpbind.generated.support import PaginatedMethodSpec
 from mcpbind.runtime.core.bindings import dump
 from mcpbind.runtime.endpoints.client import Client
 
-from ._common import REVISION_OPTION, run_async
+from ._common import REVISION_OPTION, OneLineCommand, run_async
 from ._connect import STDIO_OPTION, TARGET_ARGUMENT, connected
 
 __all__ = ["FORMAT", "inspect_command", "render_json", "render_table", "surface_of"]
@@ -131,7 +131,7 @@ Examples:
 """
 
 
-@click.command("inspect", epilog=EXAMPLE)
+@click.command("inspect", cls=OneLineCommand, epilog=EXAMPLE)
 @TARGET_ARGUMENT
 @STDIO_OPTION
 @REVISION_OPTION

@@ -8,7 +8,7 @@ import sys
 
 import click
 import pytest
-from clikit import REPO, cli
+from clikit import NOTES, REPO, assert_one_line_error, cli
 from mcpbind.codegen.cli import LAZY_COMMANDS, main
 
 EVERY_COMMAND = {"generate", "revisions", "pin", "diff", *LAZY_COMMANDS}
@@ -49,3 +49,19 @@ def test_generate_never_imports_the_runtime() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, cwd=REPO, check=True
     )
     assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["run"], "Missing argument 'TARGET'"),
+        (["run", NOTES, "--port", "abc"], "'abc' is not a valid integer"),
+        (["run", NOTES, "--nope"], "No such option"),
+        (["dev", NOTES, "--port", "x"], "'x' is not a valid integer"),
+        (["inspect", NOTES, "--revision", "1999-01-01"], "unknown revision '1999-01-01'"),
+        (["call", NOTES, "repeat", "--revision", "x"], "unknown revision 'x'"),
+        (["serve", "examples.cluster.app:app", "--workers", "0"], "0 is not in the range"),
+    ],
+)
+def test_options_that_do_not_parse_are_one_line(args: list[str], fragment: str) -> None:
+    assert_one_line_error(cli(*args), fragment)

@@ -123,8 +123,9 @@ def test_unreachable_or_missing_targets_are_one_line(args: list[str], fragment: 
 
 
 def test_an_unknown_revision_is_refused() -> None:
-    done = cli("inspect", NOTES, "--revision", "2099-01-01")
-    assert done.returncode == 2 and "unknown revision '2099-01-01'" in done.stderr
+    assert_one_line_error(
+        cli("inspect", NOTES, "--revision", "2099-01-01"), "unknown revision '2099-01-01'"
+    )
 
 
 def test_a_server_error_while_listing_is_one_line(tmp_path: Path) -> None:
