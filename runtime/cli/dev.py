@@ -52,15 +52,23 @@ def inspector_command(npx: str, target: str, stdio: bool, host: str, port: int) 
     return [*base, "--transport", "http", "--server-url", f"http://{host}:{port}/mcp"]
 
 
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    """SIGTERM to the Inspector's process group (npx and the node it started), then SIGKILL."""
+def _signal_group(process: subprocess.Popen[bytes], signum: int) -> None:
     with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGTERM)
+        if hasattr(os, "killpg"):
+            os.killpg(process.pid, signum)  # npx and the node it started
+        elif signum == signal.SIGTERM:  # Windows: no process groups to signal
+            process.terminate()
+        else:
+            process.kill()
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM to the Inspector's process group, then SIGKILL after ``STOP_GRACE``."""
+    _signal_group(process, signal.SIGTERM)
     try:
         process.wait(STOP_GRACE)
     except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
+        _signal_group(process, getattr(signal, "SIGKILL", signal.SIGTERM))
         process.wait()
 
 

@@ -13,9 +13,10 @@ from typing import Any
 import anyio
 import click
 from mcpbind.runtime.app import App
+from mcpbind.runtime.core.run import run
 from mcpbind.runtime.endpoints.server import Server
 
-from ._common import OneLineCommand, fail, progress, run_async
+from ._common import OneLineCommand, fail, progress
 from ._target import TargetError, load_target
 
 __all__ = ["asgi_app", "run_command", "serve_http"]
@@ -38,18 +39,19 @@ async def serve_http(served: App | Server, host: str, port: int) -> None:
     """Serve until SIGINT or SIGTERM, then end open streams gracefully and return."""
     from mcpbind.runtime.transports.http.uvicorn import serving
 
-    try:
-        opened = serving(asgi_app(served), host, port)
-        url = await opened.__aenter__()
-    except OSError as exc:
-        fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
-    try:
-        progress(f"serving {url}/mcp (Ctrl-C stops)")
-        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+    # The signals are ours before anything listens: a SIGINT while starting is a clean stop too.
+    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        try:
+            opened = serving(asgi_app(served), host, port)
+            url = await opened.__aenter__()
+        except OSError as exc:
+            fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
+        try:
+            progress(f"serving {url}/mcp (Ctrl-C stops)")
             async for _ in signals:
                 break
-    finally:
-        await opened.__aexit__(None, None, None)
+        finally:
+            await opened.__aexit__(None, None, None)
 
 
 def _serve_stdio(served: App | Server) -> None:
@@ -80,7 +82,9 @@ def run_command(target: str, http: bool, host: str, port: int) -> None:
     except TargetError as exc:
         fail(str(exc))
     if http:
-        run_async(serve_http, served, host, port)
+        # A SIGINT that lands outside the receiver (before the loop runs) is a clean stop too.
+        with contextlib.suppress(KeyboardInterrupt):
+            run(serve_http, served, host, port)
     else:
         _serve_stdio(served)
 

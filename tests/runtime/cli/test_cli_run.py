@@ -4,9 +4,13 @@
 from __future__ import annotations
 
 import json
+import os
+import pty
+import select
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import anyio
@@ -156,3 +160,53 @@ def test_a_server_target_over_http(tmp_path: Path) -> None:
                 return str(client.server_info.name)
 
         assert anyio.run(main) == "plain"
+
+
+@pytest.mark.parametrize(
+    ("source", "name"),
+    [
+        ("mcp = App('by-mcp')\n", "by-mcp"),
+        ("only = App('the-only-one')\n", "the-only-one"),
+        ("app = App('preferred')\nother = App('other')\n", "preferred"),
+        ("def make_app():\n    return App('made')\nserver = make_app\n", None),
+    ],
+)
+def test_without_obj_the_well_known_names_then_the_only_one(
+    tmp_path: Path, source: str, name: str | None
+) -> None:
+    (tmp_path / "found.py").write_text("from mcpbind.runtime.app import App\n" + source)
+    done = cli("inspect", "found.py", "--json", cwd=tmp_path)
+    if name is None:  # a factory is called only when named: found.py:server
+        assert_one_line_error(done, "found.py has no App or Server")
+        done = cli("inspect", "found.py:server", "--json", cwd=tmp_path)
+        name = "made"
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["serverInfo"]["name"] == name
+
+
+def test_progress_shows_on_a_terminal_only() -> None:
+    """The serving line goes to stderr when it is a terminal (a pty here), not otherwise."""
+    port = free_port()
+    controller, terminal = pty.openpty()
+    process = subprocess.Popen(
+        [*MCPBIND, "run", NOTES, "--http", "--port", str(port)], cwd=REPO,
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=terminal,
+    )  # fmt: skip
+    os.close(terminal)
+    try:
+        seen = b""
+        deadline = time.monotonic() + 30
+        while b"(Ctrl-C stops)" not in seen and time.monotonic() < deadline:
+            ready, _, _ = select.select([controller], [], [], 0.5)
+            if ready:
+                seen += os.read(controller, 1024)
+        assert f"mcpbind: serving http://127.0.0.1:{port}/mcp (Ctrl-C stops)".encode() in seen
+    finally:
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=30) == 0
+        os.close(controller)
+    with started("run", NOTES, "--http", "--port", str(port)) as quiet:
+        wait_listening(port, quiet)
+        quiet.send_signal(signal.SIGTERM)
+        _, err = quiet.communicate(timeout=30)
+    assert err == ""
