@@ -6,7 +6,8 @@ and imports a command's module only when that command runs (or ``--help`` lists 
 generator never imports the runtime. Every module here also runs alone:
 ``python -m mcpbind.runtime.cli.run examples/app_server.py`` is ``mcpbind run examples/app_server.py``.
 
-The command line, on top of every layer. May import: every layer below it (``app`` and down).
+The command line, on top of every layer. May import: every layer below it (it uses ``app`` and
+down, never ``testing``).
 """
 
 from __future__ import annotations

@@ -23,6 +23,7 @@ from docblocks import REPO_ROOT
 PUBLIC_MODULES = (
     "mcpbind.runtime",
     "mcpbind.runtime.app",
+    "mcpbind.runtime.testing",
     "mcpbind.runtime.http",
     "mcpbind.runtime.auth",
     "mcpbind.runtime.auth.server",
