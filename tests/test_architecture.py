@@ -72,7 +72,7 @@ def test_core_imports_no_plug_in_or_transport() -> None:
     core to a transport, auth, the cluster, tasks or the app layer."""
     graph = grimp.build_graph("mcpbind", include_external_packages=False)
     for upper in (
-        "transports", "auth", "cluster", "tasks", "app", "endpoints", "eras", "telemetry"
+        "transports", "auth", "cluster", "tasks", "app", "cli", "endpoints", "eras", "telemetry"
     ):  # fmt: skip
         chain = graph.find_shortest_chain(
             importer="mcpbind.runtime.core", imported=f"mcpbind.runtime.{upper}", as_packages=True
