@@ -79,8 +79,15 @@ if TYPE_CHECKING:
         Malformed as Malformed,
     )
     from .endpoints.broadcast import Delivery as Delivery
+    from .endpoints.cache import ResponseCache as ResponseCache
     from .endpoints.client import Client as Client
+    from .endpoints.middleware import (
+        CallNext as CallNext,
+        IncomingCall as IncomingCall,
+        Middleware as Middleware,
+    )
     from .endpoints.server import Server as Server
+    from .endpoints.tool_output import ToolOutputError as ToolOutputError
     from .eras.input_required import (
         RequestStateKeeper as RequestStateKeeper,
         shared_state_key as shared_state_key,

@@ -1,7 +1,9 @@
 """The ``mcpbind diff OLD NEW`` command, and ``mcpbind diff rules``.
 
 OLD and NEW are pinned revision names, or schema files (so one revision at two spec commits can
-be compared). Imports nothing of the code generator's extra (datamodel-code-generator, jinja2,
+be compared), or two server-surface snapshots (``mcpbind inspect --json``, recognised by their
+``format``): then the server's tools, resources, templates, prompts and capabilities are compared
+for its clients (``surface.py``). Imports nothing of the code generator's extra (datamodel-code-generator, jinja2,
 black): ``diff`` works after a plain ``pip install mcpbind``.
 """
 
@@ -21,6 +23,8 @@ from .documents import SideInfo, compare_documents, deprecations
 from .render import render_json, render_markdown, render_text
 from .report import FAIL_ON, ONLY, Report, apply_filters, read_ignores, should_fail
 from .rules import RULE_DOCS, Severity, rule_severity
+from .snapshot import is_snapshot, load_snapshot, read_json
+from .surface import diff_surfaces
 
 FORMATS = ("text", "markdown", "json", "github", "junit")
 SEVERITIES = tuple(s.value for s in Severity)
@@ -68,7 +72,47 @@ def load_side(spec: str, raw: bool = False) -> tuple[RevisionIR, SideInfo]:
     return ir, info
 
 
+def _snapshot(spec: str) -> tuple[Path, object] | None:
+    """The path and document of ``spec`` when it names a server-surface snapshot file."""
+    path = Path(spec)
+    if not path.is_file():
+        return None
+    document = read_json(path)
+    return (path, document) if is_snapshot(document) else None
+
+
+def build_surface_report(
+    old: tuple[Path, object], new: tuple[Path, object], include_descriptions: bool
+) -> Report:
+    """The report of two server-surface snapshots; a note when their protocol revisions differ."""
+    before, after = load_snapshot(*old), load_snapshot(*new)
+    notes: list[str] = []
+    if before["revision"] != after["revision"]:
+        notes.append(
+            f"protocol revision {after['revision']} (was {before['revision']}): "
+            f"`mcpbind diff {before['revision']} {after['revision']}` lists what that changes"
+        )
+    return Report(
+        old=str(old[0]),
+        new=str(new[0]),
+        changes=diff_surfaces(before, after, include_descriptions),
+        notes=notes,
+        kind="surface",
+    )
+
+
 def build_report(old: str, new: str, raw: bool, include_descriptions: bool) -> Report:
+    old_snapshot, new_snapshot = _snapshot(old), _snapshot(new)
+    if old_snapshot is not None and new_snapshot is not None:
+        if raw:
+            raise CodegenError("--raw compares schemas; it means nothing for server snapshots")
+        return build_surface_report(old_snapshot, new_snapshot, include_descriptions)
+    if old_snapshot is not None or new_snapshot is not None:
+        one, other = (old, new) if old_snapshot is not None else (new, old)
+        raise CodegenError(
+            f"{one} is a server snapshot but {other} is not: compare two snapshots "
+            "(mcpbind inspect --json) or two schemas"
+        )
     old_ir, old_side = load_side(old, raw)
     new_ir, new_side = load_side(new, raw)
     extra = compare_documents(old_side, new_side)
@@ -86,10 +130,12 @@ def build_report(old: str, new: str, raw: bool, include_descriptions: bool) -> R
 def render_rules() -> str:
     """``mcpbind diff rules``: every rule ID, its severity, and one line of what it means."""
     width = max(len(rule.value) for rule in RULE_DOCS)
+    severity_width = max(len(rule_severity(rule)) for rule in RULE_DOCS)
     lines = []
     for rule, doc in RULE_DOCS.items():
         first = doc.split(". ", 1)[0].rstrip(".") + "."
-        lines.append(f"{rule.value.ljust(width)}  {rule_severity(rule).ljust(20)}  {first}")
+        severity = rule_severity(rule).ljust(severity_width)
+        lines.append(f"{rule.value.ljust(width)}  {severity}  {first}")
     return "\n".join(lines) + "\n"
 
 
@@ -158,7 +204,9 @@ def diff_command(
     """Show what changes from revision OLD to NEW, and what of it breaks clients, servers, or
     code importing the generated bindings. `mcpbind diff rules` lists every rule.
 
-    OLD and NEW are pinned revision names (see `mcpbind revisions`) or paths to schema.json files.
+    OLD and NEW are pinned revision names (see `mcpbind revisions`) or paths to schema.json files;
+    or two server snapshots written by `mcpbind inspect --json`, to compare what a server offers
+    (tools, resources, templates, prompts, capabilities) as its clients see it.
 
     \b
     Exit status (for CI):

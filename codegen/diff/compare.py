@@ -93,21 +93,41 @@ class DefinitionComparer:
 
     def __init__(
         self,
-        old: RevisionIR,
-        new: RevisionIR,
+        old_defs: Mapping[str, Any],
+        new_defs: Mapping[str, Any],
         renames: Mapping[str, str],
         include_descriptions: bool = False,
+        invented: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset()),
     ) -> None:
-        self.old_defs = {name: d.schema for name, d in old.definitions.items()}
-        self.new_defs = {name: d.schema for name, d in new.definitions.items()}
+        self.old_defs = dict(old_defs)
+        self.new_defs = dict(new_defs)
         self.renames = renames
         self.descriptions = include_descriptions
         self._stable = frozenset(self.old_defs) & frozenset(self.new_defs)
         self._pairs: dict[tuple[str, str], list[Delta]] = {}
         self._everything: dict[tuple[int, str], bool] = {}
         self._visiting: set[tuple[int, str]] = set()
-        self._old_invented = frozenset(n for n, d in old.definitions.items() if d.hoisted)
-        self._new_invented = frozenset(n for n, d in new.definitions.items() if d.hoisted)
+        self._old_invented, self._new_invented = invented
+
+    @classmethod
+    def of_revisions(
+        cls,
+        old: RevisionIR,
+        new: RevisionIR,
+        renames: Mapping[str, str],
+        include_descriptions: bool = False,
+    ) -> DefinitionComparer:
+        """The comparer of two revisions' definitions (the hoisted ones known as invented)."""
+        return cls(
+            {name: d.schema for name, d in old.definitions.items()},
+            {name: d.schema for name, d in new.definitions.items()},
+            renames,
+            include_descriptions,
+            (
+                frozenset(n for n, d in old.definitions.items() if d.hoisted),
+                frozenset(n for n, d in new.definitions.items() if d.hoisted),
+            ),
+        )
 
     # -- entry point -------------------------------------------------------------------------
 
@@ -123,6 +143,11 @@ class DefinitionComparer:
         new = effective(self.new_defs[new_name], self.new_defs)
         out = self._annotations(old, new, new_name) if own_description else []
         return out + self._node(old, new, new_name, annotate=False)
+
+    def schemas(self, old: Any, new: Any, path: str) -> list[Delta]:
+        """Every difference between two schemas standing alone (a tool's ``inputSchema``, with
+        its own ``$defs`` as this comparer's definitions), reported under ``path``."""
+        return self._node(effective(old, self.old_defs), effective(new, self.new_defs), path)
 
     def members(self, old: list[str], new: list[str], path: str) -> list[Delta]:
         """Compare two lists of definition names as if they were the members of a union."""

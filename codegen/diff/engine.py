@@ -56,7 +56,7 @@ def diff_revisions(
     """Every change from ``old`` to ``new`` (plus the ``extra`` findings read from the documents),
     judged and ordered by subject (``Subject`` order), then by name, worst first."""
     renames = definition_renames(old, new)
-    comparer = DefinitionComparer(old, new, renames, include_descriptions)
+    comparer = DefinitionComparer.of_revisions(old, new, renames, include_descriptions)
     findings = [
         *extra,
         *compare_methods(old, new, comparer),

@@ -24,6 +24,11 @@ class Subject(StrEnum):
     CAPABILITY = "capability"
     DEPRECATION = "deprecation"
     DEFINITION = "definition"
+    # A server's surface (two ``mcpbind inspect --json`` snapshots).
+    TOOL = "tool"
+    RESOURCE = "resource"
+    RESOURCE_TEMPLATE = "resource-template"
+    PROMPT = "prompt"
 
 
 SUBJECT_ORDER = {s: i for i, s in enumerate(Subject)}

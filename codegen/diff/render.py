@@ -33,6 +33,10 @@ _HEADINGS = {
     Subject.NOTIFICATION: "Notifications",
     Subject.CAPABILITY: "Capabilities",
     Subject.DEFINITION: "Definitions",
+    Subject.TOOL: "Tools",
+    Subject.RESOURCE: "Resources",
+    Subject.RESOURCE_TEMPLATE: "Resource templates",
+    Subject.PROMPT: "Prompts",
 }
 _SEVERITY_TITLES = {
     Severity.BREAKING: "Breaking changes",
@@ -54,7 +58,7 @@ def summary(changes: list[Change]) -> dict[str, int]:
     }
 
 
-def _summary_line(changes: list[Change]) -> str:
+def _summary_line(changes: list[Change], bindings_too: bool = True) -> str:
     counts = summary(changes)
     if not changes:
         return "no changes"
@@ -62,6 +66,8 @@ def _summary_line(changes: list[Change]) -> str:
     total, bindings = counts["total"], counts["bindings"]
     plural = "change" if total == 1 else "changes"
     verb = "affects" if bindings == 1 else "affect"
+    if not bindings_too:  # a server's surface has no generated bindings
+        return f"{total} {plural} ({parts})"
     return f"{total} {plural} ({parts}); {bindings} {verb} the bindings"
 
 
@@ -82,6 +88,8 @@ def preamble(report: Report) -> list[str]:
     """Lines every human format prints first: fix-ups per side (or --raw), notes, ignores."""
     if report.raw:
         lines = ["raw: upstream bytes compared as published, no fix-ups applied"]
+    elif not report.fixups:
+        lines = []  # server snapshots: no schema, so no fix-ups
     else:
         sides = [
             f"{label}: {', '.join(names) if names else 'none'}"
@@ -106,7 +114,8 @@ def render_text(report: Report, color: bool = True, verbose: bool = False) -> st
     ``click.echo`` drops them when stdout is not a terminal.
     """
     changes = report.changes
-    title = f"mcpbind diff {report.old} -> {report.new}: {_summary_line(changes)}"
+    counted = _summary_line(changes, bindings_too=report.kind != "surface")
+    title = f"mcpbind diff {report.old} -> {report.new}: {counted}"
     lines = [_paint(title, color, bold=True), *_tally(changes, color)]
     lines += [f"  {line}" for line in preamble(report)]
     for subject, in_subject in groupby(changes, key=lambda c: c.subject):
@@ -180,16 +189,18 @@ def _md(text: str) -> str:
 def render_markdown(report: Report) -> str:
     """A changelog section to paste into release notes, most severe first, folded."""
     changes = report.changes
-    lines = [f"## MCP schema changes: {_md(report.old)} → {_md(report.new)}", ""]
-    lines += [f"> {_md(line)}" for line in preamble(report)] + [""]
+    what = "server surface" if report.kind == "surface" else "schema"
+    lines = [f"## MCP {what} changes: {_md(report.old)} → {_md(report.new)}", ""]
+    quoted = [f"> {_md(line)}" for line in preamble(report)]
+    lines += [*quoted, ""] if quoted else []
     counts = summary(changes)
     if not changes:
         return "\n".join([*lines, "No changes.", ""])
+    bindings = f" {counts['bindings']} change the generated bindings (marked *bindings*)."
     lines += [
         f"{counts['total']} changes: **{counts['breaking']} breaking**, "
         f"{counts['potentially-breaking']} potentially breaking, "
-        f"{counts['compatible']} compatible. "
-        f"{counts['bindings']} change the generated bindings (marked *bindings*).",
+        f"{counts['compatible']} compatible." + ("" if report.kind == "surface" else bindings),
     ]
     for severity in reversed(Severity):
         chosen = [c for c in changes if c.severity is severity]

@@ -128,6 +128,8 @@ class Report:
     ignored: list[tuple[Change, Ignore]] = field(default_factory=list)
     unused_ignores: list[Ignore] = field(default_factory=list)
     filtered: int = 0
+    #: What was compared: two protocol revisions' ``schema`` or two server ``surface`` snapshots.
+    kind: str = "schema"
 
     @property
     def entries(self) -> list[Entry]:

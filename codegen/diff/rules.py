@@ -74,7 +74,63 @@ class Rule(StrEnum):
     DEPRECATED = "DEPRECATED"
     UNDEPRECATED = "UNDEPRECATED"
     DIALECT_CHANGED = "DIALECT_CHANGED"
+    # A server's surface (``mcpbind diff`` of two ``mcpbind inspect --json`` snapshots).
+    TOOL_ADDED = "TOOL_ADDED"
+    TOOL_REMOVED = "TOOL_REMOVED"
+    TOOL_ARGUMENT_ADDED = "TOOL_ARGUMENT_ADDED"
+    TOOL_ARGUMENT_REMOVED = "TOOL_ARGUMENT_REMOVED"
+    TOOL_ARGUMENT_REQUIRED = "TOOL_ARGUMENT_REQUIRED"
+    TOOL_ARGUMENT_OPTIONAL = "TOOL_ARGUMENT_OPTIONAL"
+    OUTPUT_SCHEMA_ADDED = "OUTPUT_SCHEMA_ADDED"
+    OUTPUT_SCHEMA_REMOVED = "OUTPUT_SCHEMA_REMOVED"
+    TOOL_ANNOTATION_CHANGED = "TOOL_ANNOTATION_CHANGED"
+    RESOURCE_ADDED = "RESOURCE_ADDED"
+    RESOURCE_REMOVED = "RESOURCE_REMOVED"
+    RESOURCE_MIME_TYPE_CHANGED = "RESOURCE_MIME_TYPE_CHANGED"
+    RESOURCE_TEMPLATE_ADDED = "RESOURCE_TEMPLATE_ADDED"
+    RESOURCE_TEMPLATE_REMOVED = "RESOURCE_TEMPLATE_REMOVED"
+    RESOURCE_TEMPLATE_VARIABLES_CHANGED = "RESOURCE_TEMPLATE_VARIABLES_CHANGED"
+    RESOURCE_TEMPLATE_URI_CHANGED = "RESOURCE_TEMPLATE_URI_CHANGED"
+    PROMPT_ADDED = "PROMPT_ADDED"
+    PROMPT_REMOVED = "PROMPT_REMOVED"
+    PROMPT_ARGUMENT_ADDED = "PROMPT_ARGUMENT_ADDED"
+    PROMPT_ARGUMENT_REMOVED = "PROMPT_ARGUMENT_REMOVED"
+    PROMPT_ARGUMENT_REQUIRED = "PROMPT_ARGUMENT_REQUIRED"
+    PROMPT_ARGUMENT_OPTIONAL = "PROMPT_ARGUMENT_OPTIONAL"
+    SERVER_CAPABILITY_ADDED = "SERVER_CAPABILITY_ADDED"
+    SERVER_CAPABILITY_REMOVED = "SERVER_CAPABILITY_REMOVED"
 
+
+#: The rules of a server-surface diff (two ``mcpbind inspect --json`` snapshots); the protocol
+#: diff never reports them. A surface diff also reports schema rules inside tool schemas.
+SURFACE_RULES = frozenset(
+    {
+        Rule.TOOL_ADDED,
+        Rule.TOOL_REMOVED,
+        Rule.TOOL_ARGUMENT_ADDED,
+        Rule.TOOL_ARGUMENT_REMOVED,
+        Rule.TOOL_ARGUMENT_REQUIRED,
+        Rule.TOOL_ARGUMENT_OPTIONAL,
+        Rule.OUTPUT_SCHEMA_ADDED,
+        Rule.OUTPUT_SCHEMA_REMOVED,
+        Rule.TOOL_ANNOTATION_CHANGED,
+        Rule.RESOURCE_ADDED,
+        Rule.RESOURCE_REMOVED,
+        Rule.RESOURCE_MIME_TYPE_CHANGED,
+        Rule.RESOURCE_TEMPLATE_ADDED,
+        Rule.RESOURCE_TEMPLATE_REMOVED,
+        Rule.RESOURCE_TEMPLATE_VARIABLES_CHANGED,
+        Rule.RESOURCE_TEMPLATE_URI_CHANGED,
+        Rule.PROMPT_ADDED,
+        Rule.PROMPT_REMOVED,
+        Rule.PROMPT_ARGUMENT_ADDED,
+        Rule.PROMPT_ARGUMENT_REMOVED,
+        Rule.PROMPT_ARGUMENT_REQUIRED,
+        Rule.PROMPT_ARGUMENT_OPTIONAL,
+        Rule.SERVER_CAPABILITY_ADDED,
+        Rule.SERVER_CAPABILITY_REMOVED,
+    }
+)
 
 RULE_DOCS: dict[Rule, str] = {
     Rule.METHOD_ADDED: "A request method exists in a direction it did not exist in before. Compatible "
@@ -142,6 +198,49 @@ RULE_DOCS: dict[Rule, str] = {
     "see the other changes at its path).",
     Rule.DIALECT_CHANGED: "The schema document declares another JSON Schema dialect ($schema): "
     "validators and tools reading the schema must support it; messages are unaffected.",
+    Rule.TOOL_ADDED: "The server offers a new tool.",
+    Rule.TOOL_REMOVED: "A tool is gone: clients calling it get an error.",
+    Rule.TOOL_ARGUMENT_ADDED: "A tool's input schema has a new top-level argument. Required: "
+    "clients that do not send it are rejected (breaking). Optional: compatible.",
+    Rule.TOOL_ARGUMENT_REMOVED: "A tool argument is gone. Breaking when the input schema rejects "
+    "unknown properties (additionalProperties: false); otherwise potentially-breaking: the server "
+    "ignores what clients still send, so their intent is silently dropped.",
+    Rule.TOOL_ARGUMENT_REQUIRED: "An optional tool argument became required: clients that omit "
+    "it are rejected.",
+    Rule.TOOL_ARGUMENT_OPTIONAL: "A required tool argument became optional: clients still send it.",
+    Rule.OUTPUT_SCHEMA_ADDED: "A tool declares an output schema (structured results) it did not "
+    "before: clients that ignore it are unaffected.",
+    Rule.OUTPUT_SCHEMA_REMOVED: "A tool no longer declares an output schema: clients that read "
+    "its structured result lose it.",
+    Rule.TOOL_ANNOTATION_CHANGED: "A tool's behaviour hint changed (absent hints read as their "
+    "defaults). Breaking when the tool became less safe (readOnlyHint true -> false, destructiveHint "
+    "false -> true, idempotentHint true -> false, openWorldHint false -> true): a host's consent "
+    "decisions change. The reverse is compatible.",
+    Rule.RESOURCE_ADDED: "The server lists a new resource.",
+    Rule.RESOURCE_REMOVED: "A listed resource is gone: clients reading its URI get an error.",
+    Rule.RESOURCE_MIME_TYPE_CHANGED: "A resource or template declares another MIME type: clients "
+    "that parse its contents by type may misread them.",
+    Rule.RESOURCE_TEMPLATE_ADDED: "The server offers a new resource template.",
+    Rule.RESOURCE_TEMPLATE_REMOVED: "A resource template is gone: URIs built from it are no longer "
+    "served.",
+    Rule.RESOURCE_TEMPLATE_VARIABLES_CHANGED: "A resource template (matched by name) has other "
+    "variables: clients filling it in by variable name build URIs the server does not serve.",
+    Rule.RESOURCE_TEMPLATE_URI_CHANGED: "A resource template (matched by name) has another URI "
+    "pattern with the same variables: clients that build URIs from the listed template follow, "
+    "URIs kept from before may not resolve.",
+    Rule.PROMPT_ADDED: "The server offers a new prompt.",
+    Rule.PROMPT_REMOVED: "A prompt is gone: clients getting it get an error.",
+    Rule.PROMPT_ARGUMENT_ADDED: "A prompt has a new argument. Required: clients that do not send "
+    "it are rejected (breaking). Optional: compatible.",
+    Rule.PROMPT_ARGUMENT_REMOVED: "A prompt argument is gone: the server ignores what clients "
+    "still send.",
+    Rule.PROMPT_ARGUMENT_REQUIRED: "An optional prompt argument became required: clients that omit "
+    "it are rejected.",
+    Rule.PROMPT_ARGUMENT_OPTIONAL: "A required prompt argument became optional.",
+    Rule.SERVER_CAPABILITY_ADDED: "The server advertises a new capability (nested flags folded "
+    "into their parent).",
+    Rule.SERVER_CAPABILITY_REMOVED: "The server no longer advertises a capability (or a flag such "
+    "as listChanged): clients that relied on it lose the feature.",
 }
 
 
@@ -260,6 +359,27 @@ _FIXED: dict[Rule, Impact] = {
     Rule.DEPRECATED: NO_IMPACT,
     Rule.UNDEPRECATED: NO_IMPACT,
     Rule.DIALECT_CHANGED: NO_IMPACT,
+    # A server's surface: judged for clients written against the old one (the server is new).
+    Rule.TOOL_ADDED: NO_IMPACT,
+    Rule.TOOL_REMOVED: Impact(_B, _C, False),
+    Rule.TOOL_ARGUMENT_REQUIRED: Impact(_B, _C, False),
+    Rule.TOOL_ARGUMENT_OPTIONAL: NO_IMPACT,
+    Rule.OUTPUT_SCHEMA_ADDED: NO_IMPACT,
+    Rule.OUTPUT_SCHEMA_REMOVED: Impact(_C, _B, False),
+    Rule.RESOURCE_ADDED: NO_IMPACT,
+    Rule.RESOURCE_REMOVED: Impact(_B, _C, False),
+    Rule.RESOURCE_MIME_TYPE_CHANGED: Impact(_C, _P, False),
+    Rule.RESOURCE_TEMPLATE_ADDED: NO_IMPACT,
+    Rule.RESOURCE_TEMPLATE_REMOVED: Impact(_B, _C, False),
+    Rule.RESOURCE_TEMPLATE_VARIABLES_CHANGED: Impact(_B, _C, False),
+    Rule.RESOURCE_TEMPLATE_URI_CHANGED: Impact(_P, _C, False),
+    Rule.PROMPT_ADDED: NO_IMPACT,
+    Rule.PROMPT_REMOVED: Impact(_B, _C, False),
+    Rule.PROMPT_ARGUMENT_REMOVED: Impact(_P, _C, False),
+    Rule.PROMPT_ARGUMENT_REQUIRED: Impact(_B, _C, False),
+    Rule.PROMPT_ARGUMENT_OPTIONAL: NO_IMPACT,
+    Rule.SERVER_CAPABILITY_ADDED: NO_IMPACT,
+    Rule.SERVER_CAPABILITY_REMOVED: Impact(_C, _B, False),
 }
 
 
@@ -302,4 +422,6 @@ def rule_severity(rule: Rule) -> str:
     fixed = _FIXED.get(rule)
     if fixed is not None:
         return fixed.severity.value
+    if rule is Rule.TOOL_ARGUMENT_REMOVED:
+        return "potentially-breaking..breaking"  # an open input schema, or a closed one
     return "compatible..breaking"

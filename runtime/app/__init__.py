@@ -31,5 +31,6 @@ if TYPE_CHECKING:
     from ._app import App as App
     from ._context import Context as Context, ElicitationResult as ElicitationResult
     from ._tools import ToolError as ToolError
+    from ._ui import UiTool as UiTool
 
 install(globals())

@@ -9,15 +9,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import weakref
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 import anyio.from_thread
 from mcpbind.generated.support import Direction
 from mcpbind.runtime.core.bindings import Bindings
 from mcpbind.runtime.core.session import Session
 from mcpbind.runtime.core.transport import Connection
+from mcpbind.runtime.endpoints.middleware import Middleware
 from mcpbind.runtime.endpoints.server import Server
 from pydantic import BaseModel
 
@@ -27,7 +28,11 @@ from ._handlers import handlers_for
 from ._prompts import PromptEntry, make_prompt
 from ._resources import TEMPLATE_VARIABLE, ResourceEntry, make_resource
 from ._shaping import shaper
+from ._timeout import check_timeout
 from ._tools import ToolEntry, make_tool
+from ._ui import UI_EXTENSION, UI_MIME_TYPE, UiTool, has_views, resource_meta, tool_meta
+from ._visibility import Visibility
+from ._visible import VisibleRegistries
 
 if TYPE_CHECKING:
     from mcpbind.runtime.transports.http.server import StreamableHTTPServer
@@ -36,6 +41,9 @@ __all__ = ["App"]
 
 #: A decorated function, returned as it came: it keeps its type, and stays callable.
 F = TypeVar("F", bound=Callable[..., Any])
+
+#: A middleware, returned as it came by ``@app.middleware``.
+M = TypeVar("M", bound=Middleware)
 
 #: The registries whose changes clients may hear of, by the capability that names them.
 _LISTED = ("tools", "resources", "prompts")
@@ -56,16 +64,22 @@ class _AppServer(Server):
         return self.app.adjust_capabilities(super().capabilities_for(bindings))
 
 
-class App:
+class App(VisibleRegistries):
     """A high-level MCP server: decorate typed functions, then run it.
 
     ``page_size`` bounds every list's pages (None: one page). ``mask_errors`` hides the
     message of an unexpected exception from the client (it is logged either way).
     ``ttl_ms`` and ``cache_scope`` are what stateless-era results that require them say
-    (``caching.md``: 0 is "stale at once"; ``private`` the cautious scope). Everything else
+    (``caching.md``: 0 is "stale at once"; ``private`` the cautious scope). ``tool_timeout``
+    limits every tool's call to that many seconds unless the tool says otherwise. Everything else
     (``revisions``, ``options``, ``request_state``, ``send_timeout``...) goes to the ``Server``,
     which is ``app.server``.
     """
+
+    #: Told of an unexpected exception raised by a tool, with the id of the ``tools/call`` it
+    #: ran for; the request then fails (an internal error) instead of answering an ``isError``
+    #: result: ``mcpbind.runtime.testing`` sets it to raise the exception in the calling test.
+    on_tool_exception: Callable[[Exception, int | str], None] | None = None
 
     def __init__(
         self,
@@ -78,6 +92,7 @@ class App:
         mask_errors: bool = False,
         ttl_ms: int = 0,
         cache_scope: str = "private",
+        tool_timeout: float | None = None,
         **server_options: Any,
     ) -> None:
         if page_size is not None and page_size < 1:
@@ -87,6 +102,9 @@ class App:
         self.server: Server = server
         self.page_size = page_size
         self.mask_errors = mask_errors
+        self.tool_timeout = check_timeout(tool_timeout, "App")
+        #: The ``enable``/``disable`` rules: what clients see of the registries.
+        self.visibility = Visibility()
         self.cache_members: dict[str, Any] = {"ttlMs": ttl_ms, "cacheScope": cache_scope}
         self.tools: dict[str, ToolEntry] = {}
         self.resources: dict[str, ResourceEntry] = {}
@@ -122,9 +140,15 @@ class App:
                 out.pop(key, None)
             elif key in out:
                 out[key] = {**out[key], "listChanged": True}
+        # notify_resource_updated reaches subscribers in both eras: the 2026-07-28 revision has
+        # no resources/subscribe handler to imply it, only subscriptions/listen.
+        if self.resources and "resources" in out and "resources" not in given:
+            out["resources"] = {**out["resources"], "subscribe": True}
         if "completions" in out and "completions" not in given and not self._completable():
             out.pop("completions")
         out.setdefault("logging", {})
+        if has_views(list(self.tools.values()), list(self.resources.values())):
+            out["extensions"] = {**out.get("extensions", {}), UI_EXTENSION: {}}
         return out
 
     def _completable(self) -> bool:
@@ -148,40 +172,12 @@ class App:
         if level in LOG_LEVELS:
             self._log_levels[session] = level
 
-    def described(self, kind: str) -> list[dict[str, Any]]:
-        """The newest-shape descriptions of one registry, for its list."""
-        # Copied first (one C-level step under the GIL): a sync tool may add or remove entries
-        # from its worker thread meanwhile.
-        if kind == "tools":
-            return [entry.describe() for entry in list(self.tools.values())]
-        if kind == "prompts":
-            return [entry.describe() for entry in list(self.prompts.values())]
-        templates = kind == "resourceTemplates"
-        entries = list(self.resources.values())
-        return [e.describe() for e in entries if e.is_template == templates]
-
-    def find_resource(self, uri: str) -> tuple[ResourceEntry, dict[str, str]] | None:
-        """The resource ``uri`` names (a static one first, then the first matching template)."""
-        entry = self.resources.get(uri)
-        if entry is not None and not entry.is_template:
-            return entry, {}
-        for entry in list(self.resources.values()):
-            if entry.is_template:
-                variables = entry.match(uri)
-                if variables is not None:
-                    return entry, variables
-        return None
-
-    def argument_choices(self, ref_type: str, target: str, name: str) -> list[str] | None:
-        """The values of a ``Literal``/``Enum`` prompt argument or template variable."""
-        if ref_type == "ref/prompt":
-            entry: PromptEntry | ResourceEntry | None = self.prompts.get(target)
-        else:
-            entry = self.resources.get(target)
-        return None if entry is None else values_of(entry.signature.hints.get(name))
-
     # -- tools --------------------------------------------------------------------------
 
+    @overload
+    def tool(self, name: F, /) -> F: ...
+
+    @overload
     def tool(
         self,
         name: str | None = None,
@@ -193,11 +189,37 @@ class App:
         meta: Mapping[str, Any] | None = None,
         structured_output: bool | None = None,
         task_support: Literal["forbidden", "optional", "required"] | None = None,
-    ) -> Callable[[F], F]:
+        tags: Iterable[str] = (),
+        enabled: bool = True,
+        timeout: float | None = None,
+        ui: str | UiTool | None = None,
+    ) -> Callable[[F], F]: ...
+
+    def tool(
+        self,
+        name: str | F | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: Mapping[str, Any] | BaseModel | None = None,
+        icons: Sequence[Any] | None = None,
+        meta: Mapping[str, Any] | None = None,
+        structured_output: bool | None = None,
+        task_support: Literal["forbidden", "optional", "required"] | None = None,
+        tags: Iterable[str] = (),
+        enabled: bool = True,
+        timeout: float | None = None,
+        ui: str | UiTool | None = None,
+    ) -> F | Callable[[F], F]:
         """Register the decorated function as a tool (name: the function's; description:
-        its docstring). The function is returned unchanged."""
+        its docstring), as ``@app.tool`` or ``@app.tool(...)``. The function is returned
+        unchanged. ``tags``, ``enabled``: see ``disable``; ``timeout``: seconds before a call
+        is cancelled and answered with an ``isError`` result (the app's ``tool_timeout`` if
+        None); ``ui``: the ``ui://`` view of MCP Apps showing its results (or ``{"resourceUri":
+        ..., "visibility": ["app"]}`` for a tool only the view calls)."""
         if callable(name):
-            raise TypeError("use @app.tool() with parentheses")
+            self.add_tool(name)
+            return name
 
         def register(fn: F) -> F:
             self.add_tool(
@@ -210,6 +232,10 @@ class App:
                 meta=meta,
                 structured_output=structured_output,
                 task_support=task_support,
+                tags=tags,
+                enabled=enabled,
+                timeout=timeout,
+                ui=ui,
             )
             return fn
 
@@ -227,6 +253,10 @@ class App:
         meta: Mapping[str, Any] | None = None,
         structured_output: bool | None = None,
         task_support: Literal["forbidden", "optional", "required"] | None = None,
+        tags: Iterable[str] = (),
+        enabled: bool = True,
+        timeout: float | None = None,
+        ui: str | UiTool | None = None,
     ) -> None:
         """Register ``fn`` as a tool (replacing one of the same name); clients are told.
 
@@ -240,10 +270,12 @@ class App:
             description=description,
             annotations=annotations,
             icons=icons,
-            meta=meta,
+            meta=tool_meta(ui, meta, name or str(getattr(fn, "__name__", "?"))) if ui else meta,
             structured_output=structured_output,
         )
         entry.task_support = task_support
+        entry.timeout = check_timeout(timeout, f"tool {entry.name!r}")
+        self.visibility.register(entry, tags, enabled)
         self.tools[entry.name] = entry
         if task_support not in (None, "forbidden") and self.server.tasks is None:
             from mcpbind.runtime.tasks import (
@@ -254,7 +286,7 @@ class App:
         self._changed(self.server.notify_tools_changed)
 
     def _task_support(self, name: str) -> str | None:
-        entry = self.tools.get(name)
+        entry = self.find_tool(name)
         return None if entry is None else entry.task_support
 
     def remove_tool(self, name: str) -> None:
@@ -275,9 +307,14 @@ class App:
         annotations: Mapping[str, Any] | None = None,
         icons: Sequence[Any] | None = None,
         meta: Mapping[str, Any] | None = None,
+        tags: Iterable[str] = (),
+        enabled: bool = True,
+        traversal_guard: bool = True,
     ) -> Callable[[F], F]:
         """Register the decorated function as the resource ``uri``, or as a template when
-        ``uri`` has ``{variables}`` (the function's parameters)."""
+        ``uri`` has RFC 6570 expressions (``{id}``, ``{+path}``, ``{/seg*}``, ``{?q}``...: the
+        function's parameters). ``traversal_guard=False`` lets values hold ``..`` segments,
+        absolute paths and NULs."""
 
         def register(fn: F) -> F:
             self.add_resource(
@@ -290,6 +327,9 @@ class App:
                 annotations=annotations,
                 icons=icons,
                 meta=meta,
+                tags=tags,
+                enabled=enabled,
+                traversal_guard=traversal_guard,
             )
             return fn
 
@@ -307,6 +347,9 @@ class App:
         annotations: Mapping[str, Any] | None = None,
         icons: Sequence[Any] | None = None,
         meta: Mapping[str, Any] | None = None,
+        tags: Iterable[str] = (),
+        enabled: bool = True,
+        traversal_guard: bool = True,
     ) -> None:
         """Register a resource or template (see ``resource``); clients are told."""
         entry = make_resource(
@@ -320,7 +363,9 @@ class App:
             annotations=annotations,
             icons=icons,
             meta=meta,
+            traversal_guard=traversal_guard,
         )
+        self.visibility.register(entry, tags, enabled)
         self.resources[uri] = entry
         self._changed(self.server.notify_resources_changed)
 
@@ -329,12 +374,55 @@ class App:
         del self.resources[uri]
         self._changed(self.server.notify_resources_changed)
 
+    def ui_resource(
+        self,
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        csp: Mapping[str, Sequence[str]] | None = None,
+        permissions: Iterable[str] | None = None,
+        domain: str | None = None,
+        prefers_border: bool | None = None,
+        tags: Iterable[str] = (),
+        enabled: bool = True,
+    ) -> Callable[[F], F]:
+        """Register the decorated function (returning HTML) as an MCP Apps view: ``uri`` is
+        ``ui://...``, served as ``text/html;profile=mcp-app`` with ``_meta.ui`` from ``csp``
+        (``connectDomains``, ``resourceDomains``...), ``permissions`` (``camera``,
+        ``microphone``, ``geolocation``, ``clipboardWrite``), ``domain``, ``prefers_border``.
+        A tool shows it with ``@app.tool(ui=uri)``."""
+        meta = resource_meta(
+            uri, csp=csp, permissions=permissions, domain=domain, prefers_border=prefers_border
+        )
+
+        def register(fn: F) -> F:
+            self.add_resource(
+                fn,
+                uri,
+                name=name,
+                title=title,
+                description=description,
+                mime_type=UI_MIME_TYPE,
+                meta=meta,
+                tags=tags,
+                enabled=enabled,
+            )
+            return fn
+
+        return register
+
     async def notify_resource_updated(self, uri: str) -> int:
         """``notifications/resources/updated`` to the clients subscribed to ``uri``."""
         return await self.server.notify_resource_updated(uri)
 
     # -- prompts ------------------------------------------------------------------------
 
+    @overload
+    def prompt(self, name: F, /) -> F: ...
+
+    @overload
     def prompt(
         self,
         name: str | None = None,
@@ -343,14 +431,37 @@ class App:
         description: str | None = None,
         icons: Sequence[Any] | None = None,
         meta: Mapping[str, Any] | None = None,
-    ) -> Callable[[F], F]:
-        """Register the decorated function as a prompt (its parameters: the arguments)."""
+        tags: Iterable[str] = (),
+        enabled: bool = True,
+    ) -> Callable[[F], F]: ...
+
+    def prompt(
+        self,
+        name: str | F | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        icons: Sequence[Any] | None = None,
+        meta: Mapping[str, Any] | None = None,
+        tags: Iterable[str] = (),
+        enabled: bool = True,
+    ) -> F | Callable[[F], F]:
+        """Register the decorated function as a prompt (its parameters: the arguments), as
+        ``@app.prompt`` or ``@app.prompt(...)``."""
         if callable(name):
-            raise TypeError("use @app.prompt() with parentheses")
+            self.add_prompt(name)
+            return name
 
         def register(fn: F) -> F:
             self.add_prompt(
-                fn, name=name, title=title, description=description, icons=icons, meta=meta
+                fn,
+                name=name,
+                title=title,
+                description=description,
+                icons=icons,
+                meta=meta,
+                tags=tags,
+                enabled=enabled,
             )
             return fn
 
@@ -365,11 +476,14 @@ class App:
         description: str | None = None,
         icons: Sequence[Any] | None = None,
         meta: Mapping[str, Any] | None = None,
+        tags: Iterable[str] = (),
+        enabled: bool = True,
     ) -> None:
         """Register ``fn`` as a prompt; clients are told."""
         entry = make_prompt(
             fn, Context, name=name, title=title, description=description, icons=icons, meta=meta
         )
+        self.visibility.register(entry, tags, enabled)
         self.prompts[entry.name] = entry
         self._changed(self.server.notify_prompts_changed)
 
@@ -391,6 +505,14 @@ class App:
             return fn
 
         return register
+
+    # -- middleware ---------------------------------------------------------------------
+
+    def middleware(self, fn: M) -> M:
+        """``@app.middleware``: run every incoming request and notification through ``fn``
+        (``Server.add_middleware``; ``App(..., middleware=[...])`` gives a list at once)."""
+        self.server.add_middleware(fn)
+        return fn
 
     # -- change notifications -----------------------------------------------------------
 

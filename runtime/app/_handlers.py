@@ -35,6 +35,9 @@ from ._completion import complete, completion_result
 from ._context import Context
 from ._pages import page
 from ._shaping import result_class, shape_result
+from ._timeout import timed
+from ._ui import content_meta, for_client
+from ._uri_template import UnsafeValue
 
 if TYPE_CHECKING:
     from ._app import App
@@ -91,9 +94,10 @@ def _lister(kind: str) -> Callable[[App, str, MethodSpec[Any, Any]], Handler]:
         key = spec.page_items or kind
 
         async def handler(params: Any, context: RequestContext) -> Any:
-            items, cursor = page(
-                app.described(kind), getattr(params, "cursor", None), app.page_size
-            )
+            described = app.described(kind)
+            if kind == "tools":
+                described = for_client(described, context.session.peer.capabilities)
+            items, cursor = page(described, getattr(params, "cursor", None), app.page_size)
             data: dict[str, Any] = {key: items}
             if cursor is not None:
                 data["nextCursor"] = cursor
@@ -112,11 +116,16 @@ _list_prompts = _lister("prompts")
 
 def _call_tool(app: App, revision: str, spec: MethodSpec[Any, Any]) -> Handler:
     async def handler(params: Any, context: RequestContext) -> Any:
-        entry = app.tools.get(params.name)
+        entry = app.find_tool(params.name)
         if entry is None:
             raise McpError(INVALID_PARAMS, f"Unknown tool: {params.name}", {"name": params.name})
         ctx = Context(app, context, revision)
-        data = await entry.run(params.arguments or {}, ctx, app.mask_errors)
+        arguments = params.arguments or {}
+        data = await timed(
+            lambda: entry.run(arguments, ctx, app.mask_errors, app.on_tool_exception),
+            app.tool_timeout if entry.timeout is None else entry.timeout,
+            entry.name,
+        )
         return _shaped(app, spec, revision, data, f"tool {entry.name!r}")
 
     return handler
@@ -127,7 +136,10 @@ def _read_resource(app: App, revision: str, spec: MethodSpec[Any, Any]) -> Handl
 
     async def handler(params: Any, context: RequestContext) -> Any:
         uri = str(params.uri)
-        found = app.find_resource(uri)
+        try:
+            found = app.find_resource(uri)
+        except UnsafeValue as exc:
+            raise McpError(not_found, f"Resource not found: {exc}", {"uri": uri}) from None
         if found is None:
             raise McpError(not_found, "Resource not found", {"uri": uri})
         entry, variables = found
@@ -141,6 +153,7 @@ def _read_resource(app: App, revision: str, spec: MethodSpec[Any, Any]) -> Handl
             raise McpError(
                 INTERNAL_ERROR, f"Error reading resource {uri}{detail}", {"uri": uri}
             ) from None
+        contents = content_meta(contents, entry.mime_type, entry.meta)
         return _shaped(app, spec, revision, {"contents": contents}, f"resource {uri!r}")
 
     return handler
@@ -148,7 +161,7 @@ def _read_resource(app: App, revision: str, spec: MethodSpec[Any, Any]) -> Handl
 
 def _get_prompt(app: App, revision: str, spec: MethodSpec[Any, Any]) -> Handler:
     async def handler(params: Any, context: RequestContext) -> Any:
-        entry = app.prompts.get(params.name)
+        entry = app.find_prompt(params.name)
         if entry is None:
             raise McpError(INVALID_PARAMS, f"Unknown prompt: {params.name}", {"name": params.name})
         data = await entry.get(dict(params.arguments or {}), Context(app, context, revision))

@@ -34,6 +34,8 @@ class PromptEntry:
     description: str | None
     icons: list[dict[str, Any]] | None
     meta: dict[str, Any] | None
+    #: Server-side labels for ``App.enable``/``disable`` (never sent).
+    tags: frozenset[str] = frozenset()
 
     def arguments(self) -> list[dict[str, Any]]:
         out = []

@@ -1,11 +1,14 @@
-"""Resources: static URIs and RFC 6570 level-1 templates (``users://{user_id}/profile``).
+"""Resources: static URIs and RFC 6570 templates (``users://{user_id}/profile``,
+``files://{+path}``, ``search{?q,lang}``; matching in ``_uri_template``).
 
-A template's variables are matched from a URI (each a non-empty run of characters other than
-``/``, ``?`` and ``#``, percent-decoded) and converted to the types the function's parameters
-name. What a function returns becomes the resource's contents: ``str`` text, ``bytes`` a
-base64 blob, anything else JSON text (listed with the MIME type its return annotation implies
-unless one is given: ``text/plain``, ``application/octet-stream``, ``application/json``);
-a ``TextResourceContents``/``BlobResourceContents``, or a list of them, is taken as it is.
+A template's variables are matched from a URI (percent-decoded, guarded against path traversal
+unless the template opts out) and converted to the types the function's parameters name: an
+exploded variable is a list, a variable the URI leaves out takes the parameter's default (and
+without a default, the URI is not the template's).
+What a function returns becomes the resource's contents: ``str`` text, ``bytes`` a base64
+blob, anything else JSON text (listed with the MIME type its return annotation implies unless
+one is given: ``text/plain``, ``application/octet-stream``, ``application/json``); a
+``TextResourceContents``/``BlobResourceContents``, or a list of them, is taken as it is.
 """
 
 from __future__ import annotations
@@ -16,7 +19,6 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import unquote
 
 import pydantic_core
 from mcpbind.runtime.core.errors import INVALID_PARAMS, McpError
@@ -25,20 +27,12 @@ from pydantic import BaseModel
 from ._call import ArgumentsError, call, validate
 from ._results import as_data
 from ._schema import Signature, read_signature
+from ._uri_template import UriTemplate, Values
 
 __all__ = ["TEMPLATE_VARIABLE", "ResourceEntry", "make_resource"]
 
-#: A level-1 expression: ``{name}``.
-TEMPLATE_VARIABLE = re.compile(r"\{([A-Za-z0-9_]+)\}")
-
-
-def _matcher(template: str) -> re.Pattern[str]:
-    parts = TEMPLATE_VARIABLE.split(template)
-    pattern = "".join(
-        re.escape(part) if index % 2 == 0 else f"(?P<{part}>[^/?#]+)"
-        for index, part in enumerate(parts)
-    )
-    return re.compile(pattern)
+#: An expression of a URI template: ``{name}``, ``{+path}``, ``{?q,lang}``...
+TEMPLATE_VARIABLE = re.compile(r"\{[^{}]*\}")
 
 
 @dataclass
@@ -55,11 +49,15 @@ class ResourceEntry:
     icons: list[dict[str, Any]] | None
     meta: dict[str, Any] | None
     variables: tuple[str, ...]
-    pattern: re.Pattern[str] | None
+    template: UriTemplate | None
+    #: Server-side labels for ``App.enable``/``disable`` (never sent).
+    tags: frozenset[str] = frozenset()
+    #: The variables whose parameters have no default: a URI without one is not this resource.
+    required: tuple[str, ...] = ()
 
     @property
     def is_template(self) -> bool:
-        return self.pattern is not None
+        return self.template is not None
 
     def describe(self) -> dict[str, Any]:
         """The ``Resource`` or ``ResourceTemplate``, newest shape."""
@@ -77,16 +75,17 @@ class ResourceEntry:
                 data[member] = value
         return data
 
-    def match(self, uri: str) -> dict[str, str] | None:
-        """The variables of ``uri`` if this template matches it."""
-        if self.pattern is None:
+    def match(self, uri: str) -> Values | None:
+        """The variables of ``uri`` if this template matches it; ``UnsafeValue`` when one
+        fails the traversal guard."""
+        if self.template is None:
             return {} if uri == self.uri else None
-        found = self.pattern.fullmatch(uri)
-        if found is None:
+        found = self.template.match(uri)
+        if found is None or any(name not in found for name in self.required):
             return None
-        return {name: unquote(value) for name, value in found.groupdict().items()}
+        return found
 
-    async def read(self, uri: str, variables: dict[str, str], context: Any) -> list[dict[str, Any]]:
+    async def read(self, uri: str, variables: Values, context: Any) -> list[dict[str, Any]]:
         """The contents of ``uri`` (a ``ReadResourceResult``'s ``contents``)."""
         try:
             kwargs = validate(self.signature, variables, f"resource {self.uri!r}")
@@ -141,10 +140,13 @@ def make_resource(
     annotations: Mapping[str, Any] | None,
     icons: Sequence[Any] | None,
     meta: Mapping[str, Any] | None,
+    traversal_guard: bool = True,
 ) -> ResourceEntry:
     """A ``ResourceEntry``; ``TypeError`` when the function's parameters and the template's
-    variables differ (every variable must be a parameter, and the other way round)."""
-    variables = tuple(TEMPLATE_VARIABLE.findall(uri))
+    variables differ (every variable must be a parameter, and the other way round),
+    ``ValueError`` for a template that is not RFC 6570 or cannot be matched."""
+    template = UriTemplate(uri, guard=traversal_guard)
+    variables = template.variables
     label = name or getattr(fn, "__name__", None) or uri
     signature = read_signature(fn, context_cls, label)
     if set(variables) != set(signature.parameters) or len(set(variables)) != len(variables):
@@ -152,8 +154,6 @@ def make_resource(
             f"resource {uri!r}: the function's parameters {sorted(signature.parameters)} "
             f"must be the template's variables {sorted(variables)}, each once"
         )
-    if "{" in TEMPLATE_VARIABLE.sub("", uri) or "}" in TEMPLATE_VARIABLE.sub("", uri):
-        raise TypeError(f"resource {uri!r}: only level-1 expressions ({{name}}) are supported")
     return ResourceEntry(
         uri=uri,
         name=label,
@@ -166,5 +166,10 @@ def make_resource(
         icons=as_data(list(icons)) if icons is not None else None,
         meta=dict(meta) if meta is not None else None,
         variables=variables,
-        pattern=_matcher(uri) if variables else None,
+        template=template if template.is_template else None,
+        required=tuple(
+            name
+            for name in variables
+            if signature.parameters[name].default is inspect.Parameter.empty
+        ),
     )

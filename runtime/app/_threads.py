@@ -9,16 +9,21 @@ finish, then is cancelled), and the thread is one of anyio's as far as the funct
 ``anyio.from_thread.run`` reaches the loop from it, and ``anyio.from_thread.check_cancelled``
 raises once its caller was cancelled (anyio's thread-locals are set for that; without them,
 on another anyio, every call goes to anyio). Elsewhere (trio) anyio runs it.
+
+Inside ``abandoning()`` (a tool's timeout) a cancelled call does not wait: a thread cannot be
+killed, so the caller goes on at once, the thread runs to its end (``check_cancelled`` raises
+in it meanwhile) and what it returns is dropped.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import contextvars
 import threading
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, Final, TypeVar
 
 import anyio
@@ -32,12 +37,26 @@ try:  # anyio's marks of its worker threads (not public: checked at import, used
 except ImportError:  # pragma: no cover - another anyio
     _anyio_threads = None
 
-__all__ = ["MAX_THREADS", "run_sync"]
+__all__ = ["MAX_THREADS", "abandoning", "run_sync"]
 
 T = TypeVar("T")
 
 #: Threads per event loop for sync functions (anyio's default capacity limiter has 40).
 MAX_THREADS: Final = 40
+
+#: Set by ``abandoning()``: a cancelled caller leaves its running thread behind.
+_abandon: contextvars.ContextVar[bool] = contextvars.ContextVar("mcpbind_abandon", default=False)
+
+
+@contextlib.contextmanager
+def abandoning() -> Iterator[None]:
+    """Within it, a cancelled ``run_sync`` returns at once, its thread's late result dropped."""
+    token = _abandon.set(True)
+    try:
+        yield
+    finally:
+        _abandon.reset(token)
+
 
 _pools: weakref.WeakKeyDictionary[
     asyncio.AbstractEventLoop, tuple[concurrent.futures.Executor, object, type[anyio.CancelScope]]
@@ -93,8 +112,9 @@ def _when_done(
 async def run_sync(fn: Callable[..., T], *args: Any) -> T:
     """``fn(*args)`` in a worker thread, in a copy of the current context."""
     path = loop_path()  # no session at hand here: the seam's choice, per call
+    abandon = _abandon.get()
     if _anyio_threads is None or not isinstance(path, AsyncioPath):
-        return await anyio.to_thread.run_sync(fn, *args)
+        return await anyio.to_thread.run_sync(fn, *args, abandon_on_cancel=abandon)
     loop = path.loop
     pool, token, scopes = _pool(loop)
     # What the thread's ``check_cancelled`` and ``from_thread.run`` see, as in anyio's threads:
@@ -109,6 +129,8 @@ async def run_sync(fn: Callable[..., T], *args: Any) -> T:
         if future.cancel():  # still waiting for a thread: it never runs
             raise
         scope.cancel()
+        if abandon:
+            raise
         # Running: wait for it to end, shielded from anyio's scopes, and through any further
         # direct cancellation; then the caller is cancelled all the same.
         with anyio.CancelScope(shield=True):

@@ -47,6 +47,10 @@ class ToolEntry:
     input_schema: dict[str, Any] = field(default_factory=dict)
     #: ``execution.taskSupport`` (2025-11-25 tasks): None is absent, i.e. forbidden.
     task_support: str | None = None
+    #: Server-side labels for ``App.enable``/``disable`` (never sent).
+    tags: frozenset[str] = frozenset()
+    #: Seconds before a call is cancelled (None: the app's default, if any).
+    timeout: float | None = None
 
     def describe(self) -> dict[str, Any]:
         """The ``Tool`` as the newest revision has it (shaped per revision when listed)."""
@@ -67,9 +71,17 @@ class ToolEntry:
         return data
 
     async def run(
-        self, arguments: dict[str, Any], context: Any, mask_errors: bool
+        self,
+        arguments: dict[str, Any],
+        context: Any,
+        mask_errors: bool,
+        on_exception: Callable[[Exception, int | str], None] | None = None,
     ) -> dict[str, Any]:
-        """Validate, call, convert: a ``CallToolResult`` as JSON data (newest shape)."""
+        """Validate, call, convert: a ``CallToolResult`` as JSON data (newest shape).
+
+        With ``on_exception``, an unexpected exception is given to it (with the request's id,
+        ``context.request_id``) and raised, not answered.
+        """
         try:
             kwargs = validate(self.signature, arguments, f"tool {self.name!r}")
             value = await call(self.signature, kwargs, context)
@@ -87,6 +99,9 @@ class ToolEntry:
                 f"Tool {self.name!r} returned an invalid result: {describe_errors(exc, 'field')}"
             )
         except Exception as exc:
+            if on_exception is not None:
+                on_exception(exc, context.request_id)
+                raise
             logger.exception("tool %r failed", self.name)
             if mask_errors:
                 return _error(f"Error executing tool {self.name!r}")

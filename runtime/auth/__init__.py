@@ -49,6 +49,10 @@ if TYPE_CHECKING:
         OAuthClientAuth as OAuthClientAuth,
         check_authorization_response as check_authorization_response,
     )
+    from ._guard import (
+        OriginGuard as OriginGuard,
+        Resolver as Resolver,
+    )
     from ._redirect import (
         FollowRedirectHandler as FollowRedirectHandler,
         LoopbackRedirectHandler as LoopbackRedirectHandler,

@@ -7,6 +7,7 @@ path insertion, OpenID with path appending; without a path, OAuth then OpenID. A
 document is used only if its ``issuer`` is exactly the issuer its URL was built from. A server
 without PRM (the 2025-03-26 revision) is its own authorization server at its origin, with the
 default endpoints ``/authorize``, ``/token`` and ``/register`` when it has no metadata either.
+Where each of those requests may go is ``_guard.OriginGuard``'s to say.
 """
 
 from __future__ import annotations
@@ -14,11 +15,12 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urljoin, urlsplit, urlunsplit
 
 import httpx
 
 from ._errors import DiscoveryError
+from ._guard import MAX_REDIRECTS, OriginGuard
 
 logger = logging.getLogger(__name__)
 
@@ -28,6 +30,8 @@ OPENID_SUFFIX = "/.well-known/openid-configuration"
 LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
 #: Metadata documents larger than this are not parsed.
 MAX_DOCUMENT = 256 * 1024
+#: The endpoints of authorization server metadata the client may be sent to.
+SERVER_ENDPOINTS = ("authorization_endpoint", "token_endpoint", "registration_endpoint", "jwks_uri")
 
 
 def canonical_resource(url: str) -> str:
@@ -177,12 +181,25 @@ class ServerMetadata:
         )
 
 
-async def _get_json(http: httpx.AsyncClient, url: str) -> dict[str, Any] | None:
-    """The JSON object at ``url``, or None if it is not there (any non-200, not JSON)."""
-    try:
-        response = await http.get(url, headers={"Accept": "application/json"})
-    except httpx.HTTPError as exc:
-        logger.debug("metadata at %s unreachable: %s", url, type(exc).__name__)
+async def _get_json(http: httpx.AsyncClient, url: str, guard: OriginGuard) -> dict[str, Any] | None:
+    """The JSON object at ``url``, or None if it is not there (any non-200, not JSON).
+
+    Redirects are followed by hand, only within ``url``'s origin (a cross-origin one raises).
+    """
+    for _ in range(MAX_REDIRECTS + 1):
+        try:
+            response = await http.get(url, headers={"Accept": "application/json"})
+        except httpx.HTTPError as exc:
+            logger.debug("metadata at %s unreachable: %s", url, type(exc).__name__)
+            return None
+        location = response.headers.get("location")
+        if not response.is_redirect or location is None:
+            break
+        target = urljoin(url, location)
+        guard.check_redirect(url, target)
+        url = target
+    else:
+        logger.debug("metadata at %s: more than %d redirects", url, MAX_REDIRECTS)
         return None
     if response.status_code != 200 or len(response.content) > MAX_DOCUMENT:
         logger.debug("no metadata at %s (HTTP %d)", url, response.status_code)
@@ -196,11 +213,20 @@ async def _get_json(http: httpx.AsyncClient, url: str) -> dict[str, Any] | None:
 
 
 async def discover_resource(
-    http: httpx.AsyncClient, server_url: str, from_challenge: str | None
+    http: httpx.AsyncClient,
+    server_url: str,
+    from_challenge: str | None,
+    guard: OriginGuard | None = None,
 ) -> ResourceMetadata | None:
-    """The server's PRM, checked to name this server; None if it publishes none."""
+    """The server's PRM, checked to name this server; None if it publishes none.
+
+    A challenge's metadata URL off the server's origin is refused before any request (unless
+    ``guard`` allows that origin; the default guard allows none).
+    """
+    guard = guard or OriginGuard(server_url)
     for url in resource_metadata_urls(server_url, from_challenge):
-        raw = await _get_json(http, url)
+        guard.check_resource_metadata(url)
+        raw = await _get_json(http, url, guard)
         if raw is None:
             continue
         resource = raw.get("resource")
@@ -220,22 +246,33 @@ async def discover_resource(
     return None
 
 
-async def discover_server(http: httpx.AsyncClient, issuer: str) -> ServerMetadata | None:
+async def discover_server(
+    http: httpx.AsyncClient, issuer: str, guard: OriginGuard | None = None
+) -> ServerMetadata | None:
     """The metadata of the authorization server ``issuer``; None if none is published.
 
     A document whose ``issuer`` differs from ``issuer`` is never used (RFC 8414 3.3); if only
-    such documents exist, that is an error, not an absence.
+    such documents exist, that is an error, not an absence. The issuer, and every endpoint the
+    document names, must pass ``guard``'s address check (the default guard measures them
+    against the issuer's own address).
     """
+    guard = guard or OriginGuard(issuer)
+    await guard.check_address(issuer, "authorization server")
     refused: list[str] = []
     for url in server_metadata_urls(issuer):
-        raw = await _get_json(http, url)
+        raw = await _get_json(http, url, guard)
         if raw is None:
             continue
         if raw.get("issuer") != issuer:
             logger.warning("refused metadata at %s: issuer is not %s", url, issuer)
             refused.append(url)
             continue
-        return ServerMetadata.parse(raw)
+        metadata = ServerMetadata.parse(raw)
+        for name in SERVER_ENDPOINTS:
+            endpoint = raw.get(name)
+            if isinstance(endpoint, str):
+                await guard.check_address(endpoint, f"{name} of {issuer}")
+        return metadata
     if refused:
         raise DiscoveryError(
             f"authorization server metadata at {', '.join(refused)} names another issuer "

@@ -11,12 +11,14 @@ is used only while the resource still names the authorization server that issued
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import AsyncGenerator, Generator
+from collections.abc import AsyncGenerator, Generator, Iterable
 from dataclasses import replace
 
 import anyio
 import httpx
+from mcpbind.runtime.core.outgoing import DEADLINE_HOLD
 
 from ._challenge import Challenge, bearer_challenge
 from ._discovery import (
@@ -27,6 +29,7 @@ from ._discovery import (
     origin,
 )
 from ._errors import DiscoveryError, TokenRequestError
+from ._guard import OriginGuard, Resolver
 from ._http import oauth_client
 from ._registration import client_key
 from ._store import MemoryTokenStore, TokenStore
@@ -41,7 +44,13 @@ def merge_scopes(*groups: list[str] | None) -> list[str]:
 
 
 class OAuthFlow(httpx.Auth):
-    """Base of the OAuth ``httpx.Auth`` classes; subclasses implement ``_obtain``."""
+    """Base of the OAuth ``httpx.Auth`` classes; subclasses implement ``_obtain``.
+
+    Discovery stays near the MCP server (``_guard``): ``allowed_metadata_origins`` names the
+    other origins (``https://host[:port]``) it may fetch protected-resource metadata from, and
+    whose authorization server endpoints may be on a private, loopback or link-local address
+    the MCP server is not on. ``resolver`` replaces the system resolver for that address check.
+    """
 
     def __init__(
         self,
@@ -52,8 +61,12 @@ class OAuthFlow(httpx.Auth):
         max_step_up: int = 2,
         transport: httpx.AsyncBaseTransport | None = None,
         timeout: float = 30.0,
+        allowed_metadata_origins: Iterable[str] = (),
+        resolver: Resolver | None = None,
     ) -> None:
         self.server_url = canonical_resource(server_url)
+        self.allowed_metadata_origins = tuple(allowed_metadata_origins)
+        self._resolver = resolver
         self.store: TokenStore = store if store is not None else MemoryTokenStore()
         self.client = client
         self.max_step_up = max_step_up
@@ -110,17 +123,22 @@ class OAuthFlow(httpx.Auth):
             else:
                 reauthorized = True
             await response.aread()
-            token = await self._reauthorize(token, challenge, response.status_code == 403)
+            # Signing in (a browser, a user) is not the server's time: the MCP request's
+            # timeout is held meanwhile, when the transport passed its hold along.
+            hold = request.extensions.get(DEADLINE_HOLD)
+            with hold() if callable(hold) else contextlib.nullcontext():
+                token = await self._reauthorize(token, challenge, response.status_code == 403)
             request.headers["Authorization"] = f"Bearer {token.access_token}"
             response = yield request
 
     async def authorize(self) -> Token:
         """Get a token now, before connecting: what the server's first 401 would trigger.
 
-        Signing in through a browser can outlast a request's timeout (the 2026-07-28 era opens
-        with a ``server/discover`` probe allowed 10 s), so an interactive app calls this first.
-        The server is asked once without a token for its challenge (scopes, metadata URL);
-        without one, discovery uses the well-known URLs.
+        A sign-in on a request's 401 does not count against that request's timeout (the
+        transport holds its deadline meanwhile); an app may still sign in before connecting,
+        so that no request waits on the user at all. The server is asked once without a token
+        for its challenge (scopes, metadata URL); without one, discovery uses the well-known
+        URLs.
         """
         async with self._lock:
             current = await self._usable_token()
@@ -199,6 +217,15 @@ class OAuthFlow(httpx.Auth):
     def _http(self) -> httpx.AsyncClient:
         return oauth_client(self._transport, self._timeout)
 
+    def _guard(self) -> OriginGuard:
+        """The discovery rules, with a fresh resolution cache for each authorization."""
+        return OriginGuard(
+            self.server_url,
+            allowed_origins=self.allowed_metadata_origins,
+            resolver=self._resolver,
+            timeout=self._timeout,
+        )
+
     async def _reauthorize(
         self, used: Token | None, challenge: Challenge | None, step_up: bool
     ) -> Token:
@@ -229,7 +256,7 @@ class OAuthFlow(httpx.Auth):
     ) -> bool:
         """Whether the resource still names the server that issued ``token``."""
         resource = await discover_resource(
-            http, self.server_url, challenge.resource_metadata if challenge else None
+            http, self.server_url, challenge.resource_metadata if challenge else None, self._guard()
         )
         issuers = resource.authorization_servers if resource else [origin(self.server_url)]
         return token.issuer in issuers
@@ -237,19 +264,20 @@ class OAuthFlow(httpx.Auth):
     async def _authorize(
         self, http: httpx.AsyncClient, challenge: Challenge | None, step_up: bool
     ) -> Token:
+        guard = self._guard()
         resource_metadata = await discover_resource(
-            http, self.server_url, challenge.resource_metadata if challenge else None
+            http, self.server_url, challenge.resource_metadata if challenge else None, guard
         )
         if resource_metadata is not None:
             issuer = resource_metadata.authorization_servers[0]
-            server = await discover_server(http, issuer)
+            server = await discover_server(http, issuer, guard)
             if server is None:
                 raise DiscoveryError(f"no authorization server metadata found for {issuer}")
             resource = canonical_resource(resource_metadata.resource)
         else:
             # 2025-03-26: no PRM; the server's origin is its authorization server.
             base = origin(self.server_url)
-            server = await discover_server(http, base) or ServerMetadata.defaults(base)
+            server = await discover_server(http, base, guard) or ServerMetadata.defaults(base)
             resource = self.server_url
         challenged = challenge.scopes if challenge is not None else []
         if challenged:

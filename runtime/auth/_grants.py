@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hmac
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 
 import httpx
 
@@ -16,6 +16,7 @@ from . import _deps
 from ._discovery import ServerMetadata
 from ._errors import AuthorizationError, AuthorizationResponseError, DiscoveryError
 from ._flow import OAuthFlow, merge_scopes
+from ._guard import Resolver
 from ._redirect import LoopbackRedirectHandler, RedirectHandler
 from ._registration import ClientMetadata, check_metadata_url, identity_for
 from ._store import TokenStore
@@ -85,6 +86,8 @@ class OAuthClientAuth(OAuthFlow):
         max_step_up: int = 2,
         transport: httpx.AsyncBaseTransport | None = None,
         timeout: float = 30.0,
+        allowed_metadata_origins: Iterable[str] = (),
+        resolver: Resolver | None = None,
     ) -> None:
         super().__init__(
             server_url,
@@ -93,6 +96,8 @@ class OAuthClientAuth(OAuthFlow):
             max_step_up=max_step_up,
             transport=transport,
             timeout=timeout,
+            allowed_metadata_origins=allowed_metadata_origins,
+            resolver=resolver,
         )
         self.redirect_handler: RedirectHandler = redirect_handler or LoopbackRedirectHandler()
         self.client_metadata = client_metadata or ClientMetadata()
@@ -178,6 +183,8 @@ class ClientCredentialsAuth(OAuthFlow):
         max_step_up: int = 2,
         transport: httpx.AsyncBaseTransport | None = None,
         timeout: float = 30.0,
+        allowed_metadata_origins: Iterable[str] = (),
+        resolver: Resolver | None = None,
     ) -> None:
         client = ClientIdentity(
             client_id=client_id,
@@ -194,6 +201,8 @@ class ClientCredentialsAuth(OAuthFlow):
             max_step_up=max_step_up,
             transport=transport,
             timeout=timeout,
+            allowed_metadata_origins=allowed_metadata_origins,
+            resolver=resolver,
         )
         self.scope = scope
 

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
         Supervisor as Supervisor,
         WorkerSpec as WorkerSpec,
         haproxy_config as haproxy_config,
+        serve_cluster as serve_cluster,
     )
     from ._redis_events import RedisEventStore as RedisEventStore
     from ._redis_state import RedisState as RedisState

@@ -6,7 +6,8 @@
 starts 3 workers on 127.0.0.1:9001..9003, writes an haproxy configuration balancing
 127.0.0.1:9000 over them and runs haproxy; Ctrl-C (or SIGTERM) stops everything. ``worker`` runs
 one worker in the foreground (what ``serve`` starts N of; useful under another supervisor such
-as systemd, with ``MCPBIND_WORKER_ID`` and ``MCPBIND_REDIS_URL`` set).
+as systemd, with ``MCPBIND_WORKER_ID`` and ``MCPBIND_REDIS_URL`` set). ``serve`` is
+``serve_cluster``, the same function ``mcpbind serve`` runs.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from ._launch import Supervisor, run_worker
+from ._launch import run_worker, serve_cluster
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -69,23 +70,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "worker":
         run_worker(args.target, args.host, args.port, args.app_dir)
         return 0
-    if args.run_haproxy and args.haproxy is None:
-        _parser().error("--run-haproxy needs --haproxy FILE")
-    supervisor = Supervisor(
-        args.target,
-        workers=args.workers,
-        host=args.host,
-        port=args.port,
-        redis_url=args.redis,
-        app_dir=args.app_dir,
-        haproxy_path=args.haproxy,
-        run_haproxy=args.run_haproxy,
-        haproxy_binary=args.haproxy_bin,
-        restart=args.restart,
-        sticky=args.sticky_sessions,
-        check_ms=args.check_ms,
-    )
-    return supervisor.run()
+    try:
+        return serve_cluster(
+            args.target,
+            workers=args.workers,
+            host=args.host,
+            port=args.port,
+            redis_url=args.redis,
+            app_dir=args.app_dir,
+            haproxy_path=args.haproxy,
+            run_haproxy=args.run_haproxy,
+            haproxy_binary=args.haproxy_bin,
+            restart=args.restart,
+            sticky=args.sticky_sessions,
+            check_ms=args.check_ms,
+        )
+    except ValueError as exc:
+        _parser().error(str(exc))
 
 
 if __name__ == "__main__":

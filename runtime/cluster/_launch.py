@@ -48,6 +48,7 @@ __all__ = [
     "haproxy_config",
     "load_app",
     "run_worker",
+    "serve_cluster",
 ]
 
 #: The route every worker answers for load-balancer health checks.
@@ -402,3 +403,40 @@ class Supervisor:
             self.stop()
             for signum, handler in previous.items():
                 signal.signal(signum, handler)
+
+
+def serve_cluster(
+    target: str,
+    *,
+    workers: int = 3,
+    host: str = "127.0.0.1",
+    port: int = 9000,
+    redis_url: str | None = None,
+    app_dir: str | None = None,
+    haproxy_path: Path | None = None,
+    run_haproxy: bool = False,
+    haproxy_binary: str = "haproxy",
+    restart: bool = False,
+    sticky: bool = False,
+    check_ms: int = 1000,
+) -> int:
+    """The ``serve`` command of both command lines (``mcpbind serve`` and ``python -m
+    mcpbind.runtime.cluster serve``): supervise until a signal; the exit status.
+    ``ValueError`` for options that do not go together."""
+    if run_haproxy and haproxy_path is None:
+        raise ValueError("--run-haproxy needs --haproxy FILE")
+    supervisor = Supervisor(
+        target,
+        workers=workers,
+        host=host,
+        port=port,
+        redis_url=redis_url,
+        app_dir=app_dir,
+        haproxy_path=haproxy_path,
+        run_haproxy=run_haproxy,
+        haproxy_binary=haproxy_binary,
+        restart=restart,
+        sticky=sticky,
+        check_ms=check_ms,
+    )
+    return supervisor.run()

@@ -7,13 +7,19 @@ character that ``str.isprintable`` rejects (control characters, line and paragra
 unassigned code points) as ``\\n``, ``\\x1b``, ``\\u2028``..., escapes backslashes so an escape
 cannot be faked, and cuts long values. It is lazy: the escaping runs only if the record is
 emitted, so a debug line costs nothing when debug logging is off.
+
+A warning the peer can trigger at will (a response to no request, a notification past the
+bound) is written through a ``LogLimiter``: the first few as they come, then one summary per
+interval saying how many were left out, so a flood of them cannot flood the log.
 """
 
 from __future__ import annotations
 
+import logging
+import time
 from typing import Final
 
-__all__ = ["escape", "printable"]
+__all__ = ["LogLimiter", "escape", "printable"]
 
 #: Characters kept from a value before it is cut: enough to recognise it, not a payload.
 LIMIT: Final = 200
@@ -66,3 +72,38 @@ class printable:  # used like a function, in log calls
 
     def __repr__(self) -> str:
         return escape(repr(self.value), self.limit, backslashes=False)
+
+
+class LogLimiter:
+    """A token bucket for one kind of log record: ``burst`` records at once, refilled at one
+    per ``interval`` seconds; the records left out meanwhile are counted and reported by the
+    next one written (or by ``flush``)."""
+
+    __slots__ = ("_clock", "_last", "_tokens", "burst", "interval", "logger", "suppressed")
+
+    def __init__(self, logger: logging.Logger, *, burst: int = 10, interval: float = 60.0) -> None:
+        self.logger = logger
+        self.burst = burst
+        self.interval = interval
+        self.suppressed = 0
+        self._tokens = float(burst)
+        self._clock = time.monotonic
+        self._last = self._clock()
+
+    def log(self, level: int, message: str, *args: object) -> bool:
+        """Write the record if the bucket allows (True), else count it as left out."""
+        if not self.logger.isEnabledFor(level):
+            return False
+        now = self._clock()
+        self._tokens = min(float(self.burst), self._tokens + (now - self._last) / self.interval)
+        self._last = now
+        if self._tokens < 1.0:
+            self.suppressed += 1
+            return False
+        self._tokens -= 1.0
+        if self.suppressed:
+            message += " (and %d more like it left out of the log)"
+            args = (*args, self.suppressed)
+            self.suppressed = 0
+        self.logger.log(level, message, *args)
+        return True

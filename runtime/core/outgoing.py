@@ -12,7 +12,7 @@ import heapq
 import logging
 import math
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from typing import Any, Final
 
@@ -29,12 +29,12 @@ from mcpbind.generated.support import (
 from . import jsonrpc as rpc
 from .bindings import Bindings, dump
 from .errors import INTERNAL_ERROR, ConnectionClosedError, McpError, RequestTimeoutError
-from .logsafe import printable
+from .logsafe import LogLimiter, printable
 from .loop_path import Event, LoopPath, loop_path
 from .routing import SessionOptions
 from .transport import Connection, Envelope, put
 
-__all__ = ["REQUEST_SENT", "UNCANCELLABLE", "Outgoing"]
+__all__ = ["DEADLINE_HOLD", "REQUEST_SENT", "UNCANCELLABLE", "Outgoing"]
 
 logger = logging.getLogger("mcpbind.runtime")
 
@@ -46,6 +46,11 @@ RequestId = int | str
 REQUEST_SENT: ContextVar[Callable[[str, RequestId], None] | None] = ContextVar(
     "mcpbind_request_sent", default=None
 )
+
+#: The key, in ``Connection.extra``, of ``Outgoing.hold_deadline``: a transport hands it on with
+#: a request (the HTTP client, as an httpx request extension), so that time the request spends
+#: on something else than the peer (a user signing in on a 401) does not count against it.
+DEADLINE_HOLD: Final = "mcpbind.deadline_hold"
 
 #: The one request that must never be cancelled (lifecycle.md, cancellation.md).
 UNCANCELLABLE: Final = frozenset({INITIALIZE})
@@ -59,6 +64,9 @@ class _Pending:
         "error",
         "event",
         "has_result",
+        "held",
+        "held_since",
+        "paused",
         "progress",
         "result",
         "timed_out",
@@ -74,6 +82,10 @@ class _Pending:
         self.result: Any = None
         self.has_result = False
         self.error: BaseException | None = None
+        #: Holds on the deadline (``hold_deadline``), since when, and the time held in all.
+        self.held = 0
+        self.held_since = 0.0
+        self.paused = 0.0
 
 
 _UNSET: Final[Any] = object()
@@ -97,6 +109,9 @@ class Outgoing:
         self._pending: dict[RequestId, _Pending] = {}
         # Ids we cancelled recently: their late responses are expected, not worth a warning.
         self._abandoned: deque[RequestId] = deque(maxlen=256)
+        #: Rate-limits the warning for responses to no request (a peer can send any number);
+        #: made on the first one.
+        self._unknown_log: LogLimiter | None = None
         self._deadlines: list[tuple[float, int, RequestId]] = []
         self._deadline_seq = 0
         self._next_wake = math.inf
@@ -109,6 +124,7 @@ class Outgoing:
         #: The fast path seam (``loop_path.py``): picked when the session starts, or by the
         #: first request sent before that.
         self._path: LoopPath | None = None
+        connection.extra[DEADLINE_HOLD] = self.hold_deadline
 
     @property
     def loop_path(self) -> LoopPath:
@@ -233,12 +249,34 @@ class Outgoing:
             if pending.updates:
                 updates, pending.updates = pending.updates, []
                 if timeout is not None and not finished:
-                    pending.deadline = min(self.now() + timeout, hard_deadline)
+                    pending.deadline = min(self.now() + timeout, hard_deadline + pending.paused)
                 if pending.progress is not None:
                     for update in updates:
                         await pending.progress(*update)
             if finished:
                 return
+
+    @contextlib.contextmanager
+    def hold_deadline(self, request_id: RequestId) -> Iterator[None]:
+        """While in this block, request ``request_id``'s deadline does not run: the time spent
+        is added to it (and to its hard cap) when the last hold ends."""
+        pending = self._pending.get(request_id)
+        if pending is None:
+            yield
+            return
+        if pending.held == 0:
+            pending.held_since = self.now()
+        pending.held += 1
+        try:
+            yield
+        finally:
+            pending.held -= 1
+            if pending.held == 0:
+                spent = self.now() - pending.held_since
+                pending.paused += spent
+                pending.deadline += spent
+                if request_id in self._pending:
+                    self._watch(request_id, pending.deadline)
 
     def _watch(self, request_id: RequestId, deadline: float) -> None:
         """Put a deadline under the watcher's eye, waking it if it is now the earliest."""
@@ -271,6 +309,8 @@ class Outgoing:
                 pending = self._pending.get(request_id)
                 if pending is None or pending.has_result or pending.error is not None:
                     continue
+                if pending.held:
+                    continue  # watched again when the hold ends (``hold_deadline``)
                 if pending.deadline > now:
                     self._deadline_seq += 1
                     heapq.heappush(heap, (pending.deadline, self._deadline_seq, request_id))
@@ -298,12 +338,17 @@ class Outgoing:
         request_id = message.get("id")
         pending = self._pending.get(request_id) if rpc.is_request_id(request_id) else None
         if pending is None or pending.has_result or pending.error is not None:
-            if kind == rpc.ERROR_RESPONSE and request_id is None:
-                logger.warning("the peer reported an error: %s", printable(message.get("error")))
-            elif request_id in self._abandoned:
+            if request_id in self._abandoned:
                 logger.debug("ignored the late response to cancelled request %r", request_id)
+                return
+            if self._unknown_log is None:
+                self._unknown_log = LogLimiter(logger)
+            if kind == rpc.ERROR_RESPONSE and request_id is None:
+                text = "the peer reported an error: %s"
+                self._unknown_log.log(logging.WARNING, text, printable(message.get("error")))
             else:
-                logger.warning("dropped a response with an unknown id %r", printable(request_id))
+                text = "dropped a response with an unknown id %r"
+                self._unknown_log.log(logging.WARNING, text, printable(request_id))
             return
         if kind == rpc.RESPONSE:
             pending.result = message["result"]

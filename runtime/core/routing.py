@@ -46,7 +46,9 @@ class SessionOptions:
     either bound a request is answered at once with a busy error (-31503), as it is beyond the
     process's ``memory_budget`` (``budget.py``; ``None``: ``process_budget()``, shared by every
     session and transport of the process, 256 MiB unless changed). The session never
-    stops reading for requests, so ``ping``, cancellations and responses are always served.
+    stops reading for requests, so ``ping``, cancellations and responses are always served;
+    nor for notifications: at most ``max_pending_requests`` of their handlers run at once, and
+    one arriving past that bound is dropped with a (rate-limited) warning.
     ``keepalive_interval`` enables pings; one unanswered within ``keepalive_timeout`` ends the
     session. ``drain_timeout`` is how long running handlers may finish after the input ends;
     queued requests, and those still running then, are answered with an error (-31503).

@@ -42,7 +42,7 @@ from .errors import (
     RequestTimeoutError,
 )
 from .handler_tasks import HandlerTasks
-from .logsafe import printable
+from .logsafe import LogLimiter, printable
 from .outgoing import Outgoing
 from .routing import OutgoingCall, PeerState, Route, Router, SessionOptions
 from .transport import Connection, Envelope, take
@@ -101,6 +101,7 @@ class Session(Outgoing):
         self._room: anyio.Event | None = None
         self._tg: TaskGroup | None = None
         self._notifying = 0
+        self._dropped_log: LogLimiter | None = None
         self._failure: str | None = None
         # Events made only if waited for: a session per stateless HTTP request waits for none.
         self._started = Flag()
@@ -306,7 +307,6 @@ class Session(Outgoing):
     async def _read_messages(self, token: object | None) -> None:
         incoming = self.connection.incoming
         admission = self._admission
-        max_notifying = max(1, self.options.max_pending_requests)
         streak = 0
         try:
             while True:
@@ -321,10 +321,9 @@ class Session(Outgoing):
                     await self._on_message(message, envelope, None, envelope.size)
                 if self._relay.token is not token:
                     return  # this task ran a handler that had to wait; another one reads now
-                # Requests never hold the reading back (they queue or are refused); handlers of
-                # notifications, which cannot be refused, do when too many run.
-                while self._notifying >= max_notifying and self._closed_error is None:
-                    await self._wait_room()
+                # Nothing holds the reading back: requests queue or are refused, notifications
+                # past their bound are dropped (``_on_notification``), so pings, cancellations
+                # and responses are always read.
                 streak += 1
                 if streak >= FAIRNESS or admission.waiting:
                     # With requests queued, handlers get a turn after every message read, so
@@ -556,9 +555,17 @@ class Session(Outgoing):
         elif method == NOTIFICATIONS_PROGRESS:
             self._on_progress(params)
         work = self.router.route_notification(self, method, params, envelope)
-        if work is not None and self._running:
-            self._notifying += 1
-            self._spawn(self._run_notification, method, work)
+        if work is None or not self._running:
+            return
+        if self._notifying >= max(1, self.options.max_pending_requests):
+            # Waiting for room would stop the reading of pings and responses too: past the
+            # bound the handler is not run; the log says so, rate-limited (the peer sets the pace).
+            self._dropped_log = self._dropped_log or LogLimiter(logger)
+            text = "dropped notification %s: %d notification handlers are already running"
+            self._dropped_log.log(logging.WARNING, text, printable(method), self._notifying)
+            return
+        self._notifying += 1
+        self._spawn(self._run_notification, method, work)
 
     async def _run_notification(self, method: str, work: Callable[[], Awaitable[None]]) -> None:
         try:

@@ -31,13 +31,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 import anyio
 
 from .jsonrpc import Malformed
 
 __all__ = [
+    "RUNTIME_OWN",
     "Connection",
     "Envelope",
     "Malformed",
@@ -110,6 +111,12 @@ class Connection:
     outgoing: MessageSink
     close_reason: Callable[[], str | None] = field(default=_no_reason)
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+#: The ``Connection.extra`` key of a session the runtime opens to its own server (the HTTP
+#: transport listing tools to learn their header parameters): no client sent what it carries,
+#: so an endpoint's middleware does not see it.
+RUNTIME_OWN: Final = "mcpbind.runtime_own"
 
 
 async def put(stream: MessageSink, envelope: Envelope) -> None:

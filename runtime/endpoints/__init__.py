@@ -5,5 +5,6 @@ connection (``Server.serve``) or one for its transport (``Client``); ``broadcast
 session of a server in both eras.
 
 May import: ``core``, ``eras``, ``transports`` (stdio and memory, for ``run_stdio`` and
-``memory_transport``). Plug-ins (tasks) only where an endpoint method opens them, on first use.
+``memory_transport``; the HTTP client only inside ``Client(url)``'s ``_connect``, on first use).
+Plug-ins (tasks) only where an endpoint method opens them, on first use.
 """

@@ -9,13 +9,15 @@ the result type out of the stub. An unbound client (stub type ``Any``) gets ``An
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, overload
 
 from mcpbind.generated.names import PROMPTS_GET, RESOURCES_READ, TOOLS_CALL, TOOLS_LIST
 from mcpbind.generated.support import MCPModel, MethodSpec, PaginatedMethodSpec, RequestOptions
 from mcpbind.runtime.core.bindings import dump, validator
 from mcpbind.runtime.core.errors import CapabilityError, InvalidResultError
 from typing_extensions import TypeVar as DefaultTypeVar
+
+from .tool_output import structured_output
 
 if TYPE_CHECKING:
     from mcpbind.runtime.core.session import Session
@@ -25,6 +27,7 @@ __all__ = ["ClientCalls"]
 P = TypeVar("P")
 R = TypeVar("R")
 ItemT = TypeVar("ItemT")
+OutputT = TypeVar("OutputT")
 R_co = TypeVar("R_co", covariant=True)
 StubT = DefaultTypeVar("StubT", covariant=True, default=Any)
 
@@ -121,19 +124,46 @@ class ClientCalls(Generic[StubT]):
         params: MCPModel = validator(spec.params_type)(data)
         return params
 
+    @overload
     async def call_tool(
         self: ClientCalls[CallsTools[R]],
         name: str,
         arguments: Mapping[str, Any] | None = None,
         options: RequestOptions | None = None,
-    ) -> R:
+        *,
+        output: None = None,
+    ) -> R: ...
+
+    @overload
+    async def call_tool(
+        self: ClientCalls[CallsTools[Any]],
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        options: RequestOptions | None = None,
+        *,
+        output: type[OutputT],
+    ) -> OutputT: ...
+
+    async def call_tool(
+        self: ClientCalls[CallsTools[Any]],
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        options: RequestOptions | None = None,
+        *,
+        output: type[Any] | None = None,
+    ) -> Any:
         """Call tool ``name``: ``await client.call_tool("add", {"a": 1, "b": 2})``, the
         negotiated revision's ``CallToolResult`` (a tool's own failure is ``isError``, not an
-        exception)."""
+        exception).
+
+        With ``output=Model``, the result's ``structuredContent`` validated as ``Model`` (typed
+        so), and ``ToolOutputError`` if the result is an error, has none, or does not fit.
+        """
         data: dict[str, Any] = {"name": name}
         if arguments is not None:
             data["arguments"] = dict(arguments)
-        return await self.stub.call_tool(self._params(TOOLS_CALL, data), options)
+        result = await self.stub.call_tool(self._params(TOOLS_CALL, data), options)
+        return result if output is None else structured_output(name, result, output)
 
     async def read_resource(
         self: ClientCalls[ReadsResources[R]], uri: str, options: RequestOptions | None = None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar, overload
 
 import anyio
 import anyio.abc
@@ -39,11 +39,13 @@ from mcpbind.runtime.core.transport import Connection, Envelope
 from mcpbind.runtime.eras.lifecycle import ClientLifecycle, HandshakeClient
 from mcpbind.runtime.eras.stateless_client import StatelessClient
 from mcpbind.runtime.eras.subscriptions_client import ListenNotification, Subscription
-from mcpbind.runtime.transports.stdio import StdioParameters, stdio_client
+from mcpbind.runtime.transports.stdio import StdioParameters
 from pydantic import ValidationError
 from typing_extensions import TypeVar as DefaultTypeVar
 
 from ._client_calls import ClientCalls
+from ._connect import InMemoryTarget, Target, transport_for
+from .cache import ResponseCache
 from .endpoint import Endpoint
 
 if TYPE_CHECKING:
@@ -68,7 +70,10 @@ class Client(
     """An MCP client on one connection; use as ``async with Client(transport) as client``.
 
     ``transport`` is any transport (``stdio_client(...)``, ``server.memory_transport()``, an
-    HTTP transport) or just ``StdioParameters``, short for ``stdio_client(StdioParameters(...))``.
+    HTTP transport), or short for one: ``StdioParameters`` (``stdio_client(...)`` of them), an
+    ``http(s)://`` URL (``streamable_http_client(url)``, with ``headers=`` and ``auth=``), or an
+    ``App`` or ``Server`` (anything with ``memory_transport()``: in memory, in this process).
+    Anything else is a ``TypeError``, a URL of another scheme a ``ValueError``.
 
     Entering opens the transport and runs the lifecycle (by default ``initialize`` offering
     ``protocol_version``, the newest handshake revision unless chosen). A stateless-era
@@ -90,11 +95,35 @@ class Client(
     server asks (sampling, roots, elicitation) are registered before entering, like a server's.
     In the stateless era ``client.listen(...)`` opens a ``subscriptions/listen`` subscription
     and yields its notifications.
+
+    ``client.cache`` keeps the list pages and resource reads a 2026-07-28 server marks fresh
+    (``ttlMs``) until they expire or a notification says they changed (``cache.py``);
+    ``cache=False`` turns it off.
     """
 
+    @overload
     def __init__(
         self,
-        transport: AbstractAsyncContextManager[Connection] | StdioParameters,
+        transport: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        auth: Any = None,
+        name: str = "mcpbind-client",
+        version: str = "0.1.0",
+        protocol_version: str | None = None,
+        revisions: Sequence[str] | None = None,
+        capabilities: Mapping[str, Any] | None = None,
+        options: SessionOptions | None = None,
+        lifecycle: ClientLifecycle | None = None,
+        fallback: bool = False,
+        bindings: Revision[ClientStubT, Any, ServerInfoT, ServerCapabilitiesT] | None = None,
+        cache: bool = True,
+    ) -> None: ...
+
+    @overload
+    def __init__(
+        self,
+        transport: AbstractAsyncContextManager[Connection] | StdioParameters | InMemoryTarget,
         *,
         name: str = "mcpbind-client",
         version: str = "0.1.0",
@@ -105,6 +134,25 @@ class Client(
         lifecycle: ClientLifecycle | None = None,
         fallback: bool = False,
         bindings: Revision[ClientStubT, Any, ServerInfoT, ServerCapabilitiesT] | None = None,
+        cache: bool = True,
+    ) -> None: ...
+
+    def __init__(
+        self,
+        transport: Target,
+        *,
+        headers: Mapping[str, str] | None = None,
+        auth: Any = None,
+        name: str = "mcpbind-client",
+        version: str = "0.1.0",
+        protocol_version: str | None = None,
+        revisions: Sequence[str] | None = None,
+        capabilities: Mapping[str, Any] | None = None,
+        options: SessionOptions | None = None,
+        lifecycle: ClientLifecycle | None = None,
+        fallback: bool = False,
+        bindings: Revision[ClientStubT, Any, ServerInfoT, ServerCapabilitiesT] | None = None,
+        cache: bool = True,
     ) -> None:
         super().__init__(Direction.CLIENT_TO_SERVER, capabilities)
         self.info: dict[str, Any] = {"name": name, "version": version}
@@ -129,9 +177,9 @@ class Client(
                 lifecycle = HandshakeClient(protocol_version, revisions)
         self.lifecycle: ClientLifecycle = lifecycle
         self.options = options or SessionOptions()
-        self._transport = (
-            stdio_client(transport) if isinstance(transport, StdioParameters) else transport
-        )
+        self._transport = transport_for(transport, headers, auth)
+        #: The results the server marked fresh (2026-07-28 ``ttlMs``); ``cache=False``: none.
+        self.cache = ResponseCache(cache)
         self._stack: AsyncExitStack | None = None
         self._session: Session | None = None
         self._stub: Any = None
@@ -270,9 +318,22 @@ class Client(
         """
         session = self.session
         body: MCPModel | dict[str, Any] | None = params  # type: ignore[assignment]
+        key = self.cache.key(session.bindings.revision, spec.method, body)
+        if key is None:
+            return await self._send(session, spec, body, options)
+        return await self.cache.fetch(key, lambda: self._send(session, spec, body, options))
+
+    async def _send(
+        self,
+        session: Session,
+        spec: MethodSpec[P, ResultT],
+        body: MCPModel | dict[str, Any] | None,
+        options: RequestOptions | None,
+    ) -> ResultT:
         try:
             return await session.send_request(spec, body, options)
         except McpError as exc:
+            self.cache.failed(spec.method, body, exc)
             lifecycle = self.lifecycle
             if not isinstance(lifecycle, StatelessClient) or not await lifecycle.recover(
                 self, session, spec, exc
@@ -390,6 +451,7 @@ class Client(
     def route_notification(
         self, session: Session, method: str, params: dict[str, Any] | None, envelope: Envelope
     ) -> Callable[[], Awaitable[None]] | None:
+        self.cache.notified(method, params)
         if self._subscriptions and params is not None:
             meta = params.get("_meta")
             key = meta.get(META_SUBSCRIPTION_ID) if type(meta) is dict else None

@@ -16,9 +16,12 @@ from mcpbind.generated.support import Direction, MethodSpec, NotificationSpec
 from mcpbind.runtime.core.bindings import Bindings, validator
 from mcpbind.runtime.core.capabilities import capability_tree, merge
 from mcpbind.runtime.core.errors import METHOD_NOT_FOUND, McpError
+from mcpbind.runtime.core.routing import Router
 from mcpbind.runtime.core.session import RequestContext, Route, Session
 from mcpbind.runtime.core.transport import Envelope
 from mcpbind.runtime.core.watched import WatchedDict, plain
+
+from .middleware import Middleware, install as install_middleware
 
 if typing.TYPE_CHECKING:
     from mcpbind.runtime.tasks import TaskSupport
@@ -57,6 +60,8 @@ class Endpoint:
         ] = {}
         #: Task support (``enable_tasks``); None: task-augmented requests are served normally.
         self.tasks: TaskSupport | None = None
+        #: The middleware every incoming message passes through, outermost first.
+        self.middleware: list[Middleware] = []
 
     def enable_tasks(self, support: TaskSupport | None = None) -> TaskSupport:
         """Serve task-augmented requests (2025-11-25 tasks): a server's ``tools/call`` for tools
@@ -88,6 +93,22 @@ class Endpoint:
     def _capabilities_changed(self) -> None:
         self._capabilities.clear()
         self.capabilities_version += 1
+
+    # -- middleware -----------------------------------------------------------------------
+
+    def add_middleware(self, middleware: Middleware, *, outermost: bool = False) -> None:
+        """Run every incoming request and notification through ``middleware`` (see
+        ``mcpbind.runtime.IncomingCall``): inside those added before it, or outside all of them
+        with ``outermost=True``. Sessions already running are served through it too."""
+        if not callable(middleware):
+            raise TypeError(f"a middleware is an async callable, not {type(middleware).__name__}")
+        if not self.middleware:
+            # Every endpoint class (``Client``, ``Server``) is the router of its sessions.
+            install_middleware(typing.cast(Router, self), self.middleware)
+        if outermost:
+            self.middleware.insert(0, middleware)
+        else:
+            self.middleware.append(middleware)
 
     # -- registration ---------------------------------------------------------------------
 

@@ -40,6 +40,7 @@ from mcpbind.runtime.transports.stdio import stdio_server
 
 from .broadcast import Delivery, deliver
 from .endpoint import Endpoint
+from .middleware import Middleware
 
 __all__ = ["Server"]
 
@@ -63,6 +64,8 @@ class Server(Endpoint):
     Change notifications (``broadcast``, ``notify_tools_changed``...) reach both eras:
     handshake-era sessions directly, stateless-era clients on their ``subscriptions/listen``
     streams; ``send_timeout`` bounds how long one recipient may hold up a notification.
+    ``middleware`` wraps every incoming request and notification, the first outermost
+    (``add_middleware``).
     """
 
     def __init__(
@@ -78,8 +81,11 @@ class Server(Endpoint):
         lifecycle: ServerLifecycle | None = None,
         request_state: RequestStateKeeper | None = None,
         send_timeout: float = 5.0,
+        middleware: Sequence[Middleware] = (),
     ) -> None:
         super().__init__(Direction.SERVER_TO_CLIENT, capabilities)
+        for each in middleware:
+            self.add_middleware(each)
         self.info: dict[str, Any] = {"name": name, "version": version}
         if title is not None:
             self.info["title"] = title

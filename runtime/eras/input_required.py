@@ -14,8 +14,9 @@ attempt) counts for whatever the handler asks under its key: the client could gi
 anyway, so it grants nothing.
 
 Answers of earlier rounds ride in ``requestState``, which the client echoes but must not be
-trusted with (the spec's security rules): it is sealed with HMAC-SHA256 under the server's key,
-bound to the method, the revision, a digest of the request's params (less ``_meta``,
+trusted with (the spec's security rules), nor read (the answers may hold what a user typed or a
+model wrote): it is sealed with AES-256-GCM under a key derived from the server's secret, so it
+is both secret and tamper-evident, bound to the method, the revision, a digest of the request's params (less ``_meta``,
 ``inputResponses`` and ``requestState``, which differ between attempts) and optionally a
 principal, and expires. A state that fails any check is refused with -32602. A handler that
 returns its own ``InputRequiredResult`` keeps working: its ``requestState`` is sealed inside
@@ -28,7 +29,6 @@ import base64
 import binascii
 import functools
 import hashlib
-import hmac
 import json
 import os
 import secrets
@@ -36,6 +36,10 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final, TypeVar, get_args
 
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from mcpbind.generated.names import META_CLIENT_CAPABILITIES as CLIENT_CAPABILITIES
 from mcpbind.generated.support import Direction, MCPModel, MethodSpec, RequestOptions
 from mcpbind.runtime.core.bindings import Bindings, dump, validator
@@ -70,9 +74,15 @@ ResultT = TypeVar("ResultT")
 INPUT_REQUIRED: Final = "input_required"
 #: Members of the request's params that change between attempts at the same request.
 _UNBOUND: Final = frozenset({"_meta", "inputResponses", "requestState"})
-#: Marks a state this runtime sealed (and the format, should it ever change).
-_PREFIX: Final = "mcpbind1."
+#: Marks a state this runtime sealed, and its envelope: ``mcpbind2.<key id>.<nonce+ciphertext>``.
+_PREFIX: Final = "mcpbind2."
+#: The envelope before encryption (HMAC-signed, readable): refused with its own message.
+_SIGNED_PREFIX: Final = "mcpbind1."
+#: The version of the payload inside the envelope.
 _VERSION: Final = 1
+#: HKDF ``info``: the AES key for requestState, and nothing else, comes from a secret.
+_KDF_INFO: Final = b"mcpbind requestState AES-256-GCM v2"
+_NONCE_BYTES: Final = 12
 #: The secret every worker of one deployment shares for ``requestState`` (``python -m
 #: mcpbind.runtime.cluster serve`` draws one per cluster unless it is set).
 STATE_KEY_ENV: Final = "MCPBIND_STATE_KEY"
@@ -129,14 +139,23 @@ def _default_key() -> bytes:
     return shared_state_key() or secrets.token_bytes(32)
 
 
+def _derive(secret: bytes) -> tuple[str, AESGCM]:
+    """The key id and the AES-256-GCM cipher for one secret (of any length from 16 bytes)."""
+    key = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=_KDF_INFO).derive(secret)
+    # The id names the key without revealing it: a truncated hash of the derived key.
+    return _b64(hashlib.sha256(b"kid" + key).digest()[:6]), AESGCM(key)
+
+
 class RequestStateKeeper:
     """Seals and opens the ``requestState`` of multi round-trip requests.
 
-    ``key`` is the HMAC-SHA256 secret; by default the one ``MCPBIND_STATE_KEY`` names
-    (``shared_state_key``), which the cluster launcher shares among its workers, else 32 random
-    bytes, so a state only comes back to the process that sealed it: every worker behind a load
-    balancer needs the same key.
-    ``previous_keys`` still open states sealed before a key rotation. ``ttl`` (seconds, None:
+    A state is encrypted and authenticated with AES-256-GCM: the client can neither read the
+    earlier answers it carries nor change them. ``key`` is the secret the AES key is derived
+    from (HKDF-SHA256); by default the one ``MCPBIND_STATE_KEY`` names (``shared_state_key``),
+    which the cluster launcher shares among its workers, else 32 random bytes, so a state only
+    comes back to the process that sealed it: every worker behind a load balancer needs the
+    same key. ``previous_keys`` still open states sealed before a key rotation (new states are
+    sealed with ``key``; a state names the key id it was sealed with). ``ttl`` (seconds, None:
     never) bounds how long a state is accepted; ``principal`` names the authenticated caller
     of a request (e.g. from ``context.transport_context``), so a state sealed for one is refused
     to another.
@@ -150,39 +169,52 @@ class RequestStateKeeper:
         ttl: float | None = 900.0,
         principal: Callable[[RequestContext], str | None] | None = None,
     ) -> None:
-        self._keys = [
+        secrets_ = [
             k.encode("utf-8") if isinstance(k, str) else bytes(k)
             for k in (key if key is not None else _default_key(), *previous_keys)
         ]
-        if any(len(k) < 16 for k in self._keys):
+        if any(len(k) < 16 for k in secrets_):
             raise ValueError("a requestState key needs at least 16 bytes")
+        derived = [_derive(secret) for secret in secrets_]
+        self._sealing = derived[0]
+        self._opening = dict(reversed(derived))
         self.ttl = ttl
         self.principal = principal
-
-    def _mac(self, key: bytes, body: str) -> bytes:
-        return hmac.new(key, (_PREFIX + body).encode("ascii"), hashlib.sha256).digest()
 
     def seal(self, payload: dict[str, Any]) -> str:
         """The opaque token for ``payload`` (JSON data), stamped with its expiry."""
         if self.ttl is not None:
             payload = {**payload, "exp": int(time.time() + self.ttl) + 1}
-        body = _b64(json.dumps(payload, separators=(",", ":")).encode("utf-8"))
-        return f"{_PREFIX}{body}.{_b64(self._mac(self._keys[0], body))}"
+        plain = json.dumps(payload, separators=(",", ":")).encode("utf-8")
+        kid, cipher = self._sealing
+        nonce = secrets.token_bytes(_NONCE_BYTES)
+        # The prefix and key id are authenticated too: a state cannot be moved to another key.
+        sealed = cipher.encrypt(nonce, plain, f"{_PREFIX}{kid}".encode("ascii"))
+        return f"{_PREFIX}{kid}.{_b64(nonce + sealed)}"
 
     def open(self, token: Any) -> dict[str, Any]:
         """The payload of a token this keeper sealed; -32602 for anything else or expired."""
+        if type(token) is str and token.startswith(_SIGNED_PREFIX):
+            raise _bad_state(
+                "was sealed in an older format this server no longer accepts; "
+                "start the request again without it"
+            )
         if type(token) is not str or not token.startswith(_PREFIX):
             raise _bad_state("was not issued by this server")
-        body, _, mac = token[len(_PREFIX) :].rpartition(".")
+        kid, _, body = token[len(_PREFIX) :].partition(".")
+        found = self._opening.get(kid)
         try:
-            given = _unb64(mac)
+            blob = _unb64(body)
         except (binascii.Error, ValueError):
             raise _bad_state("failed its integrity check") from None
-        if not any(hmac.compare_digest(self._mac(key, body), given) for key in self._keys):
+        if found is None or len(blob) <= _NONCE_BYTES:
             raise _bad_state("failed its integrity check")
         try:
-            payload = json.loads(_unb64(body))
-        except (binascii.Error, ValueError):
+            plain = found.decrypt(
+                blob[:_NONCE_BYTES], blob[_NONCE_BYTES:], f"{_PREFIX}{kid}".encode("ascii")
+            )
+            payload = json.loads(plain)
+        except (InvalidTag, ValueError):
             raise _bad_state("failed its integrity check") from None
         if type(payload) is not dict or payload.get("v") != _VERSION:
             raise _bad_state("has an unknown format")

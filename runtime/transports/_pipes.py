@@ -16,7 +16,9 @@ messages, instead of registering and removing it for every wait as ``anyio.wait_
 does (two ``epoll_ctl`` calls and a poll handle per message); which way, each side asks the
 fast path seam (``core/loop_path.py``) once, at its first wait or burst.
 Descriptors that cannot signal readiness (regular files, some ttys) are read in a worker thread
-and written with blocking writes.
+and written with blocking writes; with ``threaded`` (every pipe on Windows, where nothing can
+wait for a pipe's readiness) they are written from a worker thread too, so a peer that is busy
+writing to us while we write to it cannot stall the event loop that would read it.
 """
 
 from __future__ import annotations
@@ -234,6 +236,13 @@ class PipeReader:
         self._frames.clear()
 
 
+def _write_all(fd: int, data: bytes) -> None:
+    """Write all of ``data`` to a blocking descriptor (in a worker thread: no event loop here)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
 class PipeWriter:
     """Writes each message to ``fd`` as it is sent; a backlog only when the pipe is full.
 
@@ -258,12 +267,21 @@ class PipeWriter:
         "_more",
         "_pollable",
         "_releasing",
+        "_threaded",
         "_wake",
     )
 
-    def __init__(self, fd: int, pollable: bool, more: Callable[[], bool] | None = None) -> None:
+    def __init__(
+        self,
+        fd: int,
+        pollable: bool,
+        more: Callable[[], bool] | None = None,
+        threaded: bool = False,
+    ) -> None:
         self._fd = fd
         self._pollable = pollable
+        # A blocking descriptor written from a worker thread by ``flush`` (see the module doc).
+        self._threaded = threaded and not pollable
         self._backlog = bytearray()
         self._closed = False
         self._broken: OSError | None = None
@@ -283,6 +301,12 @@ class PipeWriter:
             raise anyio.ClosedResourceError
         data = encode(item.message) + b"\n"
         backlog = self._backlog
+        if self._threaded:
+            if len(backlog) >= WRITE_BACKLOG:
+                raise anyio.WouldBlock
+            backlog += data
+            self._wake.set()
+            return
         if backlog:
             if len(backlog) >= WRITE_BACKLOG:
                 raise anyio.WouldBlock
@@ -358,12 +382,15 @@ class PipeWriter:
         except BlockingIOError:
             return 0
         except OSError as exc:
-            logger.debug("peer stopped reading: %s", exc)
-            self._broken = exc
-            self._backlog.clear()
-            self._wake.set()
-            self._drained.set()
+            self._break(exc)
             raise anyio.BrokenResourceError from exc
+
+    def _break(self, exc: OSError) -> None:
+        logger.debug("peer stopped reading: %s", exc)
+        self._broken = exc
+        self._backlog.clear()
+        self._wake.set()
+        self._drained.set()
 
     async def flush(self) -> None:
         """Drain the backlog whenever there is one, until closed and empty (or broken)."""
@@ -374,6 +401,18 @@ class PipeWriter:
                     return
                 self._wake = anyio.Event()
                 await self._wake.wait()
+                continue
+            if self._threaded:
+                data = bytes(self._backlog)
+                self._backlog.clear()
+                try:
+                    # Abandoned on cancellation: a peer that never reads must not hold us.
+                    await anyio.to_thread.run_sync(
+                        _write_all, self._fd, data, abandon_on_cancel=True
+                    )
+                except OSError as exc:
+                    self._break(exc)
+                    return
                 continue
             await anyio.wait_writable(self._fd)
             try:

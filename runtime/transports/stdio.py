@@ -8,11 +8,9 @@ watching its parent, and spawning, watching and stopping a client's server proce
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import logging
 import os
 import signal
-import stat
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -26,6 +24,16 @@ from mcpbind.runtime.core.jsonrpc import LineFramer, Malformed
 from mcpbind.runtime.core.transport import Connection
 
 from ._pipes import CHUNK, MAX_BATCH, PipeReader, PipeWriter
+from ._platform import (
+    PORTABLE,
+    binary,
+    parent_watch,
+    pollable,
+    process_tree,
+    restore_flags,
+    set_nonblocking,
+    spawn_options,
+)
 
 __all__ = ["StdioParameters", "stdio_client", "stdio_server"]
 
@@ -44,24 +52,9 @@ MAX_MESSAGE = 64 * 1024 * 1024
 MAX_SERVER_MESSAGE = 16 * 1024 * 1024
 #: How often a stopping client looks whether the server's process group is empty yet.
 GROUP_POLL = 0.02
-#: How long a SIGKILLed group may take to be gone (a process in uninterruptible sleep may take
+#: How long a killed group may take to be gone (a process in uninterruptible sleep may take
 #: a while; past this the client stops waiting, but the signal still lands).
 KILL_WAIT = 5.0
-
-
-def _pollable(fd: int) -> bool:
-    """Pipes and sockets can wait for readiness; regular files and some ttys cannot."""
-    try:
-        mode = os.fstat(fd).st_mode
-    except OSError:
-        return False
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
-
-
-def _set_nonblocking(fd: int) -> int:
-    flags = fcntl.fcntl(fd, fcntl.F_GETFL)
-    fcntl.fcntl(fd, fcntl.F_SETFL, flags | os.O_NONBLOCK)
-    return flags
 
 
 async def _flush_then_stop(writer: PipeWriter, done: anyio.Event, wait: float) -> None:
@@ -108,15 +101,17 @@ async def stdio_server(
         out_fd = os.dup(1)
         os.dup2(2, 1)
         sys.stdout = sys.stderr
-    in_poll, out_poll = _pollable(stdin), _pollable(out_fd)
+    binary(stdin)
+    binary(out_fd)
+    in_poll, out_poll = pollable(stdin), pollable(out_fd)
     restore: list[tuple[int, int]] = []
     if in_poll:
-        restore.append((stdin, _set_nonblocking(stdin)))
+        restore.append((stdin, set_nonblocking(stdin)))
     if out_poll:
-        restore.append((out_fd, _set_nonblocking(out_fd)))
+        restore.append((out_fd, set_nonblocking(out_fd)))
     reader = PipeReader(stdin, max_message, in_poll, max_batch=max_batch)
     # Answers to requests read in one chunk go out together (``PipeWriter``'s ``more``).
-    writer = PipeWriter(out_fd, out_poll, reader.buffered)
+    writer = PipeWriter(out_fd, out_poll, reader.buffered, threaded=PORTABLE)
     writer_done = anyio.Event()
     reason: list[str] = []
     try:
@@ -134,8 +129,7 @@ async def stdio_server(
     finally:
         reader.close()
         for fd, flags in restore:
-            with contextlib.suppress(OSError):
-                fcntl.fcntl(fd, fcntl.F_SETFL, flags)
+            restore_flags(fd, flags)
         if out_fd != stdout:
             with contextlib.suppress(Exception):
                 sys.stdout.flush()
@@ -149,9 +143,12 @@ async def _watch_parent(interval: float, reader: PipeReader, reason: list[str]) 
     importer, parent = _FIRST_PARENT
     if importer != os.getpid():
         parent = os.getppid()
+    alive = parent_watch(parent)
+    if alive is None:
+        return  # nothing to watch here; the end of stdin still ends the connection
     while True:
         await anyio.sleep(interval)
-        if os.getppid() != parent:
+        if not alive():
             reason.append("the parent process exited")
             logger.info("parent process %d exited; shutting down", parent)
             reader.end()
@@ -171,7 +168,8 @@ class StdioParameters:
     seconds, sends SIGTERM to its process group, waits ``term_wait``, then sends SIGKILL. The
     server runs in a process group of its own, and whatever it started there goes too: when the
     server exits (or is stopped), what is left of its group gets SIGTERM, then SIGKILL after
-    ``term_wait``, so no grandchild outlives it holding the pipes.
+    ``term_wait``, so no grandchild outlives it holding the pipes. On Windows the group is the
+    server's process tree, ended with ``terminate`` then ``kill`` (``_platform.py``).
     """
 
     command: str
@@ -184,27 +182,6 @@ class StdioParameters:
     term_wait: float = 2.0
     max_message: int = MAX_MESSAGE
     max_batch: int = MAX_BATCH
-
-
-def _group_running(pgid: int) -> bool:
-    """Whether a process of group ``pgid`` runs, not counting zombies (from ``/proc``; where
-    there is none, every process found by ``killpg`` counts)."""
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return True
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as file:
-                # pid (comm) state ppid pgrp ...; comm may hold spaces and parentheses.
-                fields = file.read().rpartition(b")")[2].split()
-        except OSError:
-            continue
-        if len(fields) > 2 and fields[0] != b"Z" and int(fields[2]) == pgid:
-            return True
-    return False
 
 
 def _describe_exit(status: int | None) -> str:
@@ -245,8 +222,8 @@ class _Child:
                 stderr=stderr,
                 env=env,
                 cwd=params.cwd,
-                start_new_session=True,
                 close_fds=True,
+                **spawn_options(),
             )
         except BaseException as exc:
             for fd in (self.to_child, self.from_child, err_r):
@@ -263,8 +240,13 @@ class _Child:
                     os.close(fd)
         self.stderr_fd = err_r
         self._open = {self.to_child, self.from_child}
-        _set_nonblocking(self.to_child)
-        _set_nonblocking(self.from_child)
+        self.tree = process_tree(self.process)
+        self.pollable = pollable(self.from_child)
+        for fd in (self.to_child, self.from_child, err_r):
+            if fd is not None:
+                binary(fd)
+                if self.pollable:
+                    set_nonblocking(fd)
         self.exited = anyio.Event()
         self._group_lock = anyio.Lock()
 
@@ -291,20 +273,19 @@ class _Child:
             with contextlib.suppress(OSError):
                 os.close(fd)
 
-    def signal_group(self, sig: int) -> bool:
-        """Send ``sig`` to the server's process group; False if nobody is left in it."""
-        try:
-            os.killpg(self.process.pid, sig)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            pass
-        return True
-
     def group_running(self) -> bool:
-        """Whether anything in the server's group still runs; zombies do not (they wait for a
-        parent, often init, to reap them, and ``killpg(..., 0)`` still finds them)."""
-        return self.signal_group(0) and _group_running(self.process.pid)
+        """Whether anything of the server's group (its process tree on Windows) still runs."""
+        return self.tree.running()
+
+    async def remember_tree(self) -> None:
+        """Keep the tree's member list current while the server runs (where it needs that)."""
+        every = self.tree.refresh_every
+        if every is None:
+            return
+        while not self.exited.is_set():
+            self.tree.refresh()
+            with anyio.move_on_after(every):
+                await self.exited.wait()
 
     async def _group_gone(self) -> None:
         """Wait until the server has exited and nothing runs in its group (polled: the others
@@ -315,6 +296,7 @@ class _Child:
 
     async def stop(self) -> None:
         """Close stdin, then SIGTERM, then SIGKILL, each after its configured wait."""
+        self.tree.refresh()  # before the server may exit and leave its children parentless
         self.close_fd(self.to_child)
         with anyio.move_on_after(self.params.close_wait):
             await self.exited.wait()
@@ -327,27 +309,32 @@ class _Child:
             if self.exited.is_set() and not self.group_running():
                 return
             pid = self.process.pid
-            logger.info("server %d or its children still running; sending SIGTERM", pid)
-            if self.signal_group(signal.SIGTERM):
+            logger.info("server %d or its children still running; terminating them", pid)
+            if self.tree.end(force=False):
                 with anyio.move_on_after(self.params.term_wait):
                     await self._group_gone()
                 if not self.exited.is_set() or self.group_running():
-                    logger.info("server %d or its children still running; sending SIGKILL", pid)
-                    self.signal_group(signal.SIGKILL)
+                    logger.info("server %d or its children still running; killing them", pid)
+                    self.tree.end(force=True)
             # SIGKILL cannot be refused; this waits for it to land (and for the server's reaping).
             with anyio.move_on_after(KILL_WAIT):
                 await self._group_gone()
 
     async def forward_stderr(self, sink: Callable[[str], None]) -> None:
-        assert self.stderr_fd is not None
-        _set_nonblocking(self.stderr_fd)
+        fd = self.stderr_fd
+        assert fd is not None
         framer = LineFramer(CHUNK)
         try:
             while True:
                 try:
-                    chunk = os.read(self.stderr_fd, CHUNK)
+                    if self.pollable:
+                        chunk = os.read(fd, CHUNK)
+                    else:  # a blocking pipe (Windows): read in a worker thread
+                        chunk = await anyio.to_thread.run_sync(
+                            os.read, fd, CHUNK, abandon_on_cancel=True
+                        )
                 except BlockingIOError:
-                    await anyio.wait_readable(self.stderr_fd)
+                    await anyio.wait_readable(fd)
                     continue
                 if not chunk:
                     break
@@ -361,7 +348,7 @@ class _Child:
             if isinstance(tail, bytes):
                 sink(tail.decode("utf-8", "replace"))
         finally:
-            os.close(self.stderr_fd)
+            os.close(fd)
 
 
 @asynccontextmanager
@@ -378,8 +365,10 @@ async def stdio_client(params: StdioParameters) -> AsyncIterator[Connection]:
         with anyio.move_on_after(0.2):
             await child.exited.wait()
 
-    reader = PipeReader(child.from_child, params.max_message, True, on_eof, params.max_batch)
-    writer = PipeWriter(child.to_child, True)
+    reader = PipeReader(
+        child.from_child, params.max_message, child.pollable, on_eof, params.max_batch
+    )
+    writer = PipeWriter(child.to_child, child.pollable, threaded=PORTABLE)
     writer_done = anyio.Event()
 
     def close_reason() -> str:
@@ -396,6 +385,7 @@ async def stdio_client(params: StdioParameters) -> AsyncIterator[Connection]:
     try:
         async with anyio.create_task_group() as tg:
             tg.start_soon(child.wait_exit)
+            tg.start_soon(child.remember_tree)
             tg.start_soon(end_after_exit)
             tg.start_soon(_flush_and_flag, writer, writer_done)
             if callable(params.stderr):

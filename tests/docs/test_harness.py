@@ -85,7 +85,8 @@ def test_a_not_run_python_block_is_type_checked(tmp_path: Path) -> None:
         "    return Client(42)\n"
         f"{FENCE}",
     )
-    with pytest.raises(BlockError, match=r"page\.md:\d+: error: Argument 1 to \"Client\""):
+    # Client's constructor is overloaded by the kind of target: mypy finds no variant for an int.
+    with pytest.raises(BlockError, match=r"page\.md:\d+: error: No overload variant of \"Client\""):
         _check(page, tmp_path / "work")
 
 

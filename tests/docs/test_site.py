@@ -23,11 +23,13 @@ from docblocks import REPO_ROOT
 PUBLIC_MODULES = (
     "mcpbind.runtime",
     "mcpbind.runtime.app",
+    "mcpbind.runtime.testing",
     "mcpbind.runtime.http",
     "mcpbind.runtime.auth",
     "mcpbind.runtime.auth.server",
     "mcpbind.runtime.cluster",
     "mcpbind.runtime.tasks",
+    "mcpbind.runtime.telemetry",
     "mcpbind.generated.v2025_11_25",
 )
 

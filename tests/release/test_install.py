@@ -32,6 +32,7 @@ EXTRA_IMPORTS = {
     "codegen": ("datamodel_code_generator", "jinja2", "black"),
     "auth": ("authlib", "joserfc"),
     "redis": ("redis",),
+    "watch": ("watchfiles",),
 }
 
 # Prints where each module was loaded from, so a test can tell the environment's own copy from

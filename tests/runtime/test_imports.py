@@ -65,6 +65,29 @@ def test_a_server_program_imports_no_client_and_no_http() -> None:
     assert not _under(modules, ("mcpbind.generated.v2025_11_25", "mcpbind.generated.v2026_07_28"))
 
 
+def test_a_client_imports_http_only_when_given_a_url() -> None:
+    """``Client(server)``, ``Client(StdioParameters(...))`` and a memory session import no HTTP
+    library; ``Client("https://...")`` imports the HTTP client transport (endpoints/_connect)."""
+    local = """
+import anyio
+from mcpbind.runtime import Client, Server, StdioParameters
+
+server = Server("probe")
+Client(StdioParameters("python", []))
+
+
+async def main() -> None:
+    async with Client(server) as client:
+        assert client.revision
+
+
+anyio.run(main)
+"""
+    assert not _under(_modules_after(local), HTTP)
+    remote = _modules_after("from mcpbind.runtime import Client\nClient('https://example.com/mcp')")
+    assert {"httpx", "mcpbind.runtime.transports.http.client"} <= remote
+
+
 HANDSHAKE_SESSION = """
 import anyio
 from mcpbind.generated.v2025_11_25 import methods, types

@@ -9,6 +9,7 @@ are read from the server process.
 
 from __future__ import annotations
 
+import inspect
 import json
 import subprocess
 import sys
@@ -64,6 +65,22 @@ def test_reserve_is_all_or_nothing_and_charge_goes_beyond() -> None:
     assert budget.used == 0 and not budget.exceeded and budget.peak == 110
     with pytest.raises(ValueError, match="number of bytes"):
         MemoryBudget(-1)
+
+
+def test_the_documented_budget_defaults() -> None:
+    from mcpbind.runtime import DEFAULT_MEMORY_BUDGET, process_budget
+    from mcpbind.runtime.transports.stdio import stdio_server
+
+    assert DEFAULT_MEMORY_BUDGET == 256 * MIB
+    assert process_budget().limit == DEFAULT_MEMORY_BUDGET  # nothing here changed it
+    assert inspect.signature(stdio_server).parameters["max_message"].default == 16 * MIB
+    page = (REPO_ROOT / "docs" / "security.md").read_text()
+    for stated in (
+        "together hold 256 MiB",
+        "reads lines up to 16 MiB",
+        "(`process_budget()`, 256 MiB",
+    ):
+        assert stated in page, stated
 
 
 # -- helpers ----------------------------------------------------------------------------------

@@ -35,8 +35,13 @@ from mcpbind.generated import v2025_06_18
 from mcpbind.generated.v2025_11_25 import BINDINGS, methods, types
 from mcpbind.generated.v2025_11_25 import client as stubs
 from mcpbind.runtime import Client, RequestContext, Server
+from pydantic import BaseModel
 
 server = Server("typed")
+
+
+class Sum(BaseModel):
+    total: int
 
 
 def takes_str(value: str) -> None:
@@ -116,6 +121,16 @@ async def connect(transport: Server) -> None:
         tool_result = await client.call_tool("add")
         print(tool_result.isError)
         takes_str(tool_result.content)  # error
+        summed = await client.call_tool("add", {"a": 1}, output=Sum)
+        print(summed.total)
+        print(summed.content)  # error
+        takes_str(summed.total)  # error
+    async with Client(transport) as in_memory:
+        print(in_memory.revision)
+    async with Client("https://example.com/mcp", headers={"x": "y"}) as remote:
+        print(remote.revision)
+    Client(transport, headers={"x": "y"})  # error
+    Client(42)  # error
     async with Client(transport.memory_transport(), bindings=v2025_06_18.BINDINGS) as old:
         print(old.server_info.name)
         await use(old)  # error

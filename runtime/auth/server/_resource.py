@@ -27,7 +27,7 @@ from urllib.parse import urlsplit, urlunsplit
 from mcpbind.runtime.core import jsonrpc as rpc
 from mcpbind.runtime.core.logsafe import printable
 from mcpbind.runtime.transports.http.asgi import CONNECTION_ERROR, error, respond
-from mcpbind.runtime.transports.http.common import AUTH_SCOPE_KEY, JSON
+from mcpbind.runtime.transports.http.common import AUTH_RECHECK_KEY, AUTH_SCOPE_KEY, JSON
 from starlette.types import Scope, Send
 
 from ._bearer import bearer_token, challenge, valid_scope_token
@@ -78,6 +78,11 @@ class ResourceServer:
     scopes that operation needs, so the client can step up. ``scopes_supported`` (default:
     the required ones) and ``metadata`` (any other RFC 9728 fields, e.g. ``resource_name``) go
     into the document.
+
+    An open response (an event stream) ends when its token expires; with ``recheck_interval``
+    (seconds) its token is also verified again that often, and the response ends when it no
+    longer passes (revoked, as an introspection verifier learns). A verifier that cannot be
+    reached then does not end it.
     """
 
     def __init__(
@@ -92,6 +97,7 @@ class ResourceServer:
         audiences: Iterable[str] = (),
         operation_scopes: Callable[[str, Any], Iterable[str]] | None = None,
         metadata: Mapping[str, Any] | None = None,
+        recheck_interval: float | None = None,
     ) -> None:
         if not authorization_servers:
             raise ValueError("a protected resource names at least one authorization server")
@@ -125,6 +131,7 @@ class ResourceServer:
         self.document = document
         self._body = rpc.encode(document)
         self._owners: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+        self.recheck_interval = recheck_interval
 
     # -- the metadata document ----------------------------------------------------------
 
@@ -216,7 +223,20 @@ class ResourceServer:
             )
             return False
         scope[AUTH_SCOPE_KEY] = token
+        if self.recheck_interval is not None:
+            raw = credentials.token
+            scope[AUTH_RECHECK_KEY] = (self.recheck_interval, lambda: self._still_valid(raw))
         return True
+
+    async def _still_valid(self, raw: str) -> bool:
+        """Whether a token admitted earlier still verifies (unreachable verifier: yes)."""
+        try:
+            return await self.verifier.verify(raw) is not None
+        except TokenError:
+            return False
+        except Exception as exc:
+            logger.warning("could not re-check a token (%s): the response goes on", exc)
+            return True
 
     def operation_refusal(
         self, scope: Scope, messages: Sequence[Any]

@@ -18,7 +18,7 @@ from anyio.abc import TaskGroup
 from mcpbind.runtime.core import jsonrpc as rpc
 from mcpbind.runtime.core.errors import HTTP_STATUS
 from mcpbind.runtime.core.logsafe import printable
-from mcpbind.runtime.core.request_headers import HeaderHook
+from mcpbind.runtime.core.request_headers import REQUEST_HEADERS, HeaderHook
 from mcpbind.runtime.core.transport import Envelope
 
 from ._fastpost import FastPoster, RequestTasks
@@ -89,6 +89,8 @@ class ClientState:
         self.tasks = RequestTasks()
         self.get_started = False
         self.hook = HeaderHook()
+        #: The ``Connection.extra`` handed to the session (which puts its deadline hold there).
+        self.extra: dict[str, Any] = {REQUEST_HEADERS: self.hook}
         #: Stateless-era requests in flight: cancelled by closing their stream, never resumed.
         self.modern: set[int | str] = set()
         self._initialize_id: int | str | None = None

@@ -18,7 +18,7 @@ from typing import Any, Final
 
 import anyio
 from mcpbind.generated.names import META_CLIENT_CAPABILITIES as CLIENT_CAPABILITIES, TOOLS_LIST
-from mcpbind.runtime.core.transport import Connection, Envelope, take
+from mcpbind.runtime.core.transport import RUNTIME_OWN, Connection, Envelope, take
 from mcpbind.runtime.transports.memory import memory_pair
 
 from .binding import META_VERSION, ToolHeader, header_annotations
@@ -68,6 +68,7 @@ class ToolHeaderCache:
         tools: dict[str, list[ToolHeader]] = {}
         with anyio.move_on_after(LIST_TIMEOUT) as timer:
             async with memory_pair() as (near, far), anyio.create_task_group() as tg:
+                far.extra[RUNTIME_OWN] = True  # no client asked: middleware skips it
 
                 async def serve() -> None:
                     await self.serve(far)

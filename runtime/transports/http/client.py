@@ -35,6 +35,7 @@ answers reach the session are in ``_client_state``, reading SSE responses in ``_
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
@@ -48,7 +49,8 @@ from mcpbind.generated.names import INITIALIZE, NOTIFICATIONS_CANCELLED, NOTIFIC
 from mcpbind.runtime.core import jsonrpc as rpc
 from mcpbind.runtime.core.errors import METHOD_NOT_FOUND
 from mcpbind.runtime.core.loop_path import loop_path
-from mcpbind.runtime.core.request_headers import REQUEST_HEADERS, standard_headers
+from mcpbind.runtime.core.outgoing import DEADLINE_HOLD
+from mcpbind.runtime.core.request_headers import standard_headers
 from mcpbind.runtime.core.revisions import MODERN_ERRORS
 from mcpbind.runtime.core.transport import STREAM_BUFFER, Connection, Envelope
 
@@ -208,8 +210,20 @@ class _StreamableClient(StreamReader):
             if self.poster is not None:
                 await self._post_fast(self.poster, message, request_id, headers)
             else:
+                # The session's deadline hold rides with the request: an httpx.Auth that
+                # signs a user in on a 401 keeps that time off the request's timeout.
+                hold = self.extra.get(DEADLINE_HOLD)
+                extensions = (
+                    {DEADLINE_HOLD: functools.partial(hold, request_id)}
+                    if hold is not None and request_id is not None
+                    else None
+                )
                 async with self._post_client().stream(
-                    "POST", self.url, content=rpc.encode(message), headers=headers
+                    "POST",
+                    self.url,
+                    content=rpc.encode(message),
+                    headers=headers,
+                    extensions=extensions,
                 ) as response:
                     await self._on_post_response(response, message, request_id)
         except httpx.HTTPError as exc:
@@ -450,7 +464,7 @@ async def streamable_http_client(
                 inbox,
                 outgoing,
                 lambda: state.close_reason,
-                extra={REQUEST_HEADERS: state.hook},
+                extra=state.extra,
             )
             tg.cancel_scope.cancel()
     finally:

@@ -13,6 +13,7 @@ from mcpbind import generated
 from mcpbind.runtime.core.jsonrpc import encode
 
 __all__ = [
+    "AUTH_RECHECK_KEY",
     "AUTH_SCOPE_KEY",
     "DEFAULT_PROTOCOL_VERSION",
     "JSON",
@@ -28,6 +29,9 @@ __all__ = [
 SESSION_ID: Final = "mcp-session-id"
 #: The ASGI scope key under which a protected server keeps the request's verified access token.
 AUTH_SCOPE_KEY: Final = "mcpbind.auth"
+#: Where a protection may put ``(interval, check)``: an open response's token is checked again
+#: with ``await check()`` every ``interval`` seconds, and the response ends when it says False.
+AUTH_RECHECK_KEY: Final = "mcpbind.auth.recheck"
 PROTOCOL_VERSION: Final = "mcp-protocol-version"
 LAST_EVENT_ID: Final = "last-event-id"
 JSON: Final = "application/json"

@@ -64,6 +64,7 @@ from ._http_session import HttpRequestContext, HttpSession
 from ._intake import header_view, parse_post
 from ._pool import SessionPool
 from ._streams import RequestId
+from ._token_expiry import serve_until_expiry
 from ._tool_headers import ToolHeaderCache
 from .asgi import CONNECTION_ERROR, error, respond
 from .binding import HEADER_MISMATCH, Refusal, check_params, check_request, meta_version
@@ -281,7 +282,14 @@ class StreamableHTTPServer:
             return
         if self.shared.forwarding and await self.shared.route(self, scope, receive, send, headers):
             return  # another worker owns its session or task: answered from there
-        await self.serve_here(scope, receive, send, headers)
+        if auth is None:
+            await self.serve_here(scope, receive, send, headers)
+            return
+
+        async def serve(out: Send) -> None:
+            await self.serve_here(scope, receive, out, headers)
+
+        await serve_until_expiry(scope, send, serve)  # a stream ends with its token
 
     async def serve_here(
         self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str]

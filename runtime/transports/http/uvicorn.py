@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import resource
 import socket
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any, Final
@@ -31,6 +31,9 @@ import uvicorn
 from starlette.types import ASGIApp
 from uvicorn.config import HTTP_PROTOCOLS
 from uvicorn.importer import import_from_string
+
+if sys.platform != "win32":
+    import resource
 
 __all__ = [
     "DEFAULT_HEADER_TIMEOUT",
@@ -165,7 +168,10 @@ def _guarded(http: Any, limits: _Limits) -> type[asyncio.Protocol]:
 
 
 def _fd_budget(wanted: int) -> int:
-    """``wanted``, lowered under the process's soft ``ulimit -n`` if that is lower."""
+    """``wanted``, lowered under the process's soft ``ulimit -n`` if that is lower (Windows
+    sets no such limit on sockets)."""
+    if sys.platform == "win32":
+        return wanted
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft == resource.RLIM_INFINITY or soft > wanted + _SPARE_FDS:
         return wanted

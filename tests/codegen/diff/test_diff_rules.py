@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from diff_schema import Defs, Mutation, message, ref
 from mcpbind.codegen.diff import RULE_DOCS, Change, Rule, Severity
+from mcpbind.codegen.diff.rules import SURFACE_RULES
 
 C2S, S2C, BOTH = "client_to_server", "server_to_client", "both"
 B, P, C = Severity.BREAKING, Severity.POTENTIALLY_BREAKING, Severity.COMPATIBLE
@@ -554,7 +555,8 @@ def test_every_rule_is_documented_and_covered() -> None:
     assert set(RULE_DOCS) == set(Rule)
     # Read from the documents, not the IR: covered in tests/codegen/test_diff_meaning.py.
     documents = {Rule.DEPRECATED, Rule.UNDEPRECATED, Rule.DIALECT_CHANGED}
-    covered = {c.rule for c in CASES} | {Rule.DESCRIPTION_CHANGED} | documents
+    # A server's surface: covered in test_diff_surface.py.
+    covered = {c.rule for c in CASES} | {Rule.DESCRIPTION_CHANGED} | documents | SURFACE_RULES
     assert covered == set(Rule)
 
 

@@ -127,9 +127,9 @@ async def test_template_variables_must_be_the_parameters() -> None:
         def wrong(y: str) -> str:
             return y
 
-    with pytest.raises(TypeError, match="level-1"):
+    with pytest.raises(TypeError, match="must be the template's variables"):
 
-        @app.resource("a://{+x}")
+        @app.resource("a://{+x}")  # any RFC 6570 level now (test_app_uri_templates.py)
         def reserved() -> str:
             return ""
 
@@ -156,6 +156,23 @@ async def test_subscribe_and_updates() -> None:
         assert await app.notify_resource_updated("text://plain") == 0
         await client.ping()
     assert updates == ["text://plain"]
+
+
+async def test_stateless_clients_subscribe_through_listen() -> None:
+    """2026-07-28 has no resources/subscribe: the app still says ``subscribe`` and its
+    updates reach a ``subscriptions/listen`` stream that asked for the URI."""
+    from mcpbind.runtime import Client
+
+    app = resources_app()
+    async with Client(app, protocol_version=STATELESS) as client:
+        assert client.server_capabilities["resources"] == {"listChanged": True, "subscribe": True}
+        async with client.listen(resource_subscriptions=["text://plain"]) as sub:
+            assert sub.acknowledged == {"resourceSubscriptions": ["text://plain"]}
+            assert await app.notify_resource_updated("bin://blob") == 0
+            assert await app.notify_resource_updated("text://plain") == 1
+            async for notification in sub:
+                assert notification.params.uri == "text://plain"
+                break
 
 
 # -- prompts --------------------------------------------------------------------------------

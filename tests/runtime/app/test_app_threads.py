@@ -1,6 +1,7 @@
 """Sync functions of an app run in worker threads (``runtime/app/_threads.py``): in the
-caller's context, never abandoned once running, cancellable while waiting for a thread; on
-asyncio through the loop's own pool, on trio through anyio."""
+caller's context, never abandoned once running (unless the caller asks, for a tool's time
+limit), cancellable while waiting for a thread; on asyncio through the loop's own pool, on trio
+through anyio."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import time
 import anyio
 import anyio.from_thread
 import pytest
-from mcpbind.runtime.app._threads import MAX_THREADS, run_sync
+from mcpbind.runtime.app._threads import MAX_THREADS, abandoning, run_sync
 
 pytestmark = pytest.mark.anyio
 
@@ -134,3 +135,36 @@ async def test_a_running_thread_sees_its_caller_cancelled() -> None:
             await run_sync(poll)
             await anyio.sleep(3600)
     assert saw == ["cancelled"]
+
+
+async def test_within_abandoning_a_cancelled_caller_leaves_at_once() -> None:
+    """A time limit's case: the caller goes on while the thread runs to its end, told of the
+    cancellation by ``check_cancelled``; its late result goes nowhere."""
+    cancelled = anyio.get_cancelled_exc_class()
+    saw: list[str] = []
+    done = threading.Event()
+
+    def slow() -> str:
+        time.sleep(0.5)
+        try:
+            anyio.from_thread.check_cancelled()
+            saw.append("not told")
+        except cancelled:
+            saw.append("cancelled")
+        done.set()
+        return "late"
+
+    started = time.monotonic()
+    with anyio.move_on_after(0.1) as scope, abandoning():
+        await run_sync(slow)
+    took = time.monotonic() - started
+    assert scope.cancelled_caught and took < 0.4 and not done.is_set()
+    with anyio.fail_after(5):
+        while not done.is_set():
+            await anyio.sleep(0.02)
+    assert saw == ["cancelled"]
+    # Outside the block, the default is back: a cancelled caller waits for its thread.
+    started = time.monotonic()
+    with anyio.move_on_after(0.1):
+        await run_sync(time.sleep, 0.3)
+    assert time.monotonic() - started >= 0.29

@@ -48,11 +48,44 @@ def review(code: str) -> str:
     return code
 
 
+@app.tool
+def bare(n: int) -> int:
+    return n
+
+
+@app.tool(tags={"admin"}, timeout=2.0, enabled=False)
+async def tagged(n: int) -> str:
+    return str(n)
+
+
+@app.prompt
+def bare_prompt(topic: str) -> str:
+    return topic
+
+
+@app.tool(ui={"resourceUri": "ui://typed/view", "visibility": ["app"]})
+def app_only() -> str:
+    return ""
+
+
+@app.tool(ui={"resourceUri": "ui://typed/view", "visibility": ["robot"]})  # error
+def wrong_visibility() -> str:
+    return ""
+
+
+app.disable(tags={"admin"}, components="tool")
+app.enable(names="bare")
+
+
 total: int = add(1, 2)
 text: str = add(1, 2)  # error
 add("1")  # error
 user(user_id=3)
 review(1)  # error
+doubled: int = bare(2)
+bare("2")  # error
+named: int = bare_prompt("x")  # error
+app.tool(1)  # error
 """
 
 

@@ -36,9 +36,13 @@ class World:
     prm_at: str = "path"
     #: Whether the 401 names the PRM URL (resource_metadata).
     prm_in_header: bool = True
+    #: The PRM URL the 401 names instead of this server's own (e.g. on another origin).
+    prm_url: str | None = None
     #: Which AS metadata URL answers: "oauth", "openid", "openid-append", or "none".
     metadata_at: str = "oauth"
     metadata_issuer: str | None = None
+    #: Fields that replace or extend the authorization server metadata (endpoints elsewhere).
+    metadata_extra: dict[str, Any] = field(default_factory=dict)
     prm_resource: str | None = None
     pkce_methods: list[str] | None = field(default_factory=lambda: ["S256"])
     iss_supported: bool = False
@@ -101,7 +105,8 @@ def build_app(world: World) -> Starlette:
         world.requests.append(f"{request.method} {request.url.path}")
         header = request.headers.get("authorization", "")
         scopes = world.tokens.get(header.removeprefix("Bearer "))
-        prm = f'resource_metadata="{world.base}{world.prm_path()}"' if world.prm_in_header else ""
+        prm_url = world.prm_url or f"{world.base}{world.prm_path()}"
+        prm = f'resource_metadata="{prm_url}"' if world.prm_in_header else ""
         if scopes is None:
             params = [p for p in ('error="invalid_token"', prm) if p]
             if world.challenge_scope:
@@ -146,7 +151,7 @@ def build_app(world: World) -> Starlette:
         }
         if world.pkce_methods is not None:
             body["code_challenge_methods_supported"] = world.pkce_methods
-        return JSONResponse(body)
+        return JSONResponse({**body, **world.metadata_extra})
 
     async def register(request: Request) -> Response:
         await record(request)
