@@ -440,6 +440,30 @@ class StdioPeer:
         assert len(answers) == 1, (message, answers)
         assert _key(answers[0]["id"]) in (_key(request_id), None), (message, answers)
 
+    def check_batch(self, batch: list[dict[str, Any]]) -> None:
+        """A JSON-RPC batch (revisions that have them): one array answering each of its
+        requests once (ids unique), nothing for notifications only; alive after."""
+        self.write(encode(batch))
+        self.probes += 1
+        probe_id = f"probe-{self.probes}"
+        self.write(orjson.dumps(self._probe_message(probe_id)))
+        request_ids = {m["id"] for m in batch if "id" in m}
+        unreadable = has_lone_surrogate(batch)  # one parse error, for the whole line
+        seen = self.until({probe_id} if unreadable else {probe_id, *request_ids})
+        arrays = [m for m in seen if type(m) is list]
+        singles = [m for m in seen if type(m) is dict and "method" not in m and m["id"] != probe_id]
+        for answer in [r for a in arrays for r in responses_in(a)] + singles:
+            well_formed(answer)
+        if unreadable:
+            assert [(a["id"], a["error"]["code"]) for a in singles] == [(None, -32700)], seen
+            return
+        if not request_ids:
+            assert arrays == [] and singles == [], seen
+            return
+        assert len(arrays) == 1 and singles == [], seen
+        answered = sorted(str(r["id"]) for r in responses_in(arrays[0]))
+        assert answered == sorted(str(i) for i in request_ids), (batch, arrays)
+
     def check_frame(self, frame: bytes) -> None:
         """Whatever a raw frame is, every answer is well-formed, one line at most, and the
         session is alive after."""

@@ -128,6 +128,27 @@ def test_http_answers_every_mutated_message(
     record("http", revision, method)
 
 
+BATCH_REVISIONS = ("2024-11-05", "2025-03-26")
+
+
+@pytest.mark.parametrize("revision", BATCH_REVISIONS)
+@settings(FUZZ, max_examples=EXAMPLES * 10)
+@given(data=st.data())
+def test_stdio_answers_every_mutated_batch(
+    stdio_peers: dict[str, StdioPeer], revision: str, data: st.DataObject
+) -> None:
+    cases = [case for case in CASES if case[0] == revision and case[2] != "initialize"]
+    chosen = data.draw(st.lists(st.sampled_from(cases), min_size=1, max_size=4), label="methods")
+    batch = []
+    for n, (_, name, method, is_request) in enumerate(chosen):
+        message = data.draw(messages(revision, name, is_request), label=method)
+        if is_request:
+            message["id"] = f"batch-{n}"  # unique, so that each answer is told apart
+        batch.append(message)
+    stdio_peer(stdio_peers, revision).check_batch(batch)
+    record("stdio", revision, "(batch)")
+
+
 @pytest.mark.parametrize("revision", ["2025-03-26", STATELESS])
 @settings(FUZZ, max_examples=EXAMPLES * 10)
 @given(frame=raw_frames)
