@@ -8,11 +8,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import signal
+import threading
 import weakref
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Mapping, Sequence
+from collections.abc import (
+    AsyncIterator,
+    Callable,
+    Coroutine,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING, Any, Generic, Literal, overload
 
+import anyio
 import anyio.from_thread
 from mcpbind.generated.support import Direction
 from mcpbind.runtime.core.bindings import Bindings
@@ -575,8 +586,9 @@ class App(VisibleRegistries, Generic[LifespanT]):
 
         async def serve() -> None:
             # Entered here first, so a failing startup is one line before uvicorn starts.
-            async with self.running():
-                await serve_forever(self.http_app(**options), host, port)
+            async with self.running(), anyio.create_task_group() as tg:
+                with _cancelled_by_sigterm(tg.cancel_scope):
+                    await serve_forever(self.http_app(**options), host, port)
 
         try:
             run(serve)
@@ -586,3 +598,20 @@ class App(VisibleRegistries, Generic[LifespanT]):
     def memory_transport(self) -> AbstractAsyncContextManager[Connection]:
         """A transport to this app in the same process: ``Client(app.memory_transport())``."""
         return self.server.memory_transport()
+
+
+@contextlib.contextmanager
+def _cancelled_by_sigterm(scope: anyio.CancelScope) -> Iterator[None]:
+    """SIGTERM stops serving as Ctrl-C does, so the lifespan's exit part runs instead of the
+    process dying on the spot. A plain handler, not the loop's: uvicorn replaces the handlers
+    while it serves and calls the previous one after its own shutdown, which (uvloop's signal
+    handling) would not reach a receiver of the loop's."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signals are the main thread's: SIGTERM keeps its meaning
+        return
+    loop = asyncio.get_running_loop()
+    previous = signal.signal(signal.SIGTERM, lambda *_: loop.call_soon_threadsafe(scope.cancel))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

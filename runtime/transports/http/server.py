@@ -256,7 +256,7 @@ class StreamableHTTPServer:
         kind = scope["type"]
         if kind != "http":
             if kind == "lifespan":
-                await self._lifespan(receive, send)
+                await asgi_lifespan(self.run, receive, send)
             return
         auth = self.auth
         if auth is not None and await auth.serve_metadata(scope, send):
@@ -298,12 +298,6 @@ class StreamableHTTPServer:
             await error(
                 send, 405, CONNECTION_ERROR, "Method not allowed", allow="GET, POST, DELETE"
             )
-
-    async def _lifespan(self, receive: Receive, send: Send) -> None:
-        message = await receive()
-        if message["type"] != "lifespan.startup":
-            return
-        await asgi_lifespan(self.run, receive, send)
 
     def _unsupported(self, version: str) -> dict[str, Any]:
         """``data`` of -32022: what is served, newest first, and what was asked."""
