@@ -5,7 +5,8 @@ dependencies did; its ``events`` tool hands the record over, in process or not."
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator
+import threading
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Annotated, Any
@@ -249,3 +250,32 @@ def test_a_dependency_that_cannot_be_resolved_is_refused_at_registration() -> No
     with pytest.raises(TypeError, match="Depends\\(\\) takes a function, not int"):
         Depends(3)  # type: ignore[call-overload]
     assert refusing.tools == {}
+
+
+def thread_of_a_function() -> int:
+    return threading.get_ident()
+
+
+def thread_of_a_generator() -> Iterator[int]:
+    yield threading.get_ident()
+    CLEANED_IN.append(threading.get_ident())
+
+
+CLEANED_IN: list[int] = []
+
+
+async def test_sync_dependencies_and_their_cleanups_run_in_worker_threads() -> None:
+    threads = App("threads")
+
+    @threads.tool()
+    async def where(
+        plain: Annotated[int, Depends(thread_of_a_function)],
+        generator: Annotated[int, Depends(thread_of_a_generator)],
+    ) -> list[int]:
+        return [plain, generator]
+
+    async with Client(threads.memory_transport()) as client:
+        answer = await client.call_tool("where")
+    loop_thread = threading.get_ident()
+    plain, generator = answer.structuredContent["result"]
+    assert loop_thread not in (plain, generator, *CLEANED_IN) and len(CLEANED_IN) == 1

@@ -348,3 +348,14 @@ async def test_each_cluster_worker_enters_once_and_exits(
     entered = sorted(line.split()[1] for line in lines(log) if line.startswith("enter"))
     exited = sorted(line.split()[1] for line in lines(log) if line.startswith("exit"))
     assert entered == pids and exited == pids, lines(log)
+
+
+def test_a_cluster_worker_whose_startup_fails_exits_3_with_the_line() -> None:
+    env = {**os.environ, "LIFESPAN_FAIL": "1"}
+    command = [sys.executable, "-m", "mcpbind.runtime.cluster", "worker", "lifespan_app:app",
+               "--port", str(free_port()), "--app-dir", str(HERE)]  # fmt: skip
+    done = subprocess.run(
+        command, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30
+    )
+    assert done.returncode == 3
+    assert f"ERROR:    {FAILED}\n" in done.stderr
