@@ -8,15 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import signal
-import threading
 import weakref
 from collections.abc import (
     AsyncIterator,
     Callable,
     Coroutine,
     Iterable,
-    Iterator,
     Mapping,
     Sequence,
 )
@@ -27,7 +24,6 @@ import anyio
 import anyio.from_thread
 from mcpbind.generated.support import Direction
 from mcpbind.runtime.core.bindings import Bindings
-from mcpbind.runtime.core.lifespan import LifespanStartupError
 from mcpbind.runtime.core.session import Session
 from mcpbind.runtime.core.transport import Connection
 from mcpbind.runtime.endpoints.server import Server
@@ -39,6 +35,7 @@ from ._context import LOG_LEVELS, Context
 from ._handlers import handlers_for
 from ._prompts import PromptEntry, make_prompt
 from ._resources import TEMPLATE_VARIABLE, ResourceEntry, make_resource
+from ._serving import run_http
 from ._shaping import shaper
 from ._timeout import check_timeout
 from ._tools import ToolEntry, make_tool
@@ -581,37 +578,8 @@ class App(VisibleRegistries, Generic[LifespanT]):
         """Serve Streamable HTTP on uvicorn until interrupted (blocking); ``options`` go to
         ``http_app`` (binding beyond loopback needs ``allowed_hosts`` widened there too). A
         lifespan that fails to start ends the process with its one-line error, status 1."""
-        from mcpbind.runtime.core.run import run
-        from mcpbind.runtime.transports.http.uvicorn import serve_forever
-
-        async def serve() -> None:
-            # Entered here first, so a failing startup is one line before uvicorn starts.
-            async with self.running(), anyio.create_task_group() as tg:
-                with _cancelled_by_sigterm(tg.cancel_scope):
-                    await serve_forever(self.http_app(**options), host, port)
-
-        try:
-            run(serve)
-        except LifespanStartupError as exc:
-            raise SystemExit(f"mcpbind: {exc}") from None
+        run_http(self.running, lambda: self.http_app(**options), host, port)
 
     def memory_transport(self) -> AbstractAsyncContextManager[Connection]:
         """A transport to this app in the same process: ``Client(app.memory_transport())``."""
         return self.server.memory_transport()
-
-
-@contextlib.contextmanager
-def _cancelled_by_sigterm(scope: anyio.CancelScope) -> Iterator[None]:
-    """SIGTERM stops serving as Ctrl-C does, so the lifespan's exit part runs instead of the
-    process dying on the spot. A plain handler, not the loop's: uvicorn replaces the handlers
-    while it serves and calls the previous one after its own shutdown, which (uvloop's signal
-    handling) would not reach a receiver of the loop's."""
-    if threading.current_thread() is not threading.main_thread():
-        yield  # signals are the main thread's: SIGTERM keeps its meaning
-        return
-    loop = asyncio.get_running_loop()
-    previous = signal.signal(signal.SIGTERM, lambda *_: loop.call_soon_threadsafe(scope.cancel))
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
