@@ -19,8 +19,9 @@ from starlette.types import Receive, Send
 __all__ = ["asgi_lifespan", "owner_running"]
 
 
-def owner_running(serve: Callable[..., Any]) -> AbstractAsyncContextManager[Any]:
-    """The lifespan of the server ``serve`` belongs to (its ``running()``), or nothing."""
+def owner_running(serve: Callable[..., Any] | None) -> AbstractAsyncContextManager[Any]:
+    """The lifespan of the server ``serve`` belongs to (its ``running()``), or nothing (also
+    for None: an app that serves no ``Server``)."""
     running = getattr(getattr(serve, "__self__", None), "running", None)
     if running is None:
         return contextlib.nullcontext()

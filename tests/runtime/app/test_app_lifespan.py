@@ -350,12 +350,12 @@ async def test_each_cluster_worker_enters_once_and_exits(
     assert entered == pids and exited == pids, lines(log)
 
 
-def test_a_cluster_worker_whose_startup_fails_exits_3_with_the_line() -> None:
+def test_a_cluster_worker_whose_startup_fails_exits_1_with_one_line() -> None:
     env = {**os.environ, "LIFESPAN_FAIL": "1"}
     command = [sys.executable, "-m", "mcpbind.runtime.cluster", "worker", "lifespan_app:app",
                "--port", str(free_port()), "--app-dir", str(HERE)]  # fmt: skip
     done = subprocess.run(
         command, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30
     )
-    assert done.returncode == 3
-    assert f"ERROR:    {FAILED}\n" in done.stderr
+    assert done.returncode == 1
+    assert done.stderr == f"mcpbind: {FAILED}\n"
