@@ -86,10 +86,20 @@ class Plan:
     needs: tuple[tuple[str, Plan], ...]
 
 
-def _kind(fn: Callable[..., Any]) -> Kind:
+def _target(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """What to read a dependency's annotations and kind from: a partial's function, an
+    object's ``__call__``."""
     target = fn
     while isinstance(target, functools.partial):
         target = target.func
+    if not (inspect.isfunction(target) or inspect.ismethod(target)):
+        call = getattr(target, "__call__", None)  # noqa: B004 - an instance's own __call__
+        target = call if inspect.ismethod(call) else target
+    return target
+
+
+def _kind(fn: Callable[..., Any]) -> Kind:
+    target = _target(fn)
     if inspect.isasyncgenfunction(target):
         return "async_gen"
     if inspect.isgeneratorfunction(target):
@@ -110,9 +120,8 @@ def plan(
     name = getattr(fn, "__name__", repr(fn))
     if fn in _seen:
         raise TypeError(f"dependency {name!r} depends on itself")
-    target = fn.func if isinstance(fn, functools.partial) else fn
     try:
-        hints = typing.get_type_hints(target, include_extras=True)
+        hints = typing.get_type_hints(_target(fn), include_extras=True)
     except (NameError, TypeError) as exc:
         raise TypeError(
             f"cannot resolve the type annotations of dependency {name!r}: {exc}"
@@ -157,6 +166,8 @@ async def _value(
         value = await fn(**kwargs)
     elif each.kind == "sync":
         value = await run_sync(functools.partial(fn, **kwargs))
+        if inspect.isawaitable(value):  # a callable hiding a coroutine (an async __call__)
+            value = await value
     elif each.kind == "async_gen":
         manager = asynccontextmanager(fn)(**kwargs)
         value = await manager.__aenter__()

@@ -279,3 +279,22 @@ async def test_sync_dependencies_and_their_cleanups_run_in_worker_threads() -> N
     loop_thread = threading.get_ident()
     plain, generator = answer.structuredContent["result"]
     assert loop_thread not in (plain, generator, *CLEANED_IN) and len(CLEANED_IN) == 1
+
+
+class AsyncCallable:
+    """A dependency that is an object with an ``async __call__``."""
+
+    async def __call__(self) -> str:
+        return "from an object"
+
+
+async def test_an_object_with_an_async_call_is_awaited() -> None:
+    objects = App("objects")
+
+    @objects.tool()
+    def value(given: Annotated[str, Depends(AsyncCallable())]) -> str:
+        return given
+
+    async with Client(objects.memory_transport()) as client:
+        answer = await client.call_tool("value")
+    assert answer.structuredContent == {"result": "from an object"}
