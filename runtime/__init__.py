@@ -58,6 +58,10 @@ if TYPE_CHECKING:
         RequestTimeoutError as RequestTimeoutError,
         RuntimeFailure as RuntimeFailure,
     )
+    from .core.lifespan import (
+        LifespanNotRunning as LifespanNotRunning,
+        LifespanStartupError as LifespanStartupError,
+    )
     from .core.revisions import (
         ASSUME_INITIALIZED as ASSUME_INITIALIZED,
         HANDSHAKE_REVISIONS as HANDSHAKE_REVISIONS,

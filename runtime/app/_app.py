@@ -9,10 +9,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import weakref
-from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
+from collections.abc import (
+    AsyncIterator,
+    Callable,
+    Coroutine,
+    Iterable,
+    Mapping,
+    Sequence,
+)
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import TYPE_CHECKING, Any, Generic, Literal, overload
 
+import anyio
 import anyio.from_thread
 from mcpbind.generated.support import Direction
 from mcpbind.runtime.core.bindings import Bindings
@@ -21,12 +29,14 @@ from mcpbind.runtime.core.transport import Connection
 from mcpbind.runtime.endpoints.middleware import Middleware
 from mcpbind.runtime.endpoints.server import Server
 from pydantic import BaseModel
+from typing_extensions import TypeVar
 
 from ._completion import values_of
 from ._context import LOG_LEVELS, Context
 from ._handlers import handlers_for
 from ._prompts import PromptEntry, make_prompt
 from ._resources import TEMPLATE_VARIABLE, ResourceEntry, make_resource
+from ._serving import run_http
 from ._shaping import shaper
 from ._timeout import check_timeout
 from ._tools import ToolEntry, make_tool
@@ -41,6 +51,8 @@ __all__ = ["App"]
 
 #: A decorated function, returned as it came: it keeps its type, and stays callable.
 F = TypeVar("F", bound=Callable[..., Any])
+#: What the app's lifespan yields (``ctx.lifespan_context``); Any for an app without one.
+LifespanT = TypeVar("LifespanT", default=Any)
 
 #: A middleware, returned as it came by ``@app.middleware``.
 M = TypeVar("M", bound=Middleware)
@@ -49,11 +61,11 @@ M = TypeVar("M", bound=Middleware)
 _LISTED = ("tools", "resources", "prompts")
 
 
-class _AppServer(Server):
+class _AppServer(Server[Any]):
     """A ``Server`` that registers the app's handlers for a revision when it first meets it
     (importing only the revisions clients speak), and advertises what the app holds."""
 
-    app: App
+    app: App[Any]
 
     def find_route(self, bindings: Bindings, method: str) -> Any:
         self.app.install(bindings.revision)
@@ -64,7 +76,7 @@ class _AppServer(Server):
         return self.app.adjust_capabilities(super().capabilities_for(bindings))
 
 
-class App(VisibleRegistries):
+class App(VisibleRegistries, Generic[LifespanT]):
     """A high-level MCP server: decorate typed functions, then run it.
 
     ``page_size`` bounds every list's pages (None: one page). ``mask_errors`` hides the
@@ -74,6 +86,10 @@ class App(VisibleRegistries):
     limits every tool's call to that many seconds unless the tool says otherwise. Everything else
     (``revisions``, ``options``, ``request_state``, ``send_timeout``...) goes to the ``Server``,
     which is ``app.server``.
+
+    ``lifespan(app)`` returns an async context manager (an ``@asynccontextmanager``
+    function) entered once before the first request is served and exited on shutdown (see
+    ``Server``); what it yields is ``ctx.lifespan_context`` (typed by ``Context[T]``).
     """
 
     #: Told of an unexpected exception raised by a tool, with the id of the ``tools/call`` it
@@ -93,13 +109,21 @@ class App(VisibleRegistries):
         ttl_ms: int = 0,
         cache_scope: str = "private",
         tool_timeout: float | None = None,
+        lifespan: Callable[[App[LifespanT]], AbstractAsyncContextManager[LifespanT]] | None = None,
         **server_options: Any,
     ) -> None:
         if page_size is not None and page_size < 1:
             raise ValueError("page_size must be at least 1")
-        server = _AppServer(name, version, title=title, instructions=instructions, **server_options)
+        server = _AppServer(
+            name,
+            version,
+            title=title,
+            instructions=instructions,
+            lifespan=(lambda _server: lifespan(self)) if lifespan is not None else None,
+            **server_options,
+        )
         server.app = self
-        self.server: Server = server
+        self.server: Server[LifespanT] = server
         self.page_size = page_size
         self.mask_errors = mask_errors
         self.tool_timeout = check_timeout(tool_timeout, "App")
@@ -535,6 +559,18 @@ class App(VisibleRegistries):
 
     # -- serving ------------------------------------------------------------------------
 
+    @property
+    def lifespan_context(self) -> LifespanT:
+        """What the lifespan yielded, while it runs; None for an app without one."""
+        return self.server.lifespan_context
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[LifespanT]:
+        """The lifespan entered while the block runs (or shared with whatever entered it):
+        see ``Server.running``."""
+        async with self.server.running() as value:
+            yield value
+
     def run_stdio(self, **stdio_options: Any) -> None:
         """Serve on stdin/stdout until stdin closes (blocking)."""
         self.server.run_stdio(**stdio_options)
@@ -552,11 +588,9 @@ class App(VisibleRegistries):
 
     def run_http(self, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
         """Serve Streamable HTTP on uvicorn until interrupted (blocking); ``options`` go to
-        ``http_app`` (binding beyond loopback needs ``allowed_hosts`` widened there too)."""
-        from mcpbind.runtime.core.run import run
-        from mcpbind.runtime.transports.http.uvicorn import serve_forever
-
-        run(lambda: serve_forever(self.http_app(**options), host, port))
+        ``http_app`` (binding beyond loopback needs ``allowed_hosts`` widened there too). A
+        lifespan that fails to start ends the process with its one-line error, status 1."""
+        run_http(self.running, lambda: self.http_app(**options), host, port)
 
     def memory_transport(self) -> AbstractAsyncContextManager[Connection]:
         """A transport to this app in the same process: ``Client(app.memory_transport())``."""

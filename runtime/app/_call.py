@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import functools
 import inspect
+from contextlib import AsyncExitStack
 from typing import Any
 
 from mcpbind.runtime.core.bindings import validator
 from pydantic import BaseModel, ValidationError
 
+from ._depends import close, resolve
 from ._schema import Signature
 from ._threads import run_sync
 
@@ -54,8 +56,13 @@ def _keywords(model: type[BaseModel]) -> tuple[tuple[str, str], ...]:
     return tuple((field.alias or name, name) for name, field in model.model_fields.items())
 
 
-async def call(signature: Signature, kwargs: dict[str, Any], context: Any) -> Any:
-    """Call the function: awaited if async, else in a worker thread (never blocking the loop)."""
+async def call(
+    signature: Signature, kwargs: dict[str, Any], context: Any, resolved: bool = False
+) -> Any:
+    """Call the function: awaited if async, else in a worker thread (never blocking the loop);
+    its dependencies resolved first unless ``resolved`` (they are in ``kwargs``)."""
+    if signature.dependencies is not None and not resolved:
+        return await _call_with_dependencies(signature, kwargs, context)
     if signature.context is not None:
         kwargs = {**kwargs, signature.context: context}
     if signature.is_async:
@@ -63,4 +70,21 @@ async def call(signature: Signature, kwargs: dict[str, Any], context: Any) -> An
     result = await run_sync(functools.partial(signature.fn, **kwargs))
     if inspect.isawaitable(result):  # a callable that hides a coroutine (a partial, a wrapper)
         result = await result
+    return result
+
+
+async def _call_with_dependencies(
+    signature: Signature, kwargs: dict[str, Any], context: Any
+) -> Any:
+    """``call`` with the dependencies resolved first and their cleanups run after, seeing
+    the call's exception if it raised (or was cancelled)."""
+    assert signature.dependencies is not None
+    stack = AsyncExitStack()
+    try:
+        values = await resolve(signature.dependencies, context, stack)
+        result = await call(signature, {**kwargs, **values}, context, resolved=True)
+    except BaseException as exc:
+        await close(stack, exc)
+        raise
+    await close(stack, None)
     return result

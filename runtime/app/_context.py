@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal
 
 from mcpbind.generated.names import META_LOG_LEVEL, NOTIFICATIONS_MESSAGE
 from mcpbind.runtime.core.bindings import Bindings, validator
@@ -21,6 +21,7 @@ from mcpbind.runtime.core.session import RequestContext, Session
 from pydantic import BaseModel
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import core_schema
+from typing_extensions import TypeVar
 
 if TYPE_CHECKING:
     from mcpbind.runtime.auth.server import AccessToken
@@ -30,6 +31,8 @@ if TYPE_CHECKING:
 __all__ = ["LOG_LEVELS", "Context", "ElicitationResult"]
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
+#: What the app's lifespan yields: ``ctx: Context[AppState]`` types ``ctx.lifespan_context``.
+LifespanT = TypeVar("LifespanT", covariant=True, default=Any)
 
 LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 LOG_LEVELS: tuple[str, ...] = (
@@ -76,17 +79,25 @@ def requested_schema(model: type[BaseModel]) -> dict[str, Any]:
     return out
 
 
-class Context:
+class Context(Generic[LifespanT]):
     """The request being handled, and ways to talk back to its client (both eras).
 
     ``revision`` is the protocol revision of the request; ``request_context`` the runtime's
     ``RequestContext`` (``peer``, ``session``, ``meta``...), for anything not offered here.
+    The type parameter is what the app's lifespan yields (``lifespan_context``).
     """
 
-    def __init__(self, app: App, request_context: RequestContext, revision: str) -> None:
+    def __init__(
+        self, app: App[Any], request_context: RequestContext[Any, Any], revision: str
+    ) -> None:
         self.app = app
-        self.request_context = request_context
+        self.request_context: RequestContext[Any, LifespanT] = request_context
         self.revision = revision
+
+    @property
+    def lifespan_context(self) -> LifespanT:
+        """What the app's lifespan yielded (``App(..., lifespan=...)``); None without one."""
+        return self.request_context.lifespan_context
 
     @property
     def request_id(self) -> int | str:

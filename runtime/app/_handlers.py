@@ -30,6 +30,7 @@ from mcpbind.generated.names import (
 from mcpbind.generated.support import MethodSpec
 from mcpbind.runtime.core.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
 from mcpbind.runtime.core.session import RequestContext
+from mcpbind.runtime.eras.input_required import ClientCapabilityMissing
 
 from ._completion import complete, completion_result
 from ._context import Context
@@ -164,7 +165,17 @@ def _get_prompt(app: App, revision: str, spec: MethodSpec[Any, Any]) -> Handler:
         entry = app.find_prompt(params.name)
         if entry is None:
             raise McpError(INVALID_PARAMS, f"Unknown prompt: {params.name}", {"name": params.name})
-        data = await entry.get(dict(params.arguments or {}), Context(app, context, revision))
+        try:
+            data = await entry.get(dict(params.arguments or {}), Context(app, context, revision))
+        except (McpError, ClientCapabilityMissing):
+            raise
+        except Exception as exc:
+            # Named like a resource's failure (and masked alike), not a bare "Internal error".
+            logger.exception("prompt %r failed", entry.name)
+            detail = "" if app.mask_errors else f": {type(exc).__name__}: {exc}"
+            raise McpError(
+                INTERNAL_ERROR, f"Error getting prompt {entry.name!r}{detail}", {"name": entry.name}
+            ) from None
         return _shaped(app, spec, revision, data, f"prompt {entry.name!r}")
 
     return handler

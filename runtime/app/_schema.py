@@ -24,11 +24,14 @@ from typing import Annotated, Any, NotRequired, get_args, get_origin
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, WithJsonSchema, create_model
 from typing_extensions import TypedDict, is_typeddict
 
+from ._depends import Plan, dependency_of, plan
+
 __all__ = [
     "CONTENT_TYPE_NAMES",
     "Signature",
     "context_parameter",
     "is_content_class",
+    "is_context",
     "output_type",
     "read_signature",
 ]
@@ -63,13 +66,28 @@ def _is_generated(tp: Any, name: str) -> bool:
     )
 
 
+def _classes(annotation: Any) -> tuple[Any, ...]:
+    """The classes an annotation names: itself, a union's members, a generic's origin
+    (``Context[AppState]`` is a ``Context``), ``Annotated``'s type."""
+    origin = get_origin(annotation)
+    if origin is None:
+        return (annotation,)
+    if origin is Annotated:
+        return _classes(get_args(annotation)[0])
+    if origin in (typing.Union, UnionType):
+        return tuple(c for arg in get_args(annotation) for c in _classes(arg))
+    return (origin,)
+
+
+def is_context(annotation: Any, context_cls: type) -> bool:
+    """Whether ``annotation`` is ``context_cls`` (generic or not, or ``| None``)."""
+    return any(isinstance(c, type) and issubclass(c, context_cls) for c in _classes(annotation))
+
+
 def context_parameter(hints: dict[str, Any], context_cls: type) -> str | None:
     """The parameter annotated with ``context_cls`` (or ``context_cls | None``), if any."""
     for name, annotation in hints.items():
-        if name == "return":
-            continue
-        candidates = get_args(annotation) if get_origin(annotation) else (annotation,)
-        if any(isinstance(c, type) and issubclass(c, context_cls) for c in candidates):
+        if name != "return" and is_context(annotation, context_cls):
             return name
     return None
 
@@ -77,7 +95,8 @@ def context_parameter(hints: dict[str, Any], context_cls: type) -> str | None:
 @dataclass
 class Signature:
     """What a function's signature says: its arguments model, the name of its context
-    parameter, whether it is a coroutine function, and the parameters in order."""
+    parameter, whether it is a coroutine function, the parameters in order (the client's),
+    and its dependencies (``Depends``; None when it has none, the plain call's cue)."""
 
     fn: Callable[..., Any]
     model: type[BaseModel]
@@ -85,6 +104,7 @@ class Signature:
     is_async: bool
     parameters: dict[str, inspect.Parameter]
     hints: dict[str, Any]
+    dependencies: dict[str, Plan] | None = None
 
     @property
     def input_schema(self) -> dict[str, Any]:
@@ -108,8 +128,16 @@ def read_signature(fn: Callable[..., Any], context_cls: type, model_name: str) -
     context = context_parameter(hints, context_cls)
     fields: dict[str, Any] = {}
     parameters: dict[str, inspect.Parameter] = {}
+    dependencies: dict[str, Plan] = {}
     for name, param in signature.parameters.items():
         if name == context:
+            continue
+        marker = dependency_of(hints.get(name), param.default)
+        if marker is not None:
+            try:
+                dependencies[name] = plan(marker, lambda tp: is_context(tp, context_cls))
+            except TypeError as exc:
+                raise TypeError(f"{model_name}: parameter {name!r}: {exc}") from None
             continue
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD, param.POSITIONAL_ONLY):
             raise TypeError(f"{model_name}: parameter {name!r} must be a plain named parameter")
@@ -137,6 +165,7 @@ def read_signature(fn: Callable[..., Any], context_cls: type, model_name: str) -
         inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(target),
         parameters,
         hints,
+        dependencies or None,
     )
 
 

@@ -132,20 +132,32 @@ class HealthRoute:
 def run_worker(target: str, host: str, port: int, app_dir: str | None = None) -> None:
     """One worker: build the app on ``shared_state_from_env()`` and serve it until SIGINT,
     SIGTERM, or the supervisor that started it being gone (killed outright)."""
+    from mcpbind.runtime.core.lifespan import LifespanStartupError
     from mcpbind.runtime.core.run import run
 
     if app_dir is not None:
         sys.path.insert(0, app_dir)
-    run(_serve_worker, target, host, port, os.getppid())
+    try:
+        run(_serve_worker, target, host, port, os.getppid())
+    except LifespanStartupError as exc:
+        raise SystemExit(f"mcpbind: {exc}") from None
 
 
 async def _serve_worker(target: str, host: str, port: int, parent: int) -> None:
+    from mcpbind.runtime.transports.http.lifespan import owner_running
     from mcpbind.runtime.transports.http.uvicorn import serving
 
     from ._state import default_worker_id, shared_state_from_env
 
-    app = HealthRoute(load_app(target, shared_state_from_env()), default_worker_id())
-    async with serving(app, host, port), anyio.create_task_group() as tg:
+    served = load_app(target, shared_state_from_env())
+    app = HealthRoute(served, default_worker_id())
+    # The server's lifespan entered first (the app's ASGI lifespan then shares it): a failing
+    # startup is one line and status 1, not uvicorn exiting from inside its task.
+    async with (
+        owner_running(getattr(served, "serve", None)),
+        serving(app, host, port),
+        anyio.create_task_group() as tg,
+    ):
         tg.start_soon(_until_signal, tg.cancel_scope)
         while os.getppid() == parent:
             await anyio.sleep(1.0)

@@ -26,6 +26,7 @@ __all__ = ["RelatedSender", "RequestContext", "Rounds"]
 ResultT = TypeVar("ResultT")
 StubT = TypeVar("StubT")
 PeerT = TypeVar("PeerT", covariant=True, default=Any)
+LifespanT = TypeVar("LifespanT", covariant=True, default=Any)
 RequestId = int | str
 
 
@@ -46,7 +47,7 @@ class Rounds(Protocol):
     ) -> Any: ...
 
 
-class RequestContext(Generic[PeerT]):
+class RequestContext(Generic[PeerT, LifespanT]):
     """What a handler gets besides its params: who asked, and how to talk back.
 
     ``peer`` is the generated stub for calling the other side (``ServerStub`` in a server, so a
@@ -59,7 +60,8 @@ class RequestContext(Generic[PeerT]):
     of a multi round-trip request instead (``rounds``, see ``_input.py``); ``peer`` is then the
     revision's ``InputRequestStub`` (its ``ServerStub`` has no requests), whose calls become input
     requests: the same call works in both eras. ``transport_context`` is the transport's
-    per-message slot.
+    per-message slot. The second type parameter is the type of ``lifespan_context``, what the
+    server's lifespan yielded (``RequestContext[Any, AppState]``).
     """
 
     __slots__ = (
@@ -95,6 +97,14 @@ class RequestContext(Generic[PeerT]):
         HTTP request, so in both eras it is the token of the POST that carried this request."""
         token: AccessToken | None = getattr(self.transport_context, "auth", None)
         return token
+
+    @property
+    def lifespan_context(self) -> LifespanT:
+        """What the server's lifespan yielded (``Server(..., lifespan=...)``); None for a
+        server without one. Read from the session's router, the ``Server``."""
+        value: Any = getattr(self.session.router, "lifespan_context", None)
+        typed: LifespanT = value
+        return typed
 
     @property
     def progress_token(self) -> int | str | None:

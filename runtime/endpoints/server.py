@@ -6,7 +6,7 @@ import contextlib
 import signal
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Any
+from typing import Any, Generic
 
 import anyio
 from mcpbind import generated
@@ -27,6 +27,7 @@ from mcpbind.generated.support import (
 from mcpbind.runtime.core.bindings import Bindings, dump
 from mcpbind.runtime.core.capabilities import has_capability
 from mcpbind.runtime.core.errors import McpError
+from mcpbind.runtime.core.lifespan import LifespanStartupError, SharedLifespan
 from mcpbind.runtime.core.routing import OutgoingCall
 from mcpbind.runtime.core.run import run
 from mcpbind.runtime.core.session import Route, Session, SessionOptions
@@ -37,6 +38,7 @@ from mcpbind.runtime.eras.stateless import StatelessServer
 from mcpbind.runtime.eras.subscriptions import Subscriptions
 from mcpbind.runtime.transports.memory import memory_pair
 from mcpbind.runtime.transports.stdio import stdio_server
+from typing_extensions import TypeVar
 
 from .broadcast import Delivery, deliver
 from .endpoint import Endpoint
@@ -47,8 +49,11 @@ __all__ = ["Server"]
 #: Requests whose effect the server itself must know of, to honour them when notifying.
 _TRACKED = frozenset({RESOURCES_SUBSCRIBE, RESOURCES_UNSUBSCRIBE})
 
+#: What the server's lifespan yields (``lifespan_context``); Any for a server without one.
+LifespanT = TypeVar("LifespanT", default=Any)
 
-class Server(Endpoint):
+
+class Server(Endpoint, Generic[LifespanT]):
     """An MCP server: register handlers, then ``serve`` connections.
 
     It advertises the capabilities its handlers imply (a ``tools/call`` handler means
@@ -66,6 +71,12 @@ class Server(Endpoint):
     streams; ``send_timeout`` bounds how long one recipient may hold up a notification.
     ``middleware`` wraps every incoming request and notification, the first outermost
     (``add_middleware``).
+
+    ``lifespan(server)`` returns an async context manager (an ``@asynccontextmanager``
+    function) entered once before the first request is served and exited on shutdown: by
+    ``serve_stdio``, by an HTTP app's ASGI lifespan (or its ``run()``), by
+    ``memory_transport`` when nothing else has entered it, or by ``running()``. What it yields
+    is ``lifespan_context``, also ``context.lifespan_context`` in handlers.
     """
 
     def __init__(
@@ -82,10 +93,18 @@ class Server(Endpoint):
         request_state: RequestStateKeeper | None = None,
         send_timeout: float = 5.0,
         middleware: Sequence[Middleware] = (),
+        lifespan: Callable[[Server[LifespanT]], AbstractAsyncContextManager[LifespanT]]
+        | None = None,
     ) -> None:
         super().__init__(Direction.SERVER_TO_CLIENT, capabilities)
         for each in middleware:
             self.add_middleware(each)
+        #: The lifespan, shared by whatever serves (None: no lifespan, nothing to enter).
+        self.lifespan: SharedLifespan[LifespanT] | None = (
+            SharedLifespan(lambda: lifespan(self), f"server {name!r}")
+            if lifespan is not None
+            else None
+        )
         self.info: dict[str, Any] = {"name": name, "version": version}
         if title is not None:
             self.info["title"] = title
@@ -198,6 +217,28 @@ class Server(Endpoint):
         and refuse to keep new ones open: for shutting down."""
         await self.subscriptions.end()
 
+    # -- lifespan -------------------------------------------------------------------------
+
+    @property
+    def lifespan_context(self) -> LifespanT:
+        """What the lifespan yielded, while it runs (``LifespanNotRunning`` otherwise); None
+        for a server without a lifespan."""
+        if self.lifespan is None:
+            return None  # type: ignore[return-value]  # no lifespan: LifespanT is Any
+        return self.lifespan.value
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[LifespanT]:
+        """The lifespan entered while the block runs, or shared with whatever entered it first
+        (it is exited after the last one leaves); yields its value. ``LifespanStartupError``
+        if it raises on entering. Every way of serving enters it: call this yourself around
+        ``serve()`` of your own transports."""
+        if self.lifespan is None:
+            yield None  # type: ignore[misc]  # no lifespan: LifespanT is Any
+            return
+        async with self.lifespan.shared() as value:
+            yield value
+
     # -- serving --------------------------------------------------------------------------
 
     def new_session(self, connection: Connection) -> Session:
@@ -238,9 +279,15 @@ class Server(Endpoint):
     async def memory_transport(self) -> AsyncIterator[Connection]:
         """A transport to this server in the same process: ``Client(server.memory_transport())``.
 
-        The server side runs in a task of the caller's; leaving the context ends it.
+        The server side runs in a task of the caller's; leaving the context ends it. The
+        lifespan is entered first unless something already runs it (``LifespanStartupError``
+        here if it fails).
         """
-        async with memory_pair() as (near, far), anyio.create_task_group() as tg:
+        async with (
+            self.running(),
+            memory_pair() as (near, far),
+            anyio.create_task_group() as tg,
+        ):
             tg.start_soon(self.serve, far)
             yield near
             tg.cancel_scope.cancel()
@@ -250,8 +297,9 @@ class Server(Endpoint):
 
         SIGTERM (how a client stops a server that outlives its stdin) ends the listen streams
         gracefully, each with its ``complete`` response, before the process stops serving.
+        The lifespan is entered before the first message is read, and exited after the last.
         """
-        async with anyio.create_task_group() as tg:
+        async with self.running(), anyio.create_task_group() as tg:
             tg.start_soon(self._end_on_sigterm, tg.cancel_scope)
             await self.run(stdio_server(**stdio_options))
             tg.cancel_scope.cancel()
@@ -269,5 +317,11 @@ class Server(Endpoint):
                 return
 
     def run_stdio(self, **stdio_options: Any) -> None:
-        """Blocking ``serve_stdio``, for ``if __name__ == "__main__": server.run_stdio()``."""
-        run(lambda: self.serve_stdio(**stdio_options))
+        """Blocking ``serve_stdio``, for ``if __name__ == "__main__": server.run_stdio()``.
+
+        A lifespan that fails to start ends the process with its one-line error on stderr
+        and exit status 1."""
+        try:
+            run(lambda: self.serve_stdio(**stdio_options))
+        except LifespanStartupError as exc:
+            raise SystemExit(f"mcpbind: {exc}") from None

@@ -32,6 +32,7 @@ EXTRA_IMPORTS = {
     "codegen": ("datamodel_code_generator", "jinja2", "black"),
     "auth": ("authlib", "joserfc"),
     "redis": ("redis",),
+    "otel": ("opentelemetry.trace",),
     "watch": ("watchfiles",),
 }
 

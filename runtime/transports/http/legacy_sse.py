@@ -33,6 +33,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from ._legacy_queues import Answers, Inbox, Outbox, Reservation
 from .asgi import CONNECTION_ERROR
 from .common import JSON, SSE, accepts, encode_event
+from .lifespan import asgi_lifespan, owner_running
 from .protection import Protection
 from .security import LOOPBACK_HOSTS, HostGuard
 from .server import HttpRequestContext
@@ -135,8 +136,9 @@ class LegacySSEServer:
 
     @asynccontextmanager
     async def run(self) -> AsyncIterator[LegacySSEServer]:
-        """Host the sessions while open; ends them all on exit."""
-        async with anyio.create_task_group() as tg:
+        """Host the sessions while open; ends them all on exit. The ``Server``'s lifespan, when
+        ``serve`` is a server's, is entered first (shared with whatever else runs it)."""
+        async with owner_running(self.serve), anyio.create_task_group() as tg:
             self._tg = tg
             try:
                 yield self
@@ -148,7 +150,7 @@ class LegacySSEServer:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
-            await _lifespan(self.run, receive, send)
+            await asgi_lifespan(self.run, receive, send)
             return
         if scope["type"] != "http":
             return
@@ -328,18 +330,6 @@ class LegacySSEServer:
         return Response(status_code=202)
 
 
-async def _lifespan(run: Callable[[], Any], receive: Receive, send: Send) -> None:
-    """The ASGI lifespan protocol around ``run()`` (an async context manager factory)."""
-    message = await receive()
-    if message["type"] != "lifespan.startup":
-        return
-    async with run():
-        await send({"type": "lifespan.startup.complete"})
-        while (await receive())["type"] != "lifespan.shutdown":
-            pass
-    await send({"type": "lifespan.shutdown.complete"})
-
-
 def combined_app(
     streamable: ASGIApp, legacy: LegacySSEServer, *, mcp_path: str = "/mcp"
 ) -> ASGIApp:
@@ -361,7 +351,7 @@ def combined_app(
 
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
-            await _lifespan(run_both, receive, send)
+            await asgi_lifespan(run_both, receive, send)
         elif scope["type"] == "http" and scope["path"].rstrip("/") == mcp_path.rstrip("/"):
             await streamable(scope, receive, send)
         else:

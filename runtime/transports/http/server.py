@@ -77,6 +77,7 @@ from .common import (
     accepts,
 )
 from .event_store import EventStore, InMemoryEventStore
+from .lifespan import asgi_lifespan, owner_running
 from .protection import Protection
 from .security import LOOPBACK_HOSTS, HostGuard
 from .shared_state import (
@@ -208,10 +209,11 @@ class StreamableHTTPServer:
 
         The ASGI lifespan calls this; enter it yourself from the lifespan of a framework the app
         is mounted in, whose lifespan does not reach it (Starlette wants a lifespan that yields
-        nothing: ``async with server.run(): yield``).
+        nothing: ``async with server.run(): yield``). The ``Server``'s own lifespan, when
+        ``serve`` is a server's, is entered first (shared with whatever else runs it).
         """
         reaper = anyio.CancelScope()
-        async with anyio.create_task_group() as tg:
+        async with owner_running(self.serve), anyio.create_task_group() as tg:
             self._tg = tg
             pool = self.pool = SessionPool(tg)
             tg.start_soon(self._reap, reaper)
@@ -259,7 +261,7 @@ class StreamableHTTPServer:
         kind = scope["type"]
         if kind != "http":
             if kind == "lifespan":
-                await self._lifespan(receive, send)
+                await asgi_lifespan(self.run, receive, send)
             return
         auth = self.auth
         if auth is not None and await auth.serve_metadata(scope, send):
@@ -308,20 +310,6 @@ class StreamableHTTPServer:
             await error(
                 send, 405, CONNECTION_ERROR, "Method not allowed", allow="GET, POST, DELETE"
             )
-
-    async def _lifespan(self, receive: Receive, send: Send) -> None:
-        message = await receive()
-        if message["type"] != "lifespan.startup":
-            return
-        try:
-            async with self.run():
-                await send({"type": "lifespan.startup.complete"})
-                while (await receive())["type"] != "lifespan.shutdown":
-                    pass
-        except Exception as exc:
-            await send({"type": "lifespan.shutdown.failed", "message": repr(exc)})
-            return
-        await send({"type": "lifespan.shutdown.complete"})
 
     def _unsupported(self, version: str) -> dict[str, Any]:
         """``data`` of -32022: what is served, newest first, and what was asked."""
