@@ -20,7 +20,8 @@ Serving: ``server.run_stdio()``, ``await server.serve(connection)`` for any tran
 stateless era become multi round-trip requests sealed by a ``RequestStateKeeper``); an
 ``McpError`` answers a chosen error. ``server.broadcast``/``notify_*`` reach both eras
 (``subscriptions/listen`` streams in the stateless one) without letting a stuck peer stall them.
-``SessionOptions`` sets timeouts, keep-alive and concurrency bounds.
+``SessionOptions`` sets timeouts, keep-alive and concurrency bounds; ``process_budget()`` is the
+``MemoryBudget`` all sessions and transports of the process share (256 MiB by default).
 Transports yield a ``Connection`` (a source and a sink of ``Envelope``; the seam is described
 in ARCHITECTURE.md); lifecycles are pluggable (``ClientLifecycle``,
 ``ServerLifecycle``): ``HandshakeClient``/``HandshakeServer`` for 2024-11-05 .. 2025-11-25,
@@ -37,6 +38,11 @@ from ._exports import install
 if TYPE_CHECKING:
     from .app import App as App
     from .core.admission import SERVER_UNAVAILABLE as SERVER_UNAVAILABLE
+    from .core.budget import (
+        DEFAULT_MEMORY_BUDGET as DEFAULT_MEMORY_BUDGET,
+        MemoryBudget as MemoryBudget,
+        process_budget as process_budget,
+    )
     from .core.errors import (
         HTTP_STATUS as HTTP_STATUS,
         INTERNAL_ERROR as INTERNAL_ERROR,

@@ -42,7 +42,7 @@ if LINKS_WORK:
 
 # Test helper modules (npmkit, runtime_helpers, httpkit, suitekit...) import by name from any test
 # folder, whichever test pytest collects first.
-for _helpers in ("", "runtime", "runtime/http", "conformance"):
+for _helpers in ("", "runtime", "runtime/http", "conformance", "generated"):
     if str(REPO_ROOT / "tests" / _helpers) not in sys.path:
         sys.path.append(str(REPO_ROOT / "tests" / _helpers))
 

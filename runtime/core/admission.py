@@ -11,7 +11,10 @@ our own requests, a head-of-line block. Memory is bounded here instead, per requ
   a queued request cancelled by the peer leaves the queue at once (a running one leaves the
   count and byte bounds at once, and its handler slot when its task has ended);
 * requests running or waiting are bounded in count and in JSON bytes; past either bound a
-  request is refused at once with ``SERVER_UNAVAILABLE`` (reason ``busy``), never stalled.
+  request is refused at once with ``SERVER_UNAVAILABLE`` (reason ``busy``), never stalled;
+* their bytes are also held in the process-wide ``MemoryBudget`` (``budget.py``) from
+  admission until they end, so all sessions together stay within it: past it, refused alike
+  (unless the transport already holds them there: ``Envelope.prepaid``).
 
 ``SERVER_UNAVAILABLE`` (-31503): JSON-RPC leaves -32000..-32099 to implementations, but MCP
 2026-07-28 (basic/index.md) reserves -32020..-32099 for the specification and tells new
@@ -28,6 +31,7 @@ from collections import OrderedDict
 from typing import Any, Final
 
 from . import jsonrpc as rpc
+from .budget import MemoryBudget
 from .routing import Route
 
 __all__ = [
@@ -92,6 +96,7 @@ class Incoming:
     __slots__ = (
         "answered",
         "batch",
+        "charged",
         "context",
         "counted",
         "method",
@@ -122,12 +127,15 @@ class Incoming:
         self.queued = False
         self.answered = False
         self.counted = True
+        #: Bytes held in the memory budget for it (0: none, or the transport holds them).
+        self.charged = 0
 
 
 class Admission:
     """The incoming requests running or waiting, by id, and the bounds they live under."""
 
     __slots__ = (
+        "_budget",
         "_by_id",
         "_limit",
         "_max_bytes",
@@ -141,7 +149,10 @@ class Admission:
         "waiting",
     )
 
-    def __init__(self, limit: int, spare: int, max_count: int, max_bytes: int) -> None:
+    def __init__(
+        self, limit: int, spare: int, max_count: int, max_bytes: int, budget: MemoryBudget
+    ) -> None:
+        self._budget = budget
         self._limit = max(1, limit)
         self._spare = max(0, spare)
         self._max_count = max(1, max_count)
@@ -168,17 +179,28 @@ class Admission:
         """Why a request of ``size`` bytes was not admitted (``admit`` returned None)."""
         if self.count >= self._max_count:
             return f"{self.count} requests pending, the most this session takes"
-        return f"{self.bytes} bytes of requests pending; {size} more would exceed {self._max_bytes}"
+        if self.count and self.bytes + size > self._max_bytes:
+            return (
+                f"{self.bytes} bytes of requests pending; {size} more would exceed "
+                f"{self._max_bytes}"
+            )
+        return self._budget.refusal(size)
 
-    def admit(self, entry: Incoming) -> bool | None:
+    def admit(self, entry: Incoming, prepaid: bool = False) -> bool | None:
         """Take ``entry`` if the bounds have room: True if it may start now, False if it waits
         in the queue, None if it is refused (``refusal`` says why).
 
-        A request alone is admitted however large: the transport's bound on a message holds it.
+        A request alone in its session is admitted however large (the transport's bound on a
+        message holds it), but never beyond the process's memory budget, unless ``prepaid``:
+        the transport holds its bytes there until it is answered.
         """
         count = self.count
         if count >= self._max_count or (count and self.bytes + entry.size > self._max_bytes):
             return None
+        if not prepaid:
+            if not self._budget.reserve(entry.size):
+                return None
+            entry.charged = entry.size
         self._by_id[entry.request_id] = entry
         self.count += 1
         self.bytes += entry.size
@@ -223,6 +245,8 @@ class Admission:
             entry.counted = False
             self.count -= 1
             self.bytes -= entry.size
+            if entry.charged:
+                self._budget.release(entry.charged)
 
     def _forget(self, entry: Incoming) -> None:
         del self._by_id[entry.request_id]
@@ -238,6 +262,8 @@ class Admission:
             entry.counted = False
             self.count -= 1
             self.bytes -= entry.size
+            if entry.charged:
+                self._budget.release(entry.charged)
         self.active -= 1
         running = self._running
         method = entry.method

@@ -69,6 +69,10 @@ class Invalid:
 _DIGITS: Final = b"0123456789"
 _DIGITS_AS_ZERO: Final = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
 _LONG_DIGITS: Final = b"0" * 19
+#: Above this size the digits are counted one by one instead (``bytes.count``, no copy): the
+#: translated copy of a frame of megabytes was one more of it in memory at once.
+_COUNT_DIGITS_ABOVE: Final = 64 * 1024
+_DIGIT_BYTES: Final = tuple(bytes([b]) for b in _DIGITS)
 
 
 def _no_constants(name: str) -> NoReturn:
@@ -87,7 +91,13 @@ def decode(frame: bytes | bytearray | memoryview | str) -> Any:
         return Malformed(f"invalid JSON: {exc}")
     data = frame if type(frame) is bytes else _as_bytes(frame)
     size = len(data)
-    if size < 19 or size - len(data.translate(None, _DIGITS)) < 19:
+    if size < 19:
+        return parsed
+    if size > _COUNT_DIGITS_ABOVE:
+        digits = sum(data.count(digit) for digit in _DIGIT_BYTES)
+    else:
+        digits = size - len(data.translate(None, _DIGITS))
+    if digits < 19:
         return parsed
     if _LONG_DIGITS not in data.translate(_DIGITS_AS_ZERO):
         return parsed
@@ -211,7 +221,8 @@ class LineFramer:
                 frames.append(Malformed(f"message larger than {self._max_size} bytes"))
                 self._overflow = False
             else:
-                line = bytes(buffer[start:end])
+                with memoryview(buffer) as view:  # one copy of the line, not two
+                    line = bytes(view[start:end])
                 if line.strip():
                     frames.append(line)
             start = end + 1

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from mcpbind.generated.support import MethodSpec, RequestOptions
 
 from .bindings import dump, dumper, is_model, validator
+from .budget import MemoryBudget
 from .errors import INVALID_PARAMS, McpError
 from .transport import Envelope
 
@@ -42,7 +43,9 @@ class SessionOptions:
     slow ``tools/call`` never holds up ``tools/list``). Others wait in a queue and start first
     in, first out as handlers finish. Requests running or waiting are bounded by count
     (``max_pending_requests``) and by their size in JSON bytes (``max_pending_bytes``); past
-    either bound a request is answered at once with a busy error (-31503). The session never
+    either bound a request is answered at once with a busy error (-31503), as it is beyond the
+    process's ``memory_budget`` (``budget.py``; ``None``: ``process_budget()``, shared by every
+    session and transport of the process, 256 MiB unless changed). The session never
     stops reading for requests, so ``ping``, cancellations and responses are always served;
     nor for notifications: at most ``max_pending_requests`` of their handlers run at once, and
     one arriving past that bound is dropped with a (rate-limited) warning.
@@ -60,6 +63,7 @@ class SessionOptions:
     keepalive_interval: float | None = None
     keepalive_timeout: float = 10.0
     drain_timeout: float = 0.1
+    memory_budget: MemoryBudget | None = None
 
 
 @dataclass

@@ -30,6 +30,7 @@ from ._flag import Flag
 from ._respond import respond
 from .admission import BATCH_REVISIONS, Admission, BatchReply, Incoming, measure, unavailable
 from .bindings import Bindings, dump, validator
+from .budget import process_budget
 from .context import RequestContext
 from .errors import (
     INVALID_PARAMS,
@@ -94,6 +95,7 @@ class Session(Outgoing):
             options.spare_handlers,
             options.max_pending_requests,
             options.max_pending_bytes,
+            options.memory_budget or process_budget(),
         )
         # Set when a handler ends, for whoever waits for one to (``_wait_room``).
         self._room: anyio.Event | None = None
@@ -452,7 +454,7 @@ class Session(Outgoing):
         entry = Incoming(
             request_id, method, params, route, envelope.context, size or measure(params), batch
         )
-        admitted = admission.admit(entry)
+        admitted = admission.admit(entry, envelope.prepaid)
         if admitted is None:
             refused = admission.refusal(entry.size)
             await self._answer(unavailable(request_id, "busy", refused), batch)

@@ -16,7 +16,9 @@ Each message travels in an ``Envelope``:
   was not JSON; ``context`` is a slot for the transport (an HTTP request, auth info...) that the
   runtime hands to handlers untouched as ``RequestContext.transport_context``; ``size`` is the
   frame's length in bytes where the transport knows it (0: the session measures the params
-  itself), counted against the session's byte budget for pending requests;
+  itself), counted against the session's byte budget for pending requests; ``prepaid`` says
+  the transport holds those bytes in the process's ``MemoryBudget`` until the request is
+  answered (legacy SSE does), so the session does not hold them a second time;
 * outgoing: ``message`` is a dict to serialise; ``related_id`` is the id of the incoming request
   this message answers or belongs to (a response, or a progress/log notification or nested
   request sent by its handler), so a transport with per-request channels (Streamable HTTP) can
@@ -60,6 +62,7 @@ class Envelope:
     context: Any = None
     related_id: int | str | None = None
     size: int = 0
+    prepaid: bool = False
 
 
 class MessageSource(Protocol):

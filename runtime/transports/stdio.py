@@ -42,8 +42,14 @@ logger = logging.getLogger("mcpbind.runtime.stdio")
 #: This process and its parent when this module was imported: comparing later ``getppid()``
 #: against a parent read only once serving starts would miss one that died during start-up.
 _FIRST_PARENT = (os.getpid(), os.getppid())
-#: Default bound on one message; a larger line is answered -32700 and never buffered whole.
+#: Default bound on one message a client reads (a server's results: a ``resources/read`` blob
+#: may be large); a larger line is answered -32700 and never buffered whole.
 MAX_MESSAGE = 64 * 1024 * 1024
+#: Default bound on one message a server reads: a client's request or answer. Its largest
+#: legitimate ones are tool arguments and sampling results with an image; 16 MiB is four times
+#: what the HTTP transports take in a body (4 MiB) and holds a 12 MB file in base64, while a
+#: line of it, parsed, stays a small part of the process's memory budget (256 MiB).
+MAX_SERVER_MESSAGE = 16 * 1024 * 1024
 #: How often a stopping client looks whether the server's process group is empty yet.
 GROUP_POLL = 0.02
 #: How long a killed group may take to be gone (a process in uninterruptible sleep may take
@@ -72,7 +78,7 @@ async def stdio_server(
     stdout: int = 1,
     guard_stdout: bool = True,
     watch_parent: float | None = 1.0,
-    max_message: int = MAX_MESSAGE,
+    max_message: int = MAX_SERVER_MESSAGE,
     max_batch: int = MAX_BATCH,
 ) -> AsyncIterator[Connection]:
     """The server end: messages on ``stdin``/``stdout`` (file descriptors).
@@ -82,8 +88,10 @@ async def stdio_server(
     stray ``print`` (or a C library) writes to the log instead of corrupting the stream.
     ``watch_parent`` (seconds) ends the connection when the parent process dies, even if the
     pipe stays open in some other process. End of ``stdin`` ends it too. A line over
-    ``max_message`` bytes, or a JSON-RPC batch over ``max_batch``, is answered with an error
-    without being parsed (parsed, a line of JSON takes several times its size in memory).
+    ``max_message`` bytes (default 16 MiB, ``MAX_SERVER_MESSAGE``), or a JSON-RPC batch over
+    ``max_batch``, is answered with an error (-32700, id null; -32600 for a batch) without
+    being parsed (parsed, a line of JSON takes several times its size in memory), and the
+    session goes on.
     """
     out_fd = stdout
     saved_stdout = sys.stdout

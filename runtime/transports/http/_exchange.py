@@ -23,6 +23,7 @@ from mcpbind.runtime.core.errors import INVALID_REQUEST
 from starlette.types import Receive, Scope, Send
 
 from ._http_session import HttpRequestContext, HttpSession
+from ._intake import RETRY_AFTER
 from ._pool import SessionPool
 from ._sse_writer import WATCH_AFTER, write_sse
 from ._streams import JSON_MODE, SSE_MODE, RequestId
@@ -141,6 +142,8 @@ async def exchange(
                 return None
             answer = responses if batch else responses[0]
             status = status_for(answer) if modern and not batch else 200
+            if status == 503:  # busy: a client may retry (asgi.ERROR_STATUS)
+                extra = {**extra, "retry-after": RETRY_AFTER}
             await respond(send, status, rpc.encode(answer), JSON, extra)
             return answer if stream.done else None
     on_gone = session.cancel if modern else None

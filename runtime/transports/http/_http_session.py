@@ -189,6 +189,9 @@ class HttpSession:
         self._outgoing_closed = True
         self.inbox.end()
         self.inbox.close()
+        closer = getattr(self.store, "close", None)  # an in-memory store gives its bytes back
+        if closer is not None:
+            closer()
         self._finish_all()
         self.streams.clear()
         self.by_request.clear()

@@ -12,11 +12,21 @@ from __future__ import annotations
 from typing import Any, Final
 
 from mcpbind.runtime.core import jsonrpc as rpc
+from mcpbind.runtime.core.admission import SERVER_UNAVAILABLE
 from mcpbind.runtime.core.bounded import remember
+from mcpbind.runtime.core.budget import MemoryBudget
 from mcpbind.runtime.core.errors import INVALID_REQUEST, PARSE_ERROR
 from starlette.types import Receive, Scope, Send
 
-from .asgi import CONNECTION_ERROR, Disconnected, TooLarge, error, read_body, read_headers
+from .asgi import (
+    CONNECTION_ERROR,
+    Disconnected,
+    OverBudget,
+    TooLarge,
+    error,
+    read_body,
+    read_headers,
+)
 from .common import JSON, LAST_EVENT_ID, PROTOCOL_VERSION, SESSION_ID
 
 __all__ = ["HeaderView", "header_view", "malformed_header", "mcp_headers", "parse_post"]
@@ -29,6 +39,8 @@ LIMITS: Final = {
     "content-length": 19,
 }
 DEFAULT_LIMIT: Final = 8192
+#: Seconds a client refused for the memory budget is told to wait (``Retry-After``).
+RETRY_AFTER: Final = "1"
 #: Headers whose value is one token: no spaces inside.
 _TOKENS: Final = frozenset({SESSION_ID, PROTOCOL_VERSION, LAST_EVENT_ID, "content-length"})
 _MCP: Final = b"mcp-"
@@ -112,9 +124,13 @@ def header_view(scope: Scope) -> HeaderView:
 
 
 async def parse_post(
-    receive: Receive, send: Send, headers: dict[str, str], limit: int
+    receive: Receive, send: Send, headers: dict[str, str], limit: int, budget: MemoryBudget
 ) -> tuple[list[Any], bool] | None:
-    """The POSTed messages and whether it was a batch, or None once refused."""
+    """The POSTed messages and whether it was a batch, or None once refused.
+
+    The body's bytes are held in the memory ``budget`` while it is read and parsed; one that
+    does not fit is refused unread with 503 and ``Retry-After`` (what it carries, once parsed,
+    is held by the session that admits it)."""
     content_type = headers.get("content-type", "")
     if content_type != JSON and content_type.split(";", 1)[0].strip().lower() != JSON:
         await error(
@@ -125,13 +141,27 @@ async def parse_post(
         )
         return None
     try:
-        body = await read_body(receive, headers, limit)
+        body = await read_body(receive, headers, limit, budget)
     except TooLarge:
         await error(send, 413, CONNECTION_ERROR, f"Payload Too Large: the limit is {limit} bytes")
         return None
+    except OverBudget as exc:
+        await error(
+            send,
+            503,
+            SERVER_UNAVAILABLE,
+            f"Service Unavailable: busy: {exc}; retry later",
+            data={"reason": "busy"},
+            **{"retry-after": RETRY_AFTER},
+        )
+        return None
     except Disconnected:
         return None
-    parsed = rpc.decode(body)
+    try:
+        parsed = rpc.decode(body)
+    finally:
+        budget.release(len(body))
+        del body
     if isinstance(parsed, rpc.Malformed):
         await error(send, 400, PARSE_ERROR, f"Parse error: {parsed.reason}")
         return None

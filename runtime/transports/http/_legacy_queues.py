@@ -3,7 +3,8 @@
 On HTTP+SSE a POST is answered 202 once its message is queued, so the queue is where memory
 goes when a session falls behind (or its SSE stream is not read): counted in messages, 60
 POSTs of 3 MB once took a server from 48 MB to 1.3 GB. Here both directions are counted in
-bytes: ``Budget`` is a byte allowance (one per session, one shared by the whole server),
+bytes: a ``MemoryBudget`` is a byte allowance (one per session, one shared by the whole
+server, and the process's, ``core/budget.py``),
 ``Inbox`` takes a POST's message only if every budget has room (else the POST gets 429),
 ``Answers`` gives the bytes back once every request in it is answered (or cancelled; a body
 of notifications and responses as soon as the session reads it), so handlers at work count
@@ -19,59 +20,60 @@ from typing import Any
 
 import anyio
 from mcpbind.generated.names import NOTIFICATIONS_CANCELLED
+from mcpbind.runtime.core.budget import MemoryBudget
 from mcpbind.runtime.core.transport import Envelope
 
+from .asgi import CONTROL_BYTES
 from .common import encode_event
 
-__all__ = ["Answers", "Budget", "Inbox", "Outbox", "Reservation"]
-
-
-class Budget:
-    """Bytes in use out of ``limit``; ``take`` all or nothing."""
-
-    __slots__ = ("limit", "used")
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.used = 0
-
-    def take(self, size: int) -> bool:
-        if self.used + size > self.limit:
-            return False
-        self.used += size
-        return True
-
-    def give(self, size: int) -> None:
-        self.used -= size
+__all__ = ["Answers", "Inbox", "Outbox", "Reservation"]
 
 
 class Reservation:
-    """Bytes held in several budgets at once (a session's and the server's) for one body."""
+    """Bytes held in several budgets at once (a session's, the server's) for one body, and in
+    the process's ``memory`` budget: there a body of at most ``CONTROL_BYTES`` is held even
+    beyond the limit (``forced``), so that pings, cancellations and responses go on; a request
+    in it is then refused by its session, which holds its bytes again (not ``prepaid``)."""
 
-    __slots__ = ("budgets", "handed", "size", "unanswered")
+    __slots__ = ("budgets", "forced", "handed", "memory", "size", "unanswered")
 
-    def __init__(self, budgets: Sequence[Budget]) -> None:
+    def __init__(self, budgets: Sequence[MemoryBudget], memory: MemoryBudget) -> None:
         self.budgets = tuple(budgets)
+        self.memory = memory
         self.size = 0
+        self.forced = False
         #: Queued: ``Answers`` releases it, not the POST.
         self.handed = False
         self.unanswered = 0
 
+    @property
+    def prepaid(self) -> bool:
+        """Whether its bytes are held in the process budget within its limit."""
+        return not self.forced
+
     def grow(self, size: int) -> bool:
         """Hold ``size`` more bytes in every budget, or none (and answer False)."""
-        taken: list[Budget] = []
+        taken: list[MemoryBudget] = []
         for budget in self.budgets:
-            if not budget.take(size):
+            if not budget.reserve(size):
                 for done in taken:
-                    done.give(size)
+                    done.release(size)
                 return False
             taken.append(budget)
+        if not self.memory.reserve(size):
+            if self.size + size > CONTROL_BYTES:
+                for done in taken:
+                    done.release(size)
+                return False
+            self.memory.charge(size)
+            self.forced = True
         self.size += size
         return True
 
     def release(self) -> None:
         for budget in self.budgets:
-            budget.give(self.size)
+            budget.release(self.size)
+        self.memory.release(self.size)
         self.size = 0
 
 
@@ -187,13 +189,15 @@ class Inbox:
 class Outbox:
     """The session's ``outgoing``: SSE events encoded and waiting for the stream's writer.
 
-    A send waits while more than ``max_bytes`` are waiting (one event always fits), so a
-    client that does not read its stream stalls its own session, not the server's memory.
+    A send waits while more than ``max_bytes`` are waiting, or the process's ``budget`` is
+    exceeded (one event always fits), so a client that does not read its stream stalls its
+    own session, not the server's memory. Waiting events are held in the budget.
     """
 
-    def __init__(self, max_bytes: int, answers: Answers) -> None:
+    def __init__(self, max_bytes: int, answers: Answers, budget: MemoryBudget) -> None:
         self.max_bytes = max_bytes
         self.answers = answers
+        self.budget = budget
         self.bytes = 0
         self._chunks: deque[bytes] = deque()
         self._arrived = anyio.Event()
@@ -204,7 +208,7 @@ class Outbox:
     def send_nowait(self, item: Envelope) -> None:
         if self._closed:
             raise anyio.ClosedResourceError
-        if self._chunks and self.bytes >= self.max_bytes:
+        if self._chunks and (self.bytes >= self.max_bytes or self.budget.exceeded):
             raise anyio.WouldBlock
         message = item.message
         chunk = encode_event(message, event="message")
@@ -213,6 +217,7 @@ class Outbox:
                 self.answers.answered(part.get("id"))
         self._chunks.append(chunk)
         self.bytes += len(chunk)
+        self.budget.charge(len(chunk))
         self._arrived.set()
 
     async def send(self, item: Envelope) -> None:
@@ -230,6 +235,12 @@ class Outbox:
         self._arrived.set()
         self._space.set()
 
+    def discard(self) -> None:
+        """The stream's writer is gone: what waits will never be sent; its bytes are free."""
+        self._chunks.clear()
+        self.budget.release(self.bytes)
+        self.bytes = 0
+
     # for the SSE writer
     async def take(self) -> bytes | None:
         """Everything waiting, as one chunk; ``None`` once closed and drained."""
@@ -240,6 +251,7 @@ class Outbox:
             await self._arrived.wait()
         chunk = b"".join(self._chunks)
         self._chunks.clear()
+        self.budget.release(self.bytes)
         self.bytes = 0
         self._space.set()
         return chunk

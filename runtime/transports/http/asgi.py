@@ -8,6 +8,8 @@ from __future__ import annotations
 from typing import Any, Final
 
 from mcpbind.runtime.core import jsonrpc as rpc
+from mcpbind.runtime.core.admission import SERVER_UNAVAILABLE
+from mcpbind.runtime.core.budget import MemoryBudget
 from mcpbind.runtime.core.errors import (
     HEADER_MISMATCH,
     INVALID_PARAMS,
@@ -23,9 +25,11 @@ from .common import JSON, LAST_EVENT_ID, PROTOCOL_VERSION, SESSION_ID, SSE
 
 __all__ = [
     "CONNECTION_ERROR",
+    "CONTROL_BYTES",
     "ERROR_STATUS",
     "READ_HEADERS",
     "Disconnected",
+    "OverBudget",
     "TooLarge",
     "error",
     "header_list",
@@ -39,6 +43,11 @@ __all__ = [
 #: The JSON-RPC code for a transport-level refusal that has no better code (the SDKs agree).
 CONNECTION_ERROR: Final = -32000
 
+#: A body this small is read even when the memory budget is spent: pings, cancellations and
+#: responses must go on, and a small request is then refused by its session (-31503). Their
+#: number is bounded by the connections the HTTP server accepts.
+CONTROL_BYTES: Final = 64 * 1024
+
 #: HTTP statuses of JSON-RPC errors answered at once to a stateless-era request; others are 200.
 ERROR_STATUS: Final = {
     PARSE_ERROR: 400,
@@ -48,6 +57,8 @@ ERROR_STATUS: Final = {
     MISSING_REQUIRED_CLIENT_CAPABILITY: 400,
     UNSUPPORTED_PROTOCOL_VERSION: 400,
     METHOD_NOT_FOUND: 404,
+    # Busy (bounds or memory budget): not handled, to be retried (with ``Retry-After``).
+    SERVER_UNAVAILABLE: 503,
 }
 
 #: The request headers the transport reads (handlers reach all of them through ``request``).
@@ -128,21 +139,59 @@ class Disconnected(Exception):
     pass
 
 
-async def read_body(receive: Receive, headers: dict[str, str], limit: int) -> bytes:
+class OverBudget(Exception):
+    """The body does not fit in the process's memory budget (answered 503, unread)."""
+
+
+async def read_body(
+    receive: Receive, headers: dict[str, str], limit: int, budget: MemoryBudget | None = None
+) -> bytes:
+    """The body, at most ``limit`` bytes. With a ``budget``, its bytes are held there as they
+    arrive (the declared length at once): on return the budget holds ``len(body)`` for the
+    caller to release; on an exception it holds nothing of it."""
     declared = headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
+    expected = int(declared) if declared is not None and declared.isdigit() else 0
+    if expected > limit:
         raise TooLarge
-    body = b""
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            raise Disconnected
-        chunk: bytes = message.get("body", b"")
-        body = body + chunk if body else chunk
-        if len(body) > limit:
-            raise TooLarge
-        if not message.get("more_body", False):
-            return body
+    held = 0
+    if budget is not None and expected:
+        held = _hold(budget, 0, expected)
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise Disconnected
+            chunk: bytes = message.get("body", b"")
+            if chunk:
+                chunks.append(chunk)
+                size += len(chunk)
+                if size > limit:
+                    raise TooLarge
+                if budget is not None and size > held:
+                    held = _hold(budget, held, size)
+            if not message.get("more_body", False):
+                break
+    except BaseException:
+        if budget is not None:
+            budget.release(held)
+        raise
+    if budget is not None and held > size:
+        budget.release(held - size)
+    # Joined once: adding each chunk to the body copied it over and over (quadratic).
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+def _hold(budget: MemoryBudget, held: int, total: int) -> int:
+    """Hold ``total`` bytes in all (``held`` already are), or raise ``OverBudget``."""
+    more = total - held
+    if not budget.reserve(more):
+        if total > CONTROL_BYTES:
+            budget.release(held)
+            raise OverBudget(budget.refusal(more))
+        budget.charge(more)
+    return total
 
 
 def sse_headers(extra: dict[str, str]) -> list[tuple[bytes, bytes]]:

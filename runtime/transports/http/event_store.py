@@ -16,6 +16,7 @@ from collections import OrderedDict, deque
 from collections.abc import Callable
 from typing import Any, Final, NamedTuple, Protocol
 
+from mcpbind.runtime.core.budget import MemoryBudget, process_budget
 from mcpbind.runtime.core.jsonrpc import encode
 
 __all__ = ["EventStore", "InMemoryEventStore"]
@@ -103,8 +104,12 @@ class InMemoryEventStore:
     have received it yet. Over everything, the store holds at most ``max_bytes`` of encoded
     messages and ``max_events`` events: beyond either, the oldest events go first, whatever
     they are (a response dropped this way is logged); each event counts its encoded size plus
-    200 bytes of bookkeeping. One store serves one session, so a
-    server's memory for resumption is at most ``max_sessions`` times these caps.
+    200 bytes of bookkeeping. One store serves one session; all of them together are bounded by
+    the process's memory ``budget`` (``None``: ``process_budget()``), where each event is
+    held until it is dropped: an event is always recorded (the request it belongs to is already
+    running), but while the budget is exceeded the store drops its own oldest events first, so
+    resumption is what gives way under memory pressure, never an answer. ``close()`` (the
+    session ended) gives back every byte.
 
     Resuming from an id whose later events are partly gone answers ``None`` (the server
     refuses it with 400) instead of replaying with a silent gap; ``unavailable_reason`` says
@@ -121,6 +126,7 @@ class InMemoryEventStore:
         max_bytes: int = 8 * 1024 * 1024,
         max_events: int = 20_000,
         clock: Callable[[], float] = time.monotonic,
+        budget: MemoryBudget | None = None,
     ) -> None:
         self.max_events_per_stream = max_events_per_stream
         self.max_streams = max_streams
@@ -128,6 +134,7 @@ class InMemoryEventStore:
         self.max_bytes = max_bytes
         self.max_events = max_events
         self.clock = clock
+        self.budget = budget or process_budget()
         #: Every retained event by id, oldest first: the global eviction order.
         self._events: OrderedDict[str, _Event] = OrderedDict()
         self._streams: dict[str, _Stream] = {}
@@ -150,6 +157,7 @@ class InMemoryEventStore:
         self._events[event_id] = _Event(stream, seq, message, size, now, is_response(message))
         stream.seqs.append(seq)
         self.bytes += size
+        self.budget.charge(size)
         self._trim(stream, now)
         self._enforce_caps()
         return event_id
@@ -191,6 +199,14 @@ class InMemoryEventStore:
                 )
         return "unknown Last-Event-ID"
 
+    def close(self) -> None:
+        """The session is gone: drop every event and give its bytes back to the budget."""
+        self.budget.release(self.bytes)
+        self.bytes = 0
+        self._events.clear()
+        self._streams.clear()
+        self._gone.clear()
+
     # -- dropping ----------------------------------------------------------------------------
 
     def _drop_front(self, stream: _Stream) -> _Event:
@@ -198,6 +214,7 @@ class InMemoryEventStore:
         seq = stream.seqs.popleft()
         event = self._events.pop(f"{stream.id}/{seq}")
         self.bytes -= event.size
+        self.budget.release(event.size)
         stream.floor = max(stream.floor, seq)
         if not stream.seqs:
             self._retire(stream)
@@ -233,6 +250,7 @@ class InMemoryEventStore:
             self.bytes > self.max_bytes
             or len(events) > self.max_events
             or len(self._streams) > self.max_streams
+            or self.budget.exceeded
         ):
             oldest = next(iter(events.values()))
             dropped = self._drop_front(oldest.stream)

@@ -22,6 +22,7 @@ import httpx
 from anyio.abc import TaskGroup, TaskStatus
 from httpx_sse import EventSource
 from mcpbind.runtime.core import jsonrpc as rpc
+from mcpbind.runtime.core.budget import MemoryBudget, process_budget
 from mcpbind.runtime.core.errors import INVALID_REQUEST, PARSE_ERROR
 from mcpbind.runtime.core.logsafe import printable
 from mcpbind.runtime.core.transport import STREAM_BUFFER, Connection, Envelope
@@ -29,7 +30,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response, StreamingResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ._legacy_queues import Answers, Budget, Inbox, Outbox, Reservation
+from ._legacy_queues import Answers, Inbox, Outbox, Reservation
 from .asgi import CONNECTION_ERROR
 from .common import JSON, SSE, accepts, encode_event
 from .lifespan import asgi_lifespan, owner_running
@@ -49,10 +50,10 @@ class _LegacySession:
 
     def __init__(self, session_id: str, server: LegacySSEServer) -> None:
         self.id = session_id
-        self.budget = Budget(server.max_queued_bytes)
+        self.budget = MemoryBudget(server.max_queued_bytes)
         answers = Answers()
         self.inbox = Inbox(server.max_queued_messages, answers)
-        self.outbox = Outbox(server.max_outgoing_bytes, answers)
+        self.outbox = Outbox(server.max_outgoing_bytes, answers, server.memory_budget)
         self.connection = Connection(self.inbox, self.outbox)
         self.scope = anyio.CancelScope()
 
@@ -86,9 +87,11 @@ class LegacySSEServer:
     A POST is answered 202 only when its message fits: each session may hold
     ``max_queued_bytes`` of POSTed bodies (from their first byte until every request in them
     is answered or cancelled) and ``max_queued_messages`` messages (a batch counts each)
-    waiting to be read; all sessions together ``max_total_queued_bytes``. Beyond that the POST
-    gets 429 with ``Retry-After``. Messages for the SSE stream wait up to ``max_outgoing_bytes``
-    for a slow reader, then the session itself waits. So whatever one client sends, the server
+    waiting to be read; all sessions together ``max_total_queued_bytes``, and these bytes are
+    held in the process's ``memory_budget`` too (default ``process_budget()``, shared with
+    every other transport). Beyond that the POST gets 429 with ``Retry-After``. Messages for
+    the SSE stream wait up to ``max_outgoing_bytes`` for a slow reader, then the session
+    itself waits. So whatever one client sends, the server
     holds at most those bytes of its requests (parsed, a message takes a few times its JSON
     size) and of answers to them.
 
@@ -113,6 +116,7 @@ class LegacySSEServer:
         max_outgoing_bytes: int = 8 * 1024 * 1024,
         retry_after: int = 1,
         auth: Protection | None = None,
+        memory_budget: MemoryBudget | None = None,
     ) -> None:
         self.serve = serve
         self.sse_path = sse_path
@@ -125,7 +129,8 @@ class LegacySSEServer:
         self.max_outgoing_bytes = max_outgoing_bytes
         self.retry_after = retry_after
         self.auth = auth
-        self.queued = Budget(max_total_queued_bytes)
+        self.queued = MemoryBudget(max_total_queued_bytes)
+        self.memory_budget = memory_budget or process_budget()
         self.sessions: dict[str, _LegacySession] = {}
         self._tg: TaskGroup | None = None
 
@@ -210,6 +215,7 @@ class LegacySSEServer:
                     yield chunk
             finally:
                 self._end(session)
+                session.outbox.discard()
 
         response = StreamingResponse(
             events(), media_type=SSE, headers={"cache-control": "no-cache"}
@@ -226,6 +232,7 @@ class LegacySSEServer:
             self._end(session)
             session.inbox.close()
             session.outbox.close()
+            session.outbox.discard()
 
     def _end(self, session: _LegacySession) -> None:
         """The SSE connection is gone: the session ends with it."""
@@ -273,7 +280,7 @@ class LegacySSEServer:
                 CONNECTION_ERROR,
                 f"Payload Too Large: the limit is {self.max_body_bytes} bytes",
             )
-        held = Reservation((session.budget, self.queued))
+        held = Reservation((session.budget, self.queued), self.memory_budget)
         try:
             return await self._take(request, session, held, int(declared or 0))
         finally:
@@ -311,7 +318,9 @@ class LegacySSEServer:
             refused = self.auth.operation_refusal(request.scope, batch)
             if refused is not None:
                 return Response(refused[1], refused[0], refused[2], media_type=JSON)
-        envelope = Envelope(message, HttpRequestContext(request, session.id))
+        # Its bytes stay held (process budget included) until answered: prepaid, unless forced.
+        context = HttpRequestContext(request, session.id)
+        envelope = Envelope(message, context, prepaid=held.prepaid)
         try:
             queued = session.inbox.offer(envelope, held, count)
         except anyio.ClosedResourceError:

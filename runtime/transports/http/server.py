@@ -51,6 +51,7 @@ from typing import Any, Final
 import anyio
 from anyio.abc import TaskGroup
 from mcpbind.generated.names import INITIALIZE, SUBSCRIPTIONS_LISTEN, TOOLS_CALL
+from mcpbind.runtime.core.budget import MemoryBudget, process_budget
 from mcpbind.runtime.core.errors import INVALID_REQUEST, UNSUPPORTED_PROTOCOL_VERSION
 from mcpbind.runtime.core.logsafe import printable
 from mcpbind.runtime.core.revisions import STATELESS_REVISIONS
@@ -128,6 +129,7 @@ class StreamableHTTPServer:
     ``shared`` (a ``cluster.SharedState``; default ``InProcessState()``) is what this worker
     shares with the others behind a load balancer (``cluster.RedisState``): sessions are then
     reachable, and notifications fanned out, from any worker. ``stats`` counts what it served.
+    ``memory_budget`` (default ``process_budget()``) holds POST bodies as read (503 beyond).
     """
 
     def __init__(
@@ -152,6 +154,7 @@ class StreamableHTTPServer:
         tool_headers_ttl: float = 30.0,
         auth: Protection | None = None,
         shared: SharedState | None = None,
+        memory_budget: MemoryBudget | None = None,
     ) -> None:
         self.serve = serve
         self.path = path
@@ -163,6 +166,7 @@ class StreamableHTTPServer:
         self.event_store_factory = None if stateless else event_store_factory
         self.retry_ms = retry_ms
         self.max_body_bytes = max_body_bytes
+        self.memory_budget = memory_budget or process_budget()
         self.session_idle_timeout = session_idle_timeout
         self.max_sessions = max_sessions
         self.supported_versions = tuple(supported_versions)
@@ -367,7 +371,7 @@ class StreamableHTTPServer:
                 "Not Acceptable: Accept must include application/json and text/event-stream",
             )
             return
-        parsed = await parse_post(receive, send, headers, self.max_body_bytes)
+        parsed = await parse_post(receive, send, headers, self.max_body_bytes, self.memory_budget)
         if parsed is None:
             return
         messages, batch = parsed

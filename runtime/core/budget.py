@@ -1,0 +1,88 @@
+"""One process-wide allowance of bytes for everything a peer can make the server hold.
+
+Each bound elsewhere is per something: a session's pending requests (``admission.py``), an
+event store, a legacy SSE session's queues. Multiplied by the sessions a server takes, they
+add up to gigabytes (100 pending 3 MB calls once took a server from 46 MB to 418 MB). The
+``MemoryBudget`` is the bound on their sum, shared by every session of every transport and era
+in the process: a transport ``reserve``s the bytes of what it accepts (a request body while it
+is read, a pending request's params until it is answered, an SSE event until it is evicted)
+and ``release``s them when that work is done. ``reserve`` is all or nothing and never waits:
+new work beyond the budget is refused at once (HTTP 503 or 429 with ``Retry-After``, or the
+JSON-RPC error ``SERVER_UNAVAILABLE`` -31503 with ``data.reason`` ``busy``), while pings,
+cancellations, responses and requests already admitted go on.
+
+The bytes counted are JSON bytes; parsed, a message takes about its size again for strings
+and several times it for many small values, which is why the default, 256 MiB, is well below
+what a server process may use. ``process_budget()`` is the one every transport uses unless
+given another; set its ``limit`` (or pass a budget of your own) to change it.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+__all__ = ["DEFAULT_MEMORY_BUDGET", "MemoryBudget", "process_budget"]
+
+#: The default limit of the process-wide budget.
+DEFAULT_MEMORY_BUDGET: Final = 256 * 1024 * 1024
+
+
+class MemoryBudget:
+    """Bytes in use out of ``limit``; ``reserve`` is all or nothing, ``release`` gives back.
+
+    ``charge`` counts bytes that cannot be refused (a running request's answer recorded for
+    resumption); whoever charges then frees room itself while ``exceeded`` (an event store
+    evicts its oldest events). ``peak`` is the most ever in use, for measurements.
+    """
+
+    __slots__ = ("limit", "peak", "used")
+
+    def __init__(self, limit: int = DEFAULT_MEMORY_BUDGET) -> None:
+        if limit < 0:
+            raise ValueError(f"a memory budget's limit is a number of bytes, not {limit}")
+        self.limit = limit
+        self.used = 0
+        self.peak = 0
+
+    def __repr__(self) -> str:
+        return f"MemoryBudget(used={self.used}, limit={self.limit})"
+
+    @property
+    def exceeded(self) -> bool:
+        """Whether more is in use than the limit allows (after a ``charge``)."""
+        return self.used > self.limit
+
+    def reserve(self, size: int) -> bool:
+        """Hold ``size`` bytes if they fit; False (and nothing held) if they do not."""
+        used = self.used + size
+        if used > self.limit:
+            return False
+        self.used = used
+        if used > self.peak:
+            self.peak = used
+        return True
+
+    def charge(self, size: int) -> None:
+        """Hold ``size`` bytes even beyond the limit (see the class docstring)."""
+        used = self.used = self.used + size
+        if used > self.peak:
+            self.peak = used
+
+    def release(self, size: int) -> None:
+        """Give back ``size`` bytes held by ``reserve`` or ``charge``."""
+        self.used -= size
+
+    def refusal(self, size: int) -> str:
+        """Why ``reserve(size)`` failed, for the peer."""
+        return (
+            f"the server's memory budget has {self.used} of {self.limit} bytes in use; "
+            f"{size} more would exceed it"
+        )
+
+
+_PROCESS = MemoryBudget()
+
+
+def process_budget() -> MemoryBudget:
+    """The budget every session and transport of this process shares unless given another."""
+    return _PROCESS

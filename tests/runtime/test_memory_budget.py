@@ -1,0 +1,561 @@
+"""The process-wide memory budget over real server processes (``budget_server.py``), measured.
+
+Each server runs with a 32 MiB budget and its sessions' own byte bound lifted, so the budget is
+what stops requests: 100 ``tools/call`` of 3 MiB each (held by the tool until released) would
+hold 300 MiB; the server keeps about 10 and answers the rest "busy" at once, answers pings
+meanwhile, and serves everything again after the release. Peak RSS (``VmHWM``) and RSS (psutil)
+are read from the server process.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import orjson
+import psutil
+import pytest
+from anyio.abc import Process
+from mcpbind.runtime import MemoryBudget
+from stdio_raw import RawServer
+
+pytestmark = pytest.mark.anyio
+
+HERE = Path(__file__).parent
+SERVER = str(HERE / "budget_server.py")
+REPO_ROOT = HERE.parent.parent
+MIB = 1024 * 1024
+BUDGET_MIB = 32
+SIZE = 3 * MIB
+CALLS = 100
+BUSY = -31503
+DATA = b"x" * SIZE
+MODERN = "2026-07-28"
+MODERN_META = {
+    "io.modelcontextprotocol/protocolVersion": MODERN,
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+BOTH = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+PING = {"jsonrpc": "2.0", "id": "ping", "method": "ping"}
+#: Peak RSS allowed over the budget: measured +45 MiB (stdio) and +58..63 MiB (HTTP) over
+#: the base for a 32 MiB budget (docs/security.md, "Memory budget").
+STDIO_SLACK_MIB = 24
+HTTP_SLACK_MIB = 48
+
+
+# -- the accounting object --------------------------------------------------------------------
+
+
+def test_reserve_is_all_or_nothing_and_charge_goes_beyond() -> None:
+    budget = MemoryBudget(100)
+    assert budget.reserve(60) and budget.used == 60
+    assert not budget.reserve(41) and budget.used == 60, "a refused reserve holds nothing"
+    assert "60 of 100 bytes in use; 41 more" in budget.refusal(41)
+    budget.charge(50)
+    assert budget.used == 110 and budget.exceeded and budget.peak == 110
+    budget.release(110)
+    assert budget.used == 0 and not budget.exceeded and budget.peak == 110
+    with pytest.raises(ValueError, match="number of bytes"):
+        MemoryBudget(-1)
+
+
+def test_the_documented_budget_defaults() -> None:
+    from mcpbind.runtime import DEFAULT_MEMORY_BUDGET, process_budget
+    from mcpbind.runtime.transports.stdio import stdio_server
+
+    assert DEFAULT_MEMORY_BUDGET == 256 * MIB
+    assert process_budget().limit == DEFAULT_MEMORY_BUDGET  # nothing here changed it
+    assert inspect.signature(stdio_server).parameters["max_message"].default == 16 * MIB
+    page = (REPO_ROOT / "docs" / "security.md").read_text()
+    for stated in (
+        "together hold 256 MiB",
+        "reads lines up to 16 MiB",
+        "(`process_budget()`, 256 MiB",
+    ):
+        assert stated in page, stated
+
+
+# -- helpers ----------------------------------------------------------------------------------
+
+
+def peak_kib(pid: int) -> int:
+    """The process's peak resident set (``VmHWM``), in KiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmHWM")
+
+
+def rss_mib(pid: int) -> float:
+    return float(psutil.Process(pid).memory_info().rss) / MIB
+
+
+def call_head(request_id: int | str, name: str, modern: bool = False) -> bytes:
+    meta = b',"_meta":' + orjson.dumps(MODERN_META) if modern else b""
+    return (
+        b'{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"%s"%s,'
+        b'"arguments":{"data":"' % (orjson.dumps(request_id), name.encode(), meta)
+    )
+
+
+TAIL = b'"}}}'
+
+
+def big_call(request_id: int | str, name: str = "hold", modern: bool = False) -> list[bytes]:
+    """A ``tools/call`` whose ``data`` argument is 3 MiB, as parts (the big one shared)."""
+    return [call_head(request_id, name, modern), DATA, TAIL]
+
+
+def small_call(request_id: int | str, name: str, modern: bool = False) -> dict[str, Any]:
+    params: dict[str, Any] = {"name": name, "arguments": {}}
+    if modern:
+        params["_meta"] = MODERN_META
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+
+
+def is_busy(message: Any) -> bool:
+    error = message.get("error") if type(message) is dict else None
+    return (
+        type(error) is dict
+        and error.get("code") == BUSY
+        and error.get("data") == {"reason": "busy"}
+    )
+
+
+def tool_text(message: dict[str, Any]) -> str:
+    assert "result" in message, message
+    return str(message["result"]["content"][0]["text"])
+
+
+@asynccontextmanager
+async def server_process(kind: str) -> AsyncIterator[tuple[Process, str]]:
+    """``budget_server.py`` with a 32 MiB budget; its base URL ("" for stdio)."""
+    async with await anyio.open_process(
+        [sys.executable, SERVER, kind, str(BUDGET_MIB)], cwd=REPO_ROOT, stderr=subprocess.DEVNULL
+    ) as process:
+        base = ""
+        if kind != "stdio":
+            assert process.stdout is not None
+            with anyio.fail_after(20):
+                line = b""
+                while not line.endswith(b"\n"):
+                    line += await process.stdout.receive(1)
+            base = line.decode().strip()
+        try:
+            yield process, base
+        finally:
+            process.kill()
+
+
+async def wait_for(condition: Callable[[], Awaitable[bool]], seconds: float = 60) -> None:
+    with anyio.fail_after(seconds):
+        while not await condition():
+            await anyio.sleep(0.1)
+
+
+# -- stdio ------------------------------------------------------------------------------------
+
+
+async def test_stdio_100_calls_of_3_mib_stay_within_the_budget() -> None:
+    async with server_process("stdio") as (process, _):
+        server = RawServer(process)
+        await server.initialize()
+        await server.call(small_call("warm", "budget"))
+        base = peak_kib(process.pid) / 1024
+        for n in range(CALLS):
+            await server.send(b"".join(big_call(n)) + b"\n")
+        await server.send_json(PING)
+        refused = []
+        while (message := await server.message(30))["id"] != "ping":
+            refused.append(message)
+        assert message["result"] == {}, "ping answered while calls are held"
+        assert all(is_busy(m) for m in refused), refused[:1]
+        held = CALLS - len(refused)
+        assert 5 <= held <= BUDGET_MIB * MIB // SIZE, held
+        assert [m["id"] for m in refused] == list(range(held, CALLS)), "in order, at once"
+        growth = peak_kib(process.pid) / 1024 - base
+        print(f"stdio: {held} calls held, peak RSS +{growth:.1f} MiB over {base:.1f} MiB")
+        # 100 calls would hold 300 MiB; beyond the budget, the one line being read (its buffer,
+        # its bytes and the parsed string: about 3 times its size) and the allocator's slack.
+        assert growth < BUDGET_MIB + STDIO_SLACK_MIB, growth
+        # Released, the held calls answer, the budget is empty, and a big call is served.
+        assert tool_text(await server.call(small_call("r", "release"))) == "released"
+        answered = [await server.message() for _ in range(held)]
+        assert sorted(m["id"] for m in answered) == list(range(held))
+        assert {tool_text(m) for m in answered} == {f"held {SIZE}"}
+        used = json.loads(tool_text(await server.call(small_call("b", "budget"))))
+        assert used["used"] < 1024, used
+        await server.send(b"".join(big_call("again", "budget")) + b"\n")
+        assert "used" in tool_text(await server.message())
+
+
+async def test_cancelled_and_refused_calls_give_their_bytes_back() -> None:
+    async with server_process("stdio") as (process, _):
+        server = RawServer(process)
+        await server.initialize()
+
+        async def used() -> int:
+            answer = await server.call(small_call("b", "budget"))
+            return int(json.loads(tool_text(answer))["used"])
+
+        for n in range(15):  # 10 held, 5 refused
+            await server.send(b"".join(big_call(n)) + b"\n")
+        refused = [await server.message(30) for _ in range(5)]
+        assert all(is_busy(m) for m in refused)
+        assert await used() >= 10 * SIZE
+        for n in range(10):
+            cancel = {"requestId": n, "reason": "test"}
+            await server.send_json(
+                {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancel}
+            )
+        assert await used() < 1024, "cancelled calls hold nothing"
+        # Room for ten again.
+        for n in range(10):
+            await server.send(b"".join(big_call(100 + n)) + b"\n")
+        assert await used() >= 10 * SIZE
+
+
+# -- Streamable HTTP --------------------------------------------------------------------------
+
+
+async def body(parts: list[bytes]) -> AsyncIterator[bytes]:
+    for part in parts:
+        yield part
+
+
+async def post_parts(
+    http: httpx.AsyncClient, base: str, parts: list[bytes], headers: dict[str, str]
+) -> httpx.Response:
+    size = str(sum(len(p) for p in parts))
+    return await http.post(
+        f"{base}/mcp", content=body(parts), headers={**headers, "content-length": size}
+    )
+
+
+def answer_of(response: httpx.Response) -> Any:
+    if response.headers.get("content-type", "").startswith("text/event-stream"):
+        data = [line[6:] for line in response.text.splitlines() if line.startswith("data: {")]
+        return json.loads(data[-1])
+    return response.json()
+
+
+def busy_answer(response: httpx.Response) -> bool:
+    """Refused at once: 503 with ``Retry-After`` and -31503, or (handshake era, a request
+    that reached its session) the JSON-RPC busy error in a 200 answer."""
+    if response.status_code == 503:
+        return "retry-after" in response.headers and is_busy(response.json())
+    return response.status_code == 200 and is_busy(answer_of(response))
+
+
+async def open_session(http: httpx.AsyncClient, base: str) -> dict[str, str]:
+    init = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"},
+        },
+    }
+    response = await http.post(f"{base}/mcp", json=init, headers=BOTH)
+    assert response.status_code == 200, response.text
+    headers = {
+        **BOTH,
+        "mcp-session-id": response.headers["mcp-session-id"],
+        "mcp-protocol-version": "2025-11-25",
+    }
+    done = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    assert (await http.post(f"{base}/mcp", json=done, headers=headers)).status_code == 202
+    return headers
+
+
+def modern_headers(name: str) -> dict[str, str]:
+    return {
+        **BOTH,
+        "mcp-protocol-version": MODERN,
+        "mcp-method": "tools/call",
+        "mcp-name": name,
+    }
+
+
+async def small(
+    http: httpx.AsyncClient, base: str, headers: dict[str, str], message: dict[str, Any]
+) -> Any:
+    if "mcp-name" in headers:  # stateless era: the header names the tool called
+        headers = {**headers, "mcp-name": message["params"]["name"]}
+    response = await http.post(f"{base}/mcp", json=message, headers=headers)
+    assert response.status_code == 200, response.text
+    return answer_of(response)
+
+
+@pytest.mark.parametrize(
+    "layout",
+    ["one handshake session", "100 handshake sessions", "100 stateless-era requests"],
+)
+async def test_http_100_calls_of_3_mib_stay_within_the_budget(layout: str) -> None:
+    modern = layout.startswith("100 stateless")
+    limits = httpx.Limits(max_connections=CALLS + 20, max_keepalive_connections=CALLS + 20)
+    async with (
+        server_process("http") as (process, base),
+        httpx.AsyncClient(timeout=120, limits=limits) as http,
+    ):
+        if modern:
+            sessions = [modern_headers("hold")] * CALLS
+            control = modern_headers("budget")
+        elif layout == "one handshake session":
+            sessions = [await open_session(http, base)] * CALLS
+            control = sessions[0]
+        else:
+            sessions = [await open_session(http, base) for _ in range(CALLS)]
+            control = sessions[0]
+
+        async def budget_used() -> int:
+            answer = await small(http, base, control, small_call("b", "budget", modern))
+            return int(json.loads(tool_text(answer))["used"])
+
+        await budget_used()
+        base_mib = peak_kib(process.pid) / 1024
+        responses: dict[int, httpx.Response] = {}
+
+        async def one(n: int) -> None:
+            responses[n] = await post_parts(http, base, big_call(n, modern=modern), sessions[n])
+
+        async def settled() -> bool:
+            return len(responses) + (await budget_used()) // SIZE >= CALLS
+
+        async with anyio.create_task_group() as tg:
+            for n in range(CALLS):
+                tg.start_soon(one, n)
+            await wait_for(settled)
+            held = CALLS - len(responses)
+            refused = list(responses.values())
+            assert all(busy_answer(r) for r in refused), [(r.status_code, r.text) for r in refused]
+            assert any(r.status_code == 503 for r in refused)
+            assert 5 <= held <= BUDGET_MIB * MIB // SIZE, held
+            growth = peak_kib(process.pid) / 1024 - base_mib
+            rss = rss_mib(process.pid)
+            print(f"{layout}: {held} held, peak RSS +{growth:.1f} MiB, RSS {rss:.1f} MiB")
+            # 100 calls would hold 300 MiB; beyond the budget, what uvicorn reads of each of
+            # the 100 bodies before the app answers (64 KiB and a socket read or two each) and
+            # the bodies being parsed.
+            assert growth < BUDGET_MIB + HTTP_SLACK_MIB, growth
+            # Pings go on, on every session, while the budget is spent.
+            if not modern:
+                for headers in {id(h): h for h in sessions}.values():
+                    assert (await small(http, base, headers, PING))["result"] == {}
+            released = await small(http, base, control, small_call("r", "release", modern))
+            assert tool_text(released) == "released"
+        done = [n for n, r in responses.items() if r.status_code == 200 and not busy_answer(r)]
+        assert len(done) == held
+        assert {tool_text(answer_of(responses[n])) for n in done} == {f"held {SIZE}"}
+        assert await budget_used() < 64 * 1024  # what is left: the event store's answers
+        # Everything recovers: every session takes a 3 MiB call again.
+        again = await post_parts(http, base, big_call("again", "budget", modern), control)
+        assert "used" in tool_text(answer_of(again))
+        for headers in {id(h): h for h in sessions}.values():
+            if not modern:
+                assert "used" in tool_text(
+                    await small(http, base, headers, small_call("s", "budget"))
+                )
+
+
+# -- legacy HTTP+SSE --------------------------------------------------------------------------
+
+
+class SseReader:
+    """The legacy SSE stream on a raw socket: its endpoint, then every message, parsed."""
+
+    def __init__(self, stream: anyio.abc.SocketStream) -> None:
+        self.stream = stream
+        self.buffer = b""
+        self.messages: list[Any] = []
+        self.endpoint = ""
+
+    async def read(self) -> None:
+        while True:
+            try:
+                self.buffer += await self.stream.receive(1 << 20)
+            except (anyio.EndOfStream, anyio.ClosedResourceError):
+                return
+            while b"\r\n\r\n" in self.buffer or b"\n\n" in self.buffer:
+                cut = self.buffer.find(b"\n\n")
+                event, self.buffer = self.buffer[:cut], self.buffer[cut + 2 :]
+                for line in event.split(b"\n"):
+                    if line.startswith(b"data: /"):
+                        self.endpoint = line[6:].strip().decode()
+                    elif line.startswith(b"data: {"):
+                        self.messages.append(orjson.loads(line[6:]))
+
+    def answer(self, request_id: Any) -> Any:
+        return next((m for m in self.messages if m.get("id") == request_id), None)
+
+
+async def test_legacy_sse_posts_beyond_the_budget_get_429_and_pings_go_on() -> None:
+    async with (
+        server_process("legacy") as (process, base),
+        httpx.AsyncClient(timeout=60) as http,
+        anyio.create_task_group() as tg,
+    ):
+        host, port = base.removeprefix("http://").split(":")
+        stream = await anyio.connect_tcp(host, int(port))
+        await stream.send(
+            b"GET /sse HTTP/1.1\r\nhost: 127.0.0.1\r\naccept: text/event-stream\r\n\r\n"
+        )
+        sse = SseReader(stream)
+        tg.start_soon(sse.read)
+
+        async def answered(request_id: Any) -> Any:
+            with anyio.fail_after(30):
+                while (found := sse.answer(request_id)) is None:
+                    await anyio.sleep(0.02)
+            return found
+
+        with anyio.fail_after(10):
+            while not sse.endpoint:
+                await anyio.sleep(0.02)
+        url = f"{base}{sse.endpoint}"
+        json_headers = {"content-type": "application/json"}
+
+        async def post(message: dict[str, Any]) -> int:
+            return (await http.post(url, json=message, headers=json_headers)).status_code
+
+        init = {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2024-11-05",
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "0"},
+            },
+        }
+        assert await post(init) == 202
+        await answered(0)
+        assert await post({"jsonrpc": "2.0", "method": "notifications/initialized"}) == 202
+        base_mib = peak_kib(process.pid) / 1024
+        statuses = []
+        for n in range(1, 21):
+            parts = big_call(n)
+            size = str(sum(len(p) for p in parts))
+            response = await http.post(
+                url, content=body(parts), headers={**json_headers, "content-length": size}
+            )
+            statuses.append(response.status_code)
+            if response.status_code == 429:
+                assert response.headers["retry-after"] == "1"
+                assert "Too Many Requests" in response.json()["error"]["message"]
+        held = statuses.count(202)
+        assert statuses == [202] * held + [429] * (20 - held), statuses
+        assert 5 <= held <= BUDGET_MIB * MIB // SIZE, held
+        growth = peak_kib(process.pid) / 1024 - base_mib
+        print(f"legacy: {held} held, peak RSS +{growth:.1f} MiB")
+        assert growth < BUDGET_MIB + STDIO_SLACK_MIB, growth
+        assert await post(PING) == 202, "a ping is taken with the budget spent"
+        assert (await answered("ping"))["result"] == {}
+        assert await post(small_call("r", "release")) == 202
+        for n in range(1, held + 1):
+            assert tool_text(await answered(n)) == f"held {SIZE}"
+        parts = big_call("again", "budget")
+        size = str(sum(len(p) for p in parts))
+        again = await http.post(
+            url, content=body(parts), headers={**json_headers, "content-length": size}
+        )
+        assert again.status_code == 202
+        assert "used" in tool_text(await answered("again"))
+        tg.cancel_scope.cancel()
+
+
+# -- the stdio line limit ---------------------------------------------------------------------
+
+
+async def test_stdio_line_over_16_mib_is_a_parse_error_and_the_session_goes_on() -> None:
+    async with server_process("stdio") as (process, _):
+        server = RawServer(process)
+        await server.initialize()
+        await server.send(call_head(1, "budget") + b"y" * (17 * MIB) + TAIL + b"\n")
+        reply = await server.message(30)
+        assert reply["id"] is None and reply["error"]["code"] == -32700, reply
+        assert "larger than 16777216 bytes" in reply["error"]["message"] + str(
+            reply["error"].get("data")
+        )
+        assert (await server.call(PING))["result"] == {}
+        # A message under the limit is served (the budget is 32 MiB here).
+        await server.send(call_head(2, "budget") + b"z" * (15 * MIB) + TAIL + b"\n")
+        assert "used" in tool_text(await server.message(30))
+
+
+# -- event stores -----------------------------------------------------------------------------
+
+
+async def test_event_stores_hold_their_events_in_the_budget_and_give_way_first() -> None:
+    from mcpbind.runtime.http import InMemoryEventStore
+
+    budget = MemoryBudget(64 * 1024)
+    first, second = InMemoryEventStore(budget=budget), InMemoryEventStore(budget=budget)
+    note = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "x" * 1000}}
+    kept = [await first.store_event("s", note) for _ in range(40)]
+    assert budget.used == first.bytes > 40_000
+    # The second store's events push the budget over: it drops its own oldest, never the
+    # newest (an answer must still be recorded), so the total stays within the budget.
+    for _ in range(60):
+        await second.store_event("t", note)
+    assert budget.used == first.bytes + second.bytes
+    assert budget.used <= budget.limit
+    assert len(second) < 60 and len(first) == 40
+    assert await first.replay_events_after(kept[0]) is not None
+    first.close()
+    second.close()
+    assert budget.used == 0
+
+
+# -- a spent budget ---------------------------------------------------------------------------
+
+
+async def test_with_the_budget_spent_http_refuses_new_work_and_serves_pings() -> None:
+    from mcpbind.generated.v2025_11_25 import methods, types
+    from mcpbind.runtime import RequestContext, Server, SessionOptions
+    from mcpbind.runtime.http import StreamableHTTPServer, serving
+
+    budget = MemoryBudget(8 * MIB)
+    server = Server(
+        "spent", capabilities={"tools": {}}, options=SessionOptions(memory_budget=budget)
+    )
+
+    @server.handler(methods.TOOLS_LIST)
+    async def list_tools(
+        params: types.PaginatedRequestParams, context: RequestContext
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[])
+
+    app = StreamableHTTPServer(server.serve, memory_budget=budget)
+    async with serving(app) as base, httpx.AsyncClient(timeout=30) as http:
+        headers = await open_session(http, base)
+        assert budget.reserve(budget.limit - budget.used)  # every byte held elsewhere
+        # A body over 64 KiB is refused unread: 503, Retry-After, -31503 busy.
+        refused = await post_parts(http, base, [call_head(1, "x"), b"y" * 100_000, TAIL], headers)
+        assert refused.status_code == 503 and refused.headers["retry-after"] == "1"
+        assert is_busy(refused.json()) and refused.json()["id"] is None
+        # A small one is read: a ping is answered, a request refused by its session.
+        assert (await small(http, base, headers, PING))["result"] == {}
+        listed = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+        assert is_busy(await small(http, base, headers, listed))
+        # In the stateless era the busy answer is an HTTP 503 with Retry-After too.
+        modern = {**listed, "params": {"_meta": MODERN_META}}
+        stateless = {**BOTH, "mcp-protocol-version": MODERN, "mcp-method": "tools/list"}
+        busy = await http.post(f"{base}/mcp", json=modern, headers=stateless)
+        assert busy.status_code == 503 and busy.headers["retry-after"] == "1"
+        assert is_busy(busy.json()) and busy.json()["id"] == 2
+        budget.release(budget.limit)
+        assert (await small(http, base, headers, listed))["result"] == {"tools": []}
+        again = await post_parts(http, base, [call_head(3, "x"), b"y" * 100_000, TAIL], headers)
+        assert again.status_code == 200 and not is_busy(answer_of(again))
+        assert budget.used < 64 * 1024  # the ping and the answers' events
