@@ -11,6 +11,7 @@ import contextlib
 import heapq
 import logging
 import math
+import weakref
 from collections import deque
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
@@ -91,6 +92,23 @@ class _Pending:
 _UNSET: Final[Any] = object()
 
 
+def _weak_hold(owner: Outgoing) -> Callable[[RequestId], contextlib.AbstractContextManager[None]]:
+    """``owner.hold_deadline`` through a weak reference: a connection may outlive its session
+    (a server keeps some for a while), and must not keep the session alive through it."""
+    ref = weakref.ref(owner)
+
+    @contextlib.contextmanager
+    def hold(request_id: RequestId) -> Iterator[None]:
+        target = ref()
+        if target is None:
+            yield
+            return
+        with target.hold_deadline(request_id):
+            yield
+
+    return hold
+
+
 class Outgoing:
     """The requests this side sent and waits for; the base of ``Session``."""
 
@@ -124,7 +142,7 @@ class Outgoing:
         #: The fast path seam (``loop_path.py``): picked when the session starts, or by the
         #: first request sent before that.
         self._path: LoopPath | None = None
-        connection.extra[DEADLINE_HOLD] = self.hold_deadline
+        connection.extra[DEADLINE_HOLD] = _weak_hold(self)
 
     @property
     def loop_path(self) -> LoopPath:
