@@ -1,7 +1,7 @@
 """``mcpbind inspect TARGET|URL``: the server's surface as a client sees it at one revision.
 
-``--json`` prints the stable form ``mcpbind.surface/1`` (``surface.schema.json`` beside this
-module is its JSON Schema; ``mcpbind diff`` of two such files reads exactly this): the top-level
+``--json`` prints the stable form ``mcpbind.surface/1`` (its one JSON Schema is the diff's,
+``mcpbind/codegen/diff/surface.schema.json``: ``mcpbind diff`` of two such files reads exactly this): the top-level
 keys in a fixed order, the spec's objects with their keys sorted, every list sorted by its key,
 and ``[]`` for a list whose capability the server does not declare. Without ``--json``, a table.
 """

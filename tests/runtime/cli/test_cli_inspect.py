@@ -22,7 +22,8 @@ from clikit import (
 
 pytestmark = [pytest.mark.timeout(120)]
 
-SCHEMA = json.loads((REPO / "runtime" / "cli" / "surface.schema.json").read_text())
+# The one published form: the diff's schema, which `mcpbind diff` checks snapshots against.
+SCHEMA = json.loads((REPO / "codegen" / "diff" / "surface.schema.json").read_text())
 TOP_KEYS = ["format", "revision", "serverInfo", "instructions", "capabilities", "tools",
             "resources", "resourceTemplates", "prompts"]  # fmt: skip
 
