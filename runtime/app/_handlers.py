@@ -117,16 +117,23 @@ _list_prompts = _lister("prompts")
 
 def _call_tool(app: App, revision: str, spec: MethodSpec[Any, Any]) -> Handler:
     async def handler(params: Any, context: RequestContext) -> Any:
-        entry = app.find_tool(params.name)
+        # The per-call path: the visibility rules and the time limit only when there are any.
+        entry = app.tools.get(params.name)
+        if entry is not None and app.visibility.rules and not app.visibility.shown(entry):
+            entry = None
         if entry is None:
             raise McpError(INVALID_PARAMS, f"Unknown tool: {params.name}", {"name": params.name})
         ctx = Context(app, context, revision)
         arguments = params.arguments or {}
-        data = await timed(
-            lambda: entry.run(arguments, ctx, app.mask_errors, app.on_tool_exception),
-            app.tool_timeout if entry.timeout is None else entry.timeout,
-            entry.name,
-        )
+        timeout = app.tool_timeout if entry.timeout is None else entry.timeout
+        if timeout is None:
+            data = await entry.run(arguments, ctx, app.mask_errors, app.on_tool_exception)
+        else:
+            data = await timed(
+                lambda: entry.run(arguments, ctx, app.mask_errors, app.on_tool_exception),
+                timeout,
+                entry.name,
+            )
         return _shaped(app, spec, revision, data, f"tool {entry.name!r}")
 
     return handler
