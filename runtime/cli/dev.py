@@ -54,7 +54,7 @@ def inspector_command(npx: str, target: str, stdio: bool, host: str, port: int) 
 
 def _signal_group(process: subprocess.Popen[bytes], signum: int) -> None:
     with contextlib.suppress(ProcessLookupError):
-        if hasattr(os, "killpg"):
+        if sys.platform != "win32":
             os.killpg(process.pid, signum)  # npx and the node it started
         elif signum == signal.SIGTERM:  # Windows: no process groups to signal
             process.terminate()

@@ -37,6 +37,8 @@ GONE = ("killpg", "setsid", "getpgid", "setpgid")
 PLATFORM_MODULES = {
     Path("runtime/transports/_platform.py"),
     Path("runtime/transports/http/uvicorn.py"),
+    # `mcpbind dev` stops the Inspector's process group (npx and its node) off Windows.
+    Path("runtime/cli/dev.py"),
 }
 POSIX_ONLY = re.compile(
     rf"\b(?:import ({'|'.join(BLOCKED)})\b|os\.({'|'.join(GONE)})\b"
