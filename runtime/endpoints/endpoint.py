@@ -9,7 +9,7 @@ with); registering the same method for several revisions picks the exact match.
 from __future__ import annotations
 
 import typing
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
 from mcpbind.generated.support import Direction, MethodSpec, NotificationSpec
@@ -21,7 +21,12 @@ from mcpbind.runtime.core.session import RequestContext, Route, Session
 from mcpbind.runtime.core.transport import Envelope
 from mcpbind.runtime.core.watched import WatchedDict, plain
 
-from .middleware import Middleware, install as install_middleware
+from .middleware import (
+    Middleware,
+    OutgoingMiddleware,
+    install as install_middleware,
+    install_outgoing,
+)
 
 if typing.TYPE_CHECKING:
     from mcpbind.runtime.tasks import TaskSupport
@@ -62,6 +67,8 @@ class Endpoint:
         self.tasks: TaskSupport | None = None
         #: The middleware every incoming message passes through, outermost first.
         self.middleware: list[Middleware] = []
+        #: The middleware every request this side sends passes through, outermost first.
+        self.outgoing_middleware: list[OutgoingMiddleware] = []
 
     def enable_tasks(self, support: TaskSupport | None = None) -> TaskSupport:
         """Serve task-augmented requests (2025-11-25 tasks): a server's ``tools/call`` for tools
@@ -109,6 +116,34 @@ class Endpoint:
             self.middleware.insert(0, middleware)
         else:
             self.middleware.append(middleware)
+
+    def add_outgoing_middleware(
+        self, middleware: OutgoingMiddleware, *, outermost: bool = False
+    ) -> None:
+        """Run every request this side sends through ``middleware`` (see
+        ``mcpbind.runtime.OutgoingRequest``): inside those added before it, or outside all of
+        them with ``outermost=True``. Sessions already running send through it too."""
+        if not callable(middleware):
+            raise TypeError(f"a middleware is an async callable, not {type(middleware).__name__}")
+        first = not self.outgoing_middleware
+        if outermost:
+            self.outgoing_middleware.insert(0, middleware)
+        else:
+            self.outgoing_middleware.append(middleware)
+        if first:
+            for session in self._running_sessions():
+                install_outgoing(session, self.outgoing_middleware)
+
+    def _running_sessions(self) -> Iterable[Session]:
+        """The sessions of this endpoint already running (``Client``, ``Server`` say)."""
+        return ()
+
+    def _new_session(self, session: Session) -> Session:
+        """``session``, just made by this endpoint, on the outgoing middleware's seam if there
+        is any (the one check a session costs; none per request)."""
+        if self.outgoing_middleware:
+            install_outgoing(session, self.outgoing_middleware)
+        return session
 
     # -- registration ---------------------------------------------------------------------
 
