@@ -9,7 +9,7 @@ with); registering the same method for several revisions picks the exact match.
 from __future__ import annotations
 
 import typing
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from mcpbind.generated.support import Direction, MethodSpec, NotificationSpec
@@ -44,6 +44,9 @@ class Endpoint:
     """Handler registry and routing for one side (``local`` is the direction this side sends)."""
 
     local: Direction
+    #: The outgoing middleware, outermost first (``add_outgoing_middleware``): the class's
+    #: ``None`` until the first is added, so an endpoint without any has not even an attribute.
+    _outgoing: list[OutgoingMiddleware] | None = None
 
     def __init__(self, local: Direction, capabilities: Mapping[str, Any] | None = None) -> None:
         self.local = local
@@ -67,8 +70,6 @@ class Endpoint:
         self.tasks: TaskSupport | None = None
         #: The middleware every incoming message passes through, outermost first.
         self.middleware: list[Middleware] = []
-        #: The middleware every request this side sends passes through, outermost first.
-        self.outgoing_middleware: list[OutgoingMiddleware] = []
 
     def enable_tasks(self, support: TaskSupport | None = None) -> TaskSupport:
         """Serve task-augmented requests (2025-11-25 tasks): a server's ``tools/call`` for tools
@@ -125,14 +126,20 @@ class Endpoint:
         them with ``outermost=True``. Sessions already running send through it too."""
         if not callable(middleware):
             raise TypeError(f"a middleware is an async callable, not {type(middleware).__name__}")
-        first = not self.outgoing_middleware
-        if outermost:
-            self.outgoing_middleware.insert(0, middleware)
-        else:
-            self.outgoing_middleware.append(middleware)
-        if first:
+        chain = self._outgoing
+        if chain is None:
+            chain = self._outgoing = []
             for session in self._running_sessions():
-                install_outgoing(session, self.outgoing_middleware)
+                install_outgoing(session, chain)
+        if outermost:
+            chain.insert(0, middleware)
+        else:
+            chain.append(middleware)
+
+    @property
+    def outgoing_middleware(self) -> Sequence[OutgoingMiddleware]:
+        """The middleware every request this side sends passes through, outermost first."""
+        return self._outgoing or ()
 
     def _running_sessions(self) -> Iterable[Session]:
         """The sessions of this endpoint already running (``Client``, ``Server`` say)."""
@@ -141,8 +148,9 @@ class Endpoint:
     def _new_session(self, session: Session) -> Session:
         """``session``, just made by this endpoint, on the outgoing middleware's seam if there
         is any (the one check a session costs; none per request)."""
-        if self.outgoing_middleware:
-            install_outgoing(session, self.outgoing_middleware)
+        chain = self._outgoing
+        if chain is not None:
+            install_outgoing(session, chain)
         return session
 
     # -- registration ---------------------------------------------------------------------

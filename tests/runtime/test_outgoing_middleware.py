@@ -166,6 +166,7 @@ async def test_no_seam_without_outgoing_middleware() -> None:
     itself; the first middleware puts the seam on the running sessions, both sides'."""
     app = build([])
     client = Client(app.memory_transport())
+    assert "_outgoing" not in vars(client) and client.outgoing_middleware == ()
     async with client:
         session = client.session
         assert "send_request" not in vars(session)
@@ -179,6 +180,7 @@ async def test_no_seam_without_outgoing_middleware() -> None:
         client.add_outgoing_middleware(passthrough)
         app.server.add_outgoing_middleware(passthrough)
         assert "send_request" in vars(session) and "send_request" in vars(served)
+        assert client.outgoing_middleware == [passthrough]
         assert (await client.call_tool("echo", {"text": "a"})).content[0].text == "a"
     with pytest.raises(TypeError):
         client.add_outgoing_middleware("not callable")  # type: ignore[arg-type]
