@@ -89,6 +89,8 @@ if TYPE_CHECKING:
         CallNext as CallNext,
         IncomingCall as IncomingCall,
         Middleware as Middleware,
+        OutgoingMiddleware as OutgoingMiddleware,
+        OutgoingRequest as OutgoingRequest,
     )
     from .endpoints.server import Server as Server
     from .endpoints.tool_output import ToolOutputError as ToolOutputError

@@ -197,7 +197,7 @@ class Client(
             tg = await stack.enter_async_context(anyio.create_task_group())
             self._tg = tg
             bindings = Bindings.load(self.lifecycle.protocol_version, Direction.CLIENT_TO_SERVER)
-            session = Session(connection, bindings, self, self.options)
+            session = self._new_session(Session(connection, bindings, self, self.options))
             self._session = session
             tg.start_soon(session.run)
             await session.wait_started()
@@ -299,6 +299,9 @@ class Client(
                 f"{cls.__module__}.{cls.__qualname__} is not the stub of revision {self.revision}"
             )
         return cls(self)  # type: ignore[call-arg]
+
+    def _running_sessions(self) -> list[Session]:
+        return [self._session] if self._session is not None else []
 
     # -- RequestSender --------------------------------------------------------------------
 

@@ -9,7 +9,7 @@ with); registering the same method for several revisions picks the exact match.
 from __future__ import annotations
 
 import typing
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from mcpbind.generated.support import Direction, MethodSpec, NotificationSpec
@@ -21,7 +21,12 @@ from mcpbind.runtime.core.session import RequestContext, Route, Session
 from mcpbind.runtime.core.transport import Envelope
 from mcpbind.runtime.core.watched import WatchedDict, plain
 
-from .middleware import Middleware, install as install_middleware
+from .middleware import (
+    Middleware,
+    OutgoingMiddleware,
+    install as install_middleware,
+    install_outgoing,
+)
 
 if typing.TYPE_CHECKING:
     from mcpbind.runtime.tasks import TaskSupport
@@ -39,6 +44,9 @@ class Endpoint:
     """Handler registry and routing for one side (``local`` is the direction this side sends)."""
 
     local: Direction
+    #: The outgoing middleware, outermost first (``add_outgoing_middleware``): the class's
+    #: ``None`` until the first is added, so an endpoint without any has not even an attribute.
+    _outgoing: list[OutgoingMiddleware] | None = None
 
     def __init__(self, local: Direction, capabilities: Mapping[str, Any] | None = None) -> None:
         self.local = local
@@ -109,6 +117,41 @@ class Endpoint:
             self.middleware.insert(0, middleware)
         else:
             self.middleware.append(middleware)
+
+    def add_outgoing_middleware(
+        self, middleware: OutgoingMiddleware, *, outermost: bool = False
+    ) -> None:
+        """Run every request this side sends through ``middleware`` (see
+        ``mcpbind.runtime.OutgoingRequest``): inside those added before it, or outside all of
+        them with ``outermost=True``. Sessions already running send through it too."""
+        if not callable(middleware):
+            raise TypeError(f"a middleware is an async callable, not {type(middleware).__name__}")
+        chain = self._outgoing
+        if chain is None:
+            chain = self._outgoing = []
+            for session in self._running_sessions():
+                install_outgoing(session, chain)
+        if outermost:
+            chain.insert(0, middleware)
+        else:
+            chain.append(middleware)
+
+    @property
+    def outgoing_middleware(self) -> Sequence[OutgoingMiddleware]:
+        """The middleware every request this side sends passes through, outermost first."""
+        return self._outgoing or ()
+
+    def _running_sessions(self) -> Iterable[Session]:
+        """The sessions of this endpoint already running (``Client``, ``Server`` say)."""
+        return ()
+
+    def _new_session(self, session: Session) -> Session:
+        """``session``, just made by this endpoint, on the outgoing middleware's seam if there
+        is any (the one check a session costs; none per request)."""
+        chain = self._outgoing
+        if chain is not None:
+            install_outgoing(session, chain)
+        return session
 
     # -- registration ---------------------------------------------------------------------
 

@@ -11,6 +11,14 @@ on), as for a handler.
 The seam is the endpoint's router (``route_request``, ``route_notification``): installing the
 first middleware replaces them on that endpoint with the wrapping versions below, so an
 endpoint without middleware runs exactly the code it ran before.
+
+Outgoing middleware is the mirror, for every request the endpoint sends through its sessions:
+``endpoint.add_outgoing_middleware(mw)`` with ``async def mw(call: OutgoingRequest, call_next)``.
+``call_next()`` sends the request (``call.params`` as they are then: replace them to change
+what goes, e.g. its ``_meta``) and returns its typed result; an exception raised by a middleware
+is the caller's. The seam is each session's ``send_request`` (``install_outgoing``): the fast
+path seam of sending, put on a session's instance only when its endpoint has outgoing
+middleware, so a session without any runs the class's own method, unchanged.
 """
 
 from __future__ import annotations
@@ -20,13 +28,24 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from mcpbind import generated
+from mcpbind.generated.support import MethodSpec, RequestOptions
 from mcpbind.runtime.core.access_token import AccessToken
+from mcpbind.runtime.core.bindings import dump
 from mcpbind.runtime.core.errors import McpError
 from mcpbind.runtime.core.routing import Router
 from mcpbind.runtime.core.session import RequestContext, Route, Session
 from mcpbind.runtime.core.transport import RUNTIME_OWN, Envelope
 
-__all__ = ["CallNext", "IncomingCall", "Middleware", "install"]
+__all__ = [
+    "CallNext",
+    "IncomingCall",
+    "Middleware",
+    "OutgoingMiddleware",
+    "OutgoingRequest",
+    "install",
+    "install_outgoing",
+]
 
 #: The rest of the chain: the next middleware, or the handler itself.
 CallNext = Callable[[], Awaitable[Any]]
@@ -68,13 +87,52 @@ class IncomingCall:
 Middleware = Callable[[IncomingCall, CallNext], Awaitable[Any]]
 
 
-def _chain(chain: Sequence[Middleware], call: IncomingCall, last: CallNext) -> Awaitable[Any]:
+@dataclass(slots=True)
+class OutgoingRequest:
+    """One request an endpoint sends, as an outgoing middleware sees it.
+
+    ``params`` are the request's params as JSON data, before the era's lifecycle completes them
+    (the stateless era adds its ``_meta`` members, the caller's own winning): replace them, or
+    their ``_meta``, with a copy to change what is sent (they may be the caller's own dict).
+    ``call_next()`` returns the result typed by ``spec`` (after any input-required rounds of
+    the stateless era: one call, however many rounds). ``related_id`` is the id of the incoming
+    request it is sent during (a server's sampling in a tool call), if any.
+    """
+
+    method: str
+    params: dict[str, Any] | None
+    session: Session
+    spec: MethodSpec[Any, Any]
+    options: RequestOptions | None = None
+    related_id: int | str | None = None
+
+    @property
+    def revision(self) -> str:
+        """The revision the session speaks (the one offered, before the handshake ends)."""
+        return self.session.bindings.revision
+
+    @property
+    def era(self) -> str:
+        """The session's era: ``"handshake"`` or ``"stateless"`` (the revision's, until the
+        lifecycle settled one: a stateless-era client may fall back)."""
+        return self.session.peer.era or generated.ERAS[self.session.bindings.revision]
+
+
+OutgoingMiddleware = Callable[[OutgoingRequest, CallNext], Awaitable[Any]]
+
+
+def _chain(
+    chain: Sequence[Callable[[Any, CallNext], Awaitable[Any]]], call: Any, last: CallNext
+) -> Awaitable[Any]:
     """Run ``chain`` around ``last``, the first middleware outermost."""
     return _step(chain, 0, call, last)
 
 
 def _step(
-    chain: Sequence[Middleware], index: int, call: IncomingCall, last: CallNext
+    chain: Sequence[Callable[[Any, CallNext], Awaitable[Any]]],
+    index: int,
+    call: Any,
+    last: CallNext,
 ) -> Awaitable[Any]:
     if index == len(chain):
         return last()
@@ -161,3 +219,29 @@ def _wrapped(
     route.handler = run
     route.immediate = None
     return route
+
+
+def install_outgoing(session: Session, chain: Sequence[OutgoingMiddleware]) -> None:
+    """Send ``session``'s requests through ``chain`` (its endpoint's own list: middleware added
+    later joins it). Done once per session, by the endpoint, when the session is made or the
+    first outgoing middleware is added: a session without any is untouched."""
+    if "send_request" in vars(session):
+        return
+    plain = session.send_request
+
+    async def send_request(
+        spec: MethodSpec[Any, Any],
+        params: Any,
+        options: RequestOptions | None = None,
+        related_id: int | str | None = None,
+    ) -> Any:
+        call = OutgoingRequest(spec.method, dump(params), session, spec, options, related_id)
+        return await _chain(chain, call, functools.partial(_send, plain, call))
+
+    # Every sender (``Client``, ``RequestContext``, the keep-alive, tasks) asks the session's
+    # ``send_request`` per request: the instance's attribute shadows the class's method.
+    session.send_request = send_request  # type: ignore[method-assign]
+
+
+async def _send(plain: Callable[..., Awaitable[Any]], call: OutgoingRequest) -> Any:
+    return await plain(call.spec, call.params, call.options, call.related_id)

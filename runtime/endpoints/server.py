@@ -250,10 +250,14 @@ class Server(Endpoint, Generic[LifespanT]):
             self,
             self.options,
         )
+        self._new_session(session)
         revision = connection.extra.get(ASSUME_INITIALIZED)
         if revision is not None:
             self.assume_initialized(session, revision)
         return session
+
+    def _running_sessions(self) -> list[Session]:
+        return list(self.sessions)
 
     def assume_initialized(self, session: Session, revision: str) -> None:
         """Start ``session`` as if the client had initialised it at ``revision`` with empty

@@ -6,10 +6,13 @@ An instrumented endpoint gets three things:
   parent is the trace context the request carried in ``params._meta`` (SEP-414: the W3C
   ``traceparent``, ``tracestate`` and ``baggage`` keys), or none: a request without it starts
   a trace of its own rather than joining whatever span the serving task last had current;
-* on a ``Client``, a ``SpanKind.CLIENT`` span around each request it sends;
-* the current span's context written into the ``_meta`` of every request it sends (a client's
-  calls, a server's sampling, elicitation and roots requests during a tool call), so both sides'
-  spans form one trace.
+* a ``SpanKind.CLIENT`` span around each request it sends, as its outermost outgoing
+  middleware (``add_outgoing_middleware``): a client's calls and ``ping``, a server's sampling,
+  elicitation and roots requests during a tool call, either side's keep-alive pings; not the
+  lifecycle's own ``initialize`` and ``server/discover``, sent before a revision types them;
+* that span's context written into the ``_meta`` of the request, so both sides' spans form one
+  trace (a server's request to the client is a child of the tool call's SERVER span, and the
+  client's handling of it a child of that request's CLIENT span).
 
 Attribute names follow OpenTelemetry's semantic conventions for MCP (``mcp.method.name``,
 ``mcp.protocol.version``, ``mcp.session.id``, ``mcp.resource.uri``, ``gen_ai.tool.name``...).
@@ -30,19 +33,16 @@ from mcpbind.generated.names import (
     RESOURCES_UNSUBSCRIBE,
     TOOLS_CALL,
 )
-from mcpbind.generated.support import MethodSpec, RequestOptions
 from mcpbind.runtime.core.errors import McpError
-from mcpbind.runtime.core.routing import OutgoingCall
-from mcpbind.runtime.endpoints.client import Client
 from mcpbind.runtime.endpoints.endpoint import Endpoint
-from mcpbind.runtime.endpoints.middleware import CallNext, IncomingCall
+from mcpbind.runtime.endpoints.middleware import CallNext, IncomingCall, OutgoingRequest
 
 try:
     from opentelemetry import trace
     from opentelemetry.baggage.propagation import W3CBaggagePropagator
     from opentelemetry.context import Context
     from opentelemetry.propagators.composite import CompositePropagator
-    from opentelemetry.trace import Span, SpanKind, StatusCode, Tracer, TracerProvider
+    from opentelemetry.trace import Span, SpanKind, StatusCode, TracerProvider
     from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 except ImportError as exc:  # the extra is optional: say which one brings it
     raise ImportError(
@@ -97,35 +97,9 @@ def instrument(endpoint: Endpoint, *, tracer_provider: TracerProvider | None = N
         ) as span:
             return _outcome(span, call.method, await _traced(span, call_next))
 
-    endpoint.add_middleware(serve_span, outermost=True)
-    prepare = endpoint.prepare_call  # type: ignore[attr-defined]
-
-    def prepare_call(call: OutgoingCall) -> None:
-        prepare(call)
-        carrier: dict[str, str] = {}
-        _PROPAGATOR.inject(carrier)
-        if carrier:
-            body = dict(call.body or {})
-            meta = body.get("_meta")
-            body["_meta"] = {**meta, **carrier} if type(meta) is dict else carrier
-            call.body = body
-
-    # The session asks its router per request: the instance's attribute shadows the class's.
-    endpoint.prepare_call = prepare_call  # type: ignore[attr-defined]
-    if isinstance(endpoint, Client):
-        _trace_calls(endpoint, tracer)
-
-
-def _trace_calls(client: Client[Any, Any, Any], tracer: Tracer) -> None:
-    """A ``SpanKind.CLIENT`` span around each request ``client`` sends (stubs, ``call_tool``...
-    all go through ``send_request``), current while it is prepared: its context is the one sent."""
-    send = client.send_request
-
-    async def send_request(
-        spec: MethodSpec[Any, Any], params: Any, options: RequestOptions | None = None
-    ) -> Any:
-        method = spec.method
-        attributes = _attributes(method, params, client.session.bindings.revision)
+    async def client_span(call: OutgoingRequest, call_next: CallNext) -> Any:
+        method = call.method
+        attributes = _attributes(method, call.params, call.revision)
         with tracer.start_as_current_span(
             _span_name(method, attributes),
             kind=SpanKind.CLIENT,
@@ -133,9 +107,18 @@ def _trace_calls(client: Client[Any, Any, Any], tracer: Tracer) -> None:
             record_exception=False,
             set_status_on_exception=False,
         ) as span:
-            return _outcome(span, method, await _traced(span, lambda: send(spec, params, options)))
+            # The CLIENT span is current here: its context is the one the peer gets.
+            carrier: dict[str, str] = {}
+            _PROPAGATOR.inject(carrier)
+            if carrier:
+                params = dict(call.params or {})
+                meta = params.get("_meta")
+                params["_meta"] = {**meta, **carrier} if type(meta) is dict else carrier
+                call.params = params
+            return _outcome(span, method, await _traced(span, call_next))
 
-    client.send_request = send_request  # type: ignore[method-assign]
+    endpoint.add_middleware(serve_span, outermost=True)
+    endpoint.add_outgoing_middleware(client_span, outermost=True)
 
 
 async def _traced(span: Span, call_next: CallNext) -> Any:

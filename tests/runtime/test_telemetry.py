@@ -81,15 +81,19 @@ def one(spans: list[dict[str, Any]], name: str, kind: str) -> dict[str, Any]:
 def check(
     client_spans: list[dict[str, Any]], server_spans: list[dict[str, Any]], version: str
 ) -> None:
-    # One CLIENT span per call made through the client's helpers; none for the lifecycle's own
-    # requests (``initialize``, ``server/discover``) nor ``ping``.
+    # One CLIENT span per request the client sent through its session (the helpers' and
+    # ``ping``); none for the lifecycle's own ``initialize`` and ``server/discover``.
     assert sorted(s["name"] for s in client_spans if s["kind"] == "CLIENT") == [
+        *(["ping"] if version != STATELESS else []),
         "prompts/get greeting",
         "resources/read nowhere://at-all",
         "tools/call ask",
         "tools/call echo",
         "tools/call fail",
     ]
+    if version != STATELESS:
+        ping = one(client_spans, "ping", "CLIENT")
+        assert one(server_spans, "ping", "SERVER")["parent_id"] == ping["span_id"]
     for name in ("tools/call echo", "tools/call fail", "tools/call ask"):
         client = one(client_spans, name, "CLIENT")
         server = [s for s in server_spans if s["name"] == name and s["kind"] == "SERVER"]
@@ -121,11 +125,22 @@ def check(
             unknown["attributes"]["rpc.response.status_code"] == unknown["attributes"]["error.type"]
         )
     if version != STATELESS:
-        # The server's sampling request during ``ask`` carried the server span's context: the
-        # client's handling of it is a child of that span, in the same trace.
-        ask = next(s for s in server_spans if s["name"] == "tools/call ask")
+        # The server's sampling request during ``ask`` has a CLIENT span on the server's side,
+        # a child of the tool call's SERVER span; the client's handling of it is a child of
+        # that CLIENT span: all one trace, the client's call at its root.
+        ask = one(server_spans, "tools/call ask", "SERVER")
+        asking = one(server_spans, "sampling/createMessage", "CLIENT")
+        assert (asking["trace_id"], asking["parent_id"]) == (ask["trace_id"], ask["span_id"])
+        assert asking["attributes"]["mcp.method.name"] == "sampling/createMessage"
+        assert asking["attributes"]["mcp.protocol.version"] == version
+        assert asking["status"] == "UNSET"
         sampled = one(client_spans, "sampling/createMessage", "SERVER")
-        assert (sampled["trace_id"], sampled["parent_id"]) == (ask["trace_id"], ask["span_id"])
+        assert (sampled["trace_id"], sampled["parent_id"]) == (
+            asking["trace_id"],
+            asking["span_id"],
+        )
+        call = one(client_spans, "tools/call ask", "CLIENT")
+        assert (ask["trace_id"], ask["parent_id"]) == (call["trace_id"], call["span_id"])
 
 
 def results_hold(seen: dict[str, Any]) -> None:
@@ -168,7 +183,9 @@ async def test_one_trace_over_streamable_http(version: str) -> None:
     server_spans = [record(s) for s in server_exporter.get_finished_spans()]
     check([record(s) for s in client_exporter.get_finished_spans()], server_spans, version)
     if version != STATELESS:
-        session_ids = {s["attributes"].get("mcp.session.id") for s in server_spans}
+        session_ids = {
+            s["attributes"].get("mcp.session.id") for s in server_spans if s["kind"] == "SERVER"
+        }
         assert len(session_ids) == 1 and None not in session_ids
 
 
@@ -182,8 +199,10 @@ async def test_one_trace_in_memory() -> None:
         seen = await calls(client)
     results_hold(seen)
     spans = [record(s) for s in exporter.get_finished_spans()]
+    # One provider for both sides: the client's are its CLIENT spans but the server's sampling
+    # request, and its SERVER span for that request.
     check(
-        [s for s in spans if s["kind"] == "CLIENT" or s["name"].startswith("sampling")],
+        [s for s in spans if (s["kind"] == "CLIENT") != s["name"].startswith("sampling")],
         spans,
         "2025-11-25",
     )
