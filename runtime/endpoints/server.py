@@ -303,22 +303,27 @@ class Server(Endpoint, Generic[LifespanT]):
         gracefully, each with its ``complete`` response, before the process stops serving.
         The lifespan is entered before the first message is read, and exited after the last.
         """
-        async with self.running(), anyio.create_task_group() as tg:
-            tg.start_soon(self._end_on_sigterm, tg.cancel_scope)
-            await self.run(stdio_server(**stdio_options))
-            tg.cancel_scope.cancel()
-
-    async def _end_on_sigterm(self, scope: anyio.CancelScope) -> None:
         with contextlib.ExitStack() as stack:
+            # The receiver before the lifespan: a SIGTERM while it starts is kept, and handled
+            # once serving begins, so the lifespan's exit part still runs.
             try:
                 signals = stack.enter_context(anyio.open_signal_receiver(signal.SIGTERM))
             except (NotImplementedError, RuntimeError, ValueError):
-                return  # not the main thread, or no signals here: SIGTERM keeps its default
-            async for _ in signals:
-                with anyio.move_on_after(self.send_timeout):
-                    await self.close_subscriptions()
-                scope.cancel()
-                return
+                signals = None  # not the main thread, or no signals here: the default stays
+            async with self.running(), anyio.create_task_group() as tg:
+                if signals is not None:
+                    tg.start_soon(self._end_on_sigterm, signals, tg.cancel_scope)
+                await self.run(stdio_server(**stdio_options))
+                tg.cancel_scope.cancel()
+
+    async def _end_on_sigterm(
+        self, signals: AsyncIterator[signal.Signals], scope: anyio.CancelScope
+    ) -> None:
+        async for _ in signals:
+            with anyio.move_on_after(self.send_timeout):
+                await self.close_subscriptions()
+            scope.cancel()
+            return
 
     def run_stdio(self, **stdio_options: Any) -> None:
         """Blocking ``serve_stdio``, for ``if __name__ == "__main__": server.run_stdio()``.

@@ -1,6 +1,6 @@
 """An app (and a low-level ``Server``) with a lifespan that writes ``enter <pid>`` and
 ``exit <pid>`` lines to the file ``$LIFESPAN_LOG``; with ``$LIFESPAN_FAIL`` set it raises
-while entering. Run as ``python lifespan_app.py stdio | server-stdio | http PORT``, or imported
+while entering; ``$LIFESPAN_PAUSE`` keeps it starting that many seconds after ``enter``. Run as ``python lifespan_app.py stdio | server-stdio | http PORT``, or imported
 (``app``, ``server``) by the tests and by the cluster launcher (``lifespan_app:app``).
 """
 
@@ -44,6 +44,8 @@ async def lifespan(owner: Any) -> AsyncIterator[State]:
         raise ConnectionError("database unreachable\n(second line)")
     ENTERED += 1
     record("enter")
+    # $LIFESPAN_PAUSE: seconds still spent starting after "enter" is written (a signal then).
+    await anyio.sleep(float(os.environ.get("LIFESPAN_PAUSE", "0")))
     try:
         yield State(ENTERED)
     finally:
