@@ -1,7 +1,8 @@
 """An app (and a low-level ``Server``) with a lifespan that writes ``enter <pid>`` and
 ``exit <pid>`` lines to the file ``$LIFESPAN_LOG``; with ``$LIFESPAN_FAIL`` set it raises
-while entering; ``$LIFESPAN_PAUSE`` keeps it starting that many seconds after ``enter``. Run as ``python lifespan_app.py stdio | server-stdio | http PORT``, or imported
-(``app``, ``server``) by the tests and by the cluster launcher (``lifespan_app:app``).
+while entering, and ``$LIFESPAN_PAUSE`` keeps it starting that many seconds after ``enter``.
+Run as ``python lifespan_app.py stdio | server-stdio | http PORT``, or imported (``app``,
+``server``) by the tests and by the cluster launcher (``lifespan_app:app``).
 """
 
 from __future__ import annotations
