@@ -22,7 +22,7 @@ protocol diff, both because a client, not a protocol peer, is on the other end:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -207,29 +207,61 @@ class _Surface:
 
     # -- tools -------------------------------------------------------------------------------
 
+    def _listed(
+        self,
+        olds: Mapping[str, Mapping[str, Any]],
+        news: Mapping[str, Mapping[str, Any]],
+        kind: str,
+        subject: Subject,
+        rules: tuple[Rule, Rule],
+        label: Callable[[str], str],
+        fails: str,
+        compare: Callable[[str, Mapping[str, Any], Mapping[str, Any]], list[Finding]],
+    ) -> list[Finding]:
+        """One list of the surface (tools, resources, prompts) by key: each entry removed
+        (``rules[0]``: ``fails`` says what a client sees) or added (``rules[1]``), and those in
+        both ``compare``d."""
+        removed, added = rules
+        out: list[Finding] = []
+        for key in sorted(olds.keys() | news.keys()):
+            name = f"{kind}/{key}"
+            before, after = olds.get(key), news.get(key)
+            if after is None:
+                what = f"{label(key)} removed: {fails}"
+                out.append(self._finding(removed, subject, name, what, SENT, old=key))
+            elif before is None:
+                what = f"{label(key)} added"
+                out.append(self._finding(added, subject, name, what, SENT, new=key))
+            else:
+                out += compare(name, before, after)
+        return out
+
     def _tools(
         self, olds: Mapping[str, Mapping[str, Any]], news: Mapping[str, Mapping[str, Any]]
     ) -> list[Finding]:
-        out: list[Finding] = []
-        for key in sorted(olds.keys() | news.keys()):
-            name = f"tools/{key}"
-            before, after = olds.get(key), news.get(key)
-            if after is None:
-                what = f"tool '{key}' removed: calling it fails"
-                out.append(
-                    self._finding(Rule.TOOL_REMOVED, Subject.TOOL, name, what, SENT, old=key)
-                )
-            elif before is None:
-                what = f"tool '{key}' added"
-                out.append(self._finding(Rule.TOOL_ADDED, Subject.TOOL, name, what, SENT, new=key))
-            else:
-                out += self._described(name, Subject.TOOL, before, after)
-                out += self._inputs(name, before["inputSchema"], after["inputSchema"])
-                out += self._outputs(name, before.get("outputSchema"), after.get("outputSchema"))
-                out += self._annotations(
+        def compare(
+            name: str, before: Mapping[str, Any], after: Mapping[str, Any]
+        ) -> list[Finding]:
+            return [
+                *self._described(name, Subject.TOOL, before, after),
+                *self._inputs(name, before["inputSchema"], after["inputSchema"]),
+                *self._outputs(name, before.get("outputSchema"), after.get("outputSchema")),
+                *self._annotations(
                     name, before.get("annotations") or {}, after.get("annotations") or {}
-                )
-        return out
+                ),
+            ]
+
+        rules = (Rule.TOOL_REMOVED, Rule.TOOL_ADDED)
+        return self._listed(
+            olds,
+            news,
+            "tools",
+            Subject.TOOL,
+            rules,
+            "tool '{}'".format,
+            "calling it fails",
+            compare,
+        )
 
     def _deltas(self, old: Mapping[str, Any], new: Mapping[str, Any], path: str) -> list[Delta]:
         comparer = DefinitionComparer(
@@ -328,26 +360,19 @@ class _Surface:
     def _resources(
         self, olds: Mapping[str, Mapping[str, Any]], news: Mapping[str, Mapping[str, Any]]
     ) -> list[Finding]:
-        out: list[Finding] = []
-        for uri in sorted(olds.keys() | news.keys()):
-            name = f"resources/{uri}"
-            before, after = olds.get(uri), news.get(uri)
-            if after is None:
-                what = f"resource {uri} removed: reading it fails"
-                out.append(
-                    self._finding(
-                        Rule.RESOURCE_REMOVED, Subject.RESOURCE, name, what, SENT, old=uri
-                    )
-                )
-            elif before is None:
-                what = f"resource {uri} added"
-                out.append(
-                    self._finding(Rule.RESOURCE_ADDED, Subject.RESOURCE, name, what, SENT, new=uri)
-                )
-            else:
-                out += self._described(name, Subject.RESOURCE, before, after)
-                out += self._mime(name, Subject.RESOURCE, before, after)
-        return out
+        def compare(
+            name: str, before: Mapping[str, Any], after: Mapping[str, Any]
+        ) -> list[Finding]:
+            return [
+                *self._described(name, Subject.RESOURCE, before, after),
+                *self._mime(name, Subject.RESOURCE, before, after),
+            ]
+
+        rules = (Rule.RESOURCE_REMOVED, Rule.RESOURCE_ADDED)
+        label = "resource {}".format
+        return self._listed(
+            olds, news, "resources", Subject.RESOURCE, rules, label, "reading it fails", compare
+        )
 
     def _mime(
         self, name: str, subject: Subject, old: Mapping[str, Any], new: Mapping[str, Any]
@@ -432,28 +457,23 @@ class _Surface:
     def _prompts(
         self, olds: Mapping[str, Mapping[str, Any]], news: Mapping[str, Mapping[str, Any]]
     ) -> list[Finding]:
-        out: list[Finding] = []
-        for key in sorted(olds.keys() | news.keys()):
-            name = f"prompts/{key}"
-            before, after = olds.get(key), news.get(key)
-            if after is None:
-                what = f"prompt '{key}' removed: getting it fails"
-                out.append(
-                    self._finding(Rule.PROMPT_REMOVED, Subject.PROMPT, name, what, SENT, old=key)
-                )
-            elif before is None:
-                what = f"prompt '{key}' added"
-                out.append(
-                    self._finding(Rule.PROMPT_ADDED, Subject.PROMPT, name, what, SENT, new=key)
-                )
-            else:
-                out += self._described(name, Subject.PROMPT, before, after)
-                out += self._arguments(
+        def compare(
+            name: str, before: Mapping[str, Any], after: Mapping[str, Any]
+        ) -> list[Finding]:
+            return [
+                *self._described(name, Subject.PROMPT, before, after),
+                *self._arguments(
                     name,
                     _keyed(before.get("arguments") or [], "name"),
                     _keyed(after.get("arguments") or [], "name"),
-                )
-        return out
+                ),
+            ]
+
+        rules = (Rule.PROMPT_REMOVED, Rule.PROMPT_ADDED)
+        label = "prompt '{}'".format
+        return self._listed(
+            olds, news, "prompts", Subject.PROMPT, rules, label, "getting it fails", compare
+        )
 
     def _arguments(
         self,
