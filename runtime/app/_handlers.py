@@ -117,16 +117,13 @@ _list_prompts = _lister("prompts")
 
 def _call_tool(app: App, revision: str, spec: MethodSpec[Any, Any]) -> Handler:
     async def handler(params: Any, context: RequestContext) -> Any:
-        # The per-call path: the visibility rules and the time limit only when there are any.
-        entry = app.tools.get(params.name)
-        if entry is not None and app.visibility.rules and not app.visibility.shown(entry):
-            entry = None
+        entry = app.find_tool(params.name)
         if entry is None:
             raise McpError(INVALID_PARAMS, f"Unknown tool: {params.name}", {"name": params.name})
         ctx = Context(app, context, revision)
         arguments = params.arguments or {}
         timeout = app.tool_timeout if entry.timeout is None else entry.timeout
-        if timeout is None:
+        if timeout is None:  # no limit: no wrapper coroutine on the per-call path
             data = await entry.run(arguments, ctx, app.mask_errors, app.on_tool_exception)
         else:
             data = await timed(
