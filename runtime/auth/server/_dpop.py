@@ -164,6 +164,10 @@ class DPoPVerifier:
         self._jwk = require("joserfc.jwk")
         self._errors = require("joserfc.errors")
         self.algorithms = tuple(algorithms)
+        # joserfc's default header limit (512 bytes) is below an RSA key's jwk header.
+        self._registry = self._jws.JWSRegistry(algorithms=self.algorithms)
+        self._registry.max_header_length = MAX_PROOF // 2
+        self._registry.max_payload_length = MAX_PROOF // 2
         self.max_age = max_age
         self.max_future = max_future
         self.require_nonce = require_nonce
@@ -202,7 +206,9 @@ class DPoPVerifier:
         if len(proof) > MAX_PROOF or proof.count(".") != 2:
             raise DPoPError(INVALID_DPOP_PROOF, "the DPoP proof is not a compact JWS")
         try:
-            header = self._jws.extract_compact(proof.encode("ascii")).headers()
+            header = self._jws.extract_compact(
+                proof.encode("ascii"), registry=self._registry
+            ).headers()
         except (errors.JoseError, ValueError, TypeError, UnicodeError):
             raise DPoPError(INVALID_DPOP_PROOF, "the DPoP proof is not a well-formed JWT") from None
         if header.get("typ") != "dpop+jwt":
@@ -219,7 +225,7 @@ class DPoPVerifier:
             )
         try:
             key = self._jwk.JWKRegistry.import_key(jwk)
-            verified = self._jws.deserialize_compact(proof, key, algorithms=[alg])
+            verified = self._jws.deserialize_compact(proof, key, registry=self._registry)
             claims = json.loads(verified.payload)
         except errors.BadSignatureError:
             raise DPoPError(INVALID_DPOP_PROOF, "the DPoP proof's signature is not valid") from None
