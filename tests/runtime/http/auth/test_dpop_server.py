@@ -24,7 +24,7 @@ from mcpbind.runtime import Client
 from mcpbind.runtime.auth import DPoPKey, FileTokenStore, FollowRedirectHandler, OAuthClientAuth
 from mcpbind.runtime.auth._dpop import access_token_hash
 from mcpbind.runtime.auth.server import DPoPVerifier
-from mcpbind.runtime.http import streamable_http_client
+from mcpbind.runtime.http import sse_client, streamable_http_client
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(90)]
 
@@ -222,3 +222,32 @@ async def test_bearer_and_dpop_side_by_side() -> None:
         metadata = (await http.get(setup.resource_server.resource_metadata_url)).json()
         assert metadata["dpop_signing_alg_values_supported"] == ["ES256", "PS256"]
         assert "dpop_bound_access_tokens_required" not in metadata
+
+
+async def test_a_bound_refresh_token_is_refreshed_with_a_proof_by_the_same_key() -> None:
+    async with protected(as_dpop=DPoPVerifier(), dpop=DPoPVerifier(), dpop_required=True) as setup:
+        auth = OAuthClientAuth(setup.url, redirect_handler=FollowRedirectHandler(REDIRECT))
+        first = await auth.authorize()
+        stored = first.to_dict() | {"expires_at": time.time() - 1}  # due for a refresh
+        await auth.store.save(f"tokens {setup.url}", stored)
+        async with Client(streamable_http_client(setup.url, auth=auth)) as client:
+            await client.stub.call_tool(whoami("2025-11-25"))
+        kinds = [form["grant_type"] for form in setup.authorization.token_requests]
+        assert kinds == ["authorization_code", "refresh_token"]
+        proofs = [claims_of(proof) for proof in setup.authorization.token_proofs if proof]
+        assert len(proofs) == 2  # the refresh carried a proof too
+        fresh = await auth.token()
+        assert fresh is not None and fresh.access_token != first.access_token
+        assert fresh.dpop_key == first.dpop_key  # still bound to the same key
+        assert claims_of(fresh.access_token)["cnf"] == claims_of(first.access_token)["cnf"]
+
+
+async def test_the_legacy_transport_with_dpop() -> None:
+    """HTTP+SSE: the GET that opens the stream and each POST carry their own proofs."""
+    async with protected(
+        as_dpop=DPoPVerifier(), dpop=DPoPVerifier(), dpop_required=True, legacy=True
+    ) as setup:
+        auth = OAuthClientAuth(setup.url, redirect_handler=FollowRedirectHandler(REDIRECT))
+        async with Client(sse_client(f"{setup.base}/sse", auth=auth)) as client:
+            result = await client.stub.call_tool(whoami("2025-11-25"))
+            assert json.loads(result.content[0].text)["subject"] == "user-1"
