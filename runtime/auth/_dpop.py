@@ -104,8 +104,14 @@ class DPoPKey:
         algorithm = data.get("alg")
         if algorithm not in ALGORITHMS or "d" not in data:
             raise ValueError("a stored DPoP key is a private JWK with a supported 'alg'")
+        errors = _deps.load("joserfc.errors")
         fields = {name: value for name, value in data.items() if name != "alg"}
-        return cls(jwk.JWKRegistry.import_key(fields), str(algorithm))
+        try:
+            return cls(jwk.JWKRegistry.import_key(fields), str(algorithm))
+        except (errors.JoseError, ValueError, TypeError, KeyError) as exc:
+            raise ValueError(
+                f"a stored DPoP key is not a valid JWK ({type(exc).__name__})"
+            ) from None
 
     def to_jwk(self) -> dict[str, Any]:
         """The private JWK, with ``alg``: for token stores only (it is a credential)."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import secrets
 import time
 from typing import Any
@@ -200,6 +201,9 @@ def test_the_key_survives_a_store_and_is_never_shown() -> None:
     assert Token.from_dict(token.to_dict()) == token
     with pytest.raises(ValueError):
         DPoPKey.from_jwk(key.public_jwk | {"alg": "ES256"})  # a public key cannot sign
+    for broken in ({"alg": "ES256", "d": "x"}, {**stored, "x": "!!"}, {**stored, "crv": "P-9"}):
+        with pytest.raises(ValueError, match="stored DPoP key"):
+            DPoPKey.from_jwk(broken)
     with pytest.raises(ValueError):
         DPoPKey.generate("HS256")
 
@@ -222,3 +226,20 @@ def test_the_prover_remembers_nonces_per_origin() -> None:
     assert jwt.decode(proof, DPoPKey.from_jwk(prover.key.to_jwk())._key).claims["nonce"] == "n1"
     elsewhere = prover.proof("POST", "https://mcp.example/mcp")
     assert "nonce" not in jwt.decode(elsewhere, prover.key._key).claims
+
+
+@pytest.mark.parametrize(
+    "jwk",
+    [
+        {"kty": "EC", "crv": "P-9", "x": "AA", "y": "AA"},
+        {"kty": "EC", "crv": "P-256", "x": "!!", "y": "??"},
+        {"kty": "EC"},
+        {"kty": "EC", "crv": ["P-256"], "x": 1, "y": None},
+    ],
+)
+def test_a_made_up_key_is_refused_not_crashed_on(jwk: dict[str, Any]) -> None:
+    head = base64.urlsafe_b64encode(
+        json.dumps({"typ": "dpop+jwt", "alg": "ES256", "jwk": jwk}).encode()
+    ).rstrip(b"=")
+    proof = f"{head.decode()}.e30.c2ln"
+    assert refused(DPoPVerifier(), proof).error == "invalid_dpop_proof"
