@@ -10,6 +10,10 @@ and retries::
 authlib (the ``auth`` extra) does PKCE, request encoding, client authentication and JWT
 signing; it is imported only when a flow runs, with an error naming the extra if it is missing.
 
+DPoP (RFC 9449, SEP-1932): when the authorization server advertises it (or with ``dpop=True``)
+the tokens are bound to a key of the flow's (``DPoPKey``), stored with them, and each request
+carries a fresh proof.
+
 A plug-in layer the core does not name: the transports ask a ``Protection``, handlers
 read ``context.auth`` (``core.access_token.AccessToken``). May import: ``endpoints`` and below.
 """
@@ -32,6 +36,7 @@ if TYPE_CHECKING:
         discover_resource as discover_resource,
         discover_server as discover_server,
     )
+    from ._dpop import DPoPKey as DPoPKey
     from ._errors import (
         AuthorizationError as AuthorizationError,
         AuthorizationResponseError as AuthorizationResponseError,

@@ -132,6 +132,43 @@ def parse_www_authenticate(header: str) -> list[Challenge]:
     return challenges
 
 
+def _checked(challenge: Challenge) -> Challenge:
+    url = challenge.resource_metadata
+    if url is not None:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ChallengeError(
+                f"WWW-Authenticate resource_metadata is not an absolute URL: {url!r}"
+            )
+    return challenge
+
+
+def oauth_challenge(headers: Iterable[str], dpop: bool = False) -> Challenge | None:
+    """The OAuth challenge among all the ``WWW-Authenticate`` values, checked; None if absent.
+
+    Bearer's, or with ``dpop`` (the client presents DPoP-bound tokens, RFC 9449 7.1) the
+    ``DPoP`` challenge first; either scheme's is taken when the other is absent (a DPoP-only
+    server challenges with ``DPoP`` alone). A ``resource_metadata`` the chosen one lacks is
+    taken from the other. It must be an absolute http(s) URL: it is fetched next.
+    """
+    found: dict[str, Challenge] = {}
+    for header in headers:
+        for challenge in parse_www_authenticate(header):
+            scheme = challenge.scheme.lower()
+            if scheme in ("bearer", "dpop"):
+                found.setdefault(scheme, challenge)
+    order = ("dpop", "bearer") if dpop else ("bearer", "dpop")
+    chosen = next((found[scheme] for scheme in order if scheme in found), None)
+    if chosen is None:
+        return None
+    if chosen.resource_metadata is None:
+        other = next((c for c in found.values() if c.resource_metadata is not None), None)
+        if other is not None:
+            params = {**chosen.params, "resource_metadata": str(other.resource_metadata)}
+            chosen = Challenge(chosen.scheme, params, chosen.token68)
+    return _checked(chosen)
+
+
 def bearer_challenge(headers: Iterable[str]) -> Challenge | None:
     """The Bearer challenge among all the ``WWW-Authenticate`` values, checked; None if absent.
 
@@ -139,14 +176,6 @@ def bearer_challenge(headers: Iterable[str]) -> Challenge | None:
     """
     for header in headers:
         for challenge in parse_www_authenticate(header):
-            if challenge.scheme.lower() != "bearer":
-                continue
-            url = challenge.resource_metadata
-            if url is not None:
-                parts = urlsplit(url)
-                if parts.scheme not in ("http", "https") or not parts.netloc:
-                    raise ChallengeError(
-                        f"WWW-Authenticate resource_metadata is not an absolute URL: {url!r}"
-                    )
-            return challenge
+            if challenge.scheme.lower() == "bearer":
+                return _checked(challenge)
     return None

@@ -7,6 +7,12 @@ lets the grant obtain a token (``_obtain``), then retries the request once. On a
 challenge's, at most ``max_step_up`` times per request. Tokens are kept in a ``TokenStore``
 under the server's canonical URI and refreshed before they expire; on a 401 the refresh token
 is used only while the resource still names the authorization server that issued it.
+
+DPoP (RFC 9449, SEP-1932): when the authorization server lists
+``dpop_signing_alg_values_supported`` (or ``dpop=True``), token requests carry a proof made
+with the flow's key (``_dpop``), the ``DPoP`` token that comes back is stored with that key,
+and every request presents it as ``Authorization: DPoP`` with a fresh proof. A server that
+answers ``use_dpop_nonce`` (with a new ``DPoP-Nonce``) gets the request once more with it.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ import anyio
 import httpx
 from mcpbind.runtime.core.outgoing import DEADLINE_HOLD
 
-from ._challenge import Challenge, bearer_challenge
+from ._challenge import Challenge, oauth_challenge
 from ._discovery import (
     ServerMetadata,
     canonical_resource,
@@ -28,7 +34,8 @@ from ._discovery import (
     discover_server,
     origin,
 )
-from ._errors import DiscoveryError, TokenRequestError
+from ._dpop import USE_DPOP_NONCE, DPoPKey, DPoPProver, choose_algorithm, key_for
+from ._errors import AuthorizationError, DiscoveryError, TokenRequestError
 from ._guard import OriginGuard, Resolver
 from ._http import oauth_client
 from ._registration import client_key
@@ -50,6 +57,11 @@ class OAuthFlow(httpx.Auth):
     other origins (``https://host[:port]``) it may fetch protected-resource metadata from, and
     whose authorization server endpoints may be on a private, loopback or link-local address
     the MCP server is not on. ``resolver`` replaces the system resolver for that address check.
+
+    ``dpop``: None (the default) binds tokens to a key (RFC 9449) when the authorization
+    server advertises DPoP, True always (``AuthorizationError`` if it advertises only
+    algorithms the client lacks), False never. ``dpop_algorithm`` is the key's algorithm when
+    the server takes it (ES256 by default). One key per flow, stored with its tokens.
     """
 
     def __init__(
@@ -63,7 +75,10 @@ class OAuthFlow(httpx.Auth):
         timeout: float = 30.0,
         allowed_metadata_origins: Iterable[str] = (),
         resolver: Resolver | None = None,
+        dpop: bool | None = None,
+        dpop_algorithm: str = "ES256",
     ) -> None:
+        choose_algorithm(None, dpop_algorithm)  # an unknown algorithm fails here, not later
         self.server_url = canonical_resource(server_url)
         self.allowed_metadata_origins = tuple(allowed_metadata_origins)
         self._resolver = resolver
@@ -75,6 +90,12 @@ class OAuthFlow(httpx.Auth):
         self._lock = anyio.Lock()
         self._scopes: list[str] = []
         self._token_key = f"tokens {self.server_url}"
+        self.dpop = dpop
+        self.dpop_algorithm = dpop_algorithm
+        self._dpop_key: DPoPKey | None = None
+        self._dpop_keys: dict[str, DPoPKey] = {}
+        #: The DPoP nonces servers gave, per origin (authorization and resource servers).
+        self._dpop_nonces: dict[str, str] = {}
 
     # -- the grant's part ------------------------------------------------------------------
 
@@ -93,6 +114,49 @@ class OAuthFlow(httpx.Auth):
             self.client = replace(self.client, issuer=server.issuer)
         return self.client
 
+    # -- DPoP ------------------------------------------------------------------------------
+
+    def _dpop_for(self, server: ServerMetadata) -> DPoPProver | None:
+        """The prover for a token request to ``server`` (None: a bearer token is asked for)."""
+        if self.dpop is False:
+            return None
+        raw = server.raw.get("dpop_signing_alg_values_supported")
+        advertised = [a for a in raw if isinstance(a, str)] if isinstance(raw, list) else None
+        if self.dpop is None and not advertised:
+            return None
+        algorithm = choose_algorithm(advertised, self.dpop_algorithm)
+        if algorithm is None:
+            if self.dpop is None:
+                return None
+            raise AuthorizationError(
+                f"{server.issuer} takes DPoP proofs signed with {', '.join(advertised or [])}"
+                " only: none of them is supported"
+            )
+        if self._dpop_key is None or self._dpop_key.algorithm != algorithm:
+            self._dpop_key = DPoPKey.generate(algorithm)
+        return DPoPProver(self._dpop_key, self._dpop_nonces)
+
+    def _prover_of(self, token: Token) -> DPoPProver | None:
+        """The prover of a DPoP-bound token (its key as stored with it), else None."""
+        if not token.dpop_bound:
+            return None
+        key = key_for(token.dpop_key, self._dpop_keys)
+        assert key is not None
+        if self._dpop_key is None:
+            self._dpop_key = key  # later tokens stay bound to the key stored before
+        return DPoPProver(key, self._dpop_nonces)
+
+    def _present(self, request: httpx.Request, token: Token) -> DPoPProver | None:
+        """Put ``token`` on ``request``: ``Bearer``, or ``DPoP`` with a fresh proof."""
+        prover = self._prover_of(token)
+        if prover is None:
+            request.headers["Authorization"] = f"Bearer {token.access_token}"
+            request.headers.pop("DPoP", None)
+            return None
+        request.headers["Authorization"] = f"DPoP {token.access_token}"
+        request.headers["DPoP"] = prover.proof(request.method, str(request.url), token.access_token)
+        return prover
+
     # -- httpx.Auth ------------------------------------------------------------------------
 
     def sync_auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response]:
@@ -102,13 +166,32 @@ class OAuthFlow(httpx.Auth):
         self, request: httpx.Request
     ) -> AsyncGenerator[httpx.Request, httpx.Response]:
         token = await self.token()
-        if token is not None:
-            request.headers["Authorization"] = f"Bearer {token.access_token}"
+        prover = self._present(request, token) if token is not None else None
         response = yield request
         step_ups = 0
         reauthorized = False
-        while response.status_code in (401, 403):
-            challenge = bearer_challenge(response.headers.get_list("www-authenticate"))
+        nonce_retried = False
+        while True:
+            fresh_nonce = prover is not None and prover.learn(response)
+            if response.status_code not in (401, 403):
+                return
+            challenge = oauth_challenge(
+                response.headers.get_list("www-authenticate"), dpop=prover is not None
+            )
+            if (
+                token is not None
+                and response.status_code == 401
+                and fresh_nonce
+                and not nonce_retried
+                and challenge is not None
+                and challenge.error == USE_DPOP_NONCE
+            ):
+                # RFC 9449 9: the resource server wants its nonce in the proof; once.
+                nonce_retried = True
+                await response.aread()
+                prover = self._present(request, token)
+                response = yield request
+                continue
             if response.status_code == 403:
                 if challenge is None or challenge.error != "insufficient_scope":
                     return
@@ -128,7 +211,7 @@ class OAuthFlow(httpx.Auth):
             hold = request.extensions.get(DEADLINE_HOLD)
             with hold() if callable(hold) else contextlib.nullcontext():
                 token = await self._reauthorize(token, challenge, response.status_code == 403)
-            request.headers["Authorization"] = f"Bearer {token.access_token}"
+            prover = self._present(request, token)
             response = yield request
 
     async def authorize(self) -> Token:
@@ -152,7 +235,7 @@ class OAuthFlow(httpx.Auth):
                     ) as response:
                         if response.status_code == 401:
                             found = response.headers.get_list("www-authenticate")
-                            challenge = bearer_challenge(found)
+                            challenge = oauth_challenge(found)
                 except httpx.HTTPError as exc:
                     raise DiscoveryError(f"{self.server_url} is unreachable: {exc}") from exc
                 token = await self._authorize(http, challenge, step_up=False)
@@ -190,6 +273,8 @@ class OAuthFlow(httpx.Auth):
                 server,
                 identity,
                 "refresh_token",
+                # A refresh token bound to a key (RFC 9449 5) is refreshed with its proof.
+                dpop=self._prover_of(token),
                 refresh_token=token.refresh_token,
                 resource=token.resource or self.server_url,
             )

@@ -88,6 +88,8 @@ class OAuthClientAuth(OAuthFlow):
         timeout: float = 30.0,
         allowed_metadata_origins: Iterable[str] = (),
         resolver: Resolver | None = None,
+        dpop: bool | None = None,
+        dpop_algorithm: str = "ES256",
     ) -> None:
         super().__init__(
             server_url,
@@ -98,6 +100,8 @@ class OAuthClientAuth(OAuthFlow):
             timeout=timeout,
             allowed_metadata_origins=allowed_metadata_origins,
             resolver=resolver,
+            dpop=dpop,
+            dpop_algorithm=dpop_algorithm,
         )
         self.redirect_handler: RedirectHandler = redirect_handler or LoopbackRedirectHandler()
         self.client_metadata = client_metadata or ClientMetadata()
@@ -153,6 +157,7 @@ class OAuthClientAuth(OAuthFlow):
             server,
             identity,
             "authorization_code",
+            dpop=self._dpop_for(server),
             code=code,
             redirect_uri=redirect_uri,
             code_verifier=verifier,
@@ -185,6 +190,8 @@ class ClientCredentialsAuth(OAuthFlow):
         timeout: float = 30.0,
         allowed_metadata_origins: Iterable[str] = (),
         resolver: Resolver | None = None,
+        dpop: bool | None = None,
+        dpop_algorithm: str = "ES256",
     ) -> None:
         client = ClientIdentity(
             client_id=client_id,
@@ -203,6 +210,8 @@ class ClientCredentialsAuth(OAuthFlow):
             timeout=timeout,
             allowed_metadata_origins=allowed_metadata_origins,
             resolver=resolver,
+            dpop=dpop,
+            dpop_algorithm=dpop_algorithm,
         )
         self.scope = scope
 
@@ -211,7 +220,7 @@ class ClientCredentialsAuth(OAuthFlow):
     ) -> Token:
         return await request_token(
             http, server, self._identity(server), "client_credentials", scope=scope,
-            resource=resource,
+            resource=resource, dpop=self._dpop_for(server),
         )  # fmt: skip
 
     def _identity(self, server: ServerMetadata) -> ClientIdentity:
@@ -254,5 +263,5 @@ class JwtBearerAuth(ClientCredentialsAuth):
         grant = await self.assertion(server.issuer, resource)
         return await request_token(
             http, server, self._identity(server), JWT_BEARER, assertion=grant, scope=scope,
-            resource=resource,
+            resource=resource, dpop=self._dpop_for(server),
         )  # fmt: skip

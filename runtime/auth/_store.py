@@ -3,8 +3,10 @@
 A store is a small async key-value map of JSON objects. The client writes two kinds of entry:
 ``client <issuer>`` (the registration obtained from that authorization server, never used with
 another) and ``tokens <resource>`` (the tokens for that MCP server, with the issuer that minted
-them). ``MemoryTokenStore`` (the default) forgets them with the process; ``FileTokenStore``
-keeps them in one JSON file readable by its owner only (mode 0600), written atomically.
+them, and for a DPoP-bound token the private key it is bound to, as a JWK: a store that
+keeps tokens keeps that key). ``MemoryTokenStore`` (the default) forgets them with the process;
+``FileTokenStore`` keeps them in one JSON file readable by its owner only (mode 0600), written
+atomically.
 """
 
 from __future__ import annotations

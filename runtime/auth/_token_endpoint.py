@@ -4,7 +4,9 @@ authlib builds the request: the form body (``prepare_token_request``), the clien
 authentication (``ClientAuth``: ``client_secret_basic``, ``client_secret_post``, ``none``, and
 ``PrivateKeyJWT`` for ``private_key_jwt``, RFC 7523, signed with joserfc), and the token's expiry
 (``OAuth2Token``). We send it over httpx and check the answer. Every request carries the
-``resource`` parameter (RFC 8707) its caller gives.
+``resource`` parameter (RFC 8707) its caller gives. With a ``DPoPProver`` the request carries
+a ``DPoP`` proof (RFC 9449 5), is sent once more with the server's nonce when it answers
+``use_dpop_nonce`` (section 8), and a ``DPoP`` token comes back bound to the prover's key.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import httpx
 
 from . import _deps
 from ._discovery import ServerMetadata
+from ._dpop import USE_DPOP_NONCE, DPoPProver
 from ._errors import TokenRequestError
 
 logger = logging.getLogger(__name__)
@@ -77,6 +80,12 @@ class Token:
     token_endpoint: str | None = None
     #: The resource indicator (RFC 8707) it was obtained for, sent again when refreshing.
     resource: str | None = None
+    #: The private JWK of the key a ``DPoP`` token is bound to (RFC 9449), kept with it.
+    dpop_key: dict[str, Any] | None = field(default=None, repr=False)
+
+    @property
+    def dpop_bound(self) -> bool:
+        return self.token_type.lower() == "dpop" and self.dpop_key is not None
 
     def expired(self, leeway: float = EXPIRY_LEEWAY) -> bool:
         return self.expires_at is not None and self.expires_at - leeway <= time.time()
@@ -109,15 +118,23 @@ def _client_auth(identity: ClientIdentity, server: ServerMetadata) -> Any:
     return auth.ClientAuth(identity.client_id, secret, method)
 
 
-def _refusal(response: httpx.Response) -> TokenRequestError:
+def _error_of(response: httpx.Response) -> tuple[str | None, str | None]:
     try:
         body = response.json()
     except ValueError:
         body = None
     error = body.get("error") if isinstance(body, dict) else None
     detail = body.get("error_description") if isinstance(body, dict) else None
-    if isinstance(error, str):
-        described = f": {detail}" if isinstance(detail, str) else ""
+    return (
+        error if isinstance(error, str) else None,
+        detail if isinstance(detail, str) else None,
+    )
+
+
+def _refusal(response: httpx.Response) -> TokenRequestError:
+    error, detail = _error_of(response)
+    if error is not None:
+        described = f": {detail}" if detail is not None else ""
         return TokenRequestError(
             f"the token endpoint refused the request ({error}){described}", error=error
         )
@@ -129,24 +146,42 @@ async def request_token(
     server: ServerMetadata,
     identity: ClientIdentity,
     grant_type: str,
+    *,
+    dpop: DPoPProver | None = None,
     **params: str | None,
 ) -> Token:
     """POST a ``grant_type`` request to ``server``'s token endpoint; the token it returns."""
     parameters = _deps.load("authlib.oauth2.rfc6749.parameters")
     wrappers = _deps.load("authlib.oauth2.rfc6749.wrappers")
     given = {name: value for name, value in params.items() if value}
-    body: str = parameters.prepare_token_request(grant_type, **given)
-    headers = {"Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"}
-    url, headers, body = _client_auth(identity, server).prepare(
-        "POST", server.token_endpoint, headers, body
-    )
-    logger.debug("token request (%s) to %s", grant_type, url)
-    try:
-        response = await http.post(url, content=body.encode(), headers=headers)
-    except httpx.HTTPError as exc:
-        raise TokenRequestError(
-            f"the token endpoint is unreachable: {type(exc).__name__}"
-        ) from None
+    for attempt in range(2):
+        # Built afresh for the retry: a client assertion, like a proof, is single-use.
+        body: str = parameters.prepare_token_request(grant_type, **given)
+        headers = {
+            "Content-Type": "application/x-www-form-urlencoded",
+            "Accept": "application/json",
+        }
+        url, headers, body = _client_auth(identity, server).prepare(
+            "POST", server.token_endpoint, headers, body
+        )
+        if dpop is not None:
+            headers["DPoP"] = dpop.proof("POST", url)
+        logger.debug("token request (%s) to %s", grant_type, url)
+        try:
+            response = await http.post(url, content=body.encode(), headers=headers)
+        except httpx.HTTPError as exc:
+            raise TokenRequestError(
+                f"the token endpoint is unreachable: {type(exc).__name__}"
+            ) from None
+        fresh_nonce = dpop is not None and dpop.learn(response)
+        if not (
+            attempt == 0
+            and fresh_nonce
+            and response.status_code == 400
+            and _error_of(response)[0] == USE_DPOP_NONCE
+        ):
+            break
+        logger.debug("the token endpoint asked for a DPoP nonce: retrying once with it")
     if response.status_code != 200:
         raise _refusal(response)
     try:
@@ -159,7 +194,9 @@ async def request_token(
         or not isinstance(data.get("token_type"), str)
     ):
         raise TokenRequestError("the token endpoint's answer is not a token response")
-    if data["token_type"].lower() != "bearer":
+    token_type = data["token_type"].lower()
+    bound = dpop is not None and token_type == "dpop"
+    if token_type != "bearer" and not bound:
         raise TokenRequestError(f"unsupported token type {data['token_type']!r}")
     data.pop("expires_at", None)
     if not isinstance(data.get("expires_in"), int | float):
@@ -169,7 +206,7 @@ async def request_token(
     scope = parsed.get("scope")
     return Token(
         access_token=parsed["access_token"],
-        token_type="Bearer",
+        token_type="DPoP" if bound else "Bearer",
         expires_at=parsed.get("expires_at"),
         refresh_token=refresh if isinstance(refresh, str) else None,
         scope=scope if isinstance(scope, str) else given.get("scope"),
@@ -177,4 +214,5 @@ async def request_token(
         client_id=identity.client_id,
         token_endpoint=server.token_endpoint,
         resource=given.get("resource"),
+        dpop_key=dpop.key.to_jwk() if bound and dpop is not None else None,
     )

@@ -5,11 +5,13 @@ One suite run per set, its scenarios in parallel: ``--requirements`` of each rev
 ``test_conformance*.py``'s, run there one at a time), the 2025-03-26 back-compatibility scenarios (no protected
 resource metadata; metadata at the root, or the default endpoints), and the extensions the
 official Python SDK passes too: client credentials (secret and ``private_key_jwt``), enterprise-
-managed authorization, workload identity (JWT bearer). DPoP is not implemented (nor by the SDK).
+managed authorization, workload identity (JWT bearer), and DPoP (SEP-1932, with and without
+server nonces; the official SDK fails those two), whose every scored check must be a SUCCESS.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -20,13 +22,30 @@ from suitekit import FIXTURE_CLIENT, RESULTS, Suite, strip_ansi
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(600)]
 
-#: The extension scenarios that must pass (the DPoP ones are not implemented).
+#: The extension scenarios that must pass.
 EXTENSIONS = [
     "auth/client-credentials-jwt",
     "auth/client-credentials-basic",
     "auth/enterprise-managed-authorization",
     "auth/wif-jwt-bearer",
+    "auth/dpop",
+    "auth/dpop-nonce",
 ]
+#: The SEP-1932 checks each DPoP scenario scores.
+DPOP_CHECKS = {
+    "dpop": {
+        "sep-1932-client-token-request-proof",
+        "sep-1932-client-dpop-auth-scheme",
+        "sep-1932-client-fresh-proof",
+    },
+    "dpop-nonce": {
+        "sep-1932-client-token-request-proof",
+        "sep-1932-client-dpop-auth-scheme",
+        "sep-1932-client-fresh-proof",
+        "sep-1932-client-as-nonce",
+        "sep-1932-client-rs-nonce",
+    },
+}
 BACKCOMPAT = [
     "auth/2025-03-26-oauth-metadata-backcompat",
     "auth/2025-03-26-oauth-endpoint-fallback",
@@ -92,3 +111,9 @@ def test_auth_backcompat(conformance_suite: Suite, tmp_path: Path) -> None:
 def test_auth_extensions(conformance_suite: Suite, tmp_path: Path) -> None:
     summary, output = run_suite(conformance_suite, tmp_path, "--suite", "extensions")
     check("client auth extensions", summary, EXTENSIONS, output)
+    for name, wanted in DPOP_CHECKS.items():
+        (checks_file,) = (tmp_path / "auth").glob(f"{name}-2*/checks.json")
+        checks = json.loads(checks_file.read_text(encoding="utf-8"))
+        scored = {c["id"]: c["status"] for c in checks if c["status"] != "INFO"}
+        assert set(scored.values()) == {"SUCCESS"}, (name, scored)
+        assert wanted <= set(scored), (name, sorted(scored))

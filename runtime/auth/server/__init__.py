@@ -14,6 +14,9 @@
 Handlers see the verified token as ``context.auth`` (an ``AccessToken``). ``JWTVerifier``
 needs the ``auth`` extra (joserfc); ``IntrospectionVerifier`` and verifiers of one's own
 (anything with ``async def verify(token) -> AccessToken | None``) do not.
+
+``ResourceServer(..., dpop=DPoPVerifier())`` also takes DPoP-bound tokens with their proofs
+(RFC 9449, SEP-1932); ``dpop_required=True`` takes nothing else.
 """
 
 from __future__ import annotations
@@ -23,6 +26,11 @@ from typing import TYPE_CHECKING
 from mcpbind.runtime._exports import install
 
 if TYPE_CHECKING:
+    from ._dpop import (
+        DPoPError as DPoPError,
+        DPoPProof as DPoPProof,
+        DPoPVerifier as DPoPVerifier,
+    )
     from ._introspection import IntrospectionVerifier as IntrospectionVerifier
     from ._jwt import JWTVerifier as JWTVerifier
     from ._resource import (

@@ -1,5 +1,6 @@
 """The two ends of RFC 6750 on the wire: reading ``Authorization: Bearer``, writing the
-``WWW-Authenticate`` challenge (with RFC 9728's ``resource_metadata``)."""
+``WWW-Authenticate`` challenge (with RFC 9728's ``resource_metadata``); and the same for the
+``DPoP`` scheme of RFC 9449 7.1 (the token, its ``DPoP`` proof headers, the ``algs`` challenge)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,14 @@ from typing import Final
 
 from starlette.types import Scope
 
-__all__ = ["MAX_TOKEN", "Credentials", "bearer_token", "challenge", "valid_scope_token"]
+__all__ = [
+    "MAX_TOKEN",
+    "Credentials",
+    "bearer_token",
+    "challenge",
+    "dpop_proofs",
+    "valid_scope_token",
+]
 
 #: RFC 6750 2.1 ``b64token``.
 _B64TOKEN: Final = re.compile(r"[A-Za-z0-9\-._~+/]+=*")
@@ -28,10 +36,13 @@ class Credentials:
     token: str | None
     problem: str | None = None
     scheme: str | None = None
+    #: The token came with the ``DPoP`` scheme (a proof must go with it).
+    dpop: bool = False
 
 
-def bearer_token(scope: Scope) -> Credentials:
-    """The bearer token of a request, read from its raw ASGI headers."""
+def bearer_token(scope: Scope, dpop: bool = False) -> Credentials:
+    """The bearer token of a request, read from its raw ASGI headers; with ``dpop`` the
+    ``DPoP`` scheme is read too (same token syntax, RFC 9449 7.1)."""
     found = [value for name, value in scope["headers"] if name == b"authorization"]
     if not found:
         return Credentials(None)
@@ -41,17 +52,24 @@ def bearer_token(scope: Scope) -> Credentials:
     if not text.isprintable():
         return Credentials(None, "control characters")
     scheme, _, rest = text.strip(" \t").partition(" ")
-    if scheme.lower() != "bearer":
+    named = scheme.lower()
+    if named != "bearer" and not (dpop and named == "dpop"):
         shown = scheme[:20] if scheme.isascii() else "a non-ASCII scheme"
         return Credentials(None, scheme=shown or "an empty scheme")
     token = rest.strip(" \t")
+    shown = "DPoP" if named == "dpop" else "Bearer"
     if not token:
-        return Credentials(None, "the Bearer scheme without a token")
+        return Credentials(None, f"the {shown} scheme without a token")
     if len(token) > MAX_TOKEN:
-        return Credentials(None, f"a bearer token longer than {MAX_TOKEN} characters")
+        return Credentials(None, f"a {shown} token longer than {MAX_TOKEN} characters")
     if _B64TOKEN.fullmatch(token) is None:
-        return Credentials(None, "a bearer token with characters RFC 6750 does not allow")
-    return Credentials(token)
+        return Credentials(None, f"a {shown} token with characters RFC 6750 does not allow")
+    return Credentials(token, dpop=named == "dpop")
+
+
+def dpop_proofs(scope: Scope) -> list[str]:
+    """The values of the request's ``DPoP`` headers (RFC 9449 4.3 allows exactly one)."""
+    return [value.decode("latin-1") for name, value in scope["headers"] if name == b"dpop"]
 
 
 def valid_scope_token(scope: str) -> bool:
@@ -69,9 +87,12 @@ def challenge(
     scopes: Iterable[str] = (),
     error: str | None = None,
     description: str | None = None,
+    scheme: str = "Bearer",
+    algs: str | None = None,
 ) -> str:
-    """The ``WWW-Authenticate`` value: ``Bearer`` with the metadata URL, the scopes the
-    request needs, and the error (RFC 6750 3.1) when the client sent something."""
+    """The ``WWW-Authenticate`` value: ``Bearer`` (or ``DPoP``, with the proof algorithms
+    accepted as ``algs``) with the metadata URL, the scopes the request needs, and the error
+    (RFC 6750 3.1, RFC 9449 7.1) when the client sent something."""
     parts = []
     if error is not None:
         parts.append(f"error={_quoted(error)}")
@@ -81,4 +102,6 @@ def challenge(
     if scope:
         parts.append(f"scope={_quoted(scope)}")
     parts.append(f"resource_metadata={_quoted(resource_metadata)}")
-    return "Bearer " + ", ".join(parts)
+    if algs is not None:
+        parts.append(f"algs={_quoted(algs)}")
+    return f"{scheme} " + ", ".join(parts)

@@ -14,10 +14,19 @@ scopes; a token that fails verification or was issued for another resource (audi
 ``insufficient_scope``; a malformed ``Authorization`` header, 400 ``invalid_request``; a
 verifier that cannot reach its keys or introspection endpoint, 503. Bodies are JSON-RPC
 errors like the transport's other refusals, with the OAuth error in ``data``.
+
+DPoP (RFC 9449, SEP-1932), with ``dpop=DPoPVerifier(...)``: a token presented as
+``Authorization: DPoP`` needs one valid proof (``DPoPVerifier.check``) whose key is the one the
+token is bound to (``cnf.jkt``); a bad proof gets 401 ``invalid_dpop_proof``, a proof without
+the required nonce 401 ``use_dpop_nonce`` with a fresh ``DPoP-Nonce``, a key that is not the
+token's 401 ``invalid_token``. A DPoP-bound token presented as ``Bearer`` is refused
+(``invalid_token``): without the proof it is just a stolen token. With ``dpop_required``
+bearer tokens are not taken at all. Challenges then name the ``DPoP`` scheme and its ``algs``.
 """
 
 from __future__ import annotations
 
+import hmac
 import logging
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -30,7 +39,8 @@ from mcpbind.runtime.transports.http.asgi import CONNECTION_ERROR, error, respon
 from mcpbind.runtime.transports.http.common import AUTH_RECHECK_KEY, AUTH_SCOPE_KEY, JSON
 from starlette.types import Scope, Send
 
-from ._bearer import bearer_token, challenge, valid_scope_token
+from ._bearer import Credentials, bearer_token, challenge, dpop_proofs, valid_scope_token
+from ._dpop import INVALID_DPOP_PROOF, USE_DPOP_NONCE, DPoPError, DPoPProof, DPoPVerifier
 from ._token import AccessToken, TokenError, TokenVerifier, VerifierUnavailable
 
 __all__ = ["WELL_KNOWN", "ResourceServer", "canonical_resource"]
@@ -39,6 +49,16 @@ logger = logging.getLogger("mcpbind.runtime.auth")
 
 #: RFC 9728 3: the well-known suffix of Protected Resource Metadata.
 WELL_KNOWN: Final = "/.well-known/oauth-protected-resource"
+#: Where ``admit`` notes that a request came with the DPoP scheme (for its later refusals).
+_DPOP_KEY: Final = "mcpbind.auth.dpop"
+NONCE_HEADER: Final = "dpop-nonce"
+
+
+def bound_key(token: AccessToken) -> str | None:
+    """The JWK thumbprint a token is bound to (``cnf.jkt``, RFC 9449 6), if any."""
+    confirmation = token.claims.get("cnf")
+    jkt = confirmation.get("jkt") if isinstance(confirmation, dict) else None
+    return jkt if isinstance(jkt, str) else None
 
 
 def canonical_resource(url: str) -> str:
@@ -83,6 +103,10 @@ class ResourceServer:
     (seconds) its token is also verified again that often, and the response ends when it no
     longer passes (revoked, as an introspection verifier learns). A verifier that cannot be
     reached then does not end it.
+
+    ``dpop`` (a ``DPoPVerifier``) takes DPoP-bound tokens with their proofs besides bearer
+    tokens; ``dpop_required`` takes nothing else (the metadata then says
+    ``dpop_bound_access_tokens_required``).
     """
 
     def __init__(
@@ -98,7 +122,11 @@ class ResourceServer:
         operation_scopes: Callable[[str, Any], Iterable[str]] | None = None,
         metadata: Mapping[str, Any] | None = None,
         recheck_interval: float | None = None,
+        dpop: DPoPVerifier | None = None,
+        dpop_required: bool = False,
     ) -> None:
+        if dpop_required and dpop is None:
+            raise ValueError("dpop_required needs a DPoPVerifier (dpop=...)")
         if not authorization_servers:
             raise ValueError("a protected resource names at least one authorization server")
         for scope in (*required_scopes, *(scopes_supported or ())):
@@ -127,6 +155,13 @@ class ResourceServer:
         }
         if self.scopes_supported:
             document["scopes_supported"] = self.scopes_supported
+        self.dpop = dpop
+        self.dpop_required = dpop_required
+        self._origin = origin
+        if dpop is not None:
+            document["dpop_signing_alg_values_supported"] = list(dpop.algorithms)
+            if dpop_required:
+                document["dpop_bound_access_tokens_required"] = True
         document.update(metadata or {})
         self.document = document
         self._body = rpc.encode(document)
@@ -165,29 +200,40 @@ class ResourceServer:
         return frozenset(found)
 
     async def admit(self, scope: Scope, send: Send) -> bool:
-        """Check the request's bearer token: True with ``scope[AUTH_SCOPE_KEY]`` set to the
-        verified ``AccessToken``, or False once the refusal has been sent."""
-        credentials = bearer_token(scope)
+        """Check the request's token (and DPoP proof): True with ``scope[AUTH_SCOPE_KEY]`` set
+        to the verified ``AccessToken``, or False once the refusal has been sent."""
+        credentials = bearer_token(scope, dpop=self.dpop is not None)
+        scope[_DPOP_KEY] = credentials.dpop
         if credentials.problem is not None:
             await self._refuse(
+                scope,
                 send,
                 400,
                 "invalid_request",
                 f"malformed Authorization header ({credentials.problem})",
             )
             return False
-        if credentials.token is None:
+        if credentials.token is None or (self.dpop_required and not credentials.dpop):
+            taken = "a DPoP-bound OAuth token" if self.dpop_required else "an OAuth bearer token"
+            shown = credentials.scheme or ("Bearer" if credentials.token else None)
             why = (
-                f"this server takes an OAuth bearer token, not {credentials.scheme}"
-                if credentials.scheme is not None
-                else "this server needs an OAuth bearer token"
+                f"this server takes {taken}, not {shown}"
+                if shown is not None
+                else f"this server needs {taken}"
             )
-            await self._refuse(send, 401, None, why)
+            await self._refuse(scope, send, 401, None, why)
             return False
+        proof = None
+        if credentials.dpop:
+            try:
+                proof = self._check_proof(scope, credentials)
+            except DPoPError as exc:
+                await self._refuse(scope, send, 401, exc.error, exc.description)
+                return False
         try:
             token = await self.verifier.verify(credentials.token)
         except TokenError as exc:
-            await self._refuse(send, 401, "invalid_token", exc.description)
+            await self._refuse(scope, send, 401, "invalid_token", exc.description)
             return False
         except VerifierUnavailable as exc:
             await error(
@@ -200,10 +246,14 @@ class ResourceServer:
             return False
         except Exception:
             logger.exception("the token verifier failed")
-            await self._refuse(send, 401, "invalid_token", "the token could not be verified")
+            await self._refuse(scope, send, 401, "invalid_token", "the token could not be verified")
             return False
         if token is None:
-            await self._refuse(send, 401, "invalid_token", "the token is not valid")
+            await self._refuse(scope, send, 401, "invalid_token", "the token is not valid")
+            return False
+        refused = self._binding_refusal(token, proof)
+        if refused is not None:
+            await self._refuse(scope, send, 401, "invalid_token", refused)
             return False
         audiences = self.audiences
         if not any(a in audiences or _same_resource(a, audiences) for a in token.audience):
@@ -213,13 +263,17 @@ class ResourceServer:
                 self.resource,
             )
             await self._refuse(
-                send, 401, "invalid_token", f"the token was not issued for {self.resource}"
+                scope, send, 401, "invalid_token", f"the token was not issued for {self.resource}"
             )
             return False
         missing = [s for s in self.required_scopes if s not in self.granted(token)]
         if missing:
             await self._refuse(
-                send, 403, "insufficient_scope", f"the token lacks the scope {' '.join(missing)}"
+                scope,
+                send,
+                403,
+                "insufficient_scope",
+                f"the token lacks the scope {' '.join(missing)}",
             )
             return False
         scope[AUTH_SCOPE_KEY] = token
@@ -227,6 +281,44 @@ class ResourceServer:
             raw = credentials.token
             scope[AUTH_RECHECK_KEY] = (self.recheck_interval, lambda: self._still_valid(raw))
         return True
+
+    def _check_proof(self, scope: Scope, credentials: Credentials) -> DPoPProof:
+        """The request's one DPoP proof, checked against the request and the token."""
+        assert self.dpop is not None and credentials.token is not None
+        proofs = dpop_proofs(scope)
+        if len(proofs) != 1:
+            why = "no DPoP proof" if not proofs else "more than one DPoP proof"
+            raise DPoPError(INVALID_DPOP_PROOF, f"the request has {why}")
+        return self.dpop.check(
+            proofs[0],
+            method=scope["method"],
+            url=self._request_uris(scope),
+            access_token=credentials.token,
+        )
+
+    def _request_uris(self, scope: Scope) -> list[str]:
+        """The URIs a request may be known by: as it reached this server, and under the
+        resource's public origin (behind a proxy that terminates TLS)."""
+        path = scope.get("path", "/")
+        host = next((v for n, v in scope["headers"] if n == b"host"), None)
+        uris = [f"{self._origin}{path}"]
+        if host is not None:
+            uris.append(f"{scope.get('scheme', 'http')}://{host.decode('latin-1')}{path}")
+        return uris
+
+    @staticmethod
+    def _binding_refusal(token: AccessToken, proof: DPoPProof | None) -> str | None:
+        """Why the token may not be used with (or without) this proof, or None."""
+        jkt = bound_key(token)
+        if proof is None:
+            if jkt is not None:
+                return "the token is bound to a DPoP key: present it with the DPoP scheme"
+            return None
+        if jkt is None:
+            return "the token is not bound to a DPoP key: present it with the Bearer scheme"
+        if not hmac.compare_digest(jkt, proof.jkt):
+            return "invalid DPoP key binding: the proof is signed with another key"
+        return None
 
     async def _still_valid(self, raw: str) -> bool:
         """Whether a token admitted earlier still verifies (unreachable verifier: yes)."""
@@ -262,7 +354,8 @@ class ResourceServer:
         if not missing:
             return None
         why = f"this operation needs the scope {' '.join(missing)}"
-        return self._refusal(403, "insufficient_scope", why, list(wanted))
+        dpop = scope.get(_DPOP_KEY) is True
+        return self._refusal(403, "insufficient_scope", why, list(wanted), dpop=dpop)
 
     async def admit_operations(self, scope: Scope, send: Send, messages: Sequence[Any]) -> bool:
         """``operation_refusal`` as a hook: True, or False once the refusal has been sent."""
@@ -274,17 +367,45 @@ class ResourceServer:
         return False
 
     def _refusal(
-        self, status: int, oauth: str | None, why: str, scopes: Sequence[str] | None = None
+        self,
+        status: int,
+        oauth: str | None,
+        why: str,
+        scopes: Sequence[str] | None = None,
+        dpop: bool = False,
     ) -> tuple[int, bytes, dict[str, str]]:
         needed = self.required_scopes if scopes is None else scopes
-        header = challenge(self.resource_metadata_url, needed, oauth, why)
+        headers: dict[str, str] = {}
+        challenges = []
+        if not self.dpop_required and not dpop:
+            challenges.append(challenge(self.resource_metadata_url, needed, oauth, why))
+        if self.dpop is not None:
+            # A request that came with DPoP gets its error in the DPoP challenge; one without
+            # a token learns that DPoP is taken, and with which algorithms (RFC 9449 7.1).
+            dpop_error = oauth if dpop or self.dpop_required else None
+            challenges.append(
+                challenge(
+                    self.resource_metadata_url,
+                    needed,
+                    dpop_error,
+                    why if dpop_error else None,
+                    scheme="DPoP",
+                    algs=self.dpop.algs,
+                )
+            )
+            if oauth == USE_DPOP_NONCE:
+                headers[NONCE_HEADER] = self.dpop.new_nonce()
+        headers["www-authenticate"] = ", ".join(challenges)
         title = {400: "Bad Request", 401: "Unauthorized", 403: "Forbidden"}[status]
         data = {"error": oauth, "error_description": why} if oauth is not None else None
         body = rpc.encode(rpc.error_response(None, CONNECTION_ERROR, f"{title}: {why}", data))
-        return status, body, {"www-authenticate": header}
+        return status, body, headers
 
-    async def _refuse(self, send: Send, status: int, oauth: str | None, why: str) -> None:
-        _, body, headers = self._refusal(status, oauth, why)
+    async def _refuse(
+        self, scope: Scope, send: Send, status: int, oauth: str | None, why: str
+    ) -> None:
+        dpop = scope.get(_DPOP_KEY) is True
+        _, body, headers = self._refusal(status, oauth, why, dpop=dpop)
         await respond(send, status, body, JSON, headers)
 
     # -- sessions bound to identities ---------------------------------------------------

@@ -6,7 +6,9 @@ ask) and redirects with ``code``, ``state`` and ``iss`` (RFC 9207), a token endp
 PKCE S256 and the ``resource`` (RFC 8707), and RFC 7662 introspection for the resource server
 (with its own client credentials). Clients with a secret must authenticate at the token
 endpoint (Basic or form); refresh tokens rotate. JWTs are signed with joserfc; ``mint`` makes any token a
-test needs (expired, foreign audience, unknown key...) without the flow.
+test needs (expired, foreign audience, unknown key...) without the flow. With ``dpop`` (a
+``DPoPVerifier``) it advertises DPoP and binds the tokens of a request that carries a valid
+proof to its key (``cnf.jkt``, ``token_type`` DPoP; the refresh token too, RFC 9449 5).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from urllib.parse import quote, unquote_plus, urlencode
 
 from joserfc import jwt
 from joserfc.jwk import KeySet, RSAKey
+from mcpbind.runtime.auth.server import DPoPError, DPoPVerifier
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
@@ -38,6 +41,7 @@ class Grant:
     challenge: str
     scope: str
     resource: str | None
+    jkt: str | None = None
 
 
 @dataclass
@@ -56,6 +60,9 @@ class LocalAuthorizationServer:
     token_requests: list[dict[str, str]] = field(default_factory=list)
     authorizations: list[dict[str, str]] = field(default_factory=list)
     introspections: int = 0
+    dpop: DPoPVerifier | None = None
+    #: The DPoP proofs the token endpoint received (None: a request without one).
+    token_proofs: list[str | None] = field(default_factory=list)
 
     # -- tokens -------------------------------------------------------------------------
 
@@ -142,7 +149,11 @@ class LocalAuthorizationServer:
             ],
             "scopes_supported": list(self.scopes_supported),
             "authorization_response_iss_parameter_supported": True,
-        }
+        } | (
+            {"dpop_signing_alg_values_supported": list(self.dpop.algorithms)}
+            if self.dpop is not None
+            else {}
+        )
 
     async def _metadata(self, request: Request) -> Response:
         return JSONResponse(self.metadata())
@@ -198,12 +209,15 @@ class LocalAuthorizationServer:
             return None
         return client_id
 
-    def _tokens(self, grant: Grant) -> Response:
+    def _tokens(self, grant: Grant, jkt: str | None = None) -> Response:
         refresh = secrets.token_urlsafe(16)
-        self.refresh_tokens[refresh] = grant
-        token = self.mint(grant.resource, grant.scope, client_id=grant.client_id)
-        answer = {"access_token": token, "token_type": "Bearer", "expires_in": 300,
-                  "scope": grant.scope, "refresh_token": refresh}  # fmt: skip
+        self.refresh_tokens[refresh] = Grant(
+            grant.client_id, grant.redirect_uri, grant.challenge, grant.scope, grant.resource, jkt
+        )
+        bound = {"cnf": {"jkt": jkt}} if jkt is not None else None
+        token = self.mint(grant.resource, grant.scope, client_id=grant.client_id, extra=bound)
+        answer = {"access_token": token, "token_type": "DPoP" if jkt else "Bearer",
+                  "expires_in": 300, "scope": grant.scope, "refresh_token": refresh}  # fmt: skip
         return JSONResponse(answer, headers={"cache-control": "no-store"})
 
     async def _token(self, request: Request) -> Response:
@@ -212,12 +226,24 @@ class LocalAuthorizationServer:
         client_id = self._client_of(request, form)
         if client_id is None:
             return JSONResponse({"error": "invalid_client"}, 401)
+        proof = request.headers.get("dpop")
+        self.token_proofs.append(proof)
+        jkt = None
+        if self.dpop is not None and proof is not None:
+            try:
+                jkt = self.dpop.check(proof, method="POST", url=f"{self.issuer}/token").jkt
+            except DPoPError as exc:
+                headers = (
+                    {"dpop-nonce": self.dpop.new_nonce()} if exc.error == "use_dpop_nonce" else {}
+                )
+                body = {"error": exc.error, "error_description": exc.description}
+                return JSONResponse(body, 400, headers=headers)
         kind = form.get("grant_type")
         if kind == "refresh_token":
             grant = self.refresh_tokens.pop(form.get("refresh_token", ""), None)
-            if grant is None or grant.client_id != client_id:
+            if grant is None or grant.client_id != client_id or grant.jkt not in (None, jkt):
                 return JSONResponse({"error": "invalid_grant"}, 400)
-            return self._tokens(grant)
+            return self._tokens(grant, jkt)
         if kind != "authorization_code":
             return JSONResponse({"error": "unsupported_grant_type"}, 400)
         grant = self.grants.pop(form.get("code", ""), None)
@@ -231,7 +257,7 @@ class LocalAuthorizationServer:
             or form.get("resource", grant.resource) != grant.resource
         ):
             return JSONResponse({"error": "invalid_grant"}, 400)
-        return self._tokens(grant)
+        return self._tokens(grant, jkt)
 
     async def _introspect(self, request: Request) -> Response:
         self.introspections += 1

@@ -20,6 +20,7 @@ from mcpbind.generated.v2025_11_25 import methods, types
 from mcpbind.generated.v2026_07_28 import methods as modern
 from mcpbind.runtime import INVALID_PARAMS, McpError, RequestContext, Server
 from mcpbind.runtime.auth.server import (
+    DPoPVerifier,
     IntrospectionVerifier,
     JWTVerifier,
     ResourceServer,
@@ -98,12 +99,14 @@ async def protected(
     required_scopes: Sequence[str] = ("mcp:tools",),
     legacy: bool = False,
     asgi: Callable[[ResourceServer], Any] | None = None,
+    as_dpop: DPoPVerifier | None = None,
     **options: Any,
 ) -> AsyncIterator[Setup]:
     """The test AS and an MCP server protected by a ``ResourceServer`` trusting it, whose
     ``verifier`` is ``"jwt"`` (keys from the AS's JWKS) or ``"introspection"``. ``asgi`` makes
-    the served app from the resource server, instead of the ``whoami`` server here."""
-    authorization = LocalAuthorizationServer()
+    the served app from the resource server, instead of the ``whoami`` server here.
+    ``as_dpop`` makes the AS bind tokens to DPoP keys."""
+    authorization = LocalAuthorizationServer(dpop=as_dpop)
     async with serving(authorization.app) as issuer:
         authorization.issuer = issuer
         port = free_port()
