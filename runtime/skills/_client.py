@@ -34,6 +34,7 @@ from ._wire import (
     SKILLS_LIST,
     SkillEntry,
     digest,
+    skill_name_of,
 )
 
 if TYPE_CHECKING:
@@ -223,6 +224,13 @@ class SkillsClient:
         """Load a skill (an entry from ``list``, or a ``SKILL.md`` URI, confirmed by ``get``):
         read its ``SKILL.md`` and verify size, digest and frontmatter against the entry."""
         entry = skill if isinstance(skill, SkillEntry) else await self.get(skill)
+        if skill_name_of(entry.uri) != entry.name:
+            # Checkable from the entry alone: no file is read for an entry that breaks it.
+            raise SkillVerificationError(
+                entry.uri,
+                "frontmatter",
+                f"the URI does not end in <name>/SKILL.md ({entry.name!r})",
+            )
         data = await self._verified(entry, entry.uri)
         try:
             text = data.decode("utf-8")

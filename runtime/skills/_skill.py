@@ -115,14 +115,22 @@ class Skill:
         if not (root / SKILL_FILE).is_file():
             raise SkillError(f"{root} has no {SKILL_FILE}")
         resolved = root.resolve()
-        files: dict[str, bytes] = {}
+        chosen: list[Path] = []
+        total = 0
         for path in sorted(root.rglob("*")):
             relative = path.relative_to(root)
             if any(part.startswith(".") for part in relative.parts) or not path.is_file():
                 continue
             if not path.resolve().is_relative_to(resolved):
                 raise SkillError(f"{path} links outside the skill's folder")
-            files[relative.as_posix()] = path.read_bytes()
+            chosen.append(path)
+            total += path.stat().st_size
+            # Past a limit before reading anything: a huge folder is refused, not loaded.
+            if len(chosen) > MAX_RESOURCES or total > MAX_TOTAL_BYTES:
+                raise SkillError(
+                    f"{root} holds more than {MAX_RESOURCES} files or {MAX_TOTAL_BYTES} bytes"
+                )
+        files = {path.relative_to(root).as_posix(): path.read_bytes() for path in chosen}
         skill = cls(files, prefix=prefix)
         if skill.name != root.name:
             raise SkillError(

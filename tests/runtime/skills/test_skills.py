@@ -138,6 +138,13 @@ def test_a_folder_named_unlike_its_skill_or_linking_out_is_refused(tmp_path: Pat
     os.symlink(tmp_path / "secret.txt", root / "leak.txt")
     with pytest.raises(SkillError, match="links outside"):
         Skill.from_folder(root)
+    big = tmp_path / "big-skill"
+    big.mkdir()
+    (big / "SKILL.md").write_text(skill_md("big-skill"))
+    for i in range(512):
+        (big / f"f{i}.txt").write_text("x")
+    with pytest.raises(SkillError, match="more than 512 files"):
+        Skill.from_folder(big)
     with pytest.raises(SkillError, match="is not a folder"):
         skills_in(tmp_path / "missing")
     (tmp_path / "empty").mkdir()
@@ -371,6 +378,17 @@ async def test_frontmatter_unlike_the_entrys_is_not_loaded() -> None:
         with pytest.raises(SkillVerificationError, match=r"\['description'\]") as caught:
             await skills.load((await skills.list())[0])
         assert caught.value.reason == "frontmatter"
+
+
+async def test_an_entry_whose_uri_is_not_its_name_is_not_loaded() -> None:
+    server, reads = skills_server(pdf_skill())
+    async with connected(server) as (_, skills):
+        entry = (await skills.list())[0]
+        renamed = entry.model_copy(update={"frontmatter": {**entry.frontmatter, "name": "pdf"}})
+        with pytest.raises(SkillVerificationError, match="does not end in") as caught:
+            await skills.load(renamed)
+        assert caught.value.reason == "frontmatter"
+        assert reads == []
 
 
 async def test_an_unlisted_file_is_refused_before_it_is_read() -> None:
