@@ -13,9 +13,8 @@ from __future__ import annotations
 import base64
 import binascii
 import builtins
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal, cast
 
 from mcpbind.generated.names import RESOURCES_READ
 from mcpbind.generated.support import Direction, MethodSpec
@@ -74,12 +73,21 @@ def _spec(method: str) -> MethodSpec[Any, Any]:
 _SPECS: Final = {m: _spec(m) for m in (SKILLS_LIST, SKILLS_GET, RESOURCES_DIRECTORY_READ)}
 
 
+def _object(value: object) -> dict[str, Any] | None:
+    """``value`` if it is a JSON object."""
+    return cast("dict[str, Any]", value) if isinstance(value, dict) else None
+
+
 def _same(a: Any, b: Any) -> bool:
     """JSON equality: ``True`` is not ``1`` here, as it is to Python's ``==``."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    left, right = _object(a), _object(b)
+    if left is not None and right is not None:
+        return left.keys() == right.keys() and all(_same(left[k], right[k]) for k in left)
     if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+        items, others = cast("list[object]", a), cast("list[object]", b)
+        return len(items) == len(others) and all(
+            _same(x, y) for x, y in zip(items, others, strict=True)
+        )
     if isinstance(a, bool) or isinstance(b, bool):
         return type(a) is type(b) and a == b
     return bool(a == b)
@@ -116,9 +124,8 @@ class SkillsClient:
     @property
     def settings(self) -> dict[str, Any] | None:
         """The server's settings of the extension; None if it did not declare it."""
-        extensions = self.client.server_capabilities.get("extensions")
-        found = extensions.get(SKILLS_EXTENSION) if isinstance(extensions, dict) else None
-        return found if isinstance(found, dict) else None
+        extensions = _object(self.client.server_capabilities.get("extensions"))
+        return _object(extensions.get(SKILLS_EXTENSION)) if extensions is not None else None
 
     async def _request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         """Send an extension request: the era's ``_meta`` added, the result a JSON object."""
@@ -130,8 +137,8 @@ class SkillsClient:
         lifecycle = client.lifecycle
         if isinstance(lifecycle, StatelessClient) and session.peer.era == "stateless":
             body["_meta"] = dict(lifecycle.meta(client, session.bindings))
-        raw = await session.request_raw(_SPECS[method], body)
-        if not isinstance(raw, dict):
+        raw = _object(await session.request_raw(_SPECS[method], body))
+        if raw is None:
             raise InvalidResultError(f"the result of {method!r} is not an object")
         return raw
 
@@ -153,7 +160,7 @@ class SkillsClient:
             skills = raw.get("skills")
             if not isinstance(skills, list):
                 raise InvalidResultError(f"{SKILLS_LIST}: the result has no 'skills' array")
-            entries += [self._entry(SKILLS_LIST, item) for item in skills]
+            entries += [self._entry(SKILLS_LIST, item) for item in cast("list[object]", skills)]
             cursor = raw.get("nextCursor")
             if not isinstance(cursor, str) or not cursor or cursor in seen:
                 return entries
@@ -179,7 +186,7 @@ class SkillsClient:
             page = raw.get("resources")
             if not isinstance(page, list):
                 raise InvalidResultError(f"{RESOURCES_DIRECTORY_READ}: no 'resources' array")
-            children += page
+            children += [c for c in map(_object, cast("list[object]", page)) if c is not None]
             cursor = raw.get("nextCursor")
             if not isinstance(cursor, str) or not cursor or cursor in seen:
                 break
@@ -190,7 +197,7 @@ class SkillsClient:
         """The raw bytes of resource ``uri`` (text as UTF-8, a blob decoded)."""
         spec = self.client.session.bindings.methods[RESOURCES_READ]
         result = dump(await self.client.send_request(spec, {"uri": uri}))
-        contents = [c for c in result.get("contents", []) if isinstance(c, Mapping)]
+        contents = [c for c in map(_object, result.get("contents", [])) if c is not None]
         chosen = next((c for c in contents if c.get("uri") == uri), None) or next(
             iter(contents), None
         )

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any
+from typing import Any, cast
 
 import yaml
 
@@ -104,4 +104,4 @@ def parse_frontmatter(text: str) -> dict[str, Any]:
         raise FrontmatterError(f"the frontmatter is not valid YAML: {exc}") from exc
     if not isinstance(value, dict):
         raise FrontmatterError("the frontmatter is not a YAML mapping")
-    return value
+    return cast("dict[str, Any]", value)

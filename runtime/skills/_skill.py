@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ._frontmatter import FrontmatterError, parse_frontmatter
 from ._wire import MAX_RESOURCES, MAX_TOTAL_BYTES, SKILL_FILE, name_error
@@ -57,7 +57,8 @@ def _check_frontmatter(text: str) -> dict[str, Any]:
         raise SkillError(f"{SKILL_FILE}: {problem}")
     metadata = frontmatter.get("metadata")
     if isinstance(metadata, dict):
-        reserved = sorted(k for k in metadata if str(k).startswith(_RESERVED_METADATA))
+        keys: list[str] = list(cast("dict[str, Any]", metadata))
+        reserved = sorted(k for k in keys if k.startswith(_RESERVED_METADATA))
         if reserved:
             raise SkillError(
                 f"{SKILL_FILE}: metadata keys {reserved} use the prefix {_RESERVED_METADATA!r}, "
