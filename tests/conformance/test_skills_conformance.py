@@ -1,7 +1,8 @@
 """The conformance suite's skills extension scenarios (SEP-2640, ``sep-2640-*``).
 
 Server: the three server scenarios against ONE ``fixture_server.py`` in its default
-configuration (whose skills are ``fixture_skills.py``'s folder). Client: the four client
+configuration (whose skills are ``fixture_skills.py``'s folder), and against the app layer's
+``conformance_app.py`` (``App.skills_from`` of the same folder). Client: the four client
 scenarios with ``fixture_client.py``. An extension is not on the spec's timeline, so each runs
 on its own, forced at 2026-07-28; every check the scenario reports (its own, and the wire
 schema check of a server scenario) must be SUCCESS: none skipped, none a warning, none failed.
@@ -25,6 +26,10 @@ from suitekit import FIXTURE_CLIENT, RESULTS, Suite, fixture_server, strip_ansi
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(300)]
 
 HERE = Path(__file__).resolve().parent
+SERVERS = {
+    "fixture": HERE / "fixture_server.py",
+    "app": HERE.parent / "runtime" / "app" / "conformance_app.py",
+}
 SERVER_SCENARIOS = {
     "sep-2640-skills-enumeration": 32,
     "sep-2640-skills-manifest": 6,
@@ -39,10 +44,11 @@ CLIENT_SCENARIOS = {
 TOTALS: dict[str, Counter[str]] = {}
 
 
-@pytest.fixture(scope="module")
-def fixture_url() -> Iterator[str]:
-    with fixture_server(HERE / "fixture_server.py") as url:
-        yield url
+@pytest.fixture(scope="module", params=list(SERVERS))
+def server(request: pytest.FixtureRequest) -> Iterator[tuple[str, str]]:
+    """One server process per kind (the low-level fixture, the app): its name and URL."""
+    with fixture_server(SERVERS[request.param]) as url:
+        yield request.param, url
 
 
 def checks_of(out: Path, output: str) -> list[dict[str, Any]]:
@@ -82,16 +88,17 @@ def test_scenario_list_is_current(conformance_suite: Suite) -> None:
 
 @pytest.mark.parametrize("scenario", SERVER_SCENARIOS)
 def test_server_scenario(
-    conformance_suite: Suite, fixture_url: str, scenario: str, tmp_path: Path
+    conformance_suite: Suite, server: tuple[str, str], scenario: str, tmp_path: Path
 ) -> None:
+    name, server_url = server
     run = subprocess.run(
-        [*conformance_suite.command, "server", "--url", fixture_url, "--scenario", scenario,
+        [*conformance_suite.command, "server", "--url", server_url, "--scenario", scenario,
          "--spec-version", "2026-07-28", "--force", "-o", str(tmp_path)],
         capture_output=True, text=True, timeout=240, check=False,
     )  # fmt: skip
     output = strip_ansi(run.stdout + run.stderr)
     checks = checks_of(tmp_path, output)
-    counts = record("server", scenario, checks)
+    counts = record(f"server ({name})", scenario, checks)
     assert not_success(checks) == [], output[-4000:]
     assert counts["SUCCESS"] == SERVER_SCENARIOS[scenario], counts
     assert "wire-schema-valid" in {c["id"] for c in checks}
