@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import mimetypes
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
 __all__ = ["SkillCatalog", "SkillFile", "SkillsExtension", "serve_skills"]
 
 _SAFE = "-._~!$&'()*+,;=:@"  # RFC 3986 pchar less "%": kept as is in a file's URI
+_CURSOR = re.compile(r"[0-9]{1,9}")  # an offset, as this server hands them out
 
 
 @dataclass(frozen=True)
@@ -104,7 +106,7 @@ def _page(items: list[Any], cursor: str | None, size: int) -> tuple[list[Any], s
     """One page of ``items`` from ``cursor`` (an offset, as this server hands them out)."""
     start = 0
     if cursor is not None:
-        if not cursor.isdigit() or int(cursor) > len(items):
+        if _CURSOR.fullmatch(cursor) is None or int(cursor) > len(items):
             raise McpError(INVALID_PARAMS, f"Invalid params: unknown cursor {cursor!r}")
         start = int(cursor)
     end = start + size
