@@ -444,3 +444,30 @@ async def test_whatever_the_files_hold_they_verify(files: dict[str, str | bytes]
         loaded = await skills.load((await skills.list())[0])
         for relative, content in skill.files.items():
             assert await skills.read(loaded, relative) == content
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=12),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    method=st.sampled_from([SKILLS_LIST, SKILLS_GET, RESOURCES_DIRECTORY_READ]),
+    params=st.dictionaries(st.sampled_from(["uri", "cursor", "x"]), _JSON, max_size=3),
+)
+async def test_any_params_get_a_result_or_invalid_params(
+    method: str, params: dict[str, Any]
+) -> None:
+    server, _ = skills_server(pdf_skill(), page_size=1)
+    async with connected(server) as (client, _):
+        try:
+            result = await raw(client, method, params)
+        except McpError as exc:
+            assert exc.code == -32602, exc
+        else:
+            assert result["resultType"] == "complete"
