@@ -38,11 +38,11 @@ from ._prompts import PromptEntry, make_prompt
 from ._resources import TEMPLATE_VARIABLE, ResourceEntry, make_resource
 from ._serving import run_http
 from ._shaping import shaper
+from ._skills import AppSkills
 from ._timeout import check_timeout
 from ._tools import ToolEntry, make_tool
 from ._ui import UI_EXTENSION, UI_MIME_TYPE, UiTool, has_views, resource_meta, tool_meta
 from ._visibility import Visibility
-from ._visible import VisibleRegistries
 
 if TYPE_CHECKING:
     from mcpbind.runtime.transports.http.server import StreamableHTTPServer
@@ -76,7 +76,7 @@ class _AppServer(Server[Any]):
         return self.app.adjust_capabilities(super().capabilities_for(bindings))
 
 
-class App(VisibleRegistries, Generic[LifespanT]):
+class App(AppSkills, Generic[LifespanT]):
     """A high-level MCP server: decorate typed functions, then run it.
 
     ``page_size`` bounds every list's pages (None: one page). ``mask_errors`` hides the

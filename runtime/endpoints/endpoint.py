@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import typing
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from mcpbind.generated.support import Direction, MethodSpec, NotificationSpec
 from mcpbind.runtime.core.bindings import Bindings, validator
 from mcpbind.runtime.core.capabilities import capability_tree, merge
 from mcpbind.runtime.core.errors import METHOD_NOT_FOUND, McpError
-from mcpbind.runtime.core.routing import Router
+from mcpbind.runtime.core.routing import Handler, Router
 from mcpbind.runtime.core.session import RequestContext, Route, Session
 from mcpbind.runtime.core.transport import Envelope
 from mcpbind.runtime.core.watched import WatchedDict, plain
@@ -31,13 +31,32 @@ from .middleware import (
 if typing.TYPE_CHECKING:
     from mcpbind.runtime.tasks import TaskSupport
 
-__all__ = ["Endpoint"]
+__all__ = ["Endpoint", "ServedExtension"]
 
 P = TypeVar("P")
 R = TypeVar("R")
 
 RequestHandler = Callable[[P, RequestContext], Awaitable[R]]
 NotificationHandler = Callable[[P, Session], Awaitable[None]]
+
+
+class ServedExtension(Protocol):
+    """A protocol extension whose request methods no ``schema.json`` holds (``add_extension``):
+    what it declares under ``capabilities.extensions`` and the handlers of its methods, per
+    revision. Its handlers get the raw params (a dict, or None) and return JSON data."""
+
+    @property
+    def identifier(self) -> str:
+        """Its key in ``capabilities.extensions`` (``io.modelcontextprotocol/skills``)."""
+        ...
+
+    def settings(self, bindings: Bindings) -> dict[str, Any] | None:
+        """Its settings object under ``bindings``' revision; None: not offered there."""
+        ...
+
+    def handler(self, bindings: Bindings, method: str) -> Handler | None:
+        """The handler of ``method`` under ``bindings``' revision; None: not one of its own."""
+        ...
 
 
 class Endpoint:
@@ -70,6 +89,8 @@ class Endpoint:
         self.tasks: TaskSupport | None = None
         #: The middleware every incoming message passes through, outermost first.
         self.middleware: list[Middleware] = []
+        #: Protocol extensions served beside the schema's methods (``add_extension``).
+        self.extensions: list[ServedExtension] = []
 
     def enable_tasks(self, support: TaskSupport | None = None) -> TaskSupport:
         """Serve task-augmented requests (2025-11-25 tasks): a server's ``tools/call`` for tools
@@ -86,6 +107,12 @@ class Endpoint:
         self.tasks = support
         self._capabilities_changed()
         return support
+
+    def add_extension(self, extension: ServedExtension) -> None:
+        """Serve ``extension``: its methods are routed here (after the revision's own, which
+        win) and its settings are declared under ``capabilities.extensions``."""
+        self.extensions.append(extension)
+        self._capabilities_changed()
 
     @property
     def extra_capabilities(self) -> dict[str, Any]:
@@ -239,6 +266,10 @@ class Endpoint:
         derived = capability_tree(paths, model)
         if self.tasks is not None:
             derived = merge(derived, self.tasks.capabilities_for(bindings))
+        for extension in self.extensions:
+            settings = extension.settings(bindings)
+            if settings is not None:
+                derived = merge(derived, {"extensions": {extension.identifier: settings}})
         return merge(derived, plain(self._extra))
 
     # -- routing (the Router protocol's common part) --------------------------------------
@@ -250,6 +281,10 @@ class Endpoint:
         them per request, from the request's ``_meta``.
         """
         if method not in bindings.incoming_requests:
+            for extension in self.extensions:
+                handler = extension.handler(bindings, method)
+                if handler is not None:
+                    return Route(None, handler)
             return McpError(METHOD_NOT_FOUND, "Method not found", {"method": method})
         by_revision = self._handlers.get(method)
         if not by_revision:

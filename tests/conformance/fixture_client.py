@@ -19,6 +19,7 @@ from typing import Any
 
 import anyio
 from fixture_auth import make_auth
+from fixture_skills import run_skills
 from mcpbind import generated
 from mcpbind.generated import v2025_11_25, v2026_07_28
 from mcpbind.runtime import Client, HandshakeClient, RequestContext, StatelessClient
@@ -96,6 +97,9 @@ def register_handlers(client: Client, module: ModuleType) -> None:
 
 async def run(scenario: str, url: str, version: str, context: dict[str, Any]) -> None:
     async with build_client(url, version, make_auth(scenario, url, context)) as client:
+        if scenario.startswith("sep-2640-"):
+            await run_skills(client, scenario)
+            return
         module = client.session.bindings.module
         types, methods = module.types, module.methods
         stub = client.stub

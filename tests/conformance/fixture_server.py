@@ -16,10 +16,12 @@ from typing import Any
 
 import anyio
 from fixture_modern import add_modern_handlers
+from fixture_skills import catalog as skills_catalog
 from fixture_tasks import task_support
 from mcpbind.generated.v2025_11_25 import methods, types
 from mcpbind.runtime import INVALID_PARAMS, McpError, RequestContext, Server, Session
 from mcpbind.runtime.http import HttpRequestContext, StreamableHTTPServer, serving
+from mcpbind.runtime.skills import serve_skills
 
 #: A 1x1 red PNG and an 8-sample silent WAV: the smallest valid media the checks accept.
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC"
@@ -141,6 +143,8 @@ def build_server() -> Server:
             "prompts": {"listChanged": True},
         },
     )
+    skills = skills_catalog()  # the skills extension: its files are listed and read below
+    serve_skills(server, skills, resources=False)
     levels: weakref.WeakKeyDictionary[Session, str] = weakref.WeakKeyDictionary()
     subscriptions: weakref.WeakKeyDictionary[Session, set[str]] = weakref.WeakKeyDictionary()
 
@@ -301,7 +305,7 @@ def build_server() -> Server:
 
     @server.handler(methods.RESOURCES_LIST)
     async def list_resources(params: types.PaginatedRequestParams, context: RequestContext) -> Any:
-        return {"resources": RESOURCES}
+        return {"resources": RESOURCES + skills.resources()}
 
     @server.handler(methods.RESOURCES_TEMPLATES_LIST)
     async def list_templates(params: types.PaginatedRequestParams, context: RequestContext) -> Any:
@@ -318,6 +322,9 @@ def build_server() -> Server:
         params: types.ReadResourceRequestParams, context: RequestContext
     ) -> Any:
         uri = params.uri
+        skill_file = skills.read(uri)
+        if skill_file is not None:
+            return skill_file
         if uri == "test://static-text":
             return {
                 "contents": [

@@ -29,6 +29,7 @@ PUBLIC_MODULES = (
     "mcpbind.runtime.auth.server",
     "mcpbind.runtime.cluster",
     "mcpbind.runtime.tasks",
+    "mcpbind.runtime.skills",
     "mcpbind.runtime.telemetry",
     "mcpbind.generated.v2025_11_25",
 )

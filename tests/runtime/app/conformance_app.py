@@ -8,6 +8,7 @@ import argparse
 import base64
 import json
 import sys
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import anyio
@@ -20,6 +21,8 @@ PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/
 WAV = "UklGRiwAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQgAAACAgICAgICAgA=="
 
 app = App("mcpbind-app-conformance", "0.1.0")
+# The skills extension (sep-2640-*): the conformance fixtures' skills, from their folder.
+app.skills_from(Path(__file__).resolve().parents[2] / "conformance" / "skills")
 
 
 @app.tool(structured_output=False)
