@@ -47,7 +47,7 @@ from mcpbind.runtime.core.errors import (
 from mcpbind.runtime.core.routing import Route
 from pydantic import BaseModel, ValidationError
 
-from ._store import TaskRecord, task_not_found
+from ._store import TaskRecord, finally_finish, task_not_found
 from ._wire import (
     ACK,
     METHODS,
@@ -178,7 +178,7 @@ async def start_task(context: RequestContext) -> bool:
     if not isinstance(context, ExtensionTaskContext):
         return False
     if context.run.record is None:
-        context.extension.begin(context.run, context)
+        await context.extension.begin(context.run, context)
     return True
 
 
@@ -256,7 +256,7 @@ class TasksExtension:
         job_context.extension = self
         job_context.run = run
         if name not in self.deferred:
-            self.begin(run, context)  # durable before the CreateTaskResult leaves
+            await self.begin(run, context)  # durable before the CreateTaskResult leaves
         run.job = self.jobs.spawn(self._job(run, route, params, raw, job_context), context.session)
         try:
             await run.decided.wait()
@@ -277,9 +277,9 @@ class TasksExtension:
             raise run.error
         return run.data
 
-    def begin(self, run: _Run, context: RequestContext) -> None:
+    async def begin(self, run: _Run, context: RequestContext) -> None:
         """Create the task of ``run``: from now on its request is answered by it."""
-        record = self.support.store.create(self.owner(context), None)
+        record = await self.support.store.create(self.owner(context), None)
         run.record = record
         run.created = create_result(record)  # as created: the handler may finish before it leaves
         self._runs[record.task_id] = run
@@ -310,9 +310,9 @@ class TasksExtension:
             if error is None and type(data) is dict and data.get("resultType") != "complete":
                 error = McpError(INTERNAL_ERROR, "the task's handler did not return a result")
             if error is not None:
-                self.support.store.finish(record, "failed", None, error, error.message)
+                await self.support.store.finish(record, "failed", None, error, error.message)
             else:
-                self.support.store.finish(record, "completed", data, None)
+                await self.support.store.finish(record, "completed", data, None)
         finally:
             run.pending.clear()
             run.job = None
@@ -321,7 +321,7 @@ class TasksExtension:
                 self._runs.pop(record.task_id, None)  # no input can be pending any more
                 if not record.terminal:  # cancelled under it
                     stop = McpError(INTERNAL_ERROR, "the task's handler was stopped")
-                    self.support.store.finish(record, "failed", None, stop, stop.message)
+                    await finally_finish(self.support.store, record, stop)
             if record is None and run.data is None and run.error is None:
                 run.error = McpError(INTERNAL_ERROR, "the request's handler was stopped")
             run.decided.set()
@@ -345,7 +345,8 @@ class TasksExtension:
         if body is not None:
             request["params"] = body
         slot = run.pending[key] = _Input(request)
-        self.support.store.update(record, "input_required", "waiting for the client's input")
+        record.input_requests = {k: s.request for k, s in run.pending.items()}
+        await self.support.store.update(record, "input_required", "waiting for the client's input")
         try:
             await slot.answered.wait()
         finally:
@@ -359,27 +360,31 @@ class TasksExtension:
 
     # -- tasks/get, tasks/update, tasks/cancel ----------------------------------------------
 
-    def _find(self, raw: Any, model: type[BaseModel], context: RequestContext) -> Any:
+    async def _find(self, raw: Any, model: type[BaseModel], context: RequestContext) -> Any:
         try:
             params: Any = validator(model)(raw or {})
         except ValidationError as exc:
             errors = exc.errors(include_url=False, include_context=False, include_input=False)
             raise McpError(INVALID_PARAMS, "Invalid params", errors) from None
-        record = self.support.store.get(self.owner(context), params.taskId)
+        record = await self.support.store.get(self.owner(context), params.taskId)
         if record is None:
             raise task_not_found(params.taskId)
         return params, record
 
     async def _get(self, raw: Any, context: RequestContext) -> Any:
-        _, record = self._find(raw, GetTaskParams, context)
+        _, record = await self._find(raw, GetTaskParams, context)
         run = self._runs.get(record.task_id)
-        requests = {k: slot.request for k, slot in run.pending.items()} if run else None
+        requests: dict[str, Any] | None
+        if run is not None:
+            requests = {k: slot.request for k, slot in run.pending.items()}
+        else:  # running elsewhere (a shared store): as the store last had them
+            requests = record.input_requests if record.status == "input_required" else None
         return {**detailed(record, requests), **ACK}
 
     async def _update(self, raw: Any, context: RequestContext) -> Any:
         """Deliver answers; those to keys not outstanding are ignored. The answered requests
         leave ``inputRequests`` at once, and the task works on when none is left."""
-        params, record = self._find(raw, UpdateTaskParams, context)
+        params, record = await self._find(raw, UpdateTaskParams, context)
         run = self._runs.get(record.task_id)
         if run is not None and not record.terminal:
             for key, answer in params.inputResponses.items():
@@ -388,16 +393,23 @@ class TasksExtension:
                     slot.answer = answer
                     slot.answered.set()
             if not run.pending and record.status == "input_required":
-                self.support.store.update(record, "working", None)
+                record.input_requests = None
+                await self.support.store.update(record, "working", None)
         return dict(ACK)
 
     async def _cancel(self, raw: Any, context: RequestContext) -> Any:
         """Stop the task; an empty ack either way (idempotent on a terminal task)."""
-        _, record = self._find(raw, CancelTaskParams, context)
+        _, record = await self._find(raw, CancelTaskParams, context)
         if not record.terminal:
             stop = McpError(INTERNAL_ERROR, "The task was cancelled by request")
-            self.support.store.finish(record, "cancelled", None, stop, "Cancelled by request.")
-            run = self._runs.get(record.task_id)
-            if run is not None and run.job is not None:
-                run.job.cancel()
+            await self.support.store.finish(
+                record, "cancelled", None, stop, "Cancelled by request."
+            )
+            self.stop(record.task_id)
         return dict(ACK)
+
+    def stop(self, task_id: str) -> None:
+        """Stop the handler of ``task_id`` if it runs here."""
+        run = self._runs.get(task_id)
+        if run is not None and run.job is not None:
+            run.job.cancel()

@@ -33,7 +33,14 @@ from mcpbind.runtime.core.routing import Route
 from ._context import task_context
 from ._extension import TasksExtension
 from ._jobs import Jobs, per_request
-from ._store import InMemoryTaskStore, TaskRecord, TaskStatus, TaskStore, task_not_found
+from ._store import (
+    InMemoryTaskStore,
+    TaskRecord,
+    TaskStatus,
+    TaskStore,
+    finally_finish,
+    task_not_found,
+)
 from ._wire import TASKS_EXTENSION
 
 if TYPE_CHECKING:
@@ -82,7 +89,8 @@ class TaskSupport:
         notify: bool = True,
         deferred: Collection[str] = (),
     ) -> None:
-        self.store: TaskStore = store if store is not None else InMemoryTaskStore()
+        self._store: TaskStore
+        self.store = store if store is not None else InMemoryTaskStore()
         self._tools = tools
         self.page_size = page_size
         self.notify = notify
@@ -98,6 +106,24 @@ class TaskSupport:
         self.extension = TasksExtension(self, deferred)
         #: Told of each task that a request on another worker may ask about (None: one process).
         self.directory: TaskDirectory | None = None
+
+    @property
+    def store(self) -> TaskStore:
+        return self._store
+
+    @store.setter
+    def store(self, store: TaskStore) -> None:
+        """A store, bound to ``stop`` (a shared one cancels through it what another process
+        was asked to cancel)."""
+        self._store = store
+        store.bind(self.stop)
+
+    def stop(self, task_id: str) -> None:
+        """Stop the handler of task ``task_id`` if it runs here (its record says why)."""
+        scope = self._scopes.get(task_id)
+        if scope is not None:
+            scope.cancel()
+        self.extension.stop(task_id)
 
     # -- attaching --------------------------------------------------------------------------
 
@@ -201,7 +227,7 @@ class TaskSupport:
             error = McpError(
                 INTERNAL_ERROR, f"the task could not be shared with the other workers: {exc}"
             )
-            self.store.finish(record, "failed", None, error, error.message)
+            await self.store.finish(record, "failed", None, error, error.message)
             raise error from exc
 
     async def _create(
@@ -209,7 +235,7 @@ class TaskSupport:
     ) -> dict[str, Any]:
         params = route.parse_params(raw)  # invalid params: -32602 before any task exists
         ttl = raw["task"].get("ttl")
-        record = self.store.create(self.owner(context), ttl if type(ttl) is int else None)
+        record = await self.store.create(self.owner(context), ttl if type(ttl) is int else None)
         alone = per_request(context)
         if alone:
             await self.share(record)  # a session's tasks are reached through its session
@@ -244,7 +270,7 @@ class TaskSupport:
             self._waiting.pop(record.task_id, None)
             if not record.terminal:  # the session ended under it
                 error = McpError(INTERNAL_ERROR, "the session ended before the task finished")
-                self.store.finish(record, "failed", None, error, error.message)
+                await finally_finish(self.store, record, error)
             self._sessions.pop(record.task_id, None)
 
     async def _input_wait(self, record: TaskRecord, delta: int) -> None:
@@ -257,7 +283,7 @@ class TaskSupport:
             await self._set(record, "working", None)
 
     async def _set(self, record: TaskRecord, status: TaskStatus, message: str | None) -> None:
-        if self.store.update(record, status, message):
+        if await self.store.update(record, status, message):
             await self._announce(record)
 
     async def _finish(
@@ -268,7 +294,7 @@ class TaskSupport:
         error: McpError | None,
         message: str | None = None,
     ) -> None:
-        if self.store.finish(record, status, result, error, message):
+        if await self.store.finish(record, status, result, error, message):
             await self._announce(record)
 
     async def _announce(self, record: TaskRecord) -> None:
@@ -289,19 +315,18 @@ class TaskSupport:
 
     # -- tasks/* ------------------------------------------------------------------------------
 
-    def _find(self, context: RequestContext, task_id: str) -> TaskRecord:
-        record = self.store.get(self.owner(context), task_id)
+    async def _find(self, context: RequestContext, task_id: str) -> TaskRecord:
+        record = await self.store.get(self.owner(context), task_id)
         if record is None:
             raise task_not_found(task_id)
         return record
 
     async def _get(self, params: Any, context: RequestContext) -> Any:
-        return self._find(context, params.taskId).to_json()
+        return (await self._find(context, params.taskId)).to_json()
 
     async def _result(self, params: Any, context: RequestContext) -> Any:
         """Blocks until the task is terminal, then answers what the request would have."""
-        record = self._find(context, params.taskId)
-        await record.done.wait()
+        record = await self.store.wait(await self._find(context, params.taskId))
         error = record.error
         if error is not None:
             raise McpError(error.code, error.message, error.data)
@@ -311,14 +336,14 @@ class TaskSupport:
 
     async def _list(self, params: Any, context: RequestContext) -> Any:
         cursor = getattr(params, "cursor", None)
-        page, next_cursor = self.store.list(self.owner(context), cursor, self.page_size)
+        page, next_cursor = await self.store.list(self.owner(context), cursor, self.page_size)
         result: dict[str, Any] = {"tasks": [record.to_json() for record in page]}
         if next_cursor is not None:
             result["nextCursor"] = next_cursor
         return result
 
     async def _cancel(self, params: Any, context: RequestContext) -> Any:
-        record = self._find(context, params.taskId)
+        record = await self._find(context, params.taskId)
         if record.terminal:
             raise McpError(
                 INVALID_PARAMS, f"Cannot cancel task: already in terminal status '{record.status}'"
