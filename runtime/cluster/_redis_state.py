@@ -193,7 +193,9 @@ class RedisState:
         directing = hasattr(tasks, "directory")
         if directing:
             tasks.directory = self
-            if self.durable_tasks:
+            if isinstance(tasks.store, RedisTaskStore):
+                self.task_store = tasks.store  # given by hand: its stops and restores go here
+            elif self.durable_tasks:
                 self.task_store = durable_store(self, tasks.store)
                 tasks.store = self.task_store
         try:
