@@ -18,8 +18,10 @@ import httpx
 import pytest
 from clusterkit import Cluster, running_cluster
 from httpkit import ACCEPT_BOTH, INITIALIZE, answers, modern_headers
+from mcpbind.runtime import McpError
 from mcpbind.runtime.auth.server import AccessToken, ResourceServer
 from mcpbind.runtime.cluster import RedisTaskStore
+from mcpbind.runtime.tasks import TaskLimitError
 from rediskit import RedisServer, workers
 from tasks_app import build
 
@@ -256,3 +258,98 @@ async def test_a_task_whose_worker_was_killed_fails_with_a_clear_error(
                 answers(got)[-1]["result"]["status"] != "completed"
             ):
                 await anyio.sleep(0.1)
+
+
+async def test_input_requests_are_held_in_redis_and_answered_through_any_worker(
+    redis: RedisServer,
+) -> None:
+    async with (
+        workers(redis.url, 3, "d-input", build=servers, state=DURABLE) as (a, _, c),
+        httpx.AsyncClient(timeout=15) as http,
+    ):
+        task_id = await make_task(http, a.url, "ask")
+        with anyio.fail_after(10):
+            while (task := answers(await get_task(http, c.url, task_id))[-1]["result"])[
+                "status"
+            ] != "input_required":
+                await anyio.sleep(0.05)
+        [(key, request)] = task["inputRequests"].items()
+        assert request["params"]["message"] == "Your name?"
+        # What any worker reads of Redis holds the same request.
+        held = await c.server.tasks.store.get(("anyone",), task_id)
+        assert held is not None and held.input_requests == {key: request}
+        answer = {"action": "accept", "content": {"name": "Ada"}}
+        updated = await post(
+            http, c.url, "tasks/update", task_id, taskId=task_id, inputResponses={key: answer}
+        )
+        assert answers(updated)[-1]["result"] == {"resultType": "complete"}
+        with anyio.fail_after(10):
+            while (task := answers(await get_task(http, c.url, task_id))[-1]["result"])[
+                "status"
+            ] != "completed":
+                await anyio.sleep(0.05)
+        assert task["result"]["structuredContent"] == {"result": "hello Ada"}
+        stored = await c.server.tasks.store.get(("anyone",), task_id)
+        assert stored is not None and stored.input_requests is None
+
+
+async def test_the_store_keeps_the_specs_paths_across_workers(redis: RedisServer) -> None:
+    """Two stores on one Redis, as two workers: a cancel by one is final for the other, whose
+    handler is told to stop; owners, pages, cursors and ttl as ``InMemoryTaskStore``."""
+    from mcpbind.runtime.cluster import RedisState
+
+    one = RedisState.from_url(redis.url, worker_id="s1", prefix="d-store")
+    two = RedisState.from_url(redis.url, worker_id="s2", prefix="d-store")
+    try:
+        for state in (one, two):  # their heartbeats, as attached workers keep them
+            await state.redis.set(state.key("worker", state.worker_id), "1", px=60_000)
+        first, second = RedisTaskStore(one, max_tasks=5), RedisTaskStore(two)
+        stopped: list[str] = []
+        first.bind(stopped.append)
+        owner, other = ("auth", "alice", "app"), ("auth", "bob", "app")
+        record = await first.create(owner, 60_000)
+        assert record.ttl == 60_000 and record.status == "working"
+        seen = await second.get(owner, record.task_id)
+        assert seen is not None and seen.to_json() == record.to_json()
+        assert await second.get(other, record.task_id) is None
+        assert await first.update(record, "input_required", "waiting")
+        # Worker two cancels; worker one learns of it when its handler next moves the task.
+        seen = await second.get(owner, record.task_id)
+        assert seen is not None and seen.status == "input_required"
+        assert await second.finish(seen, "cancelled", None, None, "Cancelled by request.")
+        assert not await first.update(record, "working")
+        assert record.status == "cancelled" and record.done.is_set()
+        assert stopped == [record.task_id]
+        assert not await first.finish(record, "completed", {"content": []}, None)
+        # Pages follow creation order across both stores; a cursor of nothing is refused.
+        made = [record.task_id]
+        for store in (first, second, first):
+            made.append((await store.create(owner, None)).task_id)
+        await second.create(other, None)
+        page, cursor = await second.list(owner, None, 3)
+        assert [r.task_id for r in page] == made[:3] and cursor == made[2]
+        page, cursor = await first.list(owner, cursor, 3)
+        assert [r.task_id for r in page] == made[3:] and cursor is None
+        with pytest.raises(McpError) as caught:
+            await first.list(owner, "no-such-cursor", 3)
+        assert caught.value.code == -32602
+        # Expired: gone from reads and lists, in Redis too.
+        brief = await first.create(owner, 50)
+        await anyio.sleep(0.2)
+        assert await second.get(owner, brief.task_id) is None
+        assert brief.task_id not in [r.task_id for r in (await second.list(owner, None, 50))[0]]
+        # This worker's bound (the expired one made room): beyond it, -32603.
+        for _ in range(2):
+            await first.create(owner, None)
+        assert len(first) == 5
+        with pytest.raises(TaskLimitError):
+            await first.create(owner, None)
+        # Worker one's heartbeat gone: its unfinished tasks are failed when read, and say why.
+        await one.redis.delete(one.key("worker", "s1"))
+        orphan = await second.get(owner, made[1])
+        assert orphan is not None and orphan.status == "failed" and orphan.error is not None
+        assert orphan.error.code == -32603 and "(s1) stopped" in orphan.error.message
+        assert (await second.get(owner, made[2])).status == "working"  # two's own: alive
+    finally:
+        await one.aclose()
+        await two.aclose()
