@@ -16,6 +16,11 @@ the task exists, what the handler asks of the client (``context.peer.elicit(...)
 task in ``input_required`` with the request under a key in ``inputRequests``; ``tasks/update``
 delivers answers, any subset at a time, and the task works on once none is outstanding.
 
+A client that opens ``subscriptions/listen`` with ``notifications.taskIds`` (naming the extension
+in that request's capabilities, else -32021) gets ``notifications/tasks`` on that stream at each
+status change of those of the tasks that are its own (the acknowledgement lists them; another
+identity's ids, or unknown ones, are left out, as ``tasks/get`` would not find them either).
+
 A task's handler does not belong to the HTTP request that created it: on asyncio it runs in a
 task of its own, so it outlives the per-request session of the stateless era. Without an
 authenticated identity, the task id (192 random bits) is what grants access to a task.
@@ -25,7 +30,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import Collection, Hashable
+import logging
+from collections.abc import Awaitable, Callable, Collection, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
@@ -52,6 +58,7 @@ from ._wire import (
     ACK,
     METHODS,
     REMOVED,
+    STATUS_NOTIFICATION,
     TASKS_EXTENSION,
     CancelTaskParams,
     GetTaskParams,
@@ -69,8 +76,14 @@ if TYPE_CHECKING:
 
 __all__ = ["ExtensionTaskContext", "TasksExtension", "missing_extension", "start_task"]
 
+logger = logging.getLogger("mcpbind.runtime")
+
 ResultT = TypeVar("ResultT")
 _TASK_TOOLS: Final = frozenset({"optional", "required"})
+#: The most task ids one ``subscriptions/listen`` may name.
+MAX_LISTENED: Final = 1000
+#: How long announcing a status change may take before it is given up (seconds).
+_ANNOUNCE: Final = 5.0
 
 
 def missing_extension(what: str) -> McpError:
@@ -191,6 +204,9 @@ class TasksExtension:
         self.deferred = frozenset(deferred)
         self._runs: dict[str, _Run] = {}
         self.jobs = support.jobs
+        #: Sends ``notifications/tasks`` to the listening streams (set when attached to a server
+        #: that has ``subscriptions/listen``; its ``broadcast`` reaches every worker's).
+        self.broadcast: Callable[[Any, Any], Awaitable[int]] | None = None
 
     def __len__(self) -> int:
         """Tasks whose handlers still run (a finished one keeps only its store record)."""
@@ -310,9 +326,13 @@ class TasksExtension:
             if error is None and type(data) is dict and data.get("resultType") != "complete":
                 error = McpError(INTERNAL_ERROR, "the task's handler did not return a result")
             if error is not None:
-                await self.support.store.finish(record, "failed", None, error, error.message)
+                finished = await self.support.store.finish(
+                    record, "failed", None, error, error.message
+                )
             else:
-                await self.support.store.finish(record, "completed", data, None)
+                finished = await self.support.store.finish(record, "completed", data, None)
+            if finished:
+                await self.announce(record)
         finally:
             run.pending.clear()
             run.job = None
@@ -322,6 +342,8 @@ class TasksExtension:
                 if not record.terminal:  # cancelled under it
                     stop = McpError(INTERNAL_ERROR, "the task's handler was stopped")
                     await finally_finish(self.support.store, record, stop)
+                    if record.terminal:
+                        await self.announce(record)
             if record is None and run.data is None and run.error is None:
                 run.error = McpError(INTERNAL_ERROR, "the request's handler was stopped")
             run.decided.set()
@@ -346,7 +368,9 @@ class TasksExtension:
             request["params"] = body
         slot = run.pending[key] = _Input(request)
         record.input_requests = {k: s.request for k, s in run.pending.items()}
-        await self.support.store.update(record, "input_required", "waiting for the client's input")
+        message = "waiting for the client's input"
+        if await self.support.store.update(record, "input_required", message):
+            await self.announce(record, run)
         try:
             await slot.answered.wait()
         finally:
@@ -394,7 +418,8 @@ class TasksExtension:
                     slot.answered.set()
             if not run.pending and record.status == "input_required":
                 record.input_requests = None
-                await self.support.store.update(record, "working", None)
+                if await self.support.store.update(record, "working", None):
+                    await self.announce(record, run)
         return dict(ACK)
 
     async def _cancel(self, raw: Any, context: RequestContext) -> Any:
@@ -402,11 +427,54 @@ class TasksExtension:
         _, record = await self._find(raw, CancelTaskParams, context)
         if not record.terminal:
             stop = McpError(INTERNAL_ERROR, "The task was cancelled by request")
-            await self.support.store.finish(
+            if await self.support.store.finish(
                 record, "cancelled", None, stop, "Cancelled by request."
-            )
+            ):
+                await self.announce(record)
             self.stop(record.task_id)
         return dict(ACK)
+
+    # -- notifications/tasks ----------------------------------------------------------------
+
+    async def announce(self, record: TaskRecord, run: _Run | None = None) -> None:
+        """``notifications/tasks`` for ``record``'s new status, to the streams listening for it
+        (tasks-extension: servers MAY): the task as ``tasks/get`` answers it. Best effort: a
+        listener that misses one still has ``tasks/get``."""
+        broadcast = self.broadcast
+        if broadcast is None or not self.support.notify:
+            return
+        requests = {k: slot.request for k, slot in run.pending.items()} if run else None
+        params = detailed(record, requests)
+        with anyio.CancelScope(shield=True), anyio.move_on_after(_ANNOUNCE):
+            try:
+                await broadcast(STATUS_NOTIFICATION, params)
+            except Exception as exc:  # nobody's request depends on it
+                logger.warning("notifications/tasks for %s not sent: %s", record.task_id, exc)
+
+    async def accept_listen(self, requested: Any, context: RequestContext) -> list[str] | None:
+        """What of a ``subscriptions/listen`` filter's ``taskIds`` is honoured: the requestor's
+        own tasks among them (None: none). -32021 for a client that did not name the extension
+        in the request, -32602 for what is not a list of task ids."""
+        if not negotiated(context.session.peer.capabilities):
+            raise missing_extension("task status notifications (notifications.taskIds)")
+        if type(requested) is not list or not all(type(t) is str for t in requested):
+            raise McpError(INVALID_PARAMS, "notifications.taskIds must be an array of task ids")
+        if len(requested) > MAX_LISTENED:
+            raise McpError(
+                INVALID_PARAMS, f"notifications.taskIds names more than {MAX_LISTENED} tasks"
+            )
+        owner = self.owner(context)
+        found = [
+            task_id
+            for task_id in dict.fromkeys(requested)
+            if await self.support.store.get(owner, task_id) is not None
+        ]
+        return found or None
+
+    @staticmethod
+    def listened(accepted: Any, params: Mapping[str, Any]) -> bool:
+        """Whether a status notification ``params`` goes to a stream that got ``accepted``."""
+        return params.get("taskId") in accepted
 
     def stop(self, task_id: str) -> None:
         """Stop the handler of ``task_id`` if it runs here."""

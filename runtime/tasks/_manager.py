@@ -21,6 +21,7 @@ from mcpbind.generated import ERAS
 from mcpbind.generated.names import (
     ELICITATION_CREATE,
     META_RELATED_TASK,
+    NOTIFICATIONS_TASKS,
     NOTIFICATIONS_TASKS_STATUS,
     SAMPLING_CREATEMESSAGE,
     TASKS_GET,
@@ -29,6 +30,7 @@ from mcpbind.generated.names import (
 from mcpbind.runtime.core.context import RequestContext
 from mcpbind.runtime.core.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, McpError
 from mcpbind.runtime.core.routing import Route
+from mcpbind.runtime.eras.subscriptions import ExtraFilter, Subscriptions
 
 from ._context import task_context
 from ._extension import TasksExtension
@@ -54,6 +56,8 @@ __all__ = ["CANCELLED_ERROR", "TaskDirectory", "TaskSupport", "ToolTaskSupport"]
 ToolTaskSupport = Literal["forbidden", "optional", "required"]
 #: What ``tasks/result`` answers for a cancelled task: the request never produced a result.
 CANCELLED_ERROR: Final = -32603
+#: The ``subscriptions/listen`` filter member of the 2026-07-28 extension's status notifications.
+TASK_IDS: Final = "taskIds"
 #: Task-augmentable methods per receiving side, with their ``tasks.requests`` capability.
 _SERVER_METHODS: Final = {TOOLS_CALL: ("tools", "call")}
 _CLIENT_METHODS: Final = {
@@ -134,6 +138,13 @@ class TaskSupport:
 
         self._methods = receives
         self.local_server = TOOLS_CALL in receives
+        subscriptions = getattr(endpoint, "subscriptions", None)
+        if self.local_server and isinstance(subscriptions, Subscriptions):
+            ext = self.extension
+            subscriptions.extra[TASK_IDS] = ExtraFilter(
+                NOTIFICATIONS_TASKS, ext.accept_listen, ext.listened
+            )
+            ext.broadcast = getattr(endpoint, "broadcast", None)
         endpoint.add_handler(m.TASKS_GET, self._get)
         endpoint.add_handler(m.TASKS_RESULT, self._result)
         endpoint.add_handler(m.TASKS_LIST, self._list)
