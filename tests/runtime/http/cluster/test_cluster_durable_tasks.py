@@ -9,7 +9,8 @@ worker processes behind a real haproxy (``clusterkit``) where a worker is killed
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import json
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -353,3 +354,76 @@ async def test_the_store_keeps_the_specs_paths_across_workers(redis: RedisServer
     finally:
         await one.aclose()
         await two.aclose()
+
+
+async def next_message(lines: AsyncIterator[str]) -> Any:
+    async for line in lines:
+        if line.startswith("data: {"):
+            return json.loads(line[6:])
+    raise AssertionError("the stream ended")
+
+
+async def test_status_notifications_reach_the_identitys_listener_on_another_worker(
+    redis: RedisServer,
+) -> None:
+    """Alice's task runs on A; her ``subscriptions/listen`` on C gets its status changes (relayed
+    between the workers); Bob, naming her task's id, is acknowledged nothing and finds nothing."""
+    async with (
+        workers(redis.url, 3, "d-notify", build=servers, state=DURABLE, auth=protected()) as ws,
+        httpx.AsyncClient(timeout=15) as http,
+    ):
+        a, b, c = ws
+        alice, bob = {"authorization": "Bearer alice-1"}, {"authorization": "Bearer bob"}
+
+        async def call(url: str, who: dict[str, str], method: str, routed: str, /,
+                       **params: Any) -> httpx.Response:  # fmt: skip
+            body = {"jsonrpc": "2.0", "id": 1, "method": method,
+                    "params": {**params, "_meta": META}}  # fmt: skip
+            headers = {**modern_headers(method, routed), **who}
+            return await http.post(url, json=body, headers=headers)
+
+        made = await call(a.url, alice, "tools/call", "ask", name="ask", arguments={})
+        task_id = answers(made)[-1]["result"]["taskId"]
+
+        def listen(request_id: str) -> dict[str, Any]:
+            params = {"_meta": META, "notifications": {"taskIds": [task_id, "not-a-task"]}}
+            return {"jsonrpc": "2.0", "id": request_id, "method": "subscriptions/listen",
+                    "params": params}  # fmt: skip
+
+        headers = modern_headers("subscriptions/listen")
+        async with (
+            http.stream("POST", c.url, json=listen("l-alice"), headers={**headers, **alice}) as
+            hers,
+            http.stream("POST", b.url, json=listen("l-bob"), headers={**headers, **bob}) as his,
+        ):  # fmt: skip
+            her_lines, his_lines = hers.aiter_lines(), his.aiter_lines()
+            with anyio.fail_after(10):
+                her_ack, his_ack = await next_message(her_lines), await next_message(his_lines)
+            assert her_ack["params"]["notifications"] == {"taskIds": [task_id]}
+            assert his_ack["params"]["notifications"] == {}
+            refused = await call(b.url, bob, "tasks/get", task_id, taskId=task_id)
+            assert answers(refused)[-1]["error"]["code"] == -32602
+            # The task waits for input (perhaps announced before Alice's stream opened): read
+            # it, answer it through B, and Alice's stream on C hears the rest.
+            with anyio.fail_after(10):
+                while (
+                    state := answers(
+                        await call(c.url, alice, "tasks/get", task_id, taskId=task_id)
+                    )[-1]["result"]
+                )["status"] != "input_required":
+                    await anyio.sleep(0.05)
+            [key] = state["inputRequests"]
+            answer = {"action": "accept", "content": {"name": "Ada"}}
+            updated = await call(b.url, alice, "tasks/update", task_id, taskId=task_id,
+                                 inputResponses={key: answer})  # fmt: skip
+            assert answers(updated)[-1]["result"] == {"resultType": "complete"}
+            heard: list[dict[str, Any]] = []
+            with anyio.fail_after(10):
+                while not heard or heard[-1]["params"]["status"] != "completed":
+                    heard.append(await next_message(her_lines))
+        assert {m["method"] for m in heard} == {"notifications/tasks"}
+        assert all(m["params"]["taskId"] == task_id for m in heard)
+        assert all(m["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == "l-alice"
+                   for m in heard)  # fmt: skip
+        assert heard[-1]["params"]["result"]["structuredContent"] == {"result": "hello Ada"}
+        assert "working" in [m["params"]["status"] for m in heard]
