@@ -10,6 +10,8 @@ worker processes behind a real haproxy (``clusterkit``) where a worker is killed
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -26,7 +28,9 @@ from mcpbind.runtime.tasks import TaskLimitError
 from rediskit import RedisServer, workers
 from tasks_app import build
 
-pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
+pytestmark = [pytest.mark.timeout(120)]
+anyio_test = pytest.mark.anyio
+HERE = Path(__file__).resolve().parent
 
 EXTENSION = "io.modelcontextprotocol/tasks"
 META = {
@@ -81,6 +85,7 @@ async def open_session(http: httpx.AsyncClient, url: str, token: str) -> dict[st
     return headers
 
 
+@anyio_test
 async def test_a_stateless_servers_tasks_are_listed_and_read_on_every_worker(
     redis: RedisServer,
 ) -> None:
@@ -117,6 +122,7 @@ async def test_a_stateless_servers_tasks_are_listed_and_read_on_every_worker(
                                     "data": {"taskId": "nope"}}  # fmt: skip
 
 
+@anyio_test
 async def test_an_identitys_tasks_are_found_from_its_other_sessions_on_other_workers(
     redis: RedisServer,
 ) -> None:
@@ -184,6 +190,7 @@ async def get_task(http: httpx.AsyncClient, url: str, task_id: str) -> httpx.Res
     return await post(http, url, "tasks/get", task_id, taskId=task_id)
 
 
+@anyio_test
 async def test_tasks_outlive_redis_restarting_empty(redis: RedisServer) -> None:
     async with (
         workers(redis.url, 2, "d-restart", build=servers, state=DURABLE) as (a, b),
@@ -212,17 +219,29 @@ async def test_tasks_outlive_redis_restarting_empty(redis: RedisServer) -> None:
 
 
 @pytest.fixture
-def durable_cluster(
-    tmp_path: Path, redis: RedisServer, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[Cluster]:
-    """Three launcher workers (durable tasks, from the environment) behind haproxy, on a
-    Redis database of their own."""
-    monkeypatch.setenv("MCPBIND_DURABLE_TASKS", "1")
+def durable_cluster(tmp_path: Path, redis: RedisServer) -> Iterator[Cluster]:
+    """Three launcher workers (``--durable-tasks``) behind haproxy, on a Redis database of
+    their own."""
     url = redis.url.removesuffix("/0") + "/3"
-    with running_cluster(tmp_path, url, target="tasks_app:build") as cluster:
+    extra = ("--durable-tasks",)
+    with running_cluster(tmp_path, url, target="tasks_app:build", extra=extra) as cluster:
         yield cluster
 
 
+@pytest.mark.parametrize("command", ["mcpbind", "module"])
+def test_durable_tasks_need_redis(command: str, tmp_path: Path) -> None:
+    runner = ["mcpbind.codegen"] if command == "mcpbind" else ["mcpbind.runtime.cluster"]
+    done = subprocess.run(
+        [sys.executable, "-m", *runner, "serve", "tasks_app:build", "--durable-tasks",
+         "--app-dir", str(HERE), "--port", "0"],
+        capture_output=True, text=True, timeout=60, check=False, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode != 0
+    assert "--durable-tasks needs --redis URL" in done.stderr
+    assert "Traceback" not in done.stderr and "worker" not in done.stdout
+
+
+@anyio_test
 async def test_a_task_whose_worker_was_killed_fails_with_a_clear_error(
     durable_cluster: Cluster,
 ) -> None:
@@ -261,6 +280,7 @@ async def test_a_task_whose_worker_was_killed_fails_with_a_clear_error(
                 await anyio.sleep(0.1)
 
 
+@anyio_test
 async def test_input_requests_are_held_in_redis_and_answered_through_any_worker(
     redis: RedisServer,
 ) -> None:
@@ -294,6 +314,7 @@ async def test_input_requests_are_held_in_redis_and_answered_through_any_worker(
         assert stored is not None and stored.input_requests is None
 
 
+@anyio_test
 async def test_the_store_keeps_the_specs_paths_across_workers(redis: RedisServer) -> None:
     """Two stores on one Redis, as two workers: a cancel by one is final for the other, whose
     handler is told to stop; owners, pages, cursors and ttl as ``InMemoryTaskStore``."""
@@ -363,6 +384,7 @@ async def next_message(lines: AsyncIterator[str]) -> Any:
     raise AssertionError("the stream ended")
 
 
+@anyio_test
 async def test_status_notifications_reach_the_identitys_listener_on_another_worker(
     redis: RedisServer,
 ) -> None:
