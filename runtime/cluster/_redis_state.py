@@ -250,6 +250,8 @@ class RedisState:
                     await self._renew_tasks()
                     if self.task_store is not None:
                         await self.task_store.restore()
+                if self.task_store is not None:
+                    await self.task_store.flush()
                 if restarted or not self.connected or now - last_renewal >= renew_every:
                     await self._renew(server)
                     last_renewal = now

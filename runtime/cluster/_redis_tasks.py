@@ -18,7 +18,9 @@ Every status change is one compare-and-set script, so the spec's paths hold acro
 task cancelled on worker 3 stays cancelled when its handler on worker 1 finishes, and worker 1
 hears of the cancel on the state's bus (``stopped``) and stops the handler. After Redis restarts
 empty, each worker writes back the live tasks it created (``restore``); a task unknown while
-that happens is answered with an error to retry, not "not found".
+that happens is answered with an error to retry, not "not found". A task of ours that ends
+while Redis cannot be reached ends here all the same, and is written back once it can be
+(``flush``): its handler's outcome is not lost to an outage.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from __future__ import annotations
 import builtins
 import functools
 import hashlib
+import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Hashable
@@ -45,9 +48,15 @@ from mcpbind.runtime.tasks import (
 )
 from mcpbind.runtime.transports.http.shared_state import SharedStateUnavailable
 
-__all__ = ["RedisTaskStore", "TaskState", "durable_store"]
+__all__ = ["RedisTaskStore", "StoreUnavailable", "TaskState", "durable_store"]
+
+logger = logging.getLogger("mcpbind.runtime.cluster")
 
 T = TypeVar("T")
+
+
+class StoreUnavailable(McpError):
+    """Redis cannot be reached now (-32603, saying so)."""
 
 
 class TaskState(Protocol):
@@ -108,6 +117,8 @@ class RedisTaskStore:
         self._move = state.redis.register_script(_MOVE)
         #: The tasks this worker created (their handlers run here), while they live.
         self._local: dict[str, TaskRecord] = {}
+        #: Those of them whose end did not reach Redis yet (written back by ``flush``).
+        self._unsaved: set[str] = set()
         self._stop: Callable[[str], None] = lambda task_id: None
 
     def __len__(self) -> int:
@@ -135,7 +146,7 @@ class RedisTaskStore:
         try:
             return await self.state.call(op)
         except SharedStateUnavailable as exc:
-            raise McpError(INTERNAL_ERROR, f"the task store is unreachable: {exc}") from exc
+            raise StoreUnavailable(INTERNAL_ERROR, f"the task store is unreachable: {exc}") from exc
 
     async def _load(self, task_id: str) -> dict[str, str] | None:
         raw: dict[Any, Any] = await self._call(
@@ -242,7 +253,7 @@ class RedisTaskStore:
                 return False
             return not await self.state.recovering()
         except SharedStateUnavailable as exc:
-            raise McpError(INTERNAL_ERROR, f"the task store is unreachable: {exc}") from exc
+            raise StoreUnavailable(INTERNAL_ERROR, f"the task store is unreachable: {exc}") from exc
 
     async def _restoring(self) -> bool:
         try:
@@ -272,8 +283,20 @@ class RedisTaskStore:
             outcome["result"] = orjson.dumps(result).decode()
         if error is not None:
             outcome["error"] = _error_json(error)
-        if not await self._swap(record, status, outcome, message, result, error):
-            return False
+        try:
+            if not await self._swap(record, status, outcome, message, result, error):
+                return False
+        except StoreUnavailable as exc:
+            if self._local.get(record.task_id) is not record:
+                raise
+            # Ours: it ends here now, and in Redis once it is back (``flush``).
+            logger.warning("task %s ended while Redis is unreachable: %s", record.task_id, exc)
+            record.status, record.status_message = status, message
+            record.last_updated_at = time.time()
+            record.result, record.error = result, error
+            record.done.set()
+            self._unsaved.add(record.task_id)
+            return True
         if status == "cancelled" and record.task_id not in self._local:
             await self.state.publish_stop(record.task_id)  # its handler runs on another worker
         return True
@@ -340,7 +363,10 @@ class RedisTaskStore:
         record = self._local.get(task_id)
         if record is None or record.terminal:
             return
-        fields = await self._load(task_id)
+        try:
+            fields = await self._load(task_id)
+        except StoreUnavailable:
+            return  # its handler learns it at its next status change
         if fields is not None:
             self._merge(record, fields)
 
@@ -411,8 +437,23 @@ class RedisTaskStore:
         now = time.time()
         for task_id in [t for t, r in self._local.items() if r.expired(now)]:
             del self._local[task_id]
-        for record in list(self._local.values()):
-            await self._put(record)
+        try:
+            for record in list(self._local.values()):
+                await self._put(record)
+        except StoreUnavailable as exc:
+            raise SharedStateUnavailable(exc.message) from exc  # the heartbeat retries
+        self._unsaved.clear()
+
+    async def flush(self) -> None:
+        """Write back the tasks of ours that ended while Redis was unreachable."""
+        for task_id in list(self._unsaved):
+            record = self._live(task_id)
+            if record is not None:
+                try:
+                    await self._put(record)
+                except StoreUnavailable as exc:
+                    raise SharedStateUnavailable(exc.message) from exc  # the heartbeat retries
+            self._unsaved.discard(task_id)
 
 
 def durable_store(state: TaskState, current: Any) -> RedisTaskStore:

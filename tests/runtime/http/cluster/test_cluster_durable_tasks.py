@@ -449,3 +449,35 @@ async def test_status_notifications_reach_the_identitys_listener_on_another_work
                    for m in heard)  # fmt: skip
         assert heard[-1]["params"]["result"]["structuredContent"] == {"result": "hello Ada"}
         assert "working" in [m["params"]["status"] for m in heard]
+
+
+@anyio_test
+async def test_a_task_that_ends_while_redis_is_unreachable_is_written_back(
+    redis: RedisServer,
+) -> None:
+    """Redis stops answering (``CLIENT PAUSE``) while a task runs: it ends on its worker all
+    the same, and its outcome reaches Redis once Redis answers again."""
+    import redis as redis_py
+
+    async with (
+        workers(redis.url, 2, "d-pause", build=servers, state=DURABLE) as (a, b),
+        httpx.AsyncClient(timeout=15) as http,
+    ):
+        task_id = await make_task(http, a.url, "slow", seconds=0.5)
+        with redis_py.Redis.from_url(redis.url) as raw:
+            raw.client_pause(4000, all=True)
+        held = a.server.tasks.store._local[task_id]
+        with anyio.fail_after(10):  # it ends meanwhile; its write times out (2 s)
+            while held.status != "completed":
+                await anyio.sleep(0.05)
+        assert task_id in a.server.tasks.store._unsaved
+        with anyio.fail_after(30):
+            while True:
+                got = await get_task(http, b.url, task_id)
+                answer = answers(got)[-1] if got.status_code == 200 else {}
+                if answer.get("result", {}).get("status") == "completed":
+                    break
+                await anyio.sleep(0.2)
+        result = answers(got)[-1]["result"]["result"]
+        assert result["structuredContent"] == {"result": "slept 0.5"}
+        assert not a.server.tasks.store._unsaved
