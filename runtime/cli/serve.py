@@ -98,6 +98,12 @@ Examples:
     "Mcp-Session-Id (saves forwarding them; default: round robin).",
 )
 @click.option("--restart", is_flag=True, help="Start a worker again if it dies.")  # fmt: skip
+@click.option(
+    "--durable-tasks",
+    is_flag=True,
+    help="Keep tasks in Redis (needs --redis): any worker answers for them, and a task whose "
+    "worker dies is failed instead of lost.",
+)
 def serve_command(
     target: str,
     workers: int,
@@ -111,12 +117,15 @@ def serve_command(
     check_ms: int,
     sticky_sessions: bool,
     restart: bool,
+    durable_tasks: bool,
 ) -> None:
     """Run TARGET (module:obj or path/file.py:obj naming an App, or a function building an App
     or ASGI app) as N worker processes sharing state in Redis, optionally behind haproxy.
     Prints a line per process started, then `ready`; SIGINT or SIGTERM stops them all."""
     if run_haproxy and haproxy_path is None:
         fail("--run-haproxy needs --haproxy FILE")
+    if durable_tasks and redis_url is None:
+        fail("--durable-tasks needs --redis URL")
     module_target, app_dir = cluster_target(target, app_dir)
     _check_imports(module_target, app_dir)
     progress(f"starting {workers} worker(s) of {module_target}")
@@ -134,6 +143,7 @@ def serve_command(
             restart=restart,
             sticky=sticky_sessions,
             check_ms=check_ms,
+            durable_tasks=durable_tasks,
         )
     )
 

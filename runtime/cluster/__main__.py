@@ -56,6 +56,11 @@ def _parser() -> argparse.ArgumentParser:
         "(saves forwarding them; default: round robin for every request)",
     )  # fmt: skip
     serve.add_argument("--restart", action="store_true", help="start a worker again if it dies")
+    serve.add_argument(
+        "--durable-tasks", action="store_true",
+        help="keep tasks in Redis (needs --redis): any worker answers for them, and a task "
+        "whose worker dies is failed instead of lost",
+    )  # fmt: skip
     worker = commands.add_parser("worker", help="run one worker in the foreground")
     worker.add_argument("target", help=target_help)
     worker.add_argument("--host", default="127.0.0.1")
@@ -84,6 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             restart=args.restart,
             sticky=args.sticky_sessions,
             check_ms=args.check_ms,
+            durable_tasks=args.durable_tasks,
         )
     except ValueError as exc:
         _parser().error(str(exc))

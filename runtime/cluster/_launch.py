@@ -38,7 +38,7 @@ from mcpbind.runtime.eras.input_required import STATE_KEY_ENV
 from starlette.types import ASGIApp, Receive, Scope, Send
 from uvicorn.importer import import_from_string
 
-from ._state import REDIS_URL_ENV, WORKER_ID_ENV
+from ._state import DURABLE_TASKS_ENV, REDIS_URL_ENV, WORKER_ID_ENV
 
 __all__ = [
     "HEALTH_PATH",
@@ -262,7 +262,8 @@ class Supervisor:
     port when ``port`` is 0 (the balancer then gets one too). Every worker gets ``state_key``
     as ``MCPBIND_STATE_KEY`` (drawn here unless set), the default key of every
     ``RequestStateKeeper``: a 2026 ``requestState`` sealed by one worker is then opened by any
-    other. ``out`` receives one line per
+    other. ``durable_tasks`` keeps the workers' tasks in that Redis too (``MCPBIND_DURABLE_TASKS``:
+    a task outlives the worker running it). ``out`` receives one line per
     process started (``worker NAME pid PID URL``, ``balancer pid PID URL``) and ``ready``.
     """
 
@@ -278,6 +279,7 @@ class Supervisor:
     restart: bool = False
     sticky: bool = False
     check_ms: int = 1000
+    durable_tasks: bool = False
     out: IO[str] = field(default_factory=lambda: sys.stdout)
     state_key: str = field(
         default_factory=lambda: os.environ.get(STATE_KEY_ENV) or secrets.token_urlsafe(32)
@@ -306,6 +308,8 @@ class Supervisor:
         env = {**os.environ, WORKER_ID_ENV: spec.name, STATE_KEY_ENV: self.state_key}
         if self.redis_url is not None:
             env[REDIS_URL_ENV] = self.redis_url
+        if self.durable_tasks:
+            env[DURABLE_TASKS_ENV] = "1"
         command = [sys.executable, "-m", "mcpbind.runtime.cluster", "worker", self.target,
                    "--host", self.host, "--port", str(spec.port)]  # fmt: skip
         if self.app_dir is not None:
@@ -431,12 +435,15 @@ def serve_cluster(
     restart: bool = False,
     sticky: bool = False,
     check_ms: int = 1000,
+    durable_tasks: bool = False,
 ) -> int:
     """The ``serve`` command of both command lines (``mcpbind serve`` and ``python -m
     mcpbind.runtime.cluster serve``): supervise until a signal; the exit status.
     ``ValueError`` for options that do not go together."""
     if run_haproxy and haproxy_path is None:
         raise ValueError("--run-haproxy needs --haproxy FILE")
+    if durable_tasks and redis_url is None:
+        raise ValueError("--durable-tasks needs --redis URL")
     supervisor = Supervisor(
         target,
         workers=workers,
@@ -450,5 +457,6 @@ def serve_cluster(
         restart=restart,
         sticky=sticky,
         check_ms=check_ms,
+        durable_tasks=durable_tasks,
     )
     return supervisor.run()

@@ -15,7 +15,9 @@ Keys, under ``prefix`` (default ``mcpbind``):
 - ``{p}:fwd:{id}``: requests forwarded to worker ``id`` (a list it pops), and
   ``{p}:reply:{fid}`` / ``{p}:ctl:{fid}``: one forwarded request's answer chunks and its
   disconnect signal (lists with a short TTL, so an abandoned one goes away);
-- channel ``{p}:notify``: change notifications, fanned out again by every other worker.
+- channel ``{p}:notify``: change notifications, fanned out again by every other worker (and,
+  with ``durable_tasks``, the cancels of tasks another worker runs);
+- with ``durable_tasks``, the tasks themselves (``RedisTaskStore``).
 
 Every Redis call is bounded (``op_timeout``); a failure is ``SharedStateUnavailable``, which the
 endpoint answers with 503. Background loops retry with a short back-off, so a worker survives
@@ -43,6 +45,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError, RedisError
 from starlette.types import Receive, Scope, Send
 
 from ._redis_events import RedisEventStore
+from ._redis_tasks import RedisTaskStore, durable_store
 from ._relay import forward, serve_forwarded
 
 if TYPE_CHECKING:
@@ -73,7 +76,8 @@ class RedisState:
     ``op_timeout``: the bound on any one call. ``recovery``: how long after Redis came back
     empty a session or task it does not know is taken for one not re-registered yet (503)
     rather than unknown (404); default ``heartbeat_ttl + op_timeout``, by when every live
-    owner has heartbeated and re-registered.
+    owner has heartbeated and re-registered. ``durable_tasks``: the app's tasks are kept in
+    Redis (``RedisTaskStore``) rather than in the memory of the worker running them.
     ``event_store_factory``: the sessions' event stores (``None``: the endpoint's own, in
     memory; resuming through another worker reaches the owner's store by forwarding).
     """
@@ -91,6 +95,7 @@ class RedisState:
         op_timeout: float = 2.0,
         event_store_factory: Callable[[], EventStore] | None = None,
         recovery: float | None = None,
+        durable_tasks: bool = False,
     ) -> None:
         self.redis = client
         self.worker_id = worker_id or default_worker_id()
@@ -112,6 +117,9 @@ class RedisState:
         self._tg: TaskGroup | None = None
         #: Whether the last heartbeat reached Redis (a failure, then success, re-claims all).
         self.connected = False
+        self.durable_tasks = durable_tasks
+        #: The tasks' store once attached to an app with tasks and ``durable_tasks``.
+        self.task_store: RedisTaskStore | None = None
 
     @classmethod
     def from_url(
@@ -126,6 +134,7 @@ class RedisState:
         event_store_factory: Callable[[], EventStore] | None = None,
         redis_events: bool = False,
         recovery: float | None = None,
+        durable_tasks: bool = False,
     ) -> RedisState:
         """A state on the Redis at ``url`` (``redis://host:port/db``); connects lazily.
         ``redis_events`` keeps the sessions' SSE events in Redis too (``RedisEventStore``)
@@ -147,6 +156,7 @@ class RedisState:
             op_timeout=op_timeout,
             event_store_factory=event_store_factory,
             recovery=recovery,
+            durable_tasks=durable_tasks,
         )
 
     # -- keys and bounded calls ---------------------------------------------------------
@@ -183,6 +193,11 @@ class RedisState:
         directing = hasattr(tasks, "directory")
         if directing:
             tasks.directory = self
+            if isinstance(tasks.store, RedisTaskStore):
+                self.task_store = tasks.store  # given by hand: its stops and restores go here
+            elif self.durable_tasks:
+                self.task_store = durable_store(self, tasks.store)
+                tasks.store = self.task_store
         try:
             async with anyio.create_task_group() as tg:
                 self._tg = tg
@@ -233,6 +248,10 @@ class RedisState:
                 now = anyio.current_time()
                 if restarted:
                     await self._renew_tasks()
+                    if self.task_store is not None:
+                        await self.task_store.restore()
+                if self.task_store is not None:
+                    await self.task_store.flush()
                 if restarted or not self.connected or now - last_renewal >= renew_every:
                     await self._renew(server)
                     last_renewal = now
@@ -437,6 +456,15 @@ class RedisState:
         except SharedStateUnavailable as exc:
             logger.warning("%s not relayed to the other workers: %s", method, exc)
 
+    async def publish_stop(self, task_id: str) -> None:
+        """Tell the worker running ``task_id`` that it was cancelled (best effort: that worker
+        also learns it when its handler next changes the task's status)."""
+        message = orjson.dumps({"o": self.worker_id, "stop": task_id})
+        try:
+            await self.call(lambda: self.redis.publish(self.channel, message))
+        except SharedStateUnavailable as exc:
+            logger.warning("the cancel of task %s not relayed: %s", task_id, exc)
+
     def _gone(self, worker_id: str) -> None:
         """A worker said goodbye: forget what was remembered of it, so its sessions are 404
         at once."""
@@ -470,6 +498,9 @@ class RedisState:
                     continue
                 if body.get("leave"):
                     self._gone(sender)
+                elif "stop" in body:
+                    if self.task_store is not None:
+                        await self.task_store.stopped(body["stop"])
                 elif owner is not None:
                     await owner.fan_out_local(body["m"], body.get("p"))
         finally:

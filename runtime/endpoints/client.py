@@ -382,6 +382,8 @@ class Client(
         prompts_list_changed: bool = False,
         resources_list_changed: bool = False,
         resource_subscriptions: Sequence[str] = (),
+        task_ids: Sequence[str] = (),
+        meta: Mapping[str, Any] | None = None,
         ack_timeout: float = 30.0,
     ) -> AsyncIterator[Subscription]:
         """Open a ``subscriptions/listen`` subscription; iterate it for its notifications.
@@ -390,7 +392,9 @@ class Client(
         notifications: ...``. Entering returns once the server acknowledged (its agreed filter
         in ``acknowledged``, what it left out in ``refused``), or raises the error it answered
         instead; leaving cancels the subscription (HTTP: its stream is closed; stdio:
-        ``notifications/cancelled``). Several may be open at once.
+        ``notifications/cancelled``). Several may be open at once. ``task_ids`` asks for the
+        tasks extension's ``notifications/tasks`` (``handle.watch()`` opens it for you, with
+        the request's ``meta`` naming the extension).
         """
         session = self.session
         spec = session.bindings.methods.get(SUBSCRIPTIONS_LISTEN)
@@ -402,6 +406,7 @@ class Client(
             "promptsListChanged": prompts_list_changed,
             "resourcesListChanged": resources_list_changed,
             "resourceSubscriptions": list(resource_subscriptions),
+            "taskIds": list(task_ids),
         }
         requested = {key: value for key, value in wanted.items() if value}
         subscription = Subscription(requested)
@@ -420,7 +425,10 @@ class Client(
             REQUEST_SENT.set(sent)  # this task's own context: only its requests are noted
             with scope:
                 try:
-                    await self.send_request(spec, {"notifications": requested}, {"timeout": None})
+                    params: dict[str, Any] = {"notifications": requested}
+                    if meta:
+                        params["_meta"] = dict(meta)
+                    await self.send_request(spec, params, {"timeout": None})
                 except Exception as exc:
                     subscription.end(exc)
                     return

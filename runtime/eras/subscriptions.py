@@ -8,11 +8,16 @@ cancels it, or, on shutdown, answers it with a ``complete`` result. Handshake er
 to every operating session, ``notifications/resources/updated`` only to sessions that subscribed
 to the URI with ``resources/subscribe`` (tracked here, around the user's handler or instead of
 one). ``Subscriptions.targets`` turns one notification into the messages for all of them.
+
+A feature above may honour a filter member of its own (``Subscriptions.extra``: the tasks
+extension's ``taskIds``, for ``notifications/tasks``): it decides what of the member it accepts
+for the request, and which of its notifications each stream then gets.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
@@ -35,6 +40,7 @@ if TYPE_CHECKING:
     from mcpbind.runtime.core.session import Session
 
 __all__ = [
+    "ExtraFilter",
     "Subscriptions",
 ]
 
@@ -47,18 +53,36 @@ FLAGS: Final = {
 }
 
 
+@dataclass(frozen=True)
+class ExtraFilter:
+    """A filter member a feature above honours: ``accept(requested, context)`` is what of the
+    requested value it agrees to (None: nothing; an ``McpError`` refuses the request), and
+    ``matches(accepted, params)`` whether notification ``method`` goes to a stream that got
+    ``accepted``."""
+
+    method: str
+    accept: Callable[[Any, RequestContext], Awaitable[Any]]
+    matches: Callable[[Any, Mapping[str, Any]], bool]
+
+
 class _Listener:
     """One open ``subscriptions/listen`` request and what it asked for."""
 
-    __slots__ = ("done", "ended", "methods", "request_id", "session", "uris")
+    __slots__ = ("done", "ended", "extra", "methods", "request_id", "session", "uris")
 
     def __init__(
-        self, session: Session, request_id: int | str, methods: set[str], uris: set[str]
+        self,
+        session: Session,
+        request_id: int | str,
+        methods: set[str],
+        uris: set[str],
+        extra: dict[str, Any],
     ) -> None:
         self.session = session
         self.request_id = request_id
         self.methods = methods
         self.uris = uris
+        self.extra = extra
         self.ended = anyio.Event()
         self.done = anyio.Event()
 
@@ -84,6 +108,8 @@ class Subscriptions:
         self._resources: dict[Session, set[str]] = {}
         self._open: dict[Session, int] = {}
         self.closing = False
+        #: Filter members that features above honour, by name (see ``ExtraFilter``).
+        self.extra: dict[str, ExtraFilter] = {}
 
     @property
     def listening(self) -> int:
@@ -123,6 +149,12 @@ class Subscriptions:
     ) -> dict[str, Any]:
         stream = context.request_id
         accepted = honoured(capabilities, requested)
+        extra: dict[str, Any] = {}
+        for name, member in self.extra.items():
+            if name in requested:
+                value = await member.accept(requested[name], context)
+                if value is not None:
+                    accepted[name] = extra[name] = value
         ack = {"_meta": {META_SUBSCRIPTION_ID: stream}, "notifications": accepted}
         await context.session.send_raw(
             {"jsonrpc": "2.0", "method": NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED, "params": ack},
@@ -133,7 +165,8 @@ class Subscriptions:
         uris = set(accepted.get(URIS, ()))
         if uris:
             methods.add(NOTIFICATIONS_RESOURCES_UPDATED)
-        listener = _Listener(context.session, stream, methods, uris)
+        methods.update(self.extra[name].method for name in extra)
+        listener = _Listener(context.session, stream, methods, uris, extra)
         key = (context.session, stream)
         self._listeners[key] = listener
         try:
@@ -227,6 +260,8 @@ class Subscriptions:
                 continue
             if method == NOTIFICATIONS_RESOURCES_UPDATED and uri not in listener.uris:
                 continue
+            if listener.extra and not self._extra_matches(listener, method, params or {}):
+                continue
             body = dict(params or {})
             body["_meta"] = {**(body.get("_meta") or {}), META_SUBSCRIPTION_ID: listener.request_id}
             out.append(
@@ -237,6 +272,13 @@ class Subscriptions:
                 )
             )
         return out
+
+    def _extra_matches(self, listener: _Listener, method: str, params: Mapping[str, Any]) -> bool:
+        for name, accepted in listener.extra.items():
+            member = self.extra.get(name)
+            if member is not None and member.method == method:
+                return member.matches(accepted, params)
+        return True
 
 
 async def _chain(first: anyio.Event, then: anyio.Event) -> None:

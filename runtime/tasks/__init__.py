@@ -41,6 +41,8 @@ if TYPE_CHECKING:
         TaskRecord as TaskRecord,
         TaskStatus as TaskStatus,
         TaskStore as TaskStore,
+        moves_to as moves_to,
+        task_not_found as task_not_found,
     )
     from ._wire import TASKS_EXTENSION as TASKS_EXTENSION
 

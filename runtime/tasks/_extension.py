@@ -16,6 +16,11 @@ the task exists, what the handler asks of the client (``context.peer.elicit(...)
 task in ``input_required`` with the request under a key in ``inputRequests``; ``tasks/update``
 delivers answers, any subset at a time, and the task works on once none is outstanding.
 
+A client that opens ``subscriptions/listen`` with ``notifications.taskIds`` (naming the extension
+in that request's capabilities, else -32021) gets ``notifications/tasks`` on that stream at each
+status change of those of the tasks that are its own (the acknowledgement lists them; another
+identity's ids, or unknown ones, are left out, as ``tasks/get`` would not find them either).
+
 A task's handler does not belong to the HTTP request that created it: on asyncio it runs in a
 task of its own, so it outlives the per-request session of the stateless era. Without an
 authenticated identity, the task id (192 random bits) is what grants access to a task.
@@ -25,7 +30,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import Collection, Hashable
+import logging
+from collections.abc import Awaitable, Callable, Collection, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
@@ -47,11 +53,12 @@ from mcpbind.runtime.core.errors import (
 from mcpbind.runtime.core.routing import Route
 from pydantic import BaseModel, ValidationError
 
-from ._store import TaskRecord, task_not_found
+from ._store import TaskRecord, finally_finish, task_not_found
 from ._wire import (
     ACK,
     METHODS,
     REMOVED,
+    STATUS_NOTIFICATION,
     TASKS_EXTENSION,
     CancelTaskParams,
     GetTaskParams,
@@ -69,8 +76,14 @@ if TYPE_CHECKING:
 
 __all__ = ["ExtensionTaskContext", "TasksExtension", "missing_extension", "start_task"]
 
+logger = logging.getLogger("mcpbind.runtime")
+
 ResultT = TypeVar("ResultT")
 _TASK_TOOLS: Final = frozenset({"optional", "required"})
+#: The most task ids one ``subscriptions/listen`` may name.
+MAX_LISTENED: Final = 1000
+#: How long announcing a status change may take before it is given up (seconds).
+_ANNOUNCE: Final = 5.0
 
 
 def missing_extension(what: str) -> McpError:
@@ -178,7 +191,7 @@ async def start_task(context: RequestContext) -> bool:
     if not isinstance(context, ExtensionTaskContext):
         return False
     if context.run.record is None:
-        context.extension.begin(context.run, context)
+        await context.extension.begin(context.run, context)
     return True
 
 
@@ -191,6 +204,9 @@ class TasksExtension:
         self.deferred = frozenset(deferred)
         self._runs: dict[str, _Run] = {}
         self.jobs = support.jobs
+        #: Sends ``notifications/tasks`` to the listening streams (set when attached to a server
+        #: that has ``subscriptions/listen``; its ``broadcast`` reaches every worker's).
+        self.broadcast: Callable[[Any, Any], Awaitable[int]] | None = None
 
     def __len__(self) -> int:
         """Tasks whose handlers still run (a finished one keeps only its store record)."""
@@ -256,7 +272,7 @@ class TasksExtension:
         job_context.extension = self
         job_context.run = run
         if name not in self.deferred:
-            self.begin(run, context)  # durable before the CreateTaskResult leaves
+            await self.begin(run, context)  # durable before the CreateTaskResult leaves
         run.job = self.jobs.spawn(self._job(run, route, params, raw, job_context), context.session)
         try:
             await run.decided.wait()
@@ -277,9 +293,9 @@ class TasksExtension:
             raise run.error
         return run.data
 
-    def begin(self, run: _Run, context: RequestContext) -> None:
+    async def begin(self, run: _Run, context: RequestContext) -> None:
         """Create the task of ``run``: from now on its request is answered by it."""
-        record = self.support.store.create(self.owner(context), None)
+        record = await self.support.store.create(self.owner(context), None)
         run.record = record
         run.created = create_result(record)  # as created: the handler may finish before it leaves
         self._runs[record.task_id] = run
@@ -310,9 +326,13 @@ class TasksExtension:
             if error is None and type(data) is dict and data.get("resultType") != "complete":
                 error = McpError(INTERNAL_ERROR, "the task's handler did not return a result")
             if error is not None:
-                self.support.store.finish(record, "failed", None, error, error.message)
+                finished = await self.support.store.finish(
+                    record, "failed", None, error, error.message
+                )
             else:
-                self.support.store.finish(record, "completed", data, None)
+                finished = await self.support.store.finish(record, "completed", data, None)
+            if finished:
+                await self.announce(record)
         finally:
             run.pending.clear()
             run.job = None
@@ -321,7 +341,9 @@ class TasksExtension:
                 self._runs.pop(record.task_id, None)  # no input can be pending any more
                 if not record.terminal:  # cancelled under it
                     stop = McpError(INTERNAL_ERROR, "the task's handler was stopped")
-                    self.support.store.finish(record, "failed", None, stop, stop.message)
+                    await finally_finish(self.support.store, record, stop)
+                    if record.terminal:
+                        await self.announce(record)
             if record is None and run.data is None and run.error is None:
                 run.error = McpError(INTERNAL_ERROR, "the request's handler was stopped")
             run.decided.set()
@@ -345,7 +367,10 @@ class TasksExtension:
         if body is not None:
             request["params"] = body
         slot = run.pending[key] = _Input(request)
-        self.support.store.update(record, "input_required", "waiting for the client's input")
+        record.input_requests = {k: s.request for k, s in run.pending.items()}
+        message = "waiting for the client's input"
+        if await self.support.store.update(record, "input_required", message):
+            await self.announce(record, run)
         try:
             await slot.answered.wait()
         finally:
@@ -359,27 +384,31 @@ class TasksExtension:
 
     # -- tasks/get, tasks/update, tasks/cancel ----------------------------------------------
 
-    def _find(self, raw: Any, model: type[BaseModel], context: RequestContext) -> Any:
+    async def _find(self, raw: Any, model: type[BaseModel], context: RequestContext) -> Any:
         try:
             params: Any = validator(model)(raw or {})
         except ValidationError as exc:
             errors = exc.errors(include_url=False, include_context=False, include_input=False)
             raise McpError(INVALID_PARAMS, "Invalid params", errors) from None
-        record = self.support.store.get(self.owner(context), params.taskId)
+        record = await self.support.store.get(self.owner(context), params.taskId)
         if record is None:
             raise task_not_found(params.taskId)
         return params, record
 
     async def _get(self, raw: Any, context: RequestContext) -> Any:
-        _, record = self._find(raw, GetTaskParams, context)
+        _, record = await self._find(raw, GetTaskParams, context)
         run = self._runs.get(record.task_id)
-        requests = {k: slot.request for k, slot in run.pending.items()} if run else None
+        requests: dict[str, Any] | None
+        if run is not None:
+            requests = {k: slot.request for k, slot in run.pending.items()}
+        else:  # running elsewhere (a shared store): as the store last had them
+            requests = record.input_requests if record.status == "input_required" else None
         return {**detailed(record, requests), **ACK}
 
     async def _update(self, raw: Any, context: RequestContext) -> Any:
         """Deliver answers; those to keys not outstanding are ignored. The answered requests
         leave ``inputRequests`` at once, and the task works on when none is left."""
-        params, record = self._find(raw, UpdateTaskParams, context)
+        params, record = await self._find(raw, UpdateTaskParams, context)
         run = self._runs.get(record.task_id)
         if run is not None and not record.terminal:
             for key, answer in params.inputResponses.items():
@@ -388,16 +417,67 @@ class TasksExtension:
                     slot.answer = answer
                     slot.answered.set()
             if not run.pending and record.status == "input_required":
-                self.support.store.update(record, "working", None)
+                record.input_requests = None
+                if await self.support.store.update(record, "working", None):
+                    await self.announce(record, run)
         return dict(ACK)
 
     async def _cancel(self, raw: Any, context: RequestContext) -> Any:
         """Stop the task; an empty ack either way (idempotent on a terminal task)."""
-        _, record = self._find(raw, CancelTaskParams, context)
+        _, record = await self._find(raw, CancelTaskParams, context)
         if not record.terminal:
             stop = McpError(INTERNAL_ERROR, "The task was cancelled by request")
-            self.support.store.finish(record, "cancelled", None, stop, "Cancelled by request.")
-            run = self._runs.get(record.task_id)
-            if run is not None and run.job is not None:
-                run.job.cancel()
+            if await self.support.store.finish(
+                record, "cancelled", None, stop, "Cancelled by request."
+            ):
+                await self.announce(record)
+            self.stop(record.task_id)
         return dict(ACK)
+
+    # -- notifications/tasks ----------------------------------------------------------------
+
+    async def announce(self, record: TaskRecord, run: _Run | None = None) -> None:
+        """``notifications/tasks`` for ``record``'s new status, to the streams listening for it
+        (tasks-extension: servers MAY): the task as ``tasks/get`` answers it. Best effort: a
+        listener that misses one still has ``tasks/get``."""
+        broadcast = self.broadcast
+        if broadcast is None or not self.support.notify:
+            return
+        requests = {k: slot.request for k, slot in run.pending.items()} if run else None
+        params = detailed(record, requests)
+        with anyio.CancelScope(shield=True), anyio.move_on_after(_ANNOUNCE):
+            try:
+                await broadcast(STATUS_NOTIFICATION, params)
+            except Exception as exc:  # nobody's request depends on it
+                logger.warning("notifications/tasks for %s not sent: %s", record.task_id, exc)
+
+    async def accept_listen(self, requested: Any, context: RequestContext) -> list[str] | None:
+        """What of a ``subscriptions/listen`` filter's ``taskIds`` is honoured: the requestor's
+        own tasks among them (None: none). -32021 for a client that did not name the extension
+        in the request, -32602 for what is not a list of task ids."""
+        if not negotiated(context.session.peer.capabilities):
+            raise missing_extension("task status notifications (notifications.taskIds)")
+        if type(requested) is not list or not all(type(t) is str for t in requested):
+            raise McpError(INVALID_PARAMS, "notifications.taskIds must be an array of task ids")
+        if len(requested) > MAX_LISTENED:
+            raise McpError(
+                INVALID_PARAMS, f"notifications.taskIds names more than {MAX_LISTENED} tasks"
+            )
+        owner = self.owner(context)
+        found = [
+            task_id
+            for task_id in dict.fromkeys(requested)
+            if await self.support.store.get(owner, task_id) is not None
+        ]
+        return found or None
+
+    @staticmethod
+    def listened(accepted: Any, params: Mapping[str, Any]) -> bool:
+        """Whether a status notification ``params`` goes to a stream that got ``accepted``."""
+        return params.get("taskId") in accepted
+
+    def stop(self, task_id: str) -> None:
+        """Stop the handler of ``task_id`` if it runs here."""
+        run = self._runs.get(task_id)
+        if run is not None and run.job is not None:
+            run.job.cancel()

@@ -7,18 +7,22 @@ only, and only if the server advertised the extension in ``server/discover`` (ot
 tool's result itself (a quick tool, or one that does not run as a task), and the handle covers
 both. While the task waits for input, ``result()`` answers its ``inputRequests`` with the
 client's own handlers (those that answer multi round-trip requests) and delivers them with
-``tasks/update``. The extension's methods are not in the revision's schema, so their specs are
-made here from the handwritten wire types.
+``tasks/update``. ``watch()`` follows the task by the extension's ``notifications/tasks`` on a
+``subscriptions/listen`` stream instead of polling. The extension's methods are not in the
+revision's schema, so their specs are made here from the handwritten wire types.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 from mcpbind.generated.names import (
     META_CLIENT_CAPABILITIES as CLIENT_CAPABILITIES,
+    META_SUBSCRIPTION_ID,
+    NOTIFICATIONS_TASKS,
     TASKS_CANCEL,
     TASKS_GET,
     TASKS_UPDATE,
@@ -181,9 +185,56 @@ class ExtensionTaskHandle:
         except ValidationError as exc:
             raise InvalidResultError(f"the task's result is not a tool result: {exc}") from exc
 
+    @asynccontextmanager
+    async def watch(self) -> AsyncIterator[AsyncIterator[dict[str, Any]]]:
+        """The task's states as the server announces them (``notifications/tasks`` on a
+        ``subscriptions/listen`` stream for this task): ``async with handle.watch() as states:
+        async for state in states: ...``, each the task as ``tasks/get`` answers it (``task``
+        follows). The first is read with ``tasks/get`` once the stream is open (nothing is
+        missed in between); iteration ends after a terminal state, or after that first one if
+        the server did not agree to announce this task. Entering raises what the server
+        answered instead of acknowledging (-32021 from a server without the extension)."""
+        if self.task is None:
+            yield _once({"status": "completed", "result": dump(self._direct)})
+            return
+        session = self._client.session
+        meta = {CLIENT_CAPABILITIES: _meta(self._client, session)[CLIENT_CAPABILITIES]}
+        async with self._client.listen(task_ids=[str(self.task_id)], meta=meta) as stream:
+            agreed = getattr(stream, "acknowledged", {}).get("taskIds") or []
+            yield self._states(stream if self.task_id in agreed else None)
+
+    async def _states(self, stream: Any) -> AsyncIterator[dict[str, Any]]:
+        state = await self.status()
+        yield state
+        if stream is None or state.get("status") in TERMINAL:
+            return
+        seen = (state.get("status"), state.get("lastUpdatedAt"))
+        async for notification in stream:
+            params = notification.params
+            if notification.method != NOTIFICATIONS_TASKS or type(params) is not dict:
+                continue
+            if params.get("taskId") != self.task_id:
+                continue
+            if (params.get("status"), params.get("lastUpdatedAt")) == seen:
+                continue  # announced as the first tasks/get read it
+            state = {k: v for k, v in params.items() if k != "_meta"}
+            meta = dict(params.get("_meta") or {})
+            meta.pop(META_SUBSCRIPTION_ID, None)
+            if meta:
+                state["_meta"] = meta
+            self.task = state
+            seen = (state.get("status"), state.get("lastUpdatedAt"))
+            yield state
+            if state.get("status") in TERMINAL:
+                return
+
     async def _answers(self, requests: Mapping[str, Any]) -> dict[str, Any]:
         client = self._client
         return await _stateless(client).answer_input(client, client.session, TOOLS_CALL, requests)
+
+
+async def _once(state: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
+    yield state
 
 
 async def call_tool_with_tasks(

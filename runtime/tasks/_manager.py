@@ -21,6 +21,7 @@ from mcpbind.generated import ERAS
 from mcpbind.generated.names import (
     ELICITATION_CREATE,
     META_RELATED_TASK,
+    NOTIFICATIONS_TASKS,
     NOTIFICATIONS_TASKS_STATUS,
     SAMPLING_CREATEMESSAGE,
     TASKS_GET,
@@ -29,11 +30,19 @@ from mcpbind.generated.names import (
 from mcpbind.runtime.core.context import RequestContext
 from mcpbind.runtime.core.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, McpError
 from mcpbind.runtime.core.routing import Route
+from mcpbind.runtime.eras.subscriptions import ExtraFilter, Subscriptions
 
 from ._context import task_context
 from ._extension import TasksExtension
 from ._jobs import Jobs, per_request
-from ._store import InMemoryTaskStore, TaskRecord, TaskStatus, TaskStore, task_not_found
+from ._store import (
+    InMemoryTaskStore,
+    TaskRecord,
+    TaskStatus,
+    TaskStore,
+    finally_finish,
+    task_not_found,
+)
 from ._wire import TASKS_EXTENSION
 
 if TYPE_CHECKING:
@@ -47,6 +56,8 @@ __all__ = ["CANCELLED_ERROR", "TaskDirectory", "TaskSupport", "ToolTaskSupport"]
 ToolTaskSupport = Literal["forbidden", "optional", "required"]
 #: What ``tasks/result`` answers for a cancelled task: the request never produced a result.
 CANCELLED_ERROR: Final = -32603
+#: The ``subscriptions/listen`` filter member of the 2026-07-28 extension's status notifications.
+TASK_IDS: Final = "taskIds"
 #: Task-augmentable methods per receiving side, with their ``tasks.requests`` capability.
 _SERVER_METHODS: Final = {TOOLS_CALL: ("tools", "call")}
 _CLIENT_METHODS: Final = {
@@ -82,7 +93,8 @@ class TaskSupport:
         notify: bool = True,
         deferred: Collection[str] = (),
     ) -> None:
-        self.store: TaskStore = store if store is not None else InMemoryTaskStore()
+        self._store: TaskStore
+        self.store = store if store is not None else InMemoryTaskStore()
         self._tools = tools
         self.page_size = page_size
         self.notify = notify
@@ -99,6 +111,24 @@ class TaskSupport:
         #: Told of each task that a request on another worker may ask about (None: one process).
         self.directory: TaskDirectory | None = None
 
+    @property
+    def store(self) -> TaskStore:
+        return self._store
+
+    @store.setter
+    def store(self, store: TaskStore) -> None:
+        """A store, bound to ``stop`` (a shared one cancels through it what another process
+        was asked to cancel)."""
+        self._store = store
+        store.bind(self.stop)
+
+    def stop(self, task_id: str) -> None:
+        """Stop the handler of task ``task_id`` if it runs here (its record says why)."""
+        scope = self._scopes.get(task_id)
+        if scope is not None:
+            scope.cancel()
+        self.extension.stop(task_id)
+
     # -- attaching --------------------------------------------------------------------------
 
     def attach(self, endpoint: Registry, receives: Mapping[str, tuple[str, str]]) -> None:
@@ -108,6 +138,13 @@ class TaskSupport:
 
         self._methods = receives
         self.local_server = TOOLS_CALL in receives
+        subscriptions = getattr(endpoint, "subscriptions", None)
+        if self.local_server and isinstance(subscriptions, Subscriptions):
+            ext = self.extension
+            subscriptions.extra[TASK_IDS] = ExtraFilter(
+                NOTIFICATIONS_TASKS, ext.accept_listen, ext.listened
+            )
+            ext.broadcast = getattr(endpoint, "broadcast", None)
         endpoint.add_handler(m.TASKS_GET, self._get)
         endpoint.add_handler(m.TASKS_RESULT, self._result)
         endpoint.add_handler(m.TASKS_LIST, self._list)
@@ -201,7 +238,7 @@ class TaskSupport:
             error = McpError(
                 INTERNAL_ERROR, f"the task could not be shared with the other workers: {exc}"
             )
-            self.store.finish(record, "failed", None, error, error.message)
+            await self.store.finish(record, "failed", None, error, error.message)
             raise error from exc
 
     async def _create(
@@ -209,7 +246,7 @@ class TaskSupport:
     ) -> dict[str, Any]:
         params = route.parse_params(raw)  # invalid params: -32602 before any task exists
         ttl = raw["task"].get("ttl")
-        record = self.store.create(self.owner(context), ttl if type(ttl) is int else None)
+        record = await self.store.create(self.owner(context), ttl if type(ttl) is int else None)
         alone = per_request(context)
         if alone:
             await self.share(record)  # a session's tasks are reached through its session
@@ -244,7 +281,7 @@ class TaskSupport:
             self._waiting.pop(record.task_id, None)
             if not record.terminal:  # the session ended under it
                 error = McpError(INTERNAL_ERROR, "the session ended before the task finished")
-                self.store.finish(record, "failed", None, error, error.message)
+                await finally_finish(self.store, record, error)
             self._sessions.pop(record.task_id, None)
 
     async def _input_wait(self, record: TaskRecord, delta: int) -> None:
@@ -257,7 +294,7 @@ class TaskSupport:
             await self._set(record, "working", None)
 
     async def _set(self, record: TaskRecord, status: TaskStatus, message: str | None) -> None:
-        if self.store.update(record, status, message):
+        if await self.store.update(record, status, message):
             await self._announce(record)
 
     async def _finish(
@@ -268,7 +305,7 @@ class TaskSupport:
         error: McpError | None,
         message: str | None = None,
     ) -> None:
-        if self.store.finish(record, status, result, error, message):
+        if await self.store.finish(record, status, result, error, message):
             await self._announce(record)
 
     async def _announce(self, record: TaskRecord) -> None:
@@ -289,19 +326,18 @@ class TaskSupport:
 
     # -- tasks/* ------------------------------------------------------------------------------
 
-    def _find(self, context: RequestContext, task_id: str) -> TaskRecord:
-        record = self.store.get(self.owner(context), task_id)
+    async def _find(self, context: RequestContext, task_id: str) -> TaskRecord:
+        record = await self.store.get(self.owner(context), task_id)
         if record is None:
             raise task_not_found(task_id)
         return record
 
     async def _get(self, params: Any, context: RequestContext) -> Any:
-        return self._find(context, params.taskId).to_json()
+        return (await self._find(context, params.taskId)).to_json()
 
     async def _result(self, params: Any, context: RequestContext) -> Any:
         """Blocks until the task is terminal, then answers what the request would have."""
-        record = self._find(context, params.taskId)
-        await record.done.wait()
+        record = await self.store.wait(await self._find(context, params.taskId))
         error = record.error
         if error is not None:
             raise McpError(error.code, error.message, error.data)
@@ -311,14 +347,14 @@ class TaskSupport:
 
     async def _list(self, params: Any, context: RequestContext) -> Any:
         cursor = getattr(params, "cursor", None)
-        page, next_cursor = self.store.list(self.owner(context), cursor, self.page_size)
+        page, next_cursor = await self.store.list(self.owner(context), cursor, self.page_size)
         result: dict[str, Any] = {"tasks": [record.to_json() for record in page]}
         if next_cursor is not None:
             result["nextCursor"] = next_cursor
         return result
 
     async def _cancel(self, params: Any, context: RequestContext) -> Any:
-        record = self._find(context, params.taskId)
+        record = await self._find(context, params.taskId)
         if record.terminal:
             raise McpError(
                 INVALID_PARAMS, f"Cannot cancel task: already in terminal status '{record.status}'"

@@ -6,8 +6,9 @@ import them back, and name only these protocols, which ``Client`` and ``Server``
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Protocol, TypeVar, runtime_checkable
+from collections.abc import AsyncIterable, Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from mcpbind.generated.support import MethodSpec, NotificationSpec
 from mcpbind.runtime.core.session import RequestContext, Session
@@ -34,10 +35,15 @@ class Registry(Protocol):
 
 class TaskClient(ClientSide, Protocol):
     """What calling a tool as a task reads of the ``Client`` it goes through: a client side of
-    a lifecycle (the stateless one sends the call, and reads that), its session and lifecycle."""
+    a lifecycle (the stateless one sends the call, and reads that), its session and lifecycle,
+    and its ``subscriptions/listen`` (for the extension's status notifications)."""
 
     @property
     def session(self) -> Session: ...
 
     @property
     def lifecycle(self) -> object: ...
+
+    def listen(
+        self, *, task_ids: Sequence[str] = (), meta: Mapping[str, Any] | None = None
+    ) -> AbstractAsyncContextManager[AsyncIterable[Any]]: ...

@@ -4,13 +4,17 @@ A store keeps each task's state, owner and outcome; the manager (``_manager.py``
 to move them. Status moves only along the spec's paths (``working`` <-> ``input_required`` ->
 ``completed`` | ``failed`` | ``cancelled``) and a terminal status is final, so a handler that
 finishes after its task was cancelled cannot revive it.
+
+The protocol is asynchronous so that a store may live elsewhere: ``cluster.RedisTaskStore``
+shares the tasks of many workers, and tells the worker running a task (through the ``stop``
+given to ``bind``) when another worker cancelled it.
 """
 
 from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final, Literal, Protocol
@@ -25,7 +29,9 @@ __all__ = [
     "TaskRecord",
     "TaskStatus",
     "TaskStore",
+    "finally_finish",
     "iso_time",
+    "moves_to",
     "task_not_found",
 ]
 
@@ -35,6 +41,11 @@ _NEXT: Final[dict[str, frozenset[str]]] = {
     "working": frozenset({"input_required", *TERMINAL}),
     "input_required": frozenset({"working", *TERMINAL}),
 }
+
+
+def moves_to(status: str) -> frozenset[str]:
+    """The statuses a task may move to ``status`` from (none for ``working``)."""
+    return frozenset(source for source, targets in _NEXT.items() if status in targets)
 
 
 class TaskLimitError(McpError):
@@ -65,6 +76,8 @@ class TaskRecord:
     status_message: str | None = None
     result: dict[str, Any] | None = None
     error: McpError | None = None
+    #: The 2026 extension's outstanding ``inputRequests`` as of the last status change.
+    input_requests: dict[str, Any] | None = None
     done: anyio.Event = field(default_factory=anyio.Event)
 
     def __post_init__(self) -> None:
@@ -96,15 +109,17 @@ class TaskRecord:
 class TaskStore(Protocol):
     """What the task manager needs of a store; ``get``/``list`` see only ``owner``'s live tasks."""
 
-    def create(self, owner: Hashable, ttl: int | None) -> TaskRecord: ...
+    async def create(self, owner: Hashable, ttl: int | None) -> TaskRecord: ...
 
-    def get(self, owner: Hashable, task_id: str) -> TaskRecord | None: ...
+    async def get(self, owner: Hashable, task_id: str) -> TaskRecord | None: ...
 
-    def update(self, record: TaskRecord, status: TaskStatus, message: str | None = None) -> bool:
+    async def update(
+        self, record: TaskRecord, status: TaskStatus, message: str | None = None
+    ) -> bool:
         """Move ``record`` to ``status``; False (and no change) if the spec forbids the move."""
         ...
 
-    def finish(
+    async def finish(
         self,
         record: TaskRecord,
         status: TaskStatus,
@@ -115,11 +130,20 @@ class TaskStore(Protocol):
         """Make ``record`` terminal with its outcome; False if it already was."""
         ...
 
-    def list(
+    async def wait(self, record: TaskRecord) -> TaskRecord:
+        """``record`` once terminal (as the store then has it)."""
+        ...
+
+    async def list(
         self, owner: Hashable, cursor: str | None, limit: int
     ) -> tuple[list[TaskRecord], str | None]: ...
 
-    def delete(self, task_id: str) -> None: ...
+    async def delete(self, task_id: str) -> None: ...
+
+    def bind(self, stop: Callable[[str], None]) -> None:
+        """``stop(task_id)`` stops the handler of a task this process runs; a store shared by
+        many processes calls it when another one cancelled that task."""
+        ...
 
 
 class InMemoryTaskStore:
@@ -150,7 +174,7 @@ class InMemoryTaskStore:
         for task_id in [t for t, r in self._tasks.items() if r.expired(now)]:
             del self._tasks[task_id]
 
-    def create(self, owner: Hashable, ttl: int | None) -> TaskRecord:
+    async def create(self, owner: Hashable, ttl: int | None) -> TaskRecord:
         if len(self._tasks) >= self.max_tasks:
             self._purge()
             if len(self._tasks) >= self.max_tasks:
@@ -164,7 +188,7 @@ class InMemoryTaskStore:
         self._tasks[record.task_id] = record
         return record
 
-    def get(self, owner: Hashable, task_id: str) -> TaskRecord | None:
+    async def get(self, owner: Hashable, task_id: str) -> TaskRecord | None:
         record = self._tasks.get(task_id)
         if record is None or record.owner != owner:
             return None
@@ -173,7 +197,14 @@ class InMemoryTaskStore:
             return None
         return record
 
-    def update(self, record: TaskRecord, status: TaskStatus, message: str | None = None) -> bool:
+    async def update(
+        self, record: TaskRecord, status: TaskStatus, message: str | None = None
+    ) -> bool:
+        return self.move(record, status, message)
+
+    @staticmethod
+    def move(record: TaskRecord, status: TaskStatus, message: str | None = None) -> bool:
+        """The spec's move of ``record`` to ``status``, in memory (False: forbidden)."""
         if status not in _NEXT.get(record.status, ()):
             return False
         record.status = status
@@ -181,7 +212,7 @@ class InMemoryTaskStore:
         record.last_updated_at = time.time()
         return True
 
-    def finish(
+    async def finish(
         self,
         record: TaskRecord,
         status: TaskStatus,
@@ -189,13 +220,13 @@ class InMemoryTaskStore:
         error: McpError | None,
         message: str | None = None,
     ) -> bool:
-        if status not in TERMINAL or not self.update(record, status, message):
+        if status not in TERMINAL or not self.move(record, status, message):
             return False
         record.result, record.error = result, error
         record.done.set()
         return True
 
-    def list(
+    async def list(
         self, owner: Hashable, cursor: str | None, limit: int
     ) -> tuple[list[TaskRecord], str | None]:
         self._purge()
@@ -215,5 +246,26 @@ class InMemoryTaskStore:
             page.append(record)
         return page, None
 
-    def delete(self, task_id: str) -> None:
+    async def delete(self, task_id: str) -> None:
         self._tasks.pop(task_id, None)
+
+    async def wait(self, record: TaskRecord) -> TaskRecord:
+        await record.done.wait()
+        return record
+
+    def bind(self, stop: Callable[[str], None]) -> None:
+        pass  # one process: its manager stops what it cancels itself
+
+
+#: How long a task's last word may take when its handler is being cancelled (seconds).
+FINAL_WRITE = 5.0
+
+
+async def finally_finish(store: TaskStore, record: TaskRecord, error: McpError) -> None:
+    """Fail ``record`` from a ``finally`` whose scope may be cancelled: shielded, bounded, and
+    never raising (a store that cannot be reached then leaves the record as it was)."""
+    with anyio.CancelScope(shield=True), anyio.move_on_after(FINAL_WRITE):
+        try:
+            await store.finish(record, "failed", None, error, error.message)
+        except Exception:  # a shared store unreachable: its reader sees the worker gone later
+            return

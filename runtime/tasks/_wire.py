@@ -13,12 +13,14 @@ from __future__ import annotations
 from typing import Any, Final, Literal
 
 from mcpbind.generated.names import (
+    NOTIFICATIONS_TASKS,
     TASKS_CANCEL,
     TASKS_GET,
     TASKS_LIST,
     TASKS_RESULT,
     TASKS_UPDATE,
 )
+from mcpbind.generated.support import Direction, NotificationSpec
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
 from ._store import TaskRecord, iso_time
@@ -27,6 +29,7 @@ __all__ = [
     "ACK",
     "METHODS",
     "REMOVED",
+    "STATUS_NOTIFICATION",
     "TASKS_EXTENSION",
     "CancelTaskParams",
     "CreateTaskResult",
@@ -43,6 +46,17 @@ METHODS: Final = frozenset({TASKS_GET, TASKS_UPDATE, TASKS_CANCEL})
 #: The 2025-11-25 methods the extension removed: -32601 in the stateless era.
 REMOVED: Final = frozenset({TASKS_RESULT, TASKS_LIST})
 ACK: Final = {"resultType": "complete"}
+#: ``notifications/tasks`` (params: the task as ``tasks/get`` would answer it), sent on the
+#: ``subscriptions/listen`` streams whose filter's ``taskIds`` name the task.
+STATUS_NOTIFICATION: Final = NotificationSpec[Any](
+    revision="2026-07-28",
+    method=NOTIFICATIONS_TASKS,
+    handler_name="",
+    directions=frozenset({Direction.SERVER_TO_CLIENT}),
+    notification_type=None,
+    params_type=None,
+    params_required=True,
+)
 
 TaskStatus = Literal["working", "input_required", "completed", "failed", "cancelled"]
 
