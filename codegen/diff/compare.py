@@ -466,7 +466,11 @@ class DefinitionComparer:
     def _union(self, old: Any, new: Any, path: str) -> list[Delta]:
         old_members = union_members(old)
         new_members = union_members(new)
-        deltas = self._members(old_members or [old], new_members or [new], path)
+        deltas = self._members(
+            [old] if old_members is None else old_members,
+            [new] if new_members is None else new_members,
+            path,
+        )
         if old_members is not None and new_members is not None:
             return deltas
         # An object became a union or the reverse: one delta, with the member changes folded in.

@@ -9,7 +9,10 @@ The ignore file is TOML, one ``[[ignore]]`` table per accepted change::
 
 ``reason`` is mandatory, so every accepted break is explained in review. An ignore that matched
 nothing is reported as unused, so the file shrinks when the schema does. Changes with the same
-rule, severity and message are folded into one ``Entry`` with a count and every path.
+rule, severity, message and direction are folded into one ``Entry`` with a count and every path.
+The direction is part of the key so that folding is symmetric: a message names who is hurt only
+when someone is, so without it ``A -> B`` folds additions across flows that ``B -> A`` splits as
+removals hurting different sides.
 """
 
 from __future__ import annotations
@@ -93,8 +96,8 @@ class Entry:
 
 
 def fold_changes(changes: list[Change]) -> list[Entry]:
-    """One entry per (subject, rule, severity, bindings, message), first-seen order. The message
-    already names who is affected, so the flows of the folded changes are only listed."""
+    """One entry per (subject, rule, severity, bindings, message, direction), first-seen order:
+    the same partition of paths whichever way the two revisions are compared."""
     groups: dict[tuple[Any, ...], list[Change]] = {}
     for change in changes:
         key = (
@@ -103,6 +106,7 @@ def fold_changes(changes: list[Change]) -> list[Entry]:
             change.severity,
             change.bindings,
             change.message,
+            change.direction,
         )
         groups.setdefault(key, []).append(change)
     return [
