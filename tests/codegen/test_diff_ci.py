@@ -92,7 +92,7 @@ def test_ignore_file_accepts_changes_reports_unused_and_sets_the_exit_code(tmp_p
     ("text", "fragment"),
     [
         ('[[ignore]]\nrule = "METHOD_REMOVED"\npath = "x"\n', "a non-empty 'reason' is required"),
-        ('[[ignore]]\nrule = "NOPE"\npath = "x"\nreason = "r"\n', "unknown rule 'NOPE'"),
+        ('[[ignore]]\nrule = "NOPE"\npath = "x"\nreason = "r"\n', "unknown rule or tag 'NOPE'"),
         ('[[ignore]]\nrule = "METHOD_REMOVED"\nreason = "r"\n', "'path'"),
         ("[[ignore]\n", "not valid TOML"),
     ],

@@ -16,6 +16,7 @@ import pytest
 from diff_schema import Defs, Mutation, message, ref
 from mcpbind.codegen.diff import RULE_DOCS, Change, Rule, Severity, diff_revisions
 from mcpbind.codegen.diff.rules import SURFACE_RULES
+from mcpbind.codegen.diff.taxonomy import SPECS
 
 C2S, S2C, BOTH = "client_to_server", "server_to_client", "both"
 B, P, C = Severity.BREAKING, Severity.POTENTIALLY_BREAKING, Severity.COMPATIBLE
@@ -567,6 +568,7 @@ def test_every_rule_is_documented_and_covered() -> None:
     documents = {Rule.DEPRECATED, Rule.UNDEPRECATED, Rule.DIALECT_CHANGED}
     # A server's surface: covered in test_diff_surface.py.
     covered = {c.rule for c in CASES} | {Rule.DESCRIPTION_CHANGED} | documents | SURFACE_RULES
+    covered |= set(SPECS)  # the keyword families: test_diff_keywords.py
     assert covered == set(Rule)
 
 
