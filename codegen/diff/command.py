@@ -19,6 +19,7 @@ from ..ir import RevisionIR, build_ir
 from ..load import LoadedSchema, load_file, load_revision, load_schema_ts
 from . import diff_revisions
 from .ci_formats import render_github, render_junit
+from .config import apply_levels, find_config
 from .documents import SideInfo, compare_documents, deprecations
 from .listing import render_rules
 from .render import render_json, render_markdown, render_text
@@ -153,7 +154,7 @@ def build_report(old: str, new: str, raw: bool, include_descriptions: bool) -> R
     default=None,
     help="TOML file of accepted changes: [[ignore]] rule, path (glob), reason (required).",
 )
-# Rule selection (docs/diff-rules.md).
+# Rule selection and the config file (docs/diff-rules.md).
 @click.option(
     "--only",
     multiple=True,
@@ -163,12 +164,20 @@ def build_report(old: str, new: str, raw: bool, include_descriptions: bool) -> R
     "separate with commas. With `rules`: list only the rules selected.",
 )
 @click.option(
+    "--config",
+    "config_file",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Config file: [severity] overrides, [[ignore]], fail-on (default: ./mcpbind-diff.toml, "
+    "else [tool.mcpbind.diff] in ./pyproject.toml).",
+)
+@click.option(
     "--fail-on",
     type=click.Choice(FAIL_ON),
     default=None,
     help="Exit with status 1 if a change that remains after filters and ignores is at least "
     "this severe (bindings: breaks code importing the bindings; never: always 0). Default: "
-    "breaking.",
+    "the config's fail-on, else breaking.",
 )
 @click.option(
     "--raw",
@@ -191,6 +200,7 @@ def diff_command(
     severity: str | None,
     ignore_file: Path | None,
     only: tuple[str, ...],
+    config_file: Path | None,
     fail_on: str | None,
     raw: bool,
     include_descriptions: bool,
@@ -217,14 +227,16 @@ def diff_command(
             return
         if new is None:
             raise CodegenError("give two revisions (OLD NEW), or `mcpbind diff rules`")
-        ignores = read_ignores(ignore_file) if ignore_file is not None else []
+        config = find_config(config_file, Path.cwd())
+        ignores = [*config.ignores]
+        ignores += read_ignores(ignore_file) if ignore_file is not None else []
         report = build_report(old, new, raw, include_descriptions)
     except CodegenError as exc:
         click.echo(f"mcpbind: error: {exc}", err=True)
         sys.exit(2)
-    fail_on = fail_on or "breaking"
+    fail_on = fail_on or config.fail_on or "breaking"
     minimum = Severity(severity) if severity else None
-    report = apply_filters(report, minimum, selection, ignores)
+    report = apply_filters(apply_levels(report, config), minimum, selection, ignores)
     if fmt == "json":
         click.echo(render_json(report, fail_on), nl=False)
     elif fmt == "markdown":

@@ -243,9 +243,21 @@ class SelectorError(ValueError):
     """An unknown selector; the message names the closest known one."""
 
 
+#: Every tag a selector may name, whether or not a rule has it yet.
+_LABELS = frozenset(
+    f"{key}:{value}"
+    for key, values in (
+        ("direction", Direction),
+        ("area", Area),
+        ("kind", Kind),
+        ("action", Action),
+    )
+    for value in values
+)
+
+
 def _vocabulary() -> list[str]:
-    labels = {label for tags in TAGS.values() for label in tags.labels()}
-    return [*(r.value for r in Rule), *sorted(labels), *CATEGORIES, "*"]
+    return [*(r.value for r in Rule), *sorted(_LABELS), *CATEGORIES, "*"]
 
 
 def resolve(selector: str) -> frozenset[Rule]:
@@ -256,8 +268,10 @@ def resolve(selector: str) -> frozenset[Rule]:
     if text in CATEGORIES:
         category = CATEGORIES[text]
         return frozenset(r for r in Rule if category.test(r, TAGS[r]))
+    if ":" in text and text in _LABELS:
+        return frozenset(r for r in Rule if text in TAGS[r].labels())  # may be none (extension)
     if ":" in text:
-        found = frozenset(r for r in Rule if text in TAGS[r].labels())
+        found: frozenset[Rule] = frozenset()
     elif any(c in text for c in "*?["):
         found = frozenset(r for r in Rule if fnmatchcase(r.value, text))
     else:
