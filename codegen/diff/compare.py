@@ -134,6 +134,8 @@ class DefinitionComparer:
     # -- nodes -------------------------------------------------------------------------------
 
     def _node(self, old: Any, new: Any, path: str, annotate: bool = True) -> list[Delta]:
+        if old == new and ref_name(old) is None:
+            return []  # identical inline schemas: references inside are compared by name
         out = self._annotations(old, new, path) if annotate else []
         old_ref, new_ref = ref_name(old), ref_name(new)
         if old_ref is not None and new_ref is not None:

@@ -21,6 +21,18 @@ from enum import StrEnum
 
 from .rules import Impact, Rule, Severity, Variance
 
+__all__ = [
+    "SOFT_IMPACT",
+    "VARIANCE_IMPACT",
+    "Action",
+    "Area",
+    "Direction",
+    "Kind",
+    "Spec",
+    "Tags",
+    "direction_of",
+]
+
 
 class Direction(StrEnum):
     """Whom a rule can break (``none``: nobody on the wire; the bindings may still break)."""
@@ -137,16 +149,3 @@ class Spec:
     @property
     def tags(self) -> Tags:
         return Tags(direction_of(self.impact), self.area, self.kind, self.action)
-
-
-__all__ = [
-    "SOFT_IMPACT",
-    "VARIANCE_IMPACT",
-    "Action",
-    "Area",
-    "Direction",
-    "Kind",
-    "Spec",
-    "Tags",
-    "direction_of",
-]
