@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 from mcpbind.codegen.cli import main
 from mcpbind.codegen.diff import Rule
+from mcpbind.codegen.diff.tags import Action, Area, Direction, Kind
 from mcpbind.codegen.diff.taxonomy import CATEGORIES, SPECS, TAGS, resolve
 
 STEP = ("2025-11-25", "2026-07-28")
@@ -189,3 +190,12 @@ def test_every_tag_value_selects_something() -> None:
         if name != "extension":  # defined for the extension schemas' diffs
             assert resolve(name), name
     assert resolve("extension") == resolve("area:extension") == frozenset()
+
+
+def test_the_rules_page_documents_every_category_and_tag() -> None:
+    page = (Path(__file__).resolve().parents[3] / "docs" / "diff-rules.md").read_text()
+    for name in CATEGORIES:
+        assert f"| `{name}` |" in page, name
+    for enum in (Direction, Area, Kind, Action):
+        for value in enum:
+            assert f"`{value.value}`" in page, value
