@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from fractions import Fraction
 from typing import Any
 
 from .deltas import Delta, of_spec
@@ -168,6 +167,11 @@ def _shown(value: Any) -> str:
     return "unset" if value is None else repr(value) if isinstance(value, str) else str(value)
 
 
+def _divides(small: float, large: float) -> bool:
+    """``large`` is a whole multiple of ``small`` (to float precision: 0.3 of 0.1 counts)."""
+    return round(large / small, 9).is_integer()
+
+
 def _schema_shown(value: Any) -> str:
     return "unset" if value is None else "a schema"
 
@@ -219,9 +223,9 @@ def _multiple_of(was: Any, now: Any, path: str) -> list[Delta]:
         rule = "MULTIPLE_OF_REMOVED"
     elif not (_number(was) and _number(now)) or not was or not now:
         rule = "MULTIPLE_OF_CHANGED"
-    elif (Fraction(str(now)) / Fraction(str(was))).denominator == 1:
+    elif _divides(was, now):
         rule = "MULTIPLE_OF_NARROWED"
-    elif (Fraction(str(was)) / Fraction(str(now))).denominator == 1:
+    elif _divides(now, was):
         rule = "MULTIPLE_OF_WIDENED"
     else:
         rule = "MULTIPLE_OF_CHANGED"
