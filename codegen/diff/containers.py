@@ -181,8 +181,9 @@ def _unevaluated(
 
 def _tuple(old: dict[str, Any], new: dict[str, Any], path: str, recurse: Recurse) -> list[Delta]:
     (was, was_rest), (now, now_rest) = tuple_form(old), tuple_form(new)
-    if was is None and now is None:
-        return []
+    if was is None and now is None:  # no tuple: items false means an empty array
+        was_rest, now_rest = old.get("items"), new.get("items")
+        return _closing(was_rest, now_rest, path, "no items allowed", "items allowed")
     if was is None:
         return [_rule("PREFIX_ITEMS_ADDED", path, f"now a tuple of {len(now or [])}", None,
                       len(now or []))]  # fmt: skip
@@ -198,10 +199,15 @@ def _tuple(old: dict[str, Any], new: dict[str, Any], path: str, recurse: Recurse
                          "added", None, index))  # fmt: skip
     for index in range(min(len(was), len(now))):
         out += recurse(was[index], now[index], f"{path}[{index}]")
-    if now_rest is False and was_rest is not False:
-        out.append(
-            _rule("ITEMS_CLOSED", path, "no items allowed after the prefix", was_rest, False)
-        )
-    elif was_rest is False and now_rest is not False:
-        out.append(_rule("ITEMS_OPENED", path, "items allowed after the prefix", False, now_rest))
-    return out
+    after = "after the prefix"
+    return out + _closing(
+        was_rest, now_rest, path, f"no items allowed {after}", f"items allowed {after}"
+    )
+
+
+def _closing(was: Any, now: Any, path: str, closed: str, opened: str) -> list[Delta]:
+    if now is False and was is not False:
+        return [_rule("ITEMS_CLOSED", path, closed, was, False)]
+    if was is False and now is not False:
+        return [_rule("ITEMS_OPENED", path, opened, False, now)]
+    return []

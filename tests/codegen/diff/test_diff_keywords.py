@@ -223,6 +223,12 @@ def test_a_null_union_member_is_nullability(diff_of: Callable[..., list[Change]]
     assert change.rule is Rule.NULLABLE_ADDED
 
 
+def test_items_false_closes_an_array_without_a_tuple(diff_of: Callable[..., list[Change]]) -> None:
+    old, new = {**A, "items": S}, {**A, "items": False}
+    [change] = diff_of(put("ThingResult", old), put("ThingResult", new))
+    assert change.rule is Rule.ITEMS_CLOSED and change.affects == ("server",)
+
+
 def test_documentation_rules_are_hidden_unless_asked(diff_of: Callable[..., list[Change]]) -> None:
     old, new = PAIRS["TITLE_CHANGED"]
     assert diff_of(put("ThingResult", old), put("ThingResult", new)) == []
