@@ -277,3 +277,41 @@ def test_the_comparison_reads_exactly_the_keywords_that_have_rules() -> None:
 
 def test_pinned_schemas_are_under_the_path_the_test_reads(tmp_path: Path) -> None:
     assert load_revision("2026-07-28").document["$defs"]
+
+
+# Rules whose mirror is judged on another ground: a default removed, a readOnly or writeOnly
+# added changes what an omitted or ignored value means, and the reverse changes nothing.
+ONE_SIDED = frozenset({"DEFAULT_REMOVED", "READ_ONLY_ADDED", "WRITE_ONLY_ADDED"})
+_SWAPS = (
+    ("_ADDED", "_REMOVED"),
+    ("_INCREASED", "_DECREASED"),
+    ("_WIDENED", "_NARROWED"),
+    ("_OPENED", "_CLOSED"),
+    ("_EXCLUSIVE", "_INCLUSIVE"),
+)
+
+
+def _mirror(rule: str) -> str:
+    for a, b in _SWAPS:
+        for x, y in ((a, b), (b, a)):
+            if rule.endswith(x):
+                return rule.removesuffix(x) + y
+    return rule  # a change both ways, or one without a counterpart
+
+
+@pytest.mark.parametrize("rule", sorted(set(PAIRS) - STANDALONE))
+def test_swapping_the_pair_gives_the_mirror_rule(
+    rule: str, diff_of: Callable[..., list[Change]]
+) -> None:
+    old, new = PAIRS[rule]
+    back = diff_of(put("ThingResult", new), put("ThingResult", old), include_descriptions=True)
+    mirror = _mirror(rule)
+    expected = mirror if mirror in PAIRS else rule
+    if rule in ("RECURSIVE_REF_CHANGED", "RECURSIVE_ANCHOR_CHANGED", "VOCABULARY_CHANGED"):
+        expected = rule  # one rule for either way
+    assert [c.rule.value for c in back] == [expected]
+    forward = TAGS[Rule(rule)].direction.value
+    backward = TAGS[back[0].rule].direction.value
+    swapped = {"senders": "receivers", "receivers": "senders"}
+    if mirror != rule and expected == mirror and forward in swapped and rule not in ONE_SIDED:
+        assert backward == swapped[forward], (rule, forward, backward)

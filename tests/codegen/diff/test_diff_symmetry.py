@@ -16,7 +16,13 @@ from mcpbind.codegen.load import load_revision
 
 MIRROR: dict[Rule, Rule] = {}
 for _rule in Rule:
-    for _a, _b in (("ADDED", "REMOVED"), ("WIDENED", "NARROWED"), ("OPENED", "CLOSED")):
+    for _a, _b in (
+        ("ADDED", "REMOVED"),
+        ("WIDENED", "NARROWED"),
+        ("OPENED", "CLOSED"),
+        ("INCREASED", "DECREASED"),
+        ("EXCLUSIVE", "INCLUSIVE"),
+    ):
         if _rule.value.endswith(_a):
             _other = Rule(_rule.value.removesuffix(_a) + _b)
             MIRROR[_rule], MIRROR[_other] = _other, _rule
