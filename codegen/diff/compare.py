@@ -313,6 +313,8 @@ class DefinitionComparer:
             return [delta(Rule.TYPE_WIDENED, path, text, olds, news)]
         if narrower and not wider:
             return [delta(Rule.TYPE_NARROWED, path, text, olds, news)]
+        if wider and narrower:
+            return []  # the same values (number and number|integer)
         return [delta(Rule.TYPE_CHANGED, path, text, olds, news)]
 
     def _keywords(self, old: dict[str, Any], new: dict[str, Any], path: str) -> list[Delta]:

@@ -315,3 +315,10 @@ def test_swapping_the_pair_gives_the_mirror_rule(
     swapped = {"senders": "receivers", "receivers": "senders"}
     if mirror != rule and expected == mirror and forward in swapped and rule not in ONE_SIDED:
         assert backward == swapped[forward], (rule, forward, backward)
+
+
+def test_types_that_accept_the_same_values_are_no_change(
+    diff_of: Callable[..., list[Change]],
+) -> None:
+    same = {"type": ["number", "integer"]}
+    assert diff_of(put("ThingResult", N), put("ThingResult", same)) == []
