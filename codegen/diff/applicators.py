@@ -15,11 +15,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .constraints import Recurse, make_spec
-from .deltas import Delta, of_spec
+from .deltas import Delta, Recurse, of_spec
 from .rules import Variance
 from .shapes import describe, literal
-from .tags import Action, Area, Kind, Spec
+from .tags import Action, Area, Kind, Spec, make_spec
 
 __all__ = ["KEYWORDS", "SPECS", "compare", "union_kind"]
 

@@ -12,17 +12,13 @@ level milder (``tags.SOFT_IMPACT``).
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable
 from typing import Any
 
-from .deltas import Delta, of_spec
-from .rules import Rule, Variance
-from .tags import SOFT_IMPACT, VARIANCE_IMPACT, Action, Area, Kind, Spec
+from .deltas import Delta, Recurse, of_spec
+from .rules import Variance
+from .tags import Action, Spec, make_spec, stem
 
-__all__ = ["KEYWORDS", "SPECS", "compare", "make_spec", "stem"]
-
-Recurse = Callable[[Any, Any, str], list[Delta]]
+__all__ = ["KEYWORDS", "SPECS", "compare"]
 
 LOWER = ("minimum", "exclusiveMinimum", "minLength", "minItems", "minProperties", "minContains")
 UPPER = ("maximum", "exclusiveMaximum", "maxLength", "maxItems", "maxProperties", "maxContains")
@@ -55,25 +51,6 @@ FORMAT_SUBSETS = frozenset(
     }
 )
 _SOFT = ("format", "contentEncoding", "contentMediaType", "contentSchema")
-
-
-def stem(keyword: str) -> str:
-    """``exclusiveMinimum`` -> ``EXCLUSIVE_MINIMUM``: the rule ID stem of a keyword."""
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", keyword.lstrip("$")).upper()
-
-
-def make_spec(
-    rule: str,
-    keyword: str,
-    doc: str,
-    variance: Variance,
-    action: Action,
-    area: Area = Area.CONSTRAINT,
-    kind: Kind = Kind.CONSTRAINTS,
-    soft: bool = False,
-) -> Spec:
-    impact = (SOFT_IMPACT if soft else VARIANCE_IMPACT)[variance]
-    return Spec(Rule(rule), keyword, doc, variance, impact, area, kind, action)
 
 
 _N, _W, _X = Variance.NARROW, Variance.WIDEN, Variance.BOTH

@@ -13,10 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .constraints import Recurse, make_spec
-from .deltas import Delta, of_spec
+from .deltas import Delta, Recurse, of_spec
 from .rules import Variance
-from .tags import Action, Area, Kind, Spec
+from .tags import Action, Area, Kind, Spec, make_spec
 
 __all__ = ["KEYWORDS", "SPECS", "compare", "tuple_form"]
 

@@ -6,6 +6,7 @@ families (``constraints``, ``values``, ``applicators``), which know nothing of e
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,7 +14,7 @@ from . import rules
 from .rules import NO_IMPACT, Impact, Rule, Variance
 from .tags import Spec
 
-__all__ = ["Delta", "delta", "fold", "fold_variance", "of_spec"]
+__all__ = ["Delta", "Recurse", "delta", "fold", "fold_variance", "of_spec"]
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,10 @@ class Delta:
     old: Any = None
     new: Any = None
     variance: Variance = Variance.NONE
+
+
+#: The structural comparison a keyword family calls for a subschema: (old, new, path) -> deltas.
+Recurse = Callable[[Any, Any, str], list[Delta]]
 
 
 def delta(rule: Rule, path: str, what: str, old: Any = None, new: Any = None) -> Delta:

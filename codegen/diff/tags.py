@@ -11,11 +11,13 @@ A rule is tagged four ways, each a closed vocabulary (values are stable, like ru
   constraints, values, structure, lifecycle; plus documentation).
 * ``action``: what happened to it.
 
-``taxonomy.py`` tags the core rules by hand and reads the keyword families' ``Spec``s.
+``taxonomy.py`` tags the core rules by hand and reads the keyword families' ``Spec``s, which
+``make_spec`` builds.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -31,6 +33,8 @@ __all__ = [
     "Spec",
     "Tags",
     "direction_of",
+    "make_spec",
+    "stem",
 ]
 
 
@@ -149,3 +153,23 @@ class Spec:
     @property
     def tags(self) -> Tags:
         return Tags(direction_of(self.impact), self.area, self.kind, self.action)
+
+
+def stem(keyword: str) -> str:
+    """``exclusiveMinimum`` -> ``EXCLUSIVE_MINIMUM``: the rule ID stem of a keyword."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", keyword.lstrip("$")).upper()
+
+
+def make_spec(
+    rule: str,
+    keyword: str,
+    doc: str,
+    variance: Variance,
+    action: Action,
+    area: Area = Area.CONSTRAINT,
+    kind: Kind = Kind.CONSTRAINTS,
+    soft: bool = False,
+) -> Spec:
+    """A family's rule, judged by ``variance`` (``soft``: an annotation some validators assert)."""
+    impact = (SOFT_IMPACT if soft else VARIANCE_IMPACT)[variance]
+    return Spec(Rule(rule), keyword, doc, variance, impact, area, kind, action)

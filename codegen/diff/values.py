@@ -10,13 +10,13 @@ value relies on it, so a changed or removed default may break senders.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
-from .constraints import make_spec
 from .deltas import Delta, delta, of_spec
 from .rules import Impact, Rule, Severity, Variance
 from .shapes import describe, literal
-from .tags import Action, Area, Kind, Spec
+from .tags import Action, Area, Kind, Spec, make_spec
 
 __all__ = [
     "DOCUMENTATION",
@@ -40,8 +40,8 @@ DOCUMENTATION = {"title": "TITLE_CHANGED", "examples": "EXAMPLES_CHANGED",
 
 
 def _with(spec: Spec, impact: Impact) -> Spec:
-    return Spec(spec.rule, spec.keyword, spec.doc, spec.variance, impact, spec.area, spec.kind,
-                spec.action)  # fmt: skip
+    """``spec`` judged otherwise than its variance says (nullability also breaks the bindings)."""
+    return replace(spec, impact=impact)
 
 
 SPECS: tuple[Spec, ...] = (
