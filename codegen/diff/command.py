@@ -223,7 +223,7 @@ def diff_command(
         selection = parse_only(only)
         if old == "rules" and new is None:
             listed = fmt if fmt in ("json", "markdown") else "text"
-            click.echo(render_rules(listed, selection.rules if selection else None), nl=False)
+            click.echo(render_rules(listed, selection), nl=False)
             return
         if new is None:
             raise CodegenError("give two revisions (OLD NEW), or `mcpbind diff rules`")

@@ -9,15 +9,29 @@ from __future__ import annotations
 
 import json
 
+from .report import Only
 from .rules import Rule
-from .taxonomy import CATEGORIES, RULE_DOCS, TAGS, rule_listing, rule_severity
+from .taxonomy import CATEGORIES, RULE_DOCS, TAGS, can_break_bindings, rule_listing, rule_severity
 
 __all__ = ["render_rules"]
 
 
-def render_rules(fmt: str = "text", selected: frozenset[Rule] | None = None) -> str:
-    """The rules ``selected`` names (every rule when None) in ``fmt``: text, markdown or json."""
-    chosen = [rule for rule in RULE_DOCS if selected is None or rule in selected]
+def _listed(rule: Rule, only: Only | None) -> bool:
+    """``--only`` for rules: a severity word matches a rule that can be that severe."""
+    if only is None:
+        return True
+    if only.words and not any(
+        can_break_bindings(rule) if word == "bindings" else word in rule_severity(rule).split("..")
+        for word in only.words
+    ):
+        return False
+    return only.rules is None or rule in only.rules
+
+
+def render_rules(fmt: str = "text", only: Only | None = None) -> str:
+    """The rules ``only`` selects (every rule when None) in ``fmt``: text, markdown or json."""
+    chosen = [rule for rule in RULE_DOCS if _listed(rule, only)]
+    selected = frozenset(chosen)
     if fmt == "json":
         document = {
             "rules": rule_listing(selected),

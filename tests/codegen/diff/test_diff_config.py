@@ -69,6 +69,8 @@ def test_rules_can_be_listed_by_selector() -> None:
         "MAXIMUM_INCREASED",
         "MAXIMUM_DECREASED",
     ]
+    _, breaking, _ = run("rules", "--only", "breaking,area:constraint")
+    assert "MAXIMUM_DECREASED" in breaking and "MAXIMUM_INCREASED" not in breaking
     _, table, _ = run("rules", "--only", "docs", "--format", "markdown")
     assert "| `TITLE_CHANGED` | compatible | none | definition | documentation | changed |" in table
 
