@@ -12,7 +12,8 @@ clients (``surface``).
 
 from .engine import diff_revisions
 from .model import Change, Subject
-from .rules import RULE_DOCS, Rule, Severity
+from .rules import Rule, Severity
 from .surface import diff_surfaces
+from .taxonomy import RULE_DOCS
 
 __all__ = ["RULE_DOCS", "Change", "Rule", "Severity", "Subject", "diff_revisions", "diff_surfaces"]

@@ -19,10 +19,12 @@ from ..ir import RevisionIR, build_ir
 from ..load import LoadedSchema, load_file, load_revision, load_schema_ts
 from . import diff_revisions
 from .ci_formats import render_github, render_junit
+from .config import apply_levels, find_config
 from .documents import SideInfo, compare_documents, deprecations
+from .listing import render_rules
 from .render import render_json, render_markdown, render_text
-from .report import FAIL_ON, ONLY, Report, apply_filters, read_ignores, should_fail
-from .rules import RULE_DOCS, Severity, rule_severity
+from .report import FAIL_ON, Report, apply_filters, parse_only, read_ignores, should_fail
+from .rules import Severity
 from .snapshot import is_snapshot, load_snapshot, read_json
 from .surface import diff_surfaces
 
@@ -127,18 +129,6 @@ def build_report(old: str, new: str, raw: bool, include_descriptions: bool) -> R
     )
 
 
-def render_rules() -> str:
-    """``mcpbind diff rules``: every rule ID, its severity, and one line of what it means."""
-    width = max(len(rule.value) for rule in RULE_DOCS)
-    severity_width = max(len(rule_severity(rule)) for rule in RULE_DOCS)
-    lines = []
-    for rule, doc in RULE_DOCS.items():
-        first = doc.split(". ", 1)[0].rstrip(".") + "."
-        severity = rule_severity(rule).ljust(severity_width)
-        lines.append(f"{rule.value.ljust(width)}  {severity}  {first}")
-    return "\n".join(lines) + "\n"
-
-
 @click.command("diff")
 @click.argument("old")
 @click.argument("new", required=False)
@@ -158,22 +148,36 @@ def render_rules() -> str:
     help="Show only changes at least this severe.",
 )
 @click.option(
-    "--only", type=click.Choice(ONLY), default=None, help="Show only changes of this kind."
-)
-@click.option(
     "--ignore",
     "ignore_file",
     type=click.Path(path_type=Path),
     default=None,
     help="TOML file of accepted changes: [[ignore]] rule, path (glob), reason (required).",
 )
+# Rule selection and the config file (docs/diff-rules.md).
+@click.option(
+    "--only",
+    multiple=True,
+    metavar="SELECTOR",
+    help="Show only these changes: breaking, potentially-breaking, compatible, bindings, or "
+    "rules by ID (MAXIMUM_*), tag (area:constraint) or category (wire, docs...). Repeat or "
+    "separate with commas. With `rules`: list only the rules selected.",
+)
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Config file: [severity] overrides, [[ignore]], fail-on (default: ./mcpbind-diff.toml, "
+    "else [tool.mcpbind.diff] in ./pyproject.toml).",
+)
 @click.option(
     "--fail-on",
     type=click.Choice(FAIL_ON),
-    default="breaking",
-    show_default=True,
+    default=None,
     help="Exit with status 1 if a change that remains after filters and ignores is at least "
-    "this severe (bindings: breaks code importing the bindings; never: always 0).",
+    "this severe (bindings: breaks code importing the bindings; never: always 0). Default: "
+    "the config's fail-on, else breaking.",
 )
 @click.option(
     "--raw",
@@ -194,9 +198,10 @@ def diff_command(
     new: str | None,
     fmt: str,
     severity: str | None,
-    only: str | None,
     ignore_file: Path | None,
-    fail_on: str,
+    only: tuple[str, ...],
+    config_file: Path | None,
+    fail_on: str | None,
     raw: bool,
     include_descriptions: bool,
     verbose: bool,
@@ -214,19 +219,24 @@ def diff_command(
       1  some do (default --fail-on breaking: a breaking change nobody accepted)
       2  bad input (unknown revision, unreadable schema, malformed ignore file)
     """
-    if old == "rules" and new is None:
-        click.echo(render_rules(), nl=False)
-        return
     try:
+        selection = parse_only(only)
+        if old == "rules" and new is None:
+            listed = fmt if fmt in ("json", "markdown") else "text"
+            click.echo(render_rules(listed, selection), nl=False)
+            return
         if new is None:
             raise CodegenError("give two revisions (OLD NEW), or `mcpbind diff rules`")
-        ignores = read_ignores(ignore_file) if ignore_file is not None else []
+        config = find_config(config_file, Path.cwd())
+        ignores = [*config.ignores]
+        ignores += read_ignores(ignore_file) if ignore_file is not None else []
         report = build_report(old, new, raw, include_descriptions)
     except CodegenError as exc:
         click.echo(f"mcpbind: error: {exc}", err=True)
         sys.exit(2)
+    fail_on = fail_on or config.fail_on or "breaking"
     minimum = Severity(severity) if severity else None
-    report = apply_filters(report, minimum, only, ignores)
+    report = apply_filters(apply_levels(report, config), minimum, selection, ignores)
     if fmt == "json":
         click.echo(render_json(report, fail_on), nl=False)
     elif fmt == "markdown":

@@ -13,19 +13,17 @@ instead of ``RequestParams``: property 'cursor' added (optional)" rather than a 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from ..ir import RevisionIR
 from ..ir.refs import ref_name
-from . import rules
+from . import applicators, constraints, containers, rules, values
+from .deltas import Delta, delta, fold, fold_variance
 from .rename import THRESHOLD, similarity
-from .rules import FOLDED_RULE, NO_IMPACT, Impact, Rule, Variance
+from .rules import FOLDED_RULE, Impact, Rule, Variance
 from .shapes import (
     ANNOTATIONS,
-    LOWER_BOUNDS,
     UNION_KEYS,
-    UPPER_BOUNDS,
     covers,
     describe,
     effective,
@@ -38,48 +36,26 @@ from .shapes import (
     types_of,
     union_members,
 )
+from .values import is_null
 
 ALL_TYPES = frozenset({"object", "array", "string", "number", "boolean", "null"})
-# Keywords this module compares itself; any other constraint that differs is a TYPE_CHANGED.
-_HANDLED = frozenset(
-    {"$ref", "type", "const", "enum", "format", "pattern", "items", "properties", "required"}
-    | {"additionalProperties", "allOf", *UNION_KEYS}
-    | LOWER_BOUNDS
-    | UPPER_BOUNDS
+# Keywords some rule reads (this module's, the families'); any other is an unknown keyword.
+KNOWN_KEYWORDS = (
+    frozenset({"$ref", "type", "items", "properties", "required", "additionalProperties"})
+    | {"allOf", "$defs", "definitions", *UNION_KEYS}
+    | constraints.KEYWORDS
+    | containers.KEYWORDS
+    | applicators.KEYWORDS
+    | values.KEYWORDS
+    | ANNOTATIONS
+)
+# Rules that only document: left out of the fold at a node that changed identity.
+_DOCUMENTATION = frozenset(
+    {Rule.DESCRIPTION_CHANGED, Rule.TITLE_CHANGED, Rule.EXAMPLES_CHANGED, Rule.COMMENT_CHANGED}
 )
 _SUMMARY_ITEMS = 3
 
-
-@dataclass(frozen=True)
-class Delta:
-    """One difference inside a definition, at ``path`` (``Def.prop[]{}`` style)."""
-
-    rule: Rule
-    path: str
-    what: str
-    impact: Impact
-    old: Any = None
-    new: Any = None
-    variance: Variance = Variance.NONE
-
-
-def _delta(rule: Rule, path: str, what: str, old: Any = None, new: Any = None) -> Delta:
-    return Delta(rule, path, what, rules.impact(rule), old, new, rules.variance(rule))
-
-
-def fold(deltas: list[Delta]) -> Impact:
-    """The combined impact of several deltas (no impact for none)."""
-    total = NO_IMPACT
-    for delta in deltas:
-        total = total.merge(delta.impact)
-    return total
-
-
-def fold_variance(deltas: list[Delta]) -> Variance:
-    total = Variance.NONE
-    for delta in deltas:
-        total = total | delta.variance
-    return total
+__all__ = ["DefinitionComparer", "Delta", "fold"]
 
 
 def _summary(deltas: list[Delta]) -> str:
@@ -158,6 +134,8 @@ class DefinitionComparer:
     # -- nodes -------------------------------------------------------------------------------
 
     def _node(self, old: Any, new: Any, path: str, annotate: bool = True) -> list[Delta]:
+        if old == new and ref_name(old) is None:
+            return []  # identical inline schemas: references inside are compared by name
         out = self._annotations(old, new, path) if annotate else []
         old_ref, new_ref = ref_name(old), ref_name(new)
         if old_ref is not None and new_ref is not None:
@@ -191,7 +169,7 @@ class DefinitionComparer:
 
     def _refold(self, inner: list[Delta], path: str, old: Any, new: Any) -> Delta:
         """Fold the differences of two shapes into one delta at a node whose identity changed."""
-        inner = [d for d in inner if d.rule is not Rule.DESCRIPTION_CHANGED]
+        inner = [d for d in inner if d.rule not in _DOCUMENTATION]
         total, variance = fold(inner), fold_variance(inner)
         was = self._describe(old, self._old_invented)
         now = self._describe(new, self._new_invented)
@@ -208,15 +186,12 @@ class DefinitionComparer:
     def _annotations(self, old: Any, new: Any, path: str) -> list[Delta]:
         if not self.descriptions or not isinstance(old, dict) or not isinstance(new, dict):
             return []
-        out = []
-        for key in sorted(ANNOTATIONS):
-            if old.get(key) != new.get(key):
-                out.append(
-                    _delta(
-                        Rule.DESCRIPTION_CHANGED, path, f"{key} changed", old.get(key), new.get(key)
-                    )
-                )
-        return out
+        out = [
+            delta(Rule.DESCRIPTION_CHANGED, path, f"{key} changed", old.get(key), new.get(key))
+            for key in ("description", "markdownDescription")
+            if old.get(key) != new.get(key)
+        ]
+        return out + values.documentation(old, new, path)
 
     # -- structure ---------------------------------------------------------------------------
 
@@ -279,7 +254,7 @@ class DefinitionComparer:
             return []
         if old_any:
             return [
-                _delta(
+                delta(
                     Rule.TYPE_NARROWED,
                     path,
                     f"now {describe(new)} (was any value)",
@@ -289,7 +264,7 @@ class DefinitionComparer:
             ]
         if new_any:
             return [
-                _delta(
+                delta(
                     Rule.TYPE_WIDENED,
                     path,
                     f"now any value (was {describe(old)})",
@@ -300,94 +275,77 @@ class DefinitionComparer:
         if union_members(old) is not None or union_members(new) is not None:
             return self._union(old, new, path)
         if not isinstance(old, dict) or not isinstance(new, dict):
-            return [_delta(Rule.TYPE_CHANGED, path, "schema changed", describe(old), describe(new))]
+            return [delta(Rule.TYPE_CHANGED, path, "schema changed", describe(old), describe(new))]
         return self._value(old, new, path)
 
     def _value(self, old: dict[str, Any], new: dict[str, Any], path: str) -> list[Delta]:
-        out = self._const_and_enum(old, new, path)
-        old_types, new_types = types_of(old), types_of(new)
-        if old_types != new_types:
-            was = old_types if old_types is not None else ALL_TYPES
-            now = new_types if new_types is not None else ALL_TYPES
-            wider, narrower = covers(now, was), covers(was, now)
-            text = f"type {'|'.join(sorted(now))} (was {'|'.join(sorted(was))})"
-            olds, news = "|".join(sorted(was)), "|".join(sorted(now))
-            if wider and not narrower:
-                out.append(_delta(Rule.TYPE_WIDENED, path, text, olds, news))
-            elif narrower and not wider:
-                out.append(_delta(Rule.TYPE_NARROWED, path, text, olds, news))
-            elif not wider:
-                out.append(_delta(Rule.TYPE_CHANGED, path, text, olds, news))
-                return out
+        out = values.const_and_enum(old, new, path)
+        type_change = self._types(old, new, path)
+        out += type_change
+        if any(d.rule is Rule.TYPE_CHANGED for d in type_change):
+            return out
         out += self._keywords(old, new, path)
-        if "items" in old or "items" in new:
-            out += self._node(old.get("items", {}), new.get("items", {}), f"{path}[]")
+        out += self._items(old, new, path)
         if any(k in d for d in (old, new) for k in ("properties", "additionalProperties")):
             out += self._object(old, new, path)
         return out
 
-    def _const_and_enum(self, old: dict[str, Any], new: dict[str, Any], path: str) -> list[Delta]:
-        out: list[Delta] = []
-        if "const" in old and "const" in new:
-            if old["const"] != new["const"]:
-                text = f"constant {literal(new['const'])} (was {literal(old['const'])})"
-                out.append(_delta(Rule.CONST_CHANGED, path, text, old["const"], new["const"]))
-        elif "const" in old:
-            text = f"no longer fixed to {literal(old['const'])}"
-            out.append(_delta(Rule.TYPE_WIDENED, path, text, old["const"], describe(new)))
-        elif "const" in new:
-            text = f"now fixed to {literal(new['const'])}"
-            out.append(_delta(Rule.TYPE_NARROWED, path, text, describe(old), new["const"]))
-        old_enum, new_enum = old.get("enum"), new.get("enum")
-        if isinstance(old_enum, list) and isinstance(new_enum, list):
-            for value in new_enum:
-                if value not in old_enum:
-                    text = f"enum value {literal(value)} added"
-                    out.append(_delta(Rule.ENUM_VALUE_ADDED, path, text, None, value))
-            for value in old_enum:
-                if value not in new_enum:
-                    text = f"enum value {literal(value)} removed"
-                    out.append(_delta(Rule.ENUM_VALUE_REMOVED, path, text, value, None))
-        elif isinstance(old_enum, list):
-            text = f"no longer restricted to {describe(old)}"
-            out.append(_delta(Rule.TYPE_WIDENED, path, text, old_enum, describe(new)))
-        elif isinstance(new_enum, list):
-            text = f"now restricted to {describe(new)}"
-            out.append(_delta(Rule.TYPE_NARROWED, path, text, describe(old), new_enum))
-        return out
+    def _types(self, old: dict[str, Any], new: dict[str, Any], path: str) -> list[Delta]:
+        """The ``type`` keyword: added, removed, nullable or not, widened, narrowed, changed."""
+        old_types, new_types = types_of(old), types_of(new)
+        if old_types == new_types:
+            return []
+        if old_types is None or new_types is None:
+            added = old_types is None
+            kinds = "|".join(sorted((new_types if added else old_types) or ()))
+            rule = "TYPE_ADDED" if added else "TYPE_REMOVED"
+            text = f"type {kinds} {'added' if added else 'removed'}"
+            return [values.spec_delta(rule, path, text, None if added else kinds,
+                                      kinds if added else None)]  # fmt: skip
+        if old_types ^ new_types == {"null"} and old_types - {"null"}:
+            added = "null" in new_types
+            olds, news = "|".join(sorted(old_types)), "|".join(sorted(new_types))
+            return [values.nullable(added, path, f"type {news}, was {olds}", olds, news)]
+        wider, narrower = covers(new_types, old_types), covers(old_types, new_types)
+        text = f"type {'|'.join(sorted(new_types))} (was {'|'.join(sorted(old_types))})"
+        olds, news = "|".join(sorted(old_types)), "|".join(sorted(new_types))
+        if wider and not narrower:
+            return [delta(Rule.TYPE_WIDENED, path, text, olds, news)]
+        if narrower and not wider:
+            return [delta(Rule.TYPE_NARROWED, path, text, olds, news)]
+        if wider and narrower:
+            return []  # the same values (number and number|integer)
+        return [delta(Rule.TYPE_CHANGED, path, text, olds, news)]
 
     def _keywords(self, old: dict[str, Any], new: dict[str, Any], path: str) -> list[Delta]:
-        """Formats, patterns, bounds, and any keyword this module does not otherwise know."""
-        out: list[Delta] = []
-        for key in ("format", "pattern"):
-            was, now = old.get(key), new.get(key)
-            if was == now:
-                continue
-            if was is None:
-                rule = Rule.TYPE_NARROWED
-            elif now is None:
-                rule = Rule.TYPE_WIDENED
-            else:
-                rule = Rule.TYPE_CHANGED
-            out.append(_delta(rule, path, f"{key} {now!r} (was {was!r})", was, now))
-        for key in sorted(LOWER_BOUNDS | UPPER_BOUNDS):
-            was, now = old.get(key), new.get(key)
-            if was == now:
-                continue
-            if was is None:
-                rule = Rule.TYPE_NARROWED
-            elif now is None:
-                rule = Rule.TYPE_WIDENED
-            else:
-                relaxed = now < was if key in LOWER_BOUNDS else now > was
-                rule = Rule.TYPE_WIDENED if relaxed else Rule.TYPE_NARROWED
-            text = f"{key} {_bound(now)} (was {_bound(was)})"
-            out.append(_delta(rule, path, text, was, now))
-        for key in sorted((set(old) | set(new)) - _HANDLED - ANNOTATIONS):
-            if old.get(key) != new.get(key):
-                text = f"keyword '{key}' changed"
-                out.append(_delta(Rule.TYPE_CHANGED, path, text, old.get(key), new.get(key)))
-        return out
+        """Every keyword family, then any keyword no rule knows."""
+        out = constraints.compare(old, new, path, self._node)
+        out += containers.compare(old, new, path, self._node)
+        out += applicators.compare(old, new, path, self._node)
+        out += values.compare(old, new, path)
+        return out + values.unknown(old, new, path, KNOWN_KEYWORDS)
+
+    def _items(self, old: dict[str, Any], new: dict[str, Any], path: str) -> list[Delta]:
+        """An array's items schema (tuples and ``items: false`` are ``containers``' to judge)."""
+        was, now = old.get("items"), new.get("items")
+        if was is None and now is None:
+            return []
+        if not all(isinstance(v, dict) or v is None for v in (was, now)):
+            return []
+        if "prefixItems" in old or "prefixItems" in new:
+            return []  # items is then the rest of a tuple: compared by containers
+        if was is None or now is None:
+            added = was is None
+            shown = describe(now if added else was)
+            if self._accepts_everything(
+                now if added else was, self.new_defs if added else self.old_defs
+            ):
+                return []
+            rule = "ITEMS_ADDED" if added else "ITEMS_REMOVED"
+            text = f"items {shown} {'added' if added else 'removed'}"
+            return [values.spec_delta(rule, path, text, None if added else shown,
+                                      shown if added else None)]  # fmt: skip
+        return self._node(was, now, f"{path}[]")
 
     # -- objects -----------------------------------------------------------------------------
 
@@ -433,10 +391,10 @@ class DefinitionComparer:
             where = f"{path}.{prop}"
             if prop in new_required and prop not in old_required:
                 text = f"property '{prop}' is now required"
-                out.append(_delta(Rule.PROPERTY_REQUIRED_ADDED, where, text, False, True))
+                out.append(delta(Rule.PROPERTY_REQUIRED_ADDED, where, text, False, True))
             elif prop in old_required and prop not in new_required:
                 text = f"property '{prop}' is now optional"
-                out.append(_delta(Rule.PROPERTY_REQUIRED_REMOVED, where, text, True, False))
+                out.append(delta(Rule.PROPERTY_REQUIRED_REMOVED, where, text, True, False))
             out += self._node(old_props[prop], new_props[prop], where)
         return out + self._additional(old, new, path)
 
@@ -448,11 +406,23 @@ class DefinitionComparer:
             return []
         if now is False and was is not False:
             text = "no longer accepts unknown properties"
-            return [_delta(Rule.ADDITIONAL_PROPERTIES_CLOSED, path, text, _extra_label(was), False)]
+            return [delta(Rule.ADDITIONAL_PROPERTIES_CLOSED, path, text, _extra_label(was), False)]
         if was is False and now is not False:
             text = "now accepts unknown properties"
-            return [_delta(Rule.ADDITIONAL_PROPERTIES_OPENED, path, text, False, _extra_label(now))]
-        return self._node({} if was == "open" else was, {} if now == "open" else now, f"{path}{{}}")
+            return [delta(Rule.ADDITIONAL_PROPERTIES_OPENED, path, text, False, _extra_label(now))]
+        if was == "open" or now == "open":
+            added = was == "open"
+            shown = _extra_label(now if added else was)
+            rule = (
+                "ADDITIONAL_PROPERTIES_SCHEMA_ADDED"
+                if added
+                else "ADDITIONAL_PROPERTIES_SCHEMA_REMOVED"
+            )
+            verb = "must now be" if added else "are no longer constrained to"
+            text = f"unknown properties {verb} {shown}"
+            return [values.spec_delta(rule, path, text, "any" if added else shown,
+                                      shown if added else "any")]  # fmt: skip
+        return self._node(was, now, f"{path}{{}}")
 
     def _extra(self, value: Any, defs: Mapping[str, Any]) -> Any:
         if value is False:
@@ -466,12 +436,19 @@ class DefinitionComparer:
     def _union(self, old: Any, new: Any, path: str) -> list[Delta]:
         old_members = union_members(old)
         new_members = union_members(new)
-        deltas = self._members(old_members or [old], new_members or [new], path)
+        deltas = self._members(
+            [old] if old_members is None else old_members,
+            [new] if new_members is None else new_members,
+            path,
+        )
         if old_members is not None and new_members is not None:
+            if isinstance(old, dict) and isinstance(new, dict):
+                deltas += self._keywords(_no_members(old), _no_members(new), path)
+                deltas += applicators.union_kind(old, new, path)
             return deltas
         # An object became a union or the reverse: one delta, with the member changes folded in.
         became = "a union" if new_members is not None else "no longer a union"
-        inner = [d for d in deltas if d.rule is not Rule.DESCRIPTION_CHANGED]
+        inner = [d for d in deltas if d.rule not in _DOCUMENTATION]
         total, variance = fold(inner), fold_variance(inner)
         if variance is Variance.NONE:
             variance = Variance.WIDEN if new_members is not None else Variance.NARROW
@@ -502,12 +479,18 @@ class DefinitionComparer:
         out: list[Delta] = []
         for old_member, new_member in pairs:
             out += self._node(old_member, new_member, path)
+        if any(is_null(m) for m in left):
+            out.append(values.nullable(False, path, "union member null removed", "null", None))
+        if any(is_null(m) for m in right):
+            out.append(values.nullable(True, path, "union member null added", None, "null"))
+        left = [m for m in left if not is_null(m)]
+        right = [m for m in right if not is_null(m)]
         for member in left:
             text = f"union member {describe(member)} removed"
-            out.append(_delta(Rule.UNION_MEMBER_REMOVED, path, text, describe(member), None))
+            out.append(delta(Rule.UNION_MEMBER_REMOVED, path, text, describe(member), None))
         for member in right:
             text = f"union member {describe(member)} added"
-            out.append(_delta(Rule.UNION_MEMBER_ADDED, path, text, None, describe(member)))
+            out.append(delta(Rule.UNION_MEMBER_ADDED, path, text, None, describe(member)))
         return out
 
     def _similar_members(self, left: list[Any], right: list[Any]) -> list[tuple[Any, Any]]:
@@ -548,8 +531,10 @@ def _extra_label(extra: Any) -> Any:
     return "any" if extra == "open" else describe(extra)
 
 
-def _bound(value: Any) -> str:
-    return "unset" if value is None else str(value)
+def _no_members(node: dict[str, Any]) -> dict[str, Any]:
+    """A union node without its members: the keywords beside them (``anyOf`` and ``oneOf`` are
+    compared as members; which of the two it is, by ``applicators.union_kind``)."""
+    return {k: v for k, v in node.items() if k not in UNION_KEYS}
 
 
 def _is_scalar(member: Any) -> bool:

@@ -2,7 +2,9 @@
 
 Also where overlaps are removed, so every fact is reported once: a new capability flag is a
 ``CAPABILITY_ADDED`` rather than also a ``PROPERTY_ADDED``, and what happens to ``ClientRequest``
-(and the other message unions the method table is read from) is reported as method changes.
+(and the other message unions the method table is read from) is judged by the method rules: a
+member gained or lost is still reported as such (``UNION_MEMBER_ADDED ServerRequest``, the change a
+reader of the bindings looks for), compatible on the wire, naming the method change beside it.
 
 And one correction the schema needs: a definition sent as a JSON-RPC message (a member of
 ``ClientRequest``, ``ServerRequest``, ``ClientNotification`` or ``ServerNotification`` in both
@@ -37,6 +39,7 @@ from .shapes import describe
 MESSAGE_UNIONS = frozenset(name for name, _ in (*REQUEST_UNIONS, *NOTIFICATION_UNIONS))
 WIRE_UNIONS = ("ClientRequest", "ServerRequest", "ClientNotification", "ServerNotification")
 ENVELOPES = ("JSONRPCRequest", "JSONRPCNotification")
+_MEMBER_RULES = frozenset({Rule.UNION_MEMBER_ADDED, Rule.UNION_MEMBER_REMOVED})
 _PROPERTY_RULES = frozenset(
     {
         Rule.PROPERTY_ADDED,
@@ -112,6 +115,13 @@ def owner_path(origin: str) -> str:
     return path
 
 
+def _method_names(ir: RevisionIR) -> dict[str, str]:
+    """Request or notification definition -> its method name."""
+    names = {m.request: m.method for m in ir.methods}
+    names.update((n.notification, n.method) for n in ir.notifications)
+    return names
+
+
 def _wire_messages(ir: RevisionIR) -> frozenset[str]:
     schemas = {name: d.schema for name, d in ir.definitions.items()}
     return frozenset(member for union in WIRE_UNIONS for member in message_members(schemas, union))
@@ -142,6 +152,7 @@ class _Definitions:
         self.new_sites = capability_sites(self.new)
         self.messages = _wire_messages(self.old) & _wire_messages(self.new)
         self.envelope = _envelope_fields(self.old, self.new)
+        self.methods = _method_names(self.old) | _method_names(self.new)
 
     def findings(self) -> list[Finding]:
         out: list[Finding] = []
@@ -223,7 +234,9 @@ class _Definitions:
                 d.new,
             )
             for d in (
-                self._envelope(d, new_name) for d in deltas if not self._redundant(d, new_name)
+                self._message_union(self._envelope(d, new_name), new_name)
+                for d in deltas
+                if not self._redundant(d, new_name)
             )
         ]
 
@@ -232,7 +245,19 @@ class _Definitions:
             return delta.path in self.new_sites
         if delta.rule is Rule.PROPERTY_REMOVED:
             return delta.path in self.old_sites
-        return name in MESSAGE_UNIONS and delta.path == name
+        return name in MESSAGE_UNIONS and delta.path == name and delta.rule not in _MEMBER_RULES
+
+    def _message_union(self, delta: Delta, name: str) -> Delta:
+        """A message union's member change: the method rules judge the wire, so it only keeps
+        its bindings flag and names the method change that judges it."""
+        if name not in MESSAGE_UNIONS or delta.rule not in _MEMBER_RULES:
+            return delta
+        member = delta.new if delta.rule is Rule.UNION_MEMBER_ADDED else delta.old
+        method = self.methods.get(str(member))
+        where = f"'{method}'" if method else "the method and notification tables"
+        what = f"{delta.what}; on the wire, see the change of {where}"
+        compatible = Impact(Severity.COMPATIBLE, Severity.COMPATIBLE, delta.impact.bindings)
+        return replace(delta, impact=compatible, what=what)
 
     def _envelope(self, delta: Delta, name: str) -> Delta:
         if (

@@ -44,6 +44,12 @@ _SEVERITY_TITLES = {
     Severity.COMPATIBLE: "Compatible changes",
 }
 _WIDTH = len(Severity.POTENTIALLY_BREAKING.value)
+# Folded entries are split by message flow (so folding is symmetric); the count says which.
+_FLOW_LABELS = {
+    "client_to_server": ", client -> server",
+    "server_to_client": ", server -> client",
+    "both": ", both ways",
+}
 # Messages never start a line, so only inline markup needs escaping.
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<|])")
 
@@ -124,7 +130,9 @@ def render_text(report: Report, color: bool = True, verbose: bool = False) -> st
         shown = [c for c in group if verbose or not _is_quiet(c)]
         entries = fold_changes(shown)
         for entry in (e for e in entries if e.count > 1):
-            lines.append("  " + _text_line(entry.change, "", color, f" ({entry.count} places)"))
+            flow = _FLOW_LABELS.get(entry.change.direction or "", "")
+            count = f" ({entry.count} places{flow})"
+            lines.append("  " + _text_line(entry.change, "", color, count))
             lines += textwrap.wrap(
                 ", ".join(entry.paths),
                 width=100,

@@ -3,13 +3,16 @@
 The ignore file is TOML, one ``[[ignore]]`` table per accepted change::
 
     [[ignore]]
-    rule = "METHOD_REMOVED"          # a rule ID (see `mcpbind diff rules`)
+    rule = "METHOD_REMOVED"          # a rule ID, a glob, a tag or a category (`mcpbind diff rules`)
     path = "tasks/*"                 # an fnmatch glob over the change's path
     reason = "tasks left the core protocol; our server never used them"
 
 ``reason`` is mandatory, so every accepted break is explained in review. An ignore that matched
 nothing is reported as unused, so the file shrinks when the schema does. Changes with the same
-rule, severity and message are folded into one ``Entry`` with a count and every path.
+rule, severity, message and direction are folded into one ``Entry`` with a count and every path.
+The direction is part of the key so that folding is symmetric: a message names who is hurt only
+when someone is, so without it ``A -> B`` folds additions across flows that ``B -> A`` splits as
+removals hurting different sides.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from typing import Any
 from ..errors import CodegenError
 from .model import Change, Subject
 from .rules import Rule, Severity
+from .taxonomy import TAGS, SelectorError, categories_of, resolve
 
 ONLY = ("breaking", "potentially-breaking", "compatible", "bindings")
 FAIL_ON = ("breaking", "potentially-breaking", "bindings", "never")
@@ -30,14 +34,16 @@ FAIL_ON = ("breaking", "potentially-breaking", "bindings", "never")
 
 @dataclass(frozen=True)
 class Ignore:
-    """One accepted change: ``rule`` and ``path`` (a glob) must both match."""
+    """One accepted change: ``rule`` (a selector: an ID, a glob, a tag, a category) and ``path``
+    (a glob) must both match."""
 
     rule: str
     path: str
     reason: str
+    rules: frozenset[Rule] = frozenset(Rule)
 
     def matches(self, change: Change) -> bool:
-        return (self.rule in ("*", change.rule.value)) and fnmatchcase(change.path, self.path)
+        return change.rule in self.rules and fnmatchcase(change.path, self.path)
 
     def to_json(self) -> dict[str, str]:
         return {"rule": self.rule, "path": self.path, "reason": self.reason}
@@ -51,24 +57,70 @@ def read_ignores(path: Path) -> list[Ignore]:
         raise CodegenError(f"cannot read ignore file {path}: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise CodegenError(f"{path}: not valid TOML: {exc}") from None
-    entries = table.get("ignore", [])
-    if not isinstance(entries, list) or set(table) - {"ignore"}:
+    if set(table) - {"ignore"}:
         raise CodegenError(f"{path}: expected only [[ignore]] tables")
-    known = {r.value for r in Rule} | {"*"}
+    return parse_ignores(table.get("ignore", []), str(path))
+
+
+def parse_ignores(entries: object, where: str) -> list[Ignore]:
+    """The ``[[ignore]]`` tables of an ignore or config file (``where`` names it in errors)."""
+    if not isinstance(entries, list):
+        raise CodegenError(f"{where}: 'ignore' must be a list of [[ignore]] tables")
     out: list[Ignore] = []
     for number, entry in enumerate(entries, 1):
-        where = f"{path}: ignore #{number}"
+        at = f"{where}: ignore #{number}"
         if not isinstance(entry, dict) or set(entry) - {"rule", "path", "reason"}:
-            raise CodegenError(f"{where}: keys are rule, path and reason")
+            raise CodegenError(f"{at}: keys are rule, path and reason")
         rule, glob, reason = entry.get("rule"), entry.get("path"), entry.get("reason")
-        if not isinstance(rule, str) or rule not in known:
-            raise CodegenError(f"{where}: unknown rule {rule!r} (see `mcpbind diff rules`)")
+        if not isinstance(rule, str):
+            raise CodegenError(f"{at}: 'rule' (a rule ID, tag or category) is required")
+        try:
+            selected = resolve(rule)
+        except SelectorError as exc:
+            raise CodegenError(f"{at}: {exc}") from None
         if not isinstance(glob, str) or not glob:
-            raise CodegenError(f"{where}: 'path' (a glob such as \"tasks/*\") is required")
+            raise CodegenError(f"{at}: 'path' (a glob such as \"tasks/*\") is required")
         if not isinstance(reason, str) or not reason.strip():
-            raise CodegenError(f"{where}: a non-empty 'reason' is required")
-        out.append(Ignore(rule, glob, reason.strip()))
+            raise CodegenError(f"{at}: a non-empty 'reason' is required")
+        out.append(Ignore(rule, glob, reason.strip(), selected))
     return out
+
+
+@dataclass(frozen=True)
+class Only:
+    """``--only``: severity words (``breaking``... and ``bindings``, about each change) and rule
+    selectors (IDs, tags, categories). A change is kept when it matches one of the words (if
+    any were given) and one of the selectors (if any were given)."""
+
+    words: frozenset[str] = frozenset()
+    rules: frozenset[Rule] | None = None
+
+    def keeps(self, change: Change) -> bool:
+        if self.words and not any(_is(change, word) for word in self.words):
+            return False
+        return self.rules is None or change.rule in self.rules
+
+
+def _is(change: Change, word: str) -> bool:
+    return change.bindings if word == "bindings" else change.severity.value == word
+
+
+def parse_only(values: tuple[str, ...] | list[str]) -> Only | None:
+    """``--only`` values (repeated or comma-separated); ``CodegenError`` for an unknown one."""
+    items = [part.strip() for value in values for part in value.split(",") if part.strip()]
+    if not items:
+        return None
+    words = frozenset(i for i in items if i in ONLY)
+    selected: set[Rule] = set()
+    for item in items:
+        if item in ONLY:
+            continue
+        try:
+            selected |= resolve(item)
+        except SelectorError as exc:
+            raise CodegenError(f"--only: {exc}") from None
+    rules = frozenset(selected) if len(words) < len(items) else None
+    return Only(words, rules)
 
 
 @dataclass(frozen=True)
@@ -86,6 +138,8 @@ class Entry:
     def to_json(self) -> dict[str, Any]:
         return {
             **self.change.to_json(),
+            "tags": TAGS[self.change.rule].to_json(),
+            "categories": categories_of(self.change.rule),
             "count": self.count,
             "paths": list(self.paths),
             "directions": list(self.directions),
@@ -93,8 +147,8 @@ class Entry:
 
 
 def fold_changes(changes: list[Change]) -> list[Entry]:
-    """One entry per (subject, rule, severity, bindings, message), first-seen order. The message
-    already names who is affected, so the flows of the folded changes are only listed."""
+    """One entry per (subject, rule, severity, bindings, message, direction), first-seen order:
+    the same partition of paths whichever way the two revisions are compared."""
     groups: dict[tuple[Any, ...], list[Change]] = {}
     for change in changes:
         key = (
@@ -103,6 +157,7 @@ def fold_changes(changes: list[Change]) -> list[Entry]:
             change.severity,
             change.bindings,
             change.message,
+            change.direction,
         )
         groups.setdefault(key, []).append(change)
     return [
@@ -136,17 +191,15 @@ class Report:
         return fold_changes(self.changes)
 
 
-def keep(change: Change, minimum: Severity | None, only: str | None) -> bool:
-    """``--severity`` keeps changes at least that severe; ``--only`` keeps exactly one kind."""
+def keep(change: Change, minimum: Severity | None, only: Only | None) -> bool:
+    """``--severity`` keeps changes at least that severe; ``--only`` what it names."""
     if minimum is not None and change.severity.rank < minimum.rank:
         return False
-    if only == "bindings":
-        return change.bindings
-    return only is None or change.severity.value == only
+    return only is None or only.keeps(change)
 
 
 def apply_filters(
-    report: Report, minimum: Severity | None, only: str | None, ignores: list[Ignore]
+    report: Report, minimum: Severity | None, only: Only | None, ignores: list[Ignore]
 ) -> Report:
     """Drop what the filters exclude, then what an ignore accepts; note unused ignores."""
     kept = [c for c in report.changes if keep(c, minimum, only)]

@@ -151,7 +151,7 @@ def test_fixups_are_listed_and_raw_shows_what_they_hide(release_day: Path) -> No
         ),
         (
             "2025-11-25",
-            {(Rule.TYPE_WIDENED, "NumberSchema.default"), (Rule.TYPE_WIDENED, "Task.ttl")},
+            {(Rule.TYPE_WIDENED, "NumberSchema.default"), (Rule.NULLABLE_ADDED, "Task.ttl")},
         ),
         ("2026-07-28", {(Rule.DEFINITION_RENAMED, "SubscriptionsListenResultMetaObject")}),
     ],

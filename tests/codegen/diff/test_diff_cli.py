@@ -42,11 +42,13 @@ def test_text_has_colour_on_a_tty_and_lists_everything_when_verbose() -> None:
     _, out, _ = run("2025-03-26", "2025-06-18", color=True)
     assert ANSI in out and click.unstyle(out) != out
     _, verbose, _ = run("2025-03-26", "2025-06-18", "--verbose")
-    # the same change in seven definitions is one folded line, with every path
-    assert "PROPERTY_ADDED (7 places): property 'title' added (optional, string)" in verbose
+    # the same change in five definitions the server sends is one folded line, with every path
     assert (
-        "at Implementation.title, Prompt.title, PromptArgument.title, PromptReference.title,"
+        "PROPERTY_ADDED (5 places, server -> client): property 'title' added (optional, string)"
         in verbose
+    )
+    assert (
+        "at Prompt.title, PromptArgument.title, Resource.title, ResourceTemplate.title," in verbose
     )
 
 

@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 from diff_schema import Defs, Mutation, message, ref
-from mcpbind.codegen.diff import RULE_DOCS, Change, Rule, Severity
+from mcpbind.codegen.diff import RULE_DOCS, Change, Rule, Severity, diff_revisions
 from mcpbind.codegen.diff.rules import SURFACE_RULES
+from mcpbind.codegen.diff.taxonomy import SPECS
 
 C2S, S2C, BOTH = "client_to_server", "server_to_client", "both"
 B, P, C = Severity.BREAKING, Severity.POTENTIALLY_BREAKING, Severity.COMPATIBLE
@@ -125,6 +126,9 @@ AUDIO = {
     "required": ["type", "data"],
 }
 ADDED = frozenset({Rule.DEFINITION_ADDED})
+# A message union's member change is reported beside the method rule (compatible on the wire).
+MEMBER_ADDED = frozenset({Rule.UNION_MEMBER_ADDED})
+MEMBER_REMOVED = frozenset({Rule.UNION_MEMBER_REMOVED})
 
 CASES = [
     Case(
@@ -136,7 +140,7 @@ CASES = [
         C2S,
         (),
         add_member("ClientRequest", "ListThingsRequest", message("things/list")),
-        incidental=ADDED,
+        incidental=ADDED | MEMBER_ADDED,
     ),
     Case(
         "method-added-ungated",
@@ -147,7 +151,7 @@ CASES = [
         C2S,
         ("server",),
         add_member("ClientRequest", "OtherRequest", message("other/do")),
-        incidental=ADDED,
+        incidental=ADDED | MEMBER_ADDED,
     ),
     Case(
         "method-removed",
@@ -158,6 +162,7 @@ CASES = [
         C2S,
         ("client",),
         drop_member("ClientRequest", "ThingRequest"),
+        incidental=MEMBER_REMOVED,
     ),
     Case(
         "method-direction-added",
@@ -168,6 +173,7 @@ CASES = [
         C2S,
         ("server",),
         lambda d: d["ClientRequest"]["anyOf"].append(ref("PingRequest")),
+        incidental=MEMBER_ADDED,
     ),
     Case(
         "method-direction-removed",
@@ -179,6 +185,7 @@ CASES = [
         ("client",),
         lambda d: None,
         old=lambda d: d["ClientRequest"]["anyOf"].append(ref("PingRequest")),
+        incidental=MEMBER_REMOVED,
     ),
     Case(
         "method-result-changed",
@@ -200,7 +207,7 @@ CASES = [
         S2C,
         (),
         add_member("ServerNotification", "ThingsChanged", message("notifications/things/changed")),
-        incidental=ADDED,
+        incidental=ADDED | MEMBER_ADDED,
     ),
     Case(
         "notification-removed",
@@ -211,6 +218,7 @@ CASES = [
         S2C,
         ("client",),
         drop_member("ServerNotification", "ProgressNotification"),
+        incidental=MEMBER_REMOVED,
     ),
     Case(
         "notification-direction-added",
@@ -221,6 +229,7 @@ CASES = [
         C2S,
         (),
         lambda d: d["ClientNotification"]["anyOf"].append(ref("ProgressNotification")),
+        incidental=MEMBER_ADDED,
     ),
     Case(
         "notification-direction-removed",
@@ -232,6 +241,7 @@ CASES = [
         ("server",),
         lambda d: None,
         old=lambda d: d["ClientNotification"]["anyOf"].append(ref("ProgressNotification")),
+        incidental=MEMBER_REMOVED,
     ),
     Case(
         "capability-added",
@@ -276,6 +286,7 @@ CASES = [
         S2C,
         ("server",),
         lambda d: d.update({"ServerRequest": {"anyOf": []}}),
+        incidental=MEMBER_REMOVED,
     ),
     Case(
         "method-became-input-request",
@@ -288,7 +299,7 @@ CASES = [
         lambda d: d.update(
             {"ServerRequest": {"anyOf": []}, "InputRequest": {"anyOf": [ref("PingRequest")]}}
         ),
-        incidental=frozenset({Rule.DEFINITION_ADDED}),
+        incidental=frozenset({Rule.DEFINITION_ADDED}) | MEMBER_REMOVED,
     ),
     Case(
         "method-became-request",
@@ -302,7 +313,7 @@ CASES = [
         old=lambda d: d.update(
             {"ServerRequest": {"anyOf": []}, "InputRequest": {"anyOf": [ref("PingRequest")]}}
         ),
-        incidental=frozenset({Rule.DEFINITION_REMOVED}),
+        incidental=frozenset({Rule.DEFINITION_REMOVED}) | MEMBER_ADDED,
     ),
     Case(
         "definition-added",
@@ -557,6 +568,7 @@ def test_every_rule_is_documented_and_covered() -> None:
     documents = {Rule.DEPRECATED, Rule.UNDEPRECATED, Rule.DIALECT_CHANGED}
     # A server's surface: covered in test_diff_surface.py.
     covered = {c.rule for c in CASES} | {Rule.DESCRIPTION_CHANGED} | documents | SURFACE_RULES
+    covered |= set(SPECS)  # the keyword families: test_diff_keywords.py
     assert covered == set(Rule)
 
 
@@ -664,3 +676,28 @@ def test_a_union_the_schema_collapsed_into_its_only_member_keeps_its_direction(
         defs["ClientNotification"] = copy.deepcopy(defs["InitializedNotification"])
 
     assert diff_of(None, collapse) == []
+
+
+def test_a_message_union_gaining_a_member_is_reported_beside_the_method(
+    diff_of: Callable[..., list[Change]],
+) -> None:
+    """2025-06-18's ServerRequest gained ElicitRequest: a reader of the bindings looks for the
+    union change, the wire is judged once, by the method rule."""
+    elicit = add_member("ServerRequest", "ElicitRequest", message("elicitation/create"))
+    changes = diff_of(None, elicit)
+    [method] = [c for c in changes if c.rule is Rule.METHOD_ADDED]
+    [union] = [c for c in changes if c.rule is Rule.UNION_MEMBER_ADDED]
+    assert method.path == "elicitation/create" and method.severity is P
+    assert union.path == "ServerRequest" and union.new == "ElicitRequest"
+    assert union.severity is C and union.affects == () and not union.bindings
+    assert "'elicitation/create'" in union.message
+    [gone] = [c for c in diff_of(elicit, None) if c.rule is Rule.UNION_MEMBER_REMOVED]
+    assert gone.path == "ServerRequest" and gone.bindings and gone.severity is C
+
+
+def test_the_pinned_server_request_union_gains_elicit_request(irs: dict[str, Any]) -> None:
+    changes = diff_revisions(irs["2025-03-26"], irs["2025-06-18"])
+    assert [(c.rule, c.new) for c in changes if c.path == "ServerRequest"] == [
+        (Rule.UNION_MEMBER_ADDED, "ElicitRequest")
+    ]
+    assert any(c.rule is Rule.METHOD_ADDED and c.path == "elicitation/create" for c in changes)

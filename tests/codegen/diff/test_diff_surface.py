@@ -139,7 +139,7 @@ CASES = [
     Case(
         "argument type narrowed",
         lambda s: inputs(s)["properties"]["limit"].update(minimum=1),
-        Rule.TYPE_NARROWED, B, "tools/find.inputSchema.limit", SENT,
+        Rule.MINIMUM_ADDED, B, "tools/find.inputSchema.limit", SENT,
     ),
     Case(
         "argument type widened",

@@ -3,18 +3,26 @@ the order is swapped, stable JSON, and speed on the two largest revisions."""
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections import Counter
 
 import pytest
 from mcpbind.codegen.diff import Change, Rule, diff_revisions
 from mcpbind.codegen.diff.engine import definition_renames as match_renames
+from mcpbind.codegen.diff.report import fold_changes
 from mcpbind.codegen.ir import RevisionIR, build_ir
 from mcpbind.codegen.load import load_revision
 
 MIRROR: dict[Rule, Rule] = {}
 for _rule in Rule:
-    for _a, _b in (("ADDED", "REMOVED"), ("WIDENED", "NARROWED"), ("OPENED", "CLOSED")):
+    for _a, _b in (
+        ("ADDED", "REMOVED"),
+        ("WIDENED", "NARROWED"),
+        ("OPENED", "CLOSED"),
+        ("INCREASED", "DECREASED"),
+        ("EXCLUSIVE", "INCLUSIVE"),
+    ):
         if _rule.value.endswith(_a):
             _other = Rule(_rule.value.removesuffix(_a) + _b)
             MIRROR[_rule], MIRROR[_other] = _other, _rule
@@ -87,3 +95,27 @@ def test_the_two_largest_revisions_diff_well_under_a_second() -> None:
     changes = diff_revisions(old, new, include_descriptions=True)
     elapsed = time.perf_counter() - started
     assert changes and elapsed < 1.0, elapsed
+
+
+def _folds(changes: list[Change], renames: dict[str, str]) -> set[frozenset[str]]:
+    return {frozenset(_renamed_path(p, renames) for p in e.paths) for e in fold_changes(changes)}
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    list(
+        itertools.combinations(
+            ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"], 2
+        )
+    ),
+)
+def test_folding_groups_the_same_paths_both_ways(
+    irs: dict[str, RevisionIR], old: str, new: str
+) -> None:
+    """2025-03-26 -> 2025-06-18 once folded 19 optional additions across flows into 2 entries
+    while the reverse split the removals by who reads them: now both split by flow."""
+    renames = match_renames(irs[old], irs[new])
+    forward = _folds(diff_revisions(irs[old], irs[new], include_descriptions=True), {})
+    backward = _folds(diff_revisions(irs[new], irs[old], include_descriptions=True), renames)
+    assert forward == backward
+    assert any(len(paths) > 1 for paths in forward) or old == "2024-11-05"
