@@ -7,7 +7,10 @@ diff`` for ``@deprecated``), the changelog page and the spec's example messages 
 vendored as ``<rev>/schema.json`` (and so on) next to ``pins.toml``: in ``schema/`` of the checkout
 and in the installed package. ``write_pins`` rewrites the file in one fixed form: the leading
 comment block kept, revisions sorted, keys in ``KEYS`` order, so ``mcpbind pin`` changes only the
-lines of the revision it pins.
+lines of the revision it pins. ``[extensions."<name>"."<version>"]`` tables pin protocol
+extensions' schemas for ``mcpbind diff`` (``ExtensionPin``, vendored in
+``extensions/<name>/<version>/``); ``load_pins`` (and so ``generate``) never reads them, and
+``write_pins`` keeps them.
 """
 
 from __future__ import annotations

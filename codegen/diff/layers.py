@@ -8,8 +8,12 @@ definitions (``Tool``, ``Result``...): a name the revision already defines keeps
 definition, and a note counts the copies that differ, so two versions of an extension over the
 same revision differ only where the extension's own definitions do.
 
-Only definitions are layered: an extension's requests do not join the revision's method table
-(the IR infers that from the protocol's own unions), so they are compared as definitions.
+An extension whose methods mcpbind knows (``codegen.ir.extensions``: the tasks extension) also
+joins the method table: its requests are added to ``ClientRequest`` and its notifications to
+``ServerNotification`` (the extension's client sends the one and its server the other), each
+with its ``allOf`` merged, as the diff reads it anyway, so that the IR finds the method name.
+The requests of other extensions (MCP Apps' ``ui/*``, between a view and its host, not on the
+MCP wire) are compared as definitions only.
 """
 
 from __future__ import annotations
@@ -20,8 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CodegenError
+from ..ir.extensions import EXTENSIONS
+from ..ir.refs import const_of, union_members
 from ..load import LoadedSchema, load_extension
 from ..pins import ExtensionPin, get_extension_pin, load_extension_pins
+from .shapes import effective
 
 __all__ = ["Layered", "layer", "split_spec"]
 
@@ -78,6 +85,44 @@ def _rebase(schema: Any, old: str, new: str) -> Any:
     return schema
 
 
+def _add_member(defs: dict[str, Any], key: str, union: str, name: str) -> None:
+    """Add ``name`` to the union definition ``union`` (a one-member union may be a ``$ref`` or
+    an inline copy of its member: it becomes an ``anyOf``)."""
+    ref = {"$ref": f"#/{key}/{name}"}
+    schema = defs.get(union)
+    if isinstance(schema, dict) and union_members(schema):
+        defs[union] = {**schema, "anyOf": [*schema["anyOf"], ref]}
+        return
+    members = []
+    if isinstance(schema, dict) and "$ref" in schema:
+        members = [schema]
+    elif isinstance(schema, dict):
+        copied = next((n for n, other in defs.items() if n != union and other == schema), None)
+        members = [{"$ref": f"#/{key}/{copied}"}] if copied else []
+    defs[union] = {"anyOf": [*members, ref]}
+
+
+def _wire(defs: dict[str, Any], key: str, pin: ExtensionPin, added: list[str]) -> list[str]:
+    """Join the known methods among ``added`` to the revision's unions; the methods wired."""
+    known = next((e for e in EXTENSIONS if e.identifier == pin.identifier), None)
+    if known is None:
+        return []
+    wired: list[str] = []
+    for name in added:
+        flat = effective(defs[name], defs)
+        method = const_of(flat, "method")
+        if method in known.requests:
+            union = "ClientRequest"
+        elif method in known.notifications:
+            union = "ServerNotification"
+        else:
+            continue
+        defs[name] = flat
+        _add_member(defs, key, union, name)
+        wired.append(method)
+    return sorted(wired)
+
+
 def layer(base: LoadedSchema, extensions: list[ExtensionPin]) -> Layered:
     """``base`` with the definitions of ``extensions`` added (see the module docstring)."""
     if not extensions:
@@ -88,16 +133,19 @@ def layer(base: LoadedSchema, extensions: list[ExtensionPin]) -> Layered:
     for pin in extensions:
         extension, _ = load_extension(pin)
         ext_key, ext_defs = _definitions(extension)
-        added = 0
+        added: list[str] = []
         differing = 0
         for name, schema in ext_defs.items():
             schema = _rebase(schema, ext_key, key)
             if name not in defs:
                 defs[name] = schema
-                added += 1
+                added.append(name)
             elif defs[name] != schema:
                 differing += 1
-        note = f"{pin.label} ({pin.identifier}): {added} definitions added from {pin.path}"
+        wired = _wire(defs, key, pin, added)
+        note = f"{pin.label} ({pin.identifier}): {len(added)} definitions added from {pin.path}"
+        if wired:
+            note += f"; methods {', '.join(wired)}"
         if differing:
             note += f"; {differing} of its copies of {base.revision} definitions differ, "
             note += f"{base.revision}'s kept"

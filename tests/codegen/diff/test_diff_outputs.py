@@ -254,11 +254,36 @@ def test_an_extension_layers_over_a_revision() -> None:
     assert document["new"] == "2026-07-28+tasks@2026-08-21"  # the newest pinned version
     added = {e["name"] for e in document["entries"] if e["rule"] == "DEFINITION_ADDED"}
     assert {"GetTaskRequest", "UpdateTaskRequest", "TasksExtensionCapability"} <= added
-    assert {e["rule"] for e in document["entries"]} == {"DEFINITION_ADDED"}
+    # the extension's methods join the method table (client -> server), its notification too
+    methods = {p for e in document["entries"] if e["rule"] == "METHOD_ADDED" for p in e["paths"]}
+    assert methods == {"tasks/get", "tasks/update", "tasks/cancel"}
+    assert all(
+        e["direction"] == "client_to_server"
+        for e in document["entries"]
+        if e["rule"] == "METHOD_ADDED"
+    )
+    notes = [e for e in document["entries"] if e["rule"] == "NOTIFICATION_ADDED"]
+    assert [(e["path"], e["direction"]) for e in notes] == [
+        ("notifications/tasks", "server_to_client")
+    ]
+    assert {e["rule"] for e in document["entries"]} == {
+        "DEFINITION_ADDED",
+        "METHOD_ADDED",
+        "NOTIFICATION_ADDED",
+    }
     assert any("tasks@2026-08-21 (io.modelcontextprotocol/tasks)" in n for n in document["notes"])
     _, layered, _ = run("2025-11-25", "2026-07-28+tasks", "--format", "json", "--fail-on", "never")
-    # 2025-11-25's Task and CreateTaskResult are compared with the extension's
-    assert any(e["name"] == "CreateTaskResult" for e in json.loads(layered)["entries"])
+    # 2025-11-25's tasks against the extension's: tasks/get stays, tasks/result goes
+    entries = json.loads(layered)["entries"]
+    removed = {p for e in entries if e["rule"] == "METHOD_REMOVED" for p in e["paths"]}
+    assert {"tasks/result", "tasks/list"} <= removed and "tasks/get" not in removed
+    assert any(
+        e["rule"] == "CONST_CHANGED" and e["path"] == "TaskStatusNotification.method"
+        for e in entries
+    )
+    # MCP Apps' ui/* messages go between a view and its host: definitions only
+    _, apps, _ = run("2025-11-25", "2025-11-25+apps", "--format", "json")
+    assert {e["rule"] for e in json.loads(apps)["entries"]} == {"DEFINITION_ADDED"}
 
 
 @pytest.mark.parametrize(
