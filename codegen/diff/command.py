@@ -270,7 +270,7 @@ def diff_command(
     report = apply_filters(report, minimum, only, ignores)
     report.changelog = check
     try:
-        output = render_output(report, fmt, fail_on)
+        output = render_output(report, fmt, fail_on, fail_on_changelog)
     except CodegenError as exc:
         click.echo(f"mcpbind: error: {exc}", err=True)
         sys.exit(2)

@@ -14,6 +14,8 @@ from ..errors import CodegenError
 from ..ir import RevisionIR
 from ..load import load_changelog
 from .changelog_check import ChangelogCheck, check_changelog
+from .ci_formats import render_github, render_junit
+from .formats_changelog import changelog_github, changelog_junit
 from .formats_html import render_html
 from .formats_singleline import render_singleline
 from .formats_yaml import render_yaml
@@ -34,8 +36,18 @@ OUTPUT_FORMATS = ("yaml", "html", "singleline")
 CHANGELOG_EXIT = 3
 
 
-def render_output(report: Report, fmt: str, fail_on: str) -> str | None:
-    """The report in one of ``OUTPUT_FORMATS``; None for the other formats."""
+def render_output(
+    report: Report, fmt: str, fail_on: str, fail_on_changelog: bool = False
+) -> str | None:
+    """The report in one of ``OUTPUT_FORMATS``, or in ``github``/``junit`` with the changelog
+    check's findings; None when the command's own renderers print it as it is."""
+    check = report.changelog
+    fails = fail_on_changelog and check is not None and not check.clean
+    if fmt == "github" and check is not None:
+        lines = changelog_github(check, fails)
+        return render_github(report, fail_on) + "".join(f"{line}\n" for line in lines)
+    if fmt == "junit" and check is not None:
+        return changelog_junit(render_junit(report, fail_on), check, fails)
     if fmt == "yaml":
         return render_yaml(report, fail_on)
     if fmt == "html":

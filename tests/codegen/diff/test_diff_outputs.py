@@ -8,6 +8,7 @@ import itertools
 import json
 import re
 import tomllib
+import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -169,6 +170,20 @@ def test_fail_on_changelog_exits_3_only_when_asked_and_only_for_findings() -> No
     assert code == 3 and "changelog CHANGELOG_UNMENTIONED tasks/cancel" in out
     assert run("2024-11-05", "2025-03-26", "--fail-on-changelog")[0] == 0  # all backed
     assert run("2025-11-25", "2026-07-28", "--fail-on-changelog")[0] == 1  # --fail-on first
+
+
+def test_github_and_junit_carry_the_changelog_findings() -> None:
+    args = ("2025-11-25", "2026-07-28", "--fail-on", "never", "--check-changelog")
+    _, out, _ = run(*args, "--format", "github")
+    assert "::warning title=CHANGELOG_UNMENTIONED tasks/cancel::METHOD_REMOVED is breaking" in out
+    _, out, _ = run(*args, "--format", "github", "--fail-on-changelog")
+    assert "::error title=CHANGELOG_UNMENTIONED tasks/cancel::" in out
+    code, out, _ = run(*args, "--format", "junit", "--fail-on-changelog")
+    assert code == 3
+    suites = ET.fromstring(out.split("?>", 1)[1])
+    check = suites.find("testsuite[@name='changelog check (2026-07-28)']")
+    assert check is not None and check.get("failures") == check.get("tests") != "0"
+    assert len(suites.findall("testsuite")) == 2
 
 
 def test_changelog_check_of_a_revision_without_changelog_is_one_line() -> None:
