@@ -7,7 +7,12 @@ prose. An entry is matched to the diff by the names it mentions, never by its wo
   at ``/`` and ``.`` too (``io.modelcontextprotocol/logLevel`` also names ``logLevel``);
 * *feature words*: bold words and link texts (``**tool annotations**``), matched when their
   letters, last word singular, are part of a changed definition's or method's name
-  (``batching`` -> ``JSONRPCBatchRequest``).
+  (``batching`` -> ``JSONRPCBatchRequest``);
+* *plain words* of five letters or more, singular, outside a list of words every MCP schema
+  uses (``tools``, ``request``...): they back an entry when one equals a changed property,
+  definition or method segment (``icons`` -> ``Tool.icons``), or a part of a changed
+  definition's name that few definitions share (``audio`` -> ``AudioContent``), but never count
+  as a mention of a breaking change, being weaker evidence.
 
 A change is named by its definition or method, the property names on its path, the methods whose
 request or result it is, and a renamed definition's old and new names, all lower-cased. Then:
@@ -25,6 +30,7 @@ counts as backed. What it finds is a list to read, not a verdict.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,6 +54,21 @@ _WORD = re.compile(r"[a-z0-9]+")
 _SKIPPED_SECTIONS = ("full changelog",)
 # Path segments that name a position, not a name a changelog would use.
 _POSITIONAL = frozenset({"", "[]", "params", "result", "items"})
+#: A part of a definition name shared by more definitions than this names no one feature.
+_RARE = 3
+_CAPITALISED = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+_PLAIN = re.compile(r"\b[a-z][a-z]{4,}\b")
+# Words too common in MCP prose and schemas to tie an entry to a change.
+_COMMON = frozenset(
+    {
+        *("added", "adding", "allow", "change", "clarify", "client", "content", "define"),
+        *("definition", "error", "field", "format", "found", "header", "input", "message"),
+        *("metadata", "method", "model", "notification", "optional", "param", "prompt"),
+        *("protocol", "request", "require", "resource", "response", "result", "return"),
+        *("schema", "server", "should", "status", "support", "their", "these", "those"),
+        *("through", "type", "value", "version", "which", "would"),
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -60,6 +81,7 @@ class ChangelogEntry:
     names: frozenset[str]
     features: tuple[str, ...]
     references: tuple[str, ...]
+    words: frozenset[str] = frozenset()
 
     @property
     def label(self) -> str:
@@ -141,6 +163,16 @@ def _code_names(text: str) -> set[str]:
     return names
 
 
+def _singular(word: str) -> str:
+    return word[:-1] if word.endswith("s") and not word.endswith(("ss", "us", "is")) else word
+
+
+def _plain_words(text: str) -> frozenset[str]:
+    text = _BACKTICK.sub(" ", _without_urls(text))
+    words = {_singular(w) for w in _PLAIN.findall(text)}
+    return frozenset(w for w in words if w not in _COMMON)
+
+
 def _features(text: str) -> tuple[str, ...]:
     found: list[str] = []
     for phrase in [*_BOLD.findall(text), *_LINK_TEXT.findall(text)]:
@@ -196,7 +228,13 @@ def parse_changelog(markdown: str) -> list[ChangelogEntry]:
         references = tuple(dict.fromkeys(_REFERENCE.findall(text)))
         entries.append(
             ChangelogEntry(
-                section, number, text, frozenset(_code_names(text)), _features(text), references
+                section,
+                number,
+                text,
+                frozenset(_code_names(text)),
+                _features(text),
+                references,
+                _plain_words(text),
             )
         )
     return entries
@@ -254,6 +292,30 @@ def change_names(change: Change, owners: dict[str, set[str]]) -> set[str]:
     return names
 
 
+def simple_names(change: Change, rare: frozenset[str]) -> set[str]:
+    """The single words naming ``change`` that plain words may equal: its definition or method
+    name whole, and split at capitals where the part is ``rare`` (``AudioContent`` -> ``audio``),
+    the properties on its path whole, its method's segments; singular, lower-cased."""
+    segments = re.split(r"\.|\[\]|\|\d+", change.path.split(" ", 1)[0])[1:]
+    words = {change.name.lower(), *change.name.lower().split("/")}
+    words.update(s.lower() for s in segments if s.lower() not in _POSITIONAL)
+    words.update(part for part in _parts(change.name) if part in rare)
+    return {_singular(w) for w in words if w}
+
+
+def _parts(name: str) -> set[str]:
+    return {part.lower() for part in _CAPITALISED.findall(name)}
+
+
+def rare_parts(irs: Iterable[RevisionIR]) -> frozenset[str]:
+    """Parts of definition names (split at capitals) that at most ``_RARE`` definitions share:
+    ``Audio``, ``Icon``; not ``Message`` or ``Request``."""
+    counts: Counter[str] = Counter()
+    for name in {n for ir in irs for n in ir.definitions}:
+        counts.update(_parts(name))
+    return frozenset(part for part, n in counts.items() if n <= _RARE)
+
+
 def _matches(entry: ChangelogEntry, names: set[str]) -> bool:
     if entry.names & names:
         return True
@@ -281,8 +343,10 @@ def check_changelog(
         if key not in seen and not any(_matches(e, names) for e in entries):
             seen.add(key)  # one row per rule and path: a union's members removed are one finding
             result.unmentioned.append(change)
+    rare = rare_parts(irs)
+    simple = set().union(*(simple_names(c, rare) for c in changes)) if changes else set()
     for entry in entries:
-        if any(_matches(entry, n) for _, n in named):
+        if any(_matches(entry, n) for _, n in named) or entry.words & simple:
             result.backed.append(entry)
         elif entry.names & known:
             result.unbacked.append(entry)

@@ -163,6 +163,18 @@ def test_changelog_check_finds_unmentioned_breaks_and_unbacked_entries() -> None
     )
 
 
+def test_plain_words_back_entries_but_never_mention_breaking_changes() -> None:
+    _, out, _ = run("2025-06-18", "2025-11-25", "--format", "json", "--check-changelog")
+    check = json.loads(out)["changelog"]
+    not_backed = {(e["section"], e["number"]) for e in check["prose"] + check["unbacked"]}
+    # "expose icons as additional metadata": no code name, but `Tool.icons` and `Icon` changed
+    assert ("Major changes", 2) not in not_backed
+    assert ("Governance and process updates", 1) in not_backed
+    # the 2026-07-28 tasks entry says "tasks" in prose: tasks/cancel stays unmentioned
+    _, out, _ = run("2025-11-25", "2026-07-28", "--format", "json", "--check-changelog")
+    assert "tasks/cancel" in {f["path"] for f in json.loads(out)["changelog"]["unmentioned"]}
+
+
 def test_fail_on_changelog_exits_3_only_when_asked_and_only_for_findings() -> None:
     args = ("2025-11-25", "2026-07-28", "--fail-on", "never", "--format", "singleline")
     assert run(*args, "--check-changelog")[0] == 0
