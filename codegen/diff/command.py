@@ -167,7 +167,8 @@ def render_rules() -> str:
     default="text",
     show_default=True,
     help="text for a terminal, markdown for release notes, json for tools "
-    "(codegen/diff/report.schema.json), github for workflow annotations, junit for test reports.",
+    "(`mcpbind diff schema`) and yaml the same document, github for workflow annotations, junit "
+    "for test reports, html for one self-contained page, singleline for one line per change.",
 )
 @click.option(
     "--severity",

@@ -7,6 +7,7 @@ import hashlib
 import itertools
 import json
 import re
+import sys
 import tomllib
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
@@ -93,6 +94,16 @@ class _Page(HTMLParser):
 
     def handle_data(self, data: str) -> None:
         self.text.append(data)
+
+
+def test_yaml_without_pyyaml_is_a_one_line_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "yaml", None)  # as on a plain install without the extra
+    code, out, err = run("2025-03-26", "2025-06-18", "--format", "yaml")
+    assert code == 2 and out == ""
+    assert (
+        err
+        == "mcpbind: error: --format yaml needs PyYAML: pip install 'mcpbind[codegen]' (or pyyaml)\n"
+    )
 
 
 def test_html_is_one_self_contained_page_with_escaped_content(tmp_path: Path) -> None:
