@@ -262,6 +262,8 @@ def diff_command(
             raise CodegenError("give two revisions (OLD NEW), or `mcpbind diff rules`")
         ignores = read_ignores(ignore_file) if ignore_file is not None else []
         report = build_report(old, new, raw, include_descriptions)
+        if (check_changelog or fail_on_changelog) and report.kind == "surface":
+            raise CodegenError("--check-changelog reads a revision's changelog, not a server's")
         if check_changelog or fail_on_changelog:
             check = changelog_of(new, report.changes, (load_ir(old, raw)[0], load_ir(new, raw)[0]))
     except CodegenError as exc:

@@ -234,7 +234,19 @@ def _docs_section() -> dict[str, str]:
 def test_docs_table_is_what_the_command_prints_now(old: str, new: str) -> None:
     _, out, _ = run(old, new, "--check-changelog", "--format", "markdown", "--fail-on", "never")
     printed = out.split(f"### Changelog check: {new}\n", 1)[1].strip("\n")
-    assert _docs_section()[f"{old} → {new}"] == printed
+    assert _docs_section()[f"{old} → {new}"] == printed, (
+        f"docs/diff-in-ci.md is stale: paste the section `mcpbind diff {old} {new} "
+        "--check-changelog --format markdown` prints under its heading"
+    )
+
+
+def test_changelog_check_of_server_snapshots_is_refused() -> None:
+    surface = ROOT / "examples" / "surface"
+    code, _, err = run(
+        str(surface / "released.json"), str(surface / "compatible.json"), "--check-changelog"
+    )
+    assert code == 2
+    assert err == "mcpbind: error: --check-changelog reads a revision's changelog, not a server's\n"
 
 
 # --- extension schemas -------------------------------------------------------------------------
