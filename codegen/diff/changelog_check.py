@@ -39,7 +39,16 @@ from ..ir import RevisionIR
 from .model import Change
 from .rules import Severity
 
-__all__ = ["ChangelogCheck", "ChangelogEntry", "check_changelog", "parse_changelog"]
+__all__ = [
+    "ChangelogCheck",
+    "ChangelogEntry",
+    "change_names",
+    "check_changelog",
+    "parse_changelog",
+    "rare_parts",
+    "simple_names",
+    "vocabulary",
+]
 
 _HEADING = re.compile(r"^#{2,6}\s+(.*?)\s*$")
 _ITEM = re.compile(r"^(\s*)(?:\d+\.|[-*])\s+(.*)$")
@@ -49,6 +58,7 @@ _LINK_TEXT = re.compile(r"(?<!!)\[([^\]]+)\]\(")
 _CAMEL = re.compile(r"\b[A-Z][a-z0-9]+(?:[A-Z][A-Za-z0-9]*)+\b|\b[a-z]+[A-Z][A-Za-z0-9]*\b")
 _METHOD = re.compile(r"\b[a-z]+(?:/[a-zA-Z_]+)+\b")
 _REFERENCE = re.compile(r"(SEP-\d+|PR ?#\d+|RFC ?\d+)")
+_PULL = re.compile(r"/pull/(\d+)")
 _WORD = re.compile(r"[a-z0-9]+")
 # Sections that never describe the schema: nothing there is checked.
 _SKIPPED_SECTIONS = ("full changelog",)
@@ -225,7 +235,8 @@ def parse_changelog(markdown: str) -> list[ChangelogEntry]:
     for section, number, text in _items(markdown):
         if section.lower().startswith(_SKIPPED_SECTIONS):
             continue
-        references = tuple(dict.fromkeys(_REFERENCE.findall(text)))
+        found = [*_REFERENCE.findall(text), *(f"PR #{n}" for n in _PULL.findall(text))]
+        references = tuple(dict.fromkeys(r.replace("PR#", "PR #") for r in found))
         entries.append(
             ChangelogEntry(
                 section,
