@@ -1,8 +1,9 @@
-"""Benchmark of ``mcpbind diff`` on the largest pinned pair (2025-11-25 -> 2026-07-28). Not a test.
+"""Benchmark of ``mcpbind diff``'s output formats, changelog check and extension layers on the
+largest pinned pair (2025-11-25 -> 2026-07-28), as whole processes. Not a test.
 
 Run from the repository root (or with ``PYTHONPATH`` at another checkout, to compare commits)::
 
-    .venv/bin/python bench/diff.py --repeat 7
+    .venv/bin/python bench/diff_formats.py --repeat 7
 
 Each figure is the median of ``--repeat`` fresh processes running the whole command
 (interpreter start-up, imports, loading and verifying the pinned files, the IRs, the diff and
