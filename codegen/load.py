@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from .errors import CodegenError
-from .pins import Pin, get_pin, schema_folders
+from .pins import ExtensionPin, Pin, get_pin, schema_folders
 from .vendor import CHANGELOG, MANIFEST, SCHEMA, TS, expected_sha256, parse_manifest
 
 SCHEMA_DIR_ENV = "MCPBIND_SCHEMA_DIR"
@@ -255,3 +255,17 @@ def load_file(path: Path, revision: str) -> LoadedSchema:
     """Load an explicit schema file under a revision name of the caller's choosing."""
     data = _read(path)
     return LoadedSchema(revision, parse_schema(data, str(path)), sha256_hex(data), str(path), None)
+
+
+def load_extension(pin: ExtensionPin, pins: Path | None = None) -> tuple[dict[str, Any], str]:
+    """The parsed, verified schema of one pinned extension version and the file it came from:
+    ``extensions/<name>/<version>/schema.json`` next to the pins (``$MCPBIND_SCHEMA_DIR`` first)."""
+    relative = Path("extensions", pin.name, pin.version, SCHEMA)
+    env_dir = os.environ.get(SCHEMA_DIR_ENV)
+    roots = [Path(env_dir), *schema_folders(pins)] if env_dir else list(schema_folders(pins))
+    for root in roots:
+        path = root / relative
+        if path.is_file():
+            return parse_schema(verified_bytes(path, pin.sha256), str(path)), str(path)
+    places = ", ".join(str(root / relative) for root in roots)
+    raise CodegenError(f"extension {pin.label} is pinned but not vendored (looked for {places})")

@@ -7,7 +7,10 @@ diff`` for ``@deprecated``), the changelog page and the spec's example messages 
 vendored as ``<rev>/schema.json`` (and so on) next to ``pins.toml``: in ``schema/`` of the checkout
 and in the installed package. ``write_pins`` rewrites the file in one fixed form: the leading
 comment block kept, revisions sorted, keys in ``KEYS`` order, so ``mcpbind pin`` changes only the
-lines of the revision it pins.
+lines of the revision it pins. ``[extensions."<name>"."<version>"]`` tables pin protocol
+extensions' schemas for ``mcpbind diff`` (``ExtensionPin``, vendored in
+``extensions/<name>/<version>/``); ``load_pins`` (and so ``generate``) never reads them, and
+``write_pins`` keeps them.
 """
 
 from __future__ import annotations
@@ -73,6 +76,42 @@ class Pin:
         return {k: v for k in KEYS if (v := values[k]) is not None}
 
 
+#: The keys of an ``[extensions."<name>"."<version>"]`` table, in the order they are written.
+EXTENSION_KEYS = ("identifier", "base", "spec_commit", "path", "sha256", "url")
+_EXTENSION_REQUIRED = ("identifier", "base", "path", "sha256", "url")
+
+
+@dataclass(frozen=True)
+class ExtensionPin:
+    """One version of a protocol extension's JSON schema: where its bytes come from, their sha256,
+    and the revision it extends (``base``). ``spec_commit`` is None for bytes taken from a
+    package release rather than a repository commit. ``generate`` never reads these."""
+
+    name: str
+    version: str
+    identifier: str
+    base: str
+    path: str
+    sha256: str
+    url: str
+    spec_commit: str | None = None
+
+    @property
+    def label(self) -> str:
+        return f"{self.name}@{self.version}"
+
+    def entry(self) -> dict[str, str]:
+        values = {
+            "identifier": self.identifier,
+            "base": self.base,
+            "spec_commit": self.spec_commit,
+            "path": self.path,
+            "sha256": self.sha256,
+            "url": self.url,
+        }
+        return {k: v for k in EXTENSION_KEYS if (v := values[k]) is not None}
+
+
 def commit_of(url: str) -> tuple[str, str] | None:
     """(commit, path in the repository) of a raw.githubusercontent URL at a full commit hash."""
     match = _RAW_GITHUB.match(url)
@@ -124,6 +163,40 @@ def load_pins(path: Path | None = None) -> dict[str, Pin]:
     return pins
 
 
+def load_extension_pins(path: Path | None = None) -> dict[str, dict[str, ExtensionPin]]:
+    """Every pinned extension version: name -> version -> pin, both sorted."""
+    source = path or pins_file()
+    try:
+        table = tomllib.loads(_text(source)).get("extensions", {})
+    except tomllib.TOMLDecodeError as exc:
+        raise CodegenError(f"{source or 'pins.toml'}: not valid TOML: {exc}") from None
+    pins: dict[str, dict[str, ExtensionPin]] = {}
+    for name, versions in sorted(table.items()):
+        for version, entry in sorted(versions.items()):
+            missing = [k for k in _EXTENSION_REQUIRED if not isinstance(entry.get(k), str)]
+            if missing:
+                raise CodegenError(f"extension pin {name}@{version}: missing {', '.join(missing)}")
+            values = {k: entry[k] for k in EXTENSION_KEYS if k in entry}
+            pins.setdefault(name, {})[version] = ExtensionPin(name=name, version=version, **values)
+    return pins
+
+
+def get_extension_pin(name: str, version: str | None, path: Path | None = None) -> ExtensionPin:
+    """The pin of extension ``name`` at ``version`` (the newest pinned when None)."""
+    pins = load_extension_pins(path)
+    if name not in pins:
+        known = ", ".join(pins) or "none"
+        raise CodegenError(f"unknown extension {name!r}; pinned extensions: {known}")
+    versions = pins[name]
+    if version is None:
+        return versions[max(versions)]
+    if version not in versions:
+        raise CodegenError(
+            f"extension {name} has no pinned version {version!r}; pinned: {', '.join(versions)}"
+        )
+    return versions[version]
+
+
 def get_pin(revision: str, path: Path | None = None) -> Pin:
     """The pin of ``revision``, or a CodegenError listing the known ones."""
     pins = load_pins(path)
@@ -138,21 +211,32 @@ def _quote(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def render_pins(header: str, pins: dict[str, Pin]) -> str:
-    """The file text: ``header`` (comment lines) then one table per revision, sorted."""
+def render_pins(
+    header: str,
+    pins: dict[str, Pin],
+    extensions: dict[str, dict[str, ExtensionPin]] | None = None,
+) -> str:
+    """The file text: ``header`` (comment lines), one table per revision, then one per extension
+    version, each sorted."""
     blocks: list[str] = []
     for rev in sorted(pins):
         lines = [f"[revisions.{_quote(rev)}]"]
         lines += [f"{key} = {_quote(value)}" for key, value in pins[rev].entry().items()]
         blocks.append("\n".join(lines))
+    for name, versions in sorted((extensions or {}).items()):
+        for version, pin in sorted(versions.items()):
+            lines = [f"[extensions.{_quote(name)}.{_quote(version)}]"]
+            lines += [f"{key} = {_quote(value)}" for key, value in pin.entry().items()]
+            blocks.append("\n".join(lines))
     return header.rstrip("\n") + "\n\n" + "\n\n".join(blocks) + "\n"
 
 
 def write_pins(path: Path, pins: dict[str, Pin]) -> None:
-    """Rewrite ``path`` with ``pins``, keeping its leading comment block."""
+    """Rewrite ``path`` with ``pins``, keeping its leading comment block and its extensions."""
     text = _text(path) if path.is_file() else "# Pinned MCP schema revisions.\n"
     header = text.split("\n[", 1)[0] if not text.startswith("[") else ""
+    extensions = load_extension_pins(path) if path.is_file() else {}
     try:
-        path.write_text(render_pins(header, pins), encoding="utf-8")
+        path.write_text(render_pins(header, pins, extensions), encoding="utf-8")
     except OSError as exc:
         raise CodegenError(f"cannot write {path}: {exc.strerror or exc}") from None

@@ -18,21 +18,36 @@ from ..errors import CodegenError
 from ..ir import RevisionIR, build_ir
 from ..load import LoadedSchema, load_file, load_revision, load_schema_ts
 from . import diff_revisions
+from .changelog_check import ChangelogCheck
 from .ci_formats import render_github, render_junit
 from .config import apply_levels, find_config
 from .documents import SideInfo, compare_documents, deprecations
+from .layers import Layered, layer, split_spec
 from .listing import render_rules
+from .outputs import (
+    CHANGELOG_EXIT,
+    OUTPUT_FORMATS,
+    changelog_of,
+    render_output,
+    report_schema_text,
+)
 from .render import render_json, render_markdown, render_text
 from .report import FAIL_ON, Report, apply_filters, parse_only, read_ignores, should_fail
 from .rules import Severity
 from .snapshot import is_snapshot, load_snapshot, read_json
 from .surface import diff_surfaces
 
-FORMATS = ("text", "markdown", "json", "github", "junit")
+FORMATS = ("text", "markdown", "json", "github", "junit", *OUTPUT_FORMATS)
 SEVERITIES = tuple(s.value for s in Severity)
 
 
-def _load(spec: str) -> LoadedSchema:
+def _load(spec: str) -> Layered:
+    """``spec`` with its extensions layered over it (``layers``)."""
+    base, extensions = split_spec(spec)
+    return layer(_load_base(base), extensions)
+
+
+def _load_base(spec: str) -> LoadedSchema:
     """A path (existing, or ending in .json) is a schema file; anything else a pinned revision."""
     path = Path(spec)
     if not (path.exists() or spec.endswith(".json")):
@@ -51,7 +66,8 @@ def load_ir(spec: str, raw: bool = False) -> tuple[RevisionIR, str]:
 
 def load_side(spec: str, raw: bool = False) -> tuple[RevisionIR, SideInfo]:
     """The IR of ``spec`` and what the diff reads beside it (dialect, schema.ts, fix-ups)."""
-    loaded = _load(spec)
+    layered = _load(spec)
+    loaded = layered.loaded
     try:
         ir = build_ir(loaded, fixups=not raw)
     except (KeyError, TypeError, AttributeError, ValueError) as exc:
@@ -61,8 +77,10 @@ def load_side(spec: str, raw: bool = False) -> tuple[RevisionIR, SideInfo]:
             f"{loaded.source}: not an MCP schema mcpbind understands ({exc!r})"
         ) from None
     label = ir.revision if loaded.pin is not None else f"{ir.revision} ({loaded.source})"
+    label += layered.label_suffix
     ts, where = load_schema_ts(loaded)
-    notes = () if ts is not None else (f"{label}: deprecations not compared ({where})",)
+    notes = layered.notes
+    notes += () if ts is not None else (f"{label}: deprecations not compared ({where})",)
     dialect = loaded.document.get("$schema")
     info = SideInfo(
         label=label,
@@ -139,7 +157,8 @@ def build_report(old: str, new: str, raw: bool, include_descriptions: bool) -> R
     default="text",
     show_default=True,
     help="text for a terminal, markdown for release notes, json for tools "
-    "(codegen/diff/report.schema.json), github for workflow annotations, junit for test reports.",
+    "(`mcpbind diff schema`) and yaml the same document, github for workflow annotations, junit "
+    "for test reports, html for one self-contained page, singleline for one line per change.",
 )
 @click.option(
     "--severity",
@@ -187,6 +206,19 @@ def build_report(old: str, new: str, raw: bool, include_descriptions: bool) -> R
 @click.option(
     "--include-descriptions", is_flag=True, help="Also report changes to descriptions only."
 )
+# --- diffout (issue 27 items 4-6): the changelog check; yaml, html, singleline in --format.
+@click.option(
+    "--check-changelog",
+    is_flag=True,
+    help="Also match the changes against NEW's own changelog.md: breaking changes it does not "
+    "mention, entries no change backs (every format shows them).",
+)
+@click.option(
+    "--fail-on-changelog",
+    is_flag=True,
+    help=f"With --check-changelog: exit with status {CHANGELOG_EXIT} when it finds something "
+    "(and --fail-on does not already exit 1).",
+)
 @click.option(
     "-v",
     "--verbose",
@@ -204,6 +236,8 @@ def diff_command(
     fail_on: str | None,
     raw: bool,
     include_descriptions: bool,
+    check_changelog: bool,
+    fail_on_changelog: bool,
     verbose: bool,
 ) -> None:
     """Show what changes from revision OLD to NEW, and what of it breaks clients, servers, or
@@ -218,7 +252,16 @@ def diff_command(
       0  no change at or above --fail-on remains after --severity/--only/--ignore
       1  some do (default --fail-on breaking: a breaking change nobody accepted)
       2  bad input (unknown revision, unreadable schema, malformed ignore file)
+      3  with --fail-on-changelog: the changelog check found something, and 1 did not apply
+
+    A side may layer pinned extension schemas over its revision: 2026-07-28+tasks,
+    2025-11-25+apps@2.0.4, or an extension alone (tasks@2026-05-22, over the revision it
+    extends). `mcpbind diff schema` prints the JSON Schema of --format json.
     """
+    if old == "schema" and new is None:
+        click.echo(report_schema_text(), nl=False)
+        return
+    check: ChangelogCheck | None = None
     try:
         selection = parse_only(only)
         if old == "rules" and new is None:
@@ -231,13 +274,25 @@ def diff_command(
         ignores = [*config.ignores]
         ignores += read_ignores(ignore_file) if ignore_file is not None else []
         report = build_report(old, new, raw, include_descriptions)
+        if (check_changelog or fail_on_changelog) and report.kind == "surface":
+            raise CodegenError("--check-changelog reads a revision's changelog, not a server's")
+        if check_changelog or fail_on_changelog:
+            check = changelog_of(new, report.changes, (load_ir(old, raw)[0], load_ir(new, raw)[0]))
     except CodegenError as exc:
         click.echo(f"mcpbind: error: {exc}", err=True)
         sys.exit(2)
     fail_on = fail_on or config.fail_on or "breaking"
     minimum = Severity(severity) if severity else None
     report = apply_filters(apply_levels(report, config), minimum, selection, ignores)
-    if fmt == "json":
+    report.changelog = check
+    try:
+        output = render_output(report, fmt, fail_on, fail_on_changelog)
+    except CodegenError as exc:
+        click.echo(f"mcpbind: error: {exc}", err=True)
+        sys.exit(2)
+    if output is not None:
+        click.echo(output, nl=False)
+    elif fmt == "json":
         click.echo(render_json(report, fail_on), nl=False)
     elif fmt == "markdown":
         click.echo(render_markdown(report), nl=False)
@@ -251,3 +306,5 @@ def diff_command(
         click.echo(f"mcpbind: warning: unused ignore {unused.rule} {unused.path}", err=True)
     if should_fail(report.changes, fail_on):
         sys.exit(1)
+    if fail_on_changelog and check is not None and not check.clean:
+        sys.exit(CHANGELOG_EXIT)

@@ -14,9 +14,11 @@ import re
 import textwrap
 from collections import Counter
 from itertools import groupby
+from typing import Any
 
 import click
 
+from .formats_changelog import changelog_lines, changelog_markdown
 from .model import Change, Subject
 from .report import Report, fold_changes, should_fail
 from .rules import Rule, Severity
@@ -154,6 +156,8 @@ def render_text(report: Report, color: bool = True, verbose: bool = False) -> st
             lines += textwrap.wrap(
                 text, width=100, initial_indent="    ", subsequent_indent="      "
             )
+    if report.changelog is not None:
+        lines += changelog_lines(report.changelog)
     return "\n".join(lines) + "\n"
 
 
@@ -202,8 +206,9 @@ def render_markdown(report: Report) -> str:
     quoted = [f"> {_md(line)}" for line in preamble(report)]
     lines += [*quoted, ""] if quoted else []
     counts = summary(changes)
+    checked = changelog_markdown(report.changelog) if report.changelog is not None else []
     if not changes:
-        return "\n".join([*lines, "No changes.", ""])
+        return "\n".join([*lines, "No changes.", *checked, ""])
     bindings = f" {counts['bindings']} change the generated bindings (marked *bindings*)."
     lines += [
         f"{counts['total']} changes: **{counts['breaking']} breaking**, "
@@ -223,12 +228,13 @@ def render_markdown(report: Report) -> str:
             lines.append(f"- {where}: {_md(change.message)} (`{change.rule.value}`){mark}")
         if added:
             lines.append(f"- New definitions: {', '.join(f'`{n}`' for n in added)}")
-    return "\n".join(lines) + "\n"
+    return "\n".join([*lines, *checked]) + "\n"
 
 
-def render_json(report: Report, fail_on: str) -> str:
-    """The document ``report.schema.json`` describes: folded entries plus everything around them."""
-    document = {
+def report_document(report: Report, fail_on: str) -> dict[str, Any]:
+    """The document ``report.schema.json`` describes: folded entries plus everything around them.
+    JSON and YAML print the same document."""
+    document: dict[str, Any] = {
         "schema_version": 1,
         "old": report.old,
         "new": report.new,
@@ -244,4 +250,11 @@ def render_json(report: Report, fail_on: str) -> str:
         ],
         "unused_ignores": [i.to_json() for i in report.unused_ignores],
     }
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    if report.changelog is not None:
+        document["changelog"] = report.changelog.to_json()
+    return document
+
+
+def render_json(report: Report, fail_on: str) -> str:
+    """``report_document`` as indented JSON."""
+    return json.dumps(report_document(report, fail_on), indent=2, ensure_ascii=False) + "\n"

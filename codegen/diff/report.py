@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CodegenError
+from .changelog_check import ChangelogCheck
 from .model import Change, Subject
 from .rules import Rule, Severity
 from .taxonomy import TAGS, SelectorError, categories_of, resolve
@@ -185,6 +186,8 @@ class Report:
     filtered: int = 0
     #: What was compared: two protocol revisions' ``schema`` or two server ``surface`` snapshots.
     kind: str = "schema"
+    #: ``--check-changelog``: the diff matched against the NEW revision's changelog.
+    changelog: ChangelogCheck | None = None
 
     @property
     def entries(self) -> list[Entry]:

@@ -74,7 +74,10 @@ def test_pin_from_a_url_records_sha256_commit_and_schema_ts(
     assert load_changelog("2099-01-01", pins) == changelog.decode()
     root.joinpath("spec", "2099-01-01", "schema.json").write_bytes(data)
     after = pins.read_text()
-    assert after.startswith(before.rstrip("\n"))  # comments and older pins untouched, sorted
+    # comments, older pins and the extension pins untouched; the new revision sorted among the
+    # revisions, before the extensions
+    assert all(block in after for block in before.rstrip("\n").split("\n\n"))
+    assert after.index('\n[revisions."2099-01-01"]') < after.index("\n[extensions.")
     assert list(load_pins(pins))[-1] == "2099-01-01"
     # pinning the same bytes again changes nothing
     assert run("pin", "2099-01-01", "--url", url, "--commit", COMMIT, "--pins", str(pins))[
