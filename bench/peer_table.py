@@ -215,7 +215,7 @@ def peers(found: Setup, versions: dict[str, str]) -> list[Peer]:
         Peer("python-sdk-lowlevel", f"{sdk} low-level `Server`", lowlevel, lowlevel, True),
         Peer(
             "fastmcp",
-            named("FastMCP", versions.get("fastmcp", "4.x")),
+            named("FastMCP", versions.get("fastmcp")),
             fastmcp,
             fastmcp,
             True,
@@ -461,8 +461,8 @@ def report(
     if busiest > float(facts["cores"]):
         out += [
             "The load average was above the number of cores: other work shared the machine, so "
-            "the rates and their spread moved with it; the server CPU per call is the "
-            "steadiest column. Compare peers within this run only.",
+            "the rates moved with it (see their spread); the server CPU per call usually moves "
+            "least. Compare peers within one run only.",
             "",
         ]
     out += [
