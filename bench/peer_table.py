@@ -37,6 +37,7 @@ import argparse
 import importlib.metadata
 import os
 import platform
+import signal
 import socket
 import statistics
 import subprocess
@@ -364,7 +365,7 @@ def start_servers(peers_: list[Peer], results: Results) -> Servers:
 def http_pass(
     peers_: list[Peer], servers: Servers, results: Results, count: int, turn: int | None
 ) -> None:
-    """One call of every served era of every server; ``turn`` None: the unrecorded warm-up."""
+    """Each server measured in each era it serves; ``turn`` None: the unrecorded warm-up."""
     for peer in rotated(peers_, turn or 0):
         if peer.key not in servers:
             continue
@@ -529,6 +530,8 @@ def main() -> None:
     )
     parser.add_argument("--list", action="store_true", help="print the peers' keys and exit")
     args = parser.parse_args()
+    # A terminated run stops its servers too (SystemExit runs bench()'s clean-up).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if args.list:
         # The rows without setting anything up (the labels lack the versions).
         offline = Setup("(not looked up)", [], [], "", None)
