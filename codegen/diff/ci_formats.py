@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
+from .origins import mark
 from .report import Entry, Report, failing
 from .rules import Severity
 
@@ -34,7 +35,7 @@ def _title(entry: Entry) -> str:
 
 
 def _body(entry: Entry) -> str:
-    text = entry.change.message
+    text = entry.change.message + mark(entry.change.origin)
     if entry.count > 1:
         text += f" (at {', '.join(entry.paths)})"
     return text

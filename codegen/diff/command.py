@@ -22,8 +22,9 @@ from .changelog_check import ChangelogCheck
 from .ci_formats import render_github, render_junit
 from .config import apply_levels, find_config
 from .documents import SideInfo, compare_documents, deprecations
-from .layers import Layered, layer, split_spec
+from .layers import Layered, gate, layer, split_spec
 from .listing import render_rules
+from .origins import attribute
 from .outputs import (
     CHANGELOG_EXIT,
     OUTPUT_FORMATS,
@@ -38,6 +39,12 @@ from .snapshot import is_snapshot, load_snapshot, read_json
 from .surface import diff_surfaces
 
 FORMATS = ("text", "markdown", "json", "github", "junit", *OUTPUT_FORMATS)
+#: What `mcpbind diff rules --only extension` says beside its (complete) list.
+ORIGIN_NOTE = (
+    "an origin selector (extension, area:extension, extension:NAME) selects changes by where "
+    "they come from, an extension schema layered over a revision, whatever their rule: every "
+    "rule is listed"
+)
 SEVERITIES = tuple(s.value for s in Severity)
 
 
@@ -69,7 +76,7 @@ def load_side(spec: str, raw: bool = False) -> tuple[RevisionIR, SideInfo]:
     layered = _load(spec)
     loaded = layered.loaded
     try:
-        ir = build_ir(loaded, fixups=not raw)
+        ir = gate(build_ir(loaded, fixups=not raw), layered)
     except (KeyError, TypeError, AttributeError, ValueError) as exc:
         if loaded.pin is not None:
             raise  # a pinned, verified schema that fails is a bug in mcpbind, not bad input
@@ -88,6 +95,7 @@ def load_side(spec: str, raw: bool = False) -> tuple[RevisionIR, SideInfo]:
         deprecated=deprecations(ts) if ts is not None else None,
         fixups=tuple(f.name for f in ir.fixups),
         notes=notes,
+        origins=layered.origins.with_hoisted(ir),
     )
     return ir, info
 
@@ -137,6 +145,7 @@ def build_report(old: str, new: str, raw: bool, include_descriptions: bool) -> R
     new_ir, new_side = load_side(new, raw)
     extra = compare_documents(old_side, new_side)
     changes = diff_revisions(old_ir, new_ir, include_descriptions, extra)
+    changes = attribute(changes, old_side.origins, new_side.origins)
     return Report(
         old=old_side.label,
         new=new_side.label,
@@ -179,8 +188,9 @@ def build_report(old: str, new: str, raw: bool, include_descriptions: bool) -> R
     multiple=True,
     metavar="SELECTOR",
     help="Show only these changes: breaking, potentially-breaking, compatible, bindings, or "
-    "rules by ID (MAXIMUM_*), tag (area:constraint) or category (wire, docs...). Repeat or "
-    "separate with commas. With `rules`: list only the rules selected.",
+    "rules by ID (MAXIMUM_*), tag (area:constraint) or category (wire, docs...), or by origin "
+    "(extension, extension:tasks: what an extension layered over a revision brought). Repeat "
+    "or separate with commas. With `rules`: list only the rules selected.",
 )
 @click.option(
     "--config",
@@ -267,6 +277,8 @@ def diff_command(
         if old == "rules" and new is None:
             listed = fmt if fmt in ("json", "markdown") else "text"
             click.echo(render_rules(listed, selection), nl=False)
+            if selection is not None and selection.by_origin:
+                click.echo(f"mcpbind: note: {ORIGIN_NOTE}", err=True)
             return
         if new is None:
             raise CodegenError("give two revisions (OLD NEW), or `mcpbind diff rules`")

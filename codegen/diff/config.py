@@ -16,7 +16,8 @@ no config)::
     path = "CreateMessageRequestParams.*"
     reason = "our server clamps these itself"
 
-A severity key is a selector (``taxonomy``): a rule ID, a glob, a tag or a category. The levels
+A severity key is a selector (``taxonomy``): a rule ID, a glob, a tag, a category, or an origin
+(``extension``, ``extension:tasks``: the changes an extension brought, whatever their rule). The levels
 are the severities under CI's names (error: breaking, warning: potentially-breaking, info:
 compatible); ``off`` drops the change. When several keys name a rule, the most specific wins (an
 ID over a glob, a tag, a category), then the later one. An unknown key, level or rule ID is an
@@ -35,7 +36,7 @@ from ..errors import CodegenError
 from .model import Change
 from .report import FAIL_ON, Ignore, Report, parse_ignores
 from .rules import Rule, Severity
-from .taxonomy import SelectorError, resolve, specificity
+from .taxonomy import Selection, SelectorError, select, specificity
 
 __all__ = ["CONFIG_NAME", "LEVELS", "DiffConfig", "Override", "apply_levels", "find_config"]
 
@@ -51,10 +52,10 @@ _KEYS = ("fail-on", "severity", "ignore")
 
 @dataclass(frozen=True)
 class Override:
-    """One line of ``[severity]``: the rules a selector names, and their level."""
+    """One line of ``[severity]``: what a selector names, and its level."""
 
     selector: str
-    rules: frozenset[Rule]
+    selection: Selection
     level: str
     rank: tuple[int, int]
 
@@ -68,9 +69,10 @@ class DiffConfig:
     overrides: tuple[Override, ...] = ()
     ignores: tuple[Ignore, ...] = ()
 
-    def level_of(self, rule: Rule) -> str | None:
-        """The level the most specific override naming ``rule`` sets, if any."""
-        found = [o for o in self.overrides if rule in o.rules]
+    def level_of(self, rule: Rule, origin: str | None = None) -> str | None:
+        """The level the most specific override naming a change of ``rule`` from ``origin``
+        (None: the revision) sets, if any."""
+        found = [o for o in self.overrides if o.selection.matches(rule, origin)]
         return max(found, key=lambda o: o.rank).level if found else None
 
 
@@ -125,10 +127,10 @@ def _parse(document: dict[str, Any], path: Path, pyproject: bool) -> DiffConfig:
                 f"{where}: [severity] {selector}: level {level!r} is not one of {', '.join(LEVELS)}"
             )
         try:
-            rules = resolve(selector)
+            selection = select(selector)
         except SelectorError as exc:
             raise CodegenError(f"{where}: [severity] {exc}") from None
-        overrides.append(Override(selector, rules, level, (specificity(selector), index)))
+        overrides.append(Override(selector, selection, level, (specificity(selector), index)))
     ignores = parse_ignores(table.get("ignore", []), where)
     return DiffConfig(path, fail_on, tuple(overrides), tuple(ignores))
 
@@ -140,7 +142,7 @@ def apply_levels(report: Report, config: DiffConfig) -> Report:
     kept: list[Change] = []
     relevelled = dropped = 0
     for change in report.changes:
-        level = config.level_of(change.rule)
+        level = config.level_of(change.rule, change.origin)
         if level is None:
             kept.append(change)
             continue

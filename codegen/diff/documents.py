@@ -10,10 +10,11 @@ interface|type X`` or a member ``name?: ...`` directly inside such a declaration
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from . import rules
 from .model import Finding, Subject
+from .origins import Origins
 from .rules import Rule
 
 _DECLARATION = re.compile(r"^\s*export\s+(?:interface|type|const|enum|class)\s+(\w+)")
@@ -22,13 +23,15 @@ _MEMBER = re.compile(r"""^\s*(?:readonly\s+)?["']?([\w./-]+)["']?\??\s*:""")
 
 @dataclass(frozen=True)
 class SideInfo:
-    """One side of a diff beyond its IR. ``deprecated`` is None when no ``schema.ts`` was found."""
+    """One side of a diff beyond its IR. ``deprecated`` is None when no ``schema.ts`` was found;
+    ``origins`` names what its extensions brought."""
 
     label: str
     dialect: str | None
     deprecated: frozenset[str] | None
     fixups: tuple[str, ...]
     notes: tuple[str, ...] = ()
+    origins: Origins = field(default_factory=Origins)
 
 
 def deprecations(source: str) -> frozenset[str]:

@@ -11,6 +11,7 @@ from html import escape
 
 from .changelog_check import ChangelogCheck
 from .formats_changelog import UNBACKED, UNMENTIONED, headline
+from .origins import mark
 from .render import preamble, summary
 from .report import Report, failing
 from .rules import Severity
@@ -54,7 +55,8 @@ def _changes(report: Report, fail_on: str) -> list[str]:
             paths = "<br>".join(f"<code>{_e(p)}</code>" for p in entry.paths)
             parts.append(
                 f"<tr{fails}><td><code>{_e(change.rule.value)}</code></td><td>{paths}</td>"
-                f"<td>{_e(change.message)}</td><td>{'yes' if change.bindings else ''}</td></tr>"
+                f"<td>{_e(change.message + mark(change.origin))}</td>"
+                f"<td>{'yes' if change.bindings else ''}</td></tr>"
             )
         parts.append("</table>")
     return parts

@@ -13,24 +13,31 @@ joins the method table: its requests are added to ``ClientRequest`` and its noti
 ``ServerNotification`` (the extension's client sends the one and its server the other), each
 with its ``allOf`` merged, as the diff reads it anyway, so that the IR finds the method name.
 The requests of other extensions (MCP Apps' ``ui/*``, between a view and its host, not on the
-MCP wire) are compared as definitions only.
+MCP wire) are compared as definitions only. An extension's methods are used only between parties
+that both declared it in ``capabilities.extensions`` (2026-07-28, basic/versioning: extension
+negotiation), so ``gate`` makes the IR say so: each is gated by ``extensions.<identifier>``.
+
+``Layered.origins`` names what each extension brought (``origins.py`` attributes changes by it).
 """
 
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from ..errors import CodegenError
+from ..ir import RevisionIR
 from ..ir.extensions import EXTENSIONS
 from ..ir.refs import const_of, union_members
 from ..load import LoadedSchema, load_extension
 from ..pins import ExtensionPin, get_extension_pin, load_extension_pins
+from .methods import EXTENSION_GATE
+from .origins import Origins
 from .shapes import effective
 
-__all__ = ["Layered", "layer", "split_spec"]
+__all__ = ["Layered", "gate", "layer", "split_spec"]
 
 
 @dataclass(frozen=True)
@@ -40,6 +47,9 @@ class Layered:
     loaded: LoadedSchema
     label_suffix: str
     notes: tuple[str, ...]
+    origins: Origins = field(default_factory=Origins)
+    #: Request method -> the capability that gates it (``EXTENSION_GATE``), for ``gate``.
+    gates: dict[str, str] = field(default_factory=dict)
 
 
 def _extension(part: str) -> ExtensionPin:
@@ -102,12 +112,12 @@ def _add_member(defs: dict[str, Any], key: str, union: str, name: str) -> None:
     defs[union] = {"anyOf": [*members, ref]}
 
 
-def _wire(defs: dict[str, Any], key: str, pin: ExtensionPin, added: list[str]) -> list[str]:
-    """Join the known methods among ``added`` to the revision's unions; the methods wired."""
+def _wire(defs: dict[str, Any], key: str, pin: ExtensionPin, added: list[str]) -> dict[str, str]:
+    """Join the known methods among ``added`` to the revision's unions; method -> its union."""
     known = next((e for e in EXTENSIONS if e.identifier == pin.identifier), None)
     if known is None:
-        return []
-    wired: list[str] = []
+        return {}
+    wired: dict[str, str] = {}
     for name in added:
         flat = effective(defs[name], defs)
         method = const_of(flat, "method")
@@ -119,8 +129,8 @@ def _wire(defs: dict[str, Any], key: str, pin: ExtensionPin, added: list[str]) -
             continue
         defs[name] = flat
         _add_member(defs, key, union, name)
-        wired.append(method)
-    return sorted(wired)
+        wired[method] = union
+    return dict(sorted(wired.items()))
 
 
 def layer(base: LoadedSchema, extensions: list[ExtensionPin]) -> Layered:
@@ -130,6 +140,9 @@ def layer(base: LoadedSchema, extensions: list[ExtensionPin]) -> Layered:
     document = copy.deepcopy(base.document)
     key, defs = _definitions(document)
     notes: list[str] = []
+    definitions: dict[str, str] = {}
+    methods: dict[str, str] = {}
+    gates: dict[str, str] = {}
     for pin in extensions:
         extension, _ = load_extension(pin)
         ext_key, ext_defs = _definitions(extension)
@@ -143,6 +156,10 @@ def layer(base: LoadedSchema, extensions: list[ExtensionPin]) -> Layered:
             elif defs[name] != schema:
                 differing += 1
         wired = _wire(defs, key, pin, added)
+        definitions.update(dict.fromkeys(added, pin.label))
+        methods.update(dict.fromkeys(wired, pin.label))
+        gate_path = EXTENSION_GATE + pin.identifier
+        gates.update((m, gate_path) for m, union in wired.items() if union == "ClientRequest")
         note = f"{pin.label} ({pin.identifier}): {len(added)} definitions added from {pin.path}"
         if wired:
             note += f"; methods {', '.join(wired)}"
@@ -159,4 +176,19 @@ def layer(base: LoadedSchema, extensions: list[ExtensionPin]) -> Layered:
         pin=base.pin,
         folders=base.folders,
     )
-    return Layered(loaded, suffix, tuple(notes))
+    origins = Origins(definitions, methods)
+    return Layered(loaded, suffix, tuple(notes), origins, gates)
+
+
+def gate(ir: RevisionIR, layered: Layered) -> RevisionIR:
+    """``ir`` with each extension method gated by its extension's capability, in every
+    direction it is sent (both parties must have declared the extension)."""
+    if not layered.gates:
+        return ir
+    methods = tuple(
+        replace(m, capabilities=tuple((d, layered.gates[m.method]) for d in m.directions))
+        if m.method in layered.gates
+        else m
+        for m in ir.methods
+    )
+    return replace(ir, methods=methods)

@@ -25,6 +25,9 @@ ARROW = {
 }
 _RECEIVER_SIDE = {Direction.CLIENT_TO_SERVER: "server", Direction.SERVER_TO_CLIENT: "client"}
 STANDALONE, EMBEDDED = "request", "input request"
+#: The capability path of an extension's methods' gate is this and its identifier: its key in
+#: ``capabilities.extensions`` (``layers.gate``).
+EXTENSION_GATE = "extensions."
 
 
 def server_request_forms(ir: RevisionIR) -> dict[str, str]:
@@ -44,11 +47,19 @@ def server_request_forms(ir: RevisionIR) -> dict[str, str]:
     return forms
 
 
+def _gated_by(capability: str, direction: Direction) -> str:
+    """``the server capability 'tools'``, or for an extension's method (``layers.gate``) the
+    extension both sides declare in ``capabilities.extensions``."""
+    if capability.startswith(EXTENSION_GATE):
+        return f"the extension '{capability.removeprefix(EXTENSION_GATE)}' (declared by both sides)"
+    return f"the {_RECEIVER_SIDE[direction]} capability '{capability}'"
+
+
 def _gate(method: Method, direction: Direction) -> tuple[bool, str]:
     capability = method.capability_for(direction)
     if capability is None:
         return False, "no capability gates it"
-    return True, f"gated by the {_RECEIVER_SIDE[direction]} capability '{capability}'"
+    return True, f"gated by {_gated_by(capability, direction)}"
 
 
 def _method_finding(
@@ -132,10 +143,9 @@ def _gates(before: Method, after: Method, directions: set[Direction]) -> list[Fi
         was, now = before.capability_for(direction), after.capability_for(direction)
         if was == now:
             continue
-        side = _RECEIVER_SIDE[direction]
         what = (
             f"'{after.method}' ({ARROW[direction]}) is now gated by "
-            + (f"the {side} capability '{now}'" if now else "no capability")
+            + (_gated_by(now, direction) if now else "no capability")
             + " (was "
             + (f"'{was}'" if was else "ungated")
             + ")"

@@ -61,7 +61,9 @@ class Finding:
 class Change:
     """One reported change. ``to_json`` field names are stable; ``direction`` is the message flow
     (``client_to_server``, ``server_to_client``, ``both``, or ``None`` when no message carries it)
-    and ``affects`` names the sides whose code written for the old revision is at risk."""
+    and ``affects`` names the sides whose code written for the old revision is at risk.
+    ``origin`` is None for a change of the revision itself, else the label of the extension
+    layered over it that brought the change (``tasks@2026-08-21``, ``origins.py``)."""
 
     rule: Rule
     severity: Severity
@@ -74,6 +76,7 @@ class Change:
     affects: tuple[str, ...]
     subject: Subject
     name: str
+    origin: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -88,6 +91,7 @@ class Change:
             "affects": list(self.affects),
             "subject": self.subject.value,
             "name": self.name,
+            "origin": self.origin,
         }
 
 

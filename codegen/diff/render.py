@@ -20,6 +20,7 @@ import click
 
 from .formats_changelog import changelog_lines, changelog_markdown
 from .model import Change, Subject
+from .origins import mark
 from .report import Report, fold_changes, should_fail
 from .rules import Rule, Severity
 
@@ -146,13 +147,16 @@ def render_text(report: Report, color: bool = True, verbose: bool = False) -> st
         for name, named in groupby(singles, key=lambda c: c.name):
             lines.append(f"  {_paint(name, color, bold=True)}")
             lines += ["    " + _text_line(change, name, color) for change in named]
-        quiet = sorted((c for c in group if not verbose and _is_quiet(c)), key=lambda c: c.rule)
+        quiet = sorted(
+            (c for c in group if not verbose and _is_quiet(c)),
+            key=lambda c: (c.rule, c.origin or ""),
+        )
         if quiet:
             label = _paint(f"compatible, bindings unaffected ({len(quiet)})", color, fg="green")
             lines.append(f"  {label}:")
-        for rule, same in groupby(quiet, key=lambda c: c.rule):
+        for (rule, origin), same in groupby(quiet, key=lambda c: (c.rule, c.origin)):
             paths = [c.path for c in same]
-            text = f"{rule.value} ({len(paths)}): {', '.join(paths)}"
+            text = f"{rule.value}{mark(origin)} ({len(paths)}): {', '.join(paths)}"
             lines += textwrap.wrap(
                 text, width=100, initial_indent="    ", subsequent_indent="      "
             )
@@ -190,8 +194,9 @@ def _text_line(change: Change, name: str, color: bool, count: str = "") -> str:
     severity = _paint(change.severity.value.ljust(_WIDTH), color, fg=_COLOURS[change.severity])
     where = "" if count else change.path.removeprefix(name).removeprefix(".")
     head = f"{change.rule.value}{count} {where}".rstrip()
-    mark = _paint(" [bindings]", color, fg="magenta") if change.bindings else ""
-    return f"{severity}  {head}: {change.message}{mark}"
+    bindings = _paint(" [bindings]", color, fg="magenta") if change.bindings else ""
+    origin = _paint(mark(change.origin), color, fg="cyan")
+    return f"{severity}  {head}: {change.message}{bindings}{origin}"
 
 
 def _md(text: str) -> str:
@@ -220,14 +225,17 @@ def render_markdown(report: Report) -> str:
         if not chosen:
             continue
         lines += ["", f"### {_SEVERITY_TITLES[severity]}", ""]
-        added = [c.name for c in chosen if _is_plain_addition(c)]
+        added: dict[str | None, list[str]] = {}
+        for change in (c for c in chosen if _is_plain_addition(c)):
+            added.setdefault(change.origin, []).append(change.name)
         for entry in fold_changes([c for c in chosen if not _is_plain_addition(c)]):
             change = entry.change
-            mark = " *bindings*" if change.bindings else ""
+            flags = (" *bindings*" if change.bindings else "") + _md(mark(change.origin))
             where = ", ".join(f"`{p}`" for p in entry.paths)
-            lines.append(f"- {where}: {_md(change.message)} (`{change.rule.value}`){mark}")
-        if added:
-            lines.append(f"- New definitions: {', '.join(f'`{n}`' for n in added)}")
+            lines.append(f"- {where}: {_md(change.message)} (`{change.rule.value}`){flags}")
+        for origin, names in added.items():
+            listed = ", ".join(f"`{n}`" for n in names)
+            lines.append(f"- New definitions{_md(mark(origin))}: {listed}")
     return "\n".join([*lines, *checked]) + "\n"
 
 

@@ -9,7 +9,8 @@ The ignore file is TOML, one ``[[ignore]]`` table per accepted change::
 
 ``reason`` is mandatory, so every accepted break is explained in review. An ignore that matched
 nothing is reported as unused, so the file shrinks when the schema does. Changes with the same
-rule, severity, message and direction are folded into one ``Entry`` with a count and every path.
+rule, severity, message, direction and origin are folded into one ``Entry`` with a count and
+every path.
 The direction is part of the key so that folding is symmetric: a message names who is hurt only
 when someone is, so without it ``A -> B`` folds additions across flows that ``B -> A`` splits as
 removals hurting different sides.
@@ -27,7 +28,7 @@ from ..errors import CodegenError
 from .changelog_check import ChangelogCheck
 from .model import Change, Subject
 from .rules import Rule, Severity
-from .taxonomy import TAGS, SelectorError, categories_of, resolve
+from .taxonomy import TAGS, Selection, SelectorError, categories_of, select
 
 ONLY = ("breaking", "potentially-breaking", "compatible", "bindings")
 FAIL_ON = ("breaking", "potentially-breaking", "bindings", "never")
@@ -35,16 +36,18 @@ FAIL_ON = ("breaking", "potentially-breaking", "bindings", "never")
 
 @dataclass(frozen=True)
 class Ignore:
-    """One accepted change: ``rule`` (a selector: an ID, a glob, a tag, a category) and ``path``
-    (a glob) must both match."""
+    """One accepted change: ``rule`` (a selector: an ID, a glob, a tag, a category, an origin
+    such as ``extension``) and ``path`` (a glob) must both match."""
 
     rule: str
     path: str
     reason: str
-    rules: frozenset[Rule] = frozenset(Rule)
+    selection: Selection
 
     def matches(self, change: Change) -> bool:
-        return change.rule in self.rules and fnmatchcase(change.path, self.path)
+        return self.selection.matches(change.rule, change.origin) and fnmatchcase(
+            change.path, self.path
+        )
 
     def to_json(self) -> dict[str, str]:
         return {"rule": self.rule, "path": self.path, "reason": self.reason}
@@ -76,7 +79,7 @@ def parse_ignores(entries: object, where: str) -> list[Ignore]:
         if not isinstance(rule, str):
             raise CodegenError(f"{at}: 'rule' (a rule ID, tag or category) is required")
         try:
-            selected = resolve(rule)
+            selected = select(rule)
         except SelectorError as exc:
             raise CodegenError(f"{at}: {exc}") from None
         if not isinstance(glob, str) or not glob:
@@ -89,17 +92,31 @@ def parse_ignores(entries: object, where: str) -> list[Ignore]:
 
 @dataclass(frozen=True)
 class Only:
-    """``--only``: severity words (``breaking``... and ``bindings``, about each change) and rule
-    selectors (IDs, tags, categories). A change is kept when it matches one of the words (if
-    any were given) and one of the selectors (if any were given)."""
+    """``--only``: severity words (``breaking``... and ``bindings``, about each change) and
+    selectors (IDs, tags, categories, origins). A change is kept when it matches one of the
+    words (if any were given) and one of the selectors (if any were given)."""
 
     words: frozenset[str] = frozenset()
-    rules: frozenset[Rule] | None = None
+    selections: tuple[Selection, ...] | None = None
 
     def keeps(self, change: Change) -> bool:
         if self.words and not any(_is(change, word) for word in self.words):
             return False
-        return self.rules is None or change.rule in self.rules
+        return self.selections is None or any(
+            s.matches(change.rule, change.origin) for s in self.selections
+        )
+
+    @property
+    def rules(self) -> frozenset[Rule] | None:
+        """Every rule a selector names (None: no selector given)."""
+        if self.selections is None:
+            return None
+        return frozenset(rule for s in self.selections for rule in s.rules)
+
+    @property
+    def by_origin(self) -> bool:
+        """Whether a selector names changes by origin (``extension``), not only by rule."""
+        return any(s.origin is not None for s in self.selections or ())
 
 
 def _is(change: Change, word: str) -> bool:
@@ -112,16 +129,15 @@ def parse_only(values: tuple[str, ...] | list[str]) -> Only | None:
     if not items:
         return None
     words = frozenset(i for i in items if i in ONLY)
-    selected: set[Rule] = set()
+    selected: list[Selection] = []
     for item in items:
         if item in ONLY:
             continue
         try:
-            selected |= resolve(item)
+            selected.append(select(item))
         except SelectorError as exc:
             raise CodegenError(f"--only: {exc}") from None
-    rules = frozenset(selected) if len(words) < len(items) else None
-    return Only(words, rules)
+    return Only(words, tuple(selected) if selected else None)
 
 
 @dataclass(frozen=True)
@@ -140,7 +156,7 @@ class Entry:
         return {
             **self.change.to_json(),
             "tags": TAGS[self.change.rule].to_json(),
-            "categories": categories_of(self.change.rule),
+            "categories": categories_of(self.change.rule, self.change.origin),
             "count": self.count,
             "paths": list(self.paths),
             "directions": list(self.directions),
@@ -148,8 +164,8 @@ class Entry:
 
 
 def fold_changes(changes: list[Change]) -> list[Entry]:
-    """One entry per (subject, rule, severity, bindings, message, direction), first-seen order:
-    the same partition of paths whichever way the two revisions are compared."""
+    """One entry per (subject, rule, severity, bindings, message, direction, origin), in
+    first-seen order: the same partition of paths whichever way the two revisions are compared."""
     groups: dict[tuple[Any, ...], list[Change]] = {}
     for change in changes:
         key = (
@@ -159,6 +175,7 @@ def fold_changes(changes: list[Change]) -> list[Entry]:
             change.bindings,
             change.message,
             change.direction,
+            change.origin,
         )
         groups.setdefault(key, []).append(change)
     return [

@@ -9,6 +9,12 @@ user names rules (``--only``, the ignore file, the config file's severity table)
 * a tag, ``direction:senders``, ``area:constraint``, ``kind:values``, ``action:increased``;
 * a category (``CATEGORIES``): ``wire``, ``bindings``, ``docs``...; ``*`` is every rule.
 
+Categories and tags are properties of rules, but for one: where a change comes from is not its
+rule's. ``extension`` (and its tag form ``area:extension``) selects the changes an extension
+schema layered over a revision brought (``origins.py``), whatever their rule; ``extension:NAME``
+(or ``NAME@VERSION``) those of one pinned extension. So a selector resolves to a ``Selection``:
+rules, and for these, the origin a change must have.
+
 An unknown selector is an error naming the closest known one.
 """
 
@@ -20,6 +26,8 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any
 
+from ..errors import CodegenError
+from ..pins import get_extension_pin
 from . import applicators, constraints, containers, rules, values
 from .rules import SURFACE_RULES, Rule, fixed_impact
 from .tags import Action, Area, Direction, Kind, Spec, Tags, direction_of
@@ -31,12 +39,14 @@ __all__ = [
     "SPECS",
     "TAGS",
     "Category",
+    "Selection",
     "SelectorError",
     "can_break_bindings",
     "categories_of",
     "resolve",
     "rule_listing",
     "rule_severity",
+    "select",
     "specificity",
 ]
 
@@ -186,10 +196,12 @@ _NULLABILITY = (Rule.NULLABLE_ADDED, Rule.NULLABLE_REMOVED)
 
 @dataclass(frozen=True)
 class Category:
-    """A named set of rules a user can pick, and what it holds in one sentence."""
+    """A named set of rules a user can pick, and what it holds in one sentence. A category
+    ``by_origin`` selects changes by where they come from, not by rule (``extension``)."""
 
     doc: str
     test: Callable[[Rule, Tags], bool]
+    by_origin: bool = False
 
 
 CATEGORIES: dict[str, Category] = {
@@ -229,14 +241,45 @@ CATEGORIES: dict[str, Category] = {
         lambda r, t: t.area is Area.SURFACE,
     ),
     "extension": Category(
-        "extension schemas (the tasks extension, MCP Apps)", lambda r, t: t.area is Area.EXTENSION
+        "changes an extension schema layered over a revision brought (by the change's origin, "
+        "any rule; `extension:NAME` for one extension)",
+        lambda r, t: True,
+        by_origin=True,
     ),
 }
+#: The selectors that name changes by origin, whatever their rule (any extension).
+_ANY_EXTENSION = ("extension", f"area:{Area.EXTENSION.value}")
+_ONE_EXTENSION = "extension:"
 
 
-def categories_of(rule: Rule) -> list[str]:
-    """The categories ``rule`` belongs to, in ``CATEGORIES`` order."""
-    return [name for name, category in CATEGORIES.items() if category.test(rule, TAGS[rule])]
+def categories_of(rule: Rule, origin: str | None = None) -> list[str]:
+    """The categories ``rule`` belongs to, in ``CATEGORIES`` order; with ``origin`` (a change
+    an extension brought) also the categories that select by origin."""
+    return [
+        name
+        for name, category in CATEGORIES.items()
+        if (origin is not None if category.by_origin else category.test(rule, TAGS[rule]))
+    ]
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What a selector names: a set of rules and, for the origin selectors, the extension a
+    change must come from (``*``: any; a name, or ``name@version``). ``origin`` None: any
+    origin, the revision's own changes included."""
+
+    rules: frozenset[Rule]
+    origin: str | None = None
+
+    def matches(self, rule: Rule, origin: str | None) -> bool:
+        """Whether a change of ``rule`` from ``origin`` (None: the revision) is selected."""
+        if rule not in self.rules:
+            return False
+        if self.origin is None:
+            return True
+        if origin is None:
+            return False
+        return self.origin in ("*", origin) or self.origin == origin.partition("@")[0]
 
 
 class SelectorError(ValueError):
@@ -260,16 +303,35 @@ def _vocabulary() -> list[str]:
     return [*(r.value for r in Rule), *sorted(_LABELS), *CATEGORIES, "*"]
 
 
-def resolve(selector: str) -> frozenset[Rule]:
-    """The rules ``selector`` names (see the module docstring); ``SelectorError`` if none."""
+def select(selector: str) -> Selection:
+    """What ``selector`` names (see the module docstring); ``SelectorError`` if nothing."""
     text = selector.strip()
+    if text in _ANY_EXTENSION:
+        return Selection(frozenset(Rule), "*")
+    if text.startswith(_ONE_EXTENSION):
+        name, _, version = text.removeprefix(_ONE_EXTENSION).partition("@")
+        try:
+            pin = get_extension_pin(name, version or None)  # a pinned one, so a typo is an error
+        except CodegenError as exc:
+            raise SelectorError(f"{text!r}: {exc} (see `mcpbind diff rules`)") from None
+        return Selection(frozenset(Rule), pin.label if version else pin.name)
+    return Selection(_rules(text))
+
+
+def resolve(selector: str) -> frozenset[Rule]:
+    """The rules ``selector`` names; ``SelectorError`` if none. An origin selector names every
+    rule (``select`` says which changes)."""
+    return select(selector).rules
+
+
+def _rules(text: str) -> frozenset[Rule]:
     if text == "*":
         return frozenset(Rule)
     if text in CATEGORIES:
         category = CATEGORIES[text]
         return frozenset(r for r in Rule if category.test(r, TAGS[r]))
     if ":" in text and text in _LABELS:
-        return frozenset(r for r in Rule if text in TAGS[r].labels())  # may be none (extension)
+        return frozenset(r for r in Rule if text in TAGS[r].labels())
     if ":" in text:
         found: frozenset[Rule] = frozenset()
     elif any(c in text for c in "*?["):

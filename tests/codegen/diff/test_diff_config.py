@@ -14,7 +14,15 @@ from click.testing import CliRunner
 from mcpbind.codegen.cli import main
 from mcpbind.codegen.diff import Rule
 from mcpbind.codegen.diff.tags import Action, Area, Direction, Kind
-from mcpbind.codegen.diff.taxonomy import CATEGORIES, SPECS, TAGS, resolve
+from mcpbind.codegen.diff.taxonomy import (
+    CATEGORIES,
+    SPECS,
+    TAGS,
+    Selection,
+    categories_of,
+    resolve,
+    select,
+)
 
 STEP = ("2025-11-25", "2026-07-28")
 
@@ -189,9 +197,14 @@ def test_every_tag_value_selects_something() -> None:
         for label in tags.labels():
             assert resolve(label)
     for name in CATEGORIES:
-        if name != "extension":  # defined for the extension schemas' diffs
-            assert resolve(name), name
-    assert resolve("extension") == resolve("area:extension") == frozenset()
+        assert resolve(name), name
+    # the origin selectors name every rule; a change's origin says whether it is selected
+    assert select("extension") == select("area:extension") == Selection(frozenset(Rule), "*")
+    assert select("extension:tasks") == Selection(frozenset(Rule), "tasks")
+    assert select("extension:tasks@2026-05-22").origin == "tasks@2026-05-22"
+    assert select("MAXIMUM_*").origin is None
+    assert all("extension" not in categories_of(rule) for rule in Rule)
+    assert "extension" in categories_of(Rule.METHOD_ADDED, "tasks@2026-08-21")
 
 
 def test_the_rules_page_documents_every_category_and_tag() -> None:

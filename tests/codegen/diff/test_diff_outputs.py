@@ -307,8 +307,12 @@ def test_an_extension_layers_over_a_revision() -> None:
     # the extension's methods join the method table (client -> server), its notification too
     methods = {p for e in document["entries"] if e["rule"] == "METHOD_ADDED" for p in e["paths"]}
     assert methods == {"tasks/get", "tasks/update", "tasks/cancel"}
+    # used only when both sides declared the extension: gated, so adding them is compatible
+    gated = "gated by the extension 'io.modelcontextprotocol/tasks' (declared by both sides)"
     assert all(
         e["direction"] == "client_to_server"
+        and e["severity"] == "compatible"
+        and gated in e["message"]
         for e in document["entries"]
         if e["rule"] == "METHOD_ADDED"
     )
