@@ -84,8 +84,8 @@ class App(AppSkills, Generic[LifespanT]):
     ``ttl_ms`` and ``cache_scope`` are what stateless-era results that require them say
     (``caching.md``: 0 is "stale at once"; ``private`` the cautious scope). ``tool_timeout``
     limits every tool's call to that many seconds unless the tool says otherwise. Everything else
-    (``revisions``, ``options``, ``request_state``, ``send_timeout``...) goes to the ``Server``,
-    which is ``app.server``.
+    (``revisions``, ``options``, ``send_timeout``, ``shutdown_timeout``...) goes to the
+    ``Server``, which is ``app.server``.
 
     ``lifespan(app)`` returns an async context manager (an ``@asynccontextmanager``
     function) entered once before the first request is served and exited on shutdown (see
