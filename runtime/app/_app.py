@@ -6,8 +6,6 @@ registered on the runtime ``Server`` per revision, the first time a client speak
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import weakref
 from collections.abc import (
     AsyncIterator,
@@ -20,8 +18,6 @@ from collections.abc import (
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING, Any, Generic, Literal, overload
 
-import anyio
-import anyio.from_thread
 from mcpbind.generated.support import Direction
 from mcpbind.runtime.core.bindings import Bindings
 from mcpbind.runtime.core.session import Session
@@ -31,6 +27,7 @@ from mcpbind.runtime.endpoints.server import Server
 from pydantic import BaseModel
 from typing_extensions import TypeVar
 
+from ._changes import ChangeTeller
 from ._completion import values_of
 from ._context import LOG_LEVELS, Context
 from ._handlers import handlers_for
@@ -84,8 +81,8 @@ class App(AppSkills, Generic[LifespanT]):
     ``ttl_ms`` and ``cache_scope`` are what stateless-era results that require them say
     (``caching.md``: 0 is "stale at once"; ``private`` the cautious scope). ``tool_timeout``
     limits every tool's call to that many seconds unless the tool says otherwise. Everything else
-    (``revisions``, ``options``, ``request_state``, ``send_timeout``...) goes to the ``Server``,
-    which is ``app.server``.
+    (``revisions``, ``options``, ``send_timeout``, ``shutdown_timeout``...) goes to the
+    ``Server``, which is ``app.server``.
 
     ``lifespan(app)`` returns an async context manager (an ``@asynccontextmanager``
     function) entered once before the first request is served and exited on shutdown (see
@@ -136,7 +133,7 @@ class App(AppSkills, Generic[LifespanT]):
         self.completions: dict[tuple[str, str, str], Callable[..., Any]] = {}
         self._installed: set[str] = set()
         self._log_levels: weakref.WeakKeyDictionary[Session, str] = weakref.WeakKeyDictionary()
-        self._pending: set[asyncio.Task[Any]] = set()
+        self._changes = ChangeTeller(self.server)
 
     # -- the runtime side ---------------------------------------------------------------
 
@@ -541,21 +538,9 @@ class App(AppSkills, Generic[LifespanT]):
     # -- change notifications -----------------------------------------------------------
 
     def _changed(self, notify: Callable[[], Coroutine[Any, Any, int]]) -> None:
-        """Tell connected clients a list changed, from wherever the change was made: a task
-        on the running loop, or (from a worker thread, e.g. a sync tool) through the loop."""
-        if not self.server.sessions and self.server.relay is None:
-            return  # nobody to tell here, nor (``relay``: a cluster) on other workers
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            # No loop here: a worker thread (a sync tool) reaches its loop; elsewhere nobody
-            # is being served from this thread, so there is no one to tell.
-            with contextlib.suppress(RuntimeError):
-                anyio.from_thread.run(notify)
-            return
-        task = loop.create_task(notify())
-        self._pending.add(task)
-        task.add_done_callback(self._pending.discard)
+        """Tell connected clients a list changed, from wherever the change was made, on any
+        backend (``_changes.py``)."""
+        self._changes.tell(notify)
 
     # -- serving ------------------------------------------------------------------------
 

@@ -5,21 +5,49 @@ app's ASGI lifespan, an in-memory transport. Those may overlap (an HTTP app and 
 of one server in one process, many in-memory clients), so the first one in enters the context
 manager and owns it, later ones share its value, and the owner exits it once the last of them
 has left: the value lives exactly as long as something serves. The exit runs shielded, so it
-also runs when serving ends by cancellation (Ctrl-C, SIGTERM).
+also runs when serving ends by cancellation (Ctrl-C, SIGTERM), and bounded: after
+``shutdown_timeout`` seconds (``DEFAULT_SHUTDOWN_TIMEOUT``) it is cancelled, one warning line
+names the server, and shutting down goes on, so an exit part that hangs (a pool that never
+drains) cannot keep the process from ending.
 """
 
 from __future__ import annotations
 
+import logging
+import math
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Any, Generic
+from typing import Any, Final, Generic
 
 import anyio
 from typing_extensions import TypeVar
 
-__all__ = ["LifespanNotRunning", "LifespanStartupError", "SharedLifespan"]
+__all__ = [
+    "DEFAULT_SHUTDOWN_TIMEOUT",
+    "LifespanNotRunning",
+    "LifespanStartupError",
+    "SharedLifespan",
+    "check_shutdown_timeout",
+]
+
+logger = logging.getLogger("mcpbind.runtime")
 
 T = TypeVar("T", default=Any)
+
+#: Seconds a lifespan's exit part may take before shutting down goes on without it.
+DEFAULT_SHUTDOWN_TIMEOUT: Final = 5.0
+
+
+def check_shutdown_timeout(timeout: float | None) -> float | None:
+    """``timeout`` if it is None (wait as long as the exit part takes) or a positive finite
+    number of seconds; ``ValueError`` (``TypeError`` for a non-number) else."""
+    if timeout is None:
+        return None
+    if type(timeout) not in (int, float):
+        raise TypeError(f"shutdown_timeout must be a number of seconds, not {timeout!r}")
+    if not (timeout > 0 and math.isfinite(timeout)):
+        raise ValueError(f"shutdown_timeout must be a positive number of seconds, not {timeout!r}")
+    return timeout
 
 
 class LifespanStartupError(RuntimeError):
@@ -33,11 +61,18 @@ class LifespanNotRunning(RuntimeError):
 
 class SharedLifespan(Generic[T]):
     """``factory()``'s context manager, entered by the first ``shared()`` and exited after the
-    last; ``label`` names the server in errors."""
+    last, its exit given ``shutdown_timeout`` seconds at most (None: no bound); ``label``
+    names the server in errors."""
 
-    def __init__(self, factory: Callable[[], AbstractAsyncContextManager[T]], label: str) -> None:
+    def __init__(
+        self,
+        factory: Callable[[], AbstractAsyncContextManager[T]],
+        label: str,
+        shutdown_timeout: float | None = DEFAULT_SHUTDOWN_TIMEOUT,
+    ) -> None:
         self.factory = factory
         self.label = label
+        self.shutdown_timeout = check_shutdown_timeout(shutdown_timeout)
         self.running = False
         self._value: Any = None
         self._users = 0
@@ -94,4 +129,17 @@ class SharedLifespan(Generic[T]):
                     await self._idle.wait()
                 self._idle = None
                 self._value, self.running = None, False
-                await manager.__aexit__(None, None, None)
+                await self._exit(manager)
+
+    async def _exit(self, manager: AbstractAsyncContextManager[T]) -> None:
+        """Leave ``manager``, cancelled after ``shutdown_timeout`` with one warning line."""
+        timeout = self.shutdown_timeout
+        with anyio.move_on_after(math.inf if timeout is None else timeout) as scope:
+            await manager.__aexit__(None, None, None)
+        if scope.cancelled_caught:
+            logger.warning(
+                "the lifespan of %s did not exit within %g s (shutdown_timeout): shutting down "
+                "without it",
+                self.label,
+                timeout,
+            )

@@ -13,7 +13,7 @@ import logging
 import math
 import weakref
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextvars import ContextVar
 from typing import Any, Final
 
@@ -35,7 +35,7 @@ from .loop_path import Event, LoopPath, loop_path
 from .routing import SessionOptions
 from .transport import Connection, Envelope, put
 
-__all__ = ["DEADLINE_HOLD", "REQUEST_SENT", "UNCANCELLABLE", "Outgoing"]
+__all__ = ["DEADLINE_HOLD", "REQUEST_SENT", "UNCANCELLABLE", "Outgoing", "RawSend"]
 
 logger = logging.getLogger("mcpbind.runtime")
 
@@ -52,6 +52,9 @@ REQUEST_SENT: ContextVar[Callable[[str, RequestId], None] | None] = ContextVar(
 #: a request (the HTTP client, as an httpx request extension), so that time the request spends
 #: on something else than the peer (a user signing in on a 401) does not count against it.
 DEADLINE_HOLD: Final = "mcpbind.deadline_hold"
+
+#: Sends one whole request given its params, returning its raw result (``send_request_raw``).
+RawSend = Callable[[dict[str, Any] | None], Awaitable[Any]]
 
 #: The one request that must never be cancelled (lifecycle.md, cancellation.md).
 UNCANCELLABLE: Final = frozenset({INITIALIZE})
@@ -188,6 +191,26 @@ class Outgoing:
             message["params"] = body
         await self.send_raw(message, related_id)
 
+    async def send_request_raw(
+        self,
+        spec: MethodSpec[Any, Any],
+        body: dict[str, Any] | None,
+        options: RequestOptions | None = None,
+        send: RawSend | None = None,
+    ) -> Any:
+        """Send one whole request the router does not type (a lifecycle's ``initialize`` and
+        ``server/discover``, an extension's requests) and return its raw result: ``send(body)``,
+        by default ``request_raw``; a ``send`` of its own is for a request that takes more than
+        one message (the stateless era's input rounds).
+
+        The seam the endpoint's outgoing middleware wraps for these requests, as it wraps
+        ``send_request`` for the others (``endpoints/middleware.py``): a request sent through
+        either is seen once, whatever messages it takes.
+        """
+        if send is not None:
+            return await send(body)
+        return await self.request_raw(spec, body, options)
+
     async def request_raw(
         self,
         spec: MethodSpec[Any, Any],
@@ -197,7 +220,8 @@ class Outgoing:
     ) -> Any:
         """Send a request as given, without asking the router, and return the raw result.
 
-        For lifecycles, which must read a result before knowing the revision that types it.
+        One message, past the outgoing middleware: a whole request the router does not type
+        goes by ``send_request_raw``, which the middleware sees.
         """
         closed = self._closed_error or self._input_closed
         if closed is not None:

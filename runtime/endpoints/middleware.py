@@ -16,9 +16,12 @@ Outgoing middleware is the mirror, for every request the endpoint sends through 
 ``endpoint.add_outgoing_middleware(mw)`` with ``async def mw(call: OutgoingRequest, call_next)``.
 ``call_next()`` sends the request (``call.params`` as they are then: replace them to change
 what goes, e.g. its ``_meta``) and returns its typed result; an exception raised by a middleware
-is the caller's. The seam is each session's ``send_request`` (``install_outgoing``): the fast
-path seam of sending, put on a session's instance only when its endpoint has outgoing
-middleware, so a session without any runs the class's own method, unchanged.
+is the caller's. The seams are each session's ``send_request`` and ``send_request_raw`` (the
+requests no revision types: a lifecycle's ``initialize`` and ``server/discover``, an
+extension's; ``call.raw``, and ``call_next()`` returns JSON data), put on a session's instance
+only when its endpoint has outgoing middleware (``install_outgoing``), so a session without
+any runs the class's own methods, unchanged. Each request passes the chain once, however many
+messages it takes (the stateless era's input rounds).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from mcpbind.generated.support import MethodSpec, RequestOptions
 from mcpbind.runtime.core.access_token import AccessToken
 from mcpbind.runtime.core.bindings import dump
 from mcpbind.runtime.core.errors import McpError
+from mcpbind.runtime.core.outgoing import RawSend
 from mcpbind.runtime.core.routing import Router
 from mcpbind.runtime.core.session import RequestContext, Route, Session
 from mcpbind.runtime.core.transport import RUNTIME_OWN, Envelope
@@ -95,8 +99,10 @@ class OutgoingRequest:
     (the stateless era adds its ``_meta`` members, the caller's own winning): replace them, or
     their ``_meta``, with a copy to change what is sent (they may be the caller's own dict).
     ``call_next()`` returns the result typed by ``spec`` (after any input-required rounds of
-    the stateless era: one call, however many rounds). ``related_id`` is the id of the incoming
-    request it is sent during (a server's sampling in a tool call), if any.
+    the stateless era: one call, however many rounds), or, when ``raw`` is true (a request the
+    runtime sends untyped: a lifecycle's ``initialize`` and ``server/discover``, an
+    extension's), the result as JSON data. ``related_id`` is the id of the incoming request it
+    is sent during (a server's sampling in a tool call), if any.
     """
 
     method: str
@@ -105,6 +111,7 @@ class OutgoingRequest:
     spec: MethodSpec[Any, Any]
     options: RequestOptions | None = None
     related_id: int | str | None = None
+    raw: bool = False
 
     @property
     def revision(self) -> str:
@@ -223,11 +230,12 @@ def _wrapped(
 
 def install_outgoing(session: Session, chain: Sequence[OutgoingMiddleware]) -> None:
     """Send ``session``'s requests through ``chain`` (its endpoint's own list: middleware added
-    later joins it). Done once per session, by the endpoint, when the session is made or the
-    first outgoing middleware is added: a session without any is untouched."""
+    later joins it), typed and raw. Done once per session, by the endpoint, when the session is
+    made or the first outgoing middleware is added: a session without any is untouched."""
     if "send_request" in vars(session):
         return
     plain = session.send_request
+    plain_raw = session.send_request_raw
 
     async def send_request(
         spec: MethodSpec[Any, Any],
@@ -238,10 +246,27 @@ def install_outgoing(session: Session, chain: Sequence[OutgoingMiddleware]) -> N
         call = OutgoingRequest(spec.method, dump(params), session, spec, options, related_id)
         return await _chain(chain, call, functools.partial(_send, plain, call))
 
-    # Every sender (``Client``, ``RequestContext``, the keep-alive, tasks) asks the session's
-    # ``send_request`` per request: the instance's attribute shadows the class's method.
+    async def send_request_raw(
+        spec: MethodSpec[Any, Any],
+        body: dict[str, Any] | None,
+        options: RequestOptions | None = None,
+        send: RawSend | None = None,
+    ) -> Any:
+        call = OutgoingRequest(spec.method, body, session, spec, options, raw=True)
+        return await _chain(chain, call, functools.partial(_send_raw, plain_raw, call, send))
+
+    # Every sender (``Client``, ``RequestContext``, the keep-alive, tasks, the lifecycles, the
+    # extensions) asks the session's ``send_request`` or ``send_request_raw`` per request:
+    # the instance's attributes shadow the class's methods.
     session.send_request = send_request  # type: ignore[method-assign]
+    session.send_request_raw = send_request_raw  # type: ignore[method-assign]
 
 
 async def _send(plain: Callable[..., Awaitable[Any]], call: OutgoingRequest) -> Any:
     return await plain(call.spec, call.params, call.options, call.related_id)
+
+
+async def _send_raw(
+    plain: Callable[..., Awaitable[Any]], call: OutgoingRequest, send: RawSend | None
+) -> Any:
+    return await plain(call.spec, call.params, call.options, send)

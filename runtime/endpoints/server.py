@@ -27,7 +27,12 @@ from mcpbind.generated.support import (
 from mcpbind.runtime.core.bindings import Bindings, dump
 from mcpbind.runtime.core.capabilities import has_capability
 from mcpbind.runtime.core.errors import McpError
-from mcpbind.runtime.core.lifespan import LifespanStartupError, SharedLifespan
+from mcpbind.runtime.core.lifespan import (
+    DEFAULT_SHUTDOWN_TIMEOUT,
+    LifespanStartupError,
+    SharedLifespan,
+    check_shutdown_timeout,
+)
 from mcpbind.runtime.core.routing import OutgoingCall
 from mcpbind.runtime.core.run import run
 from mcpbind.runtime.core.session import Route, Session, SessionOptions
@@ -76,7 +81,9 @@ class Server(Endpoint, Generic[LifespanT]):
     function) entered once before the first request is served and exited on shutdown: by
     ``serve_stdio``, by an HTTP app's ASGI lifespan (or its ``run()``), by
     ``memory_transport`` when nothing else has entered it, or by ``running()``. What it yields
-    is ``lifespan_context``, also ``context.lifespan_context`` in handlers.
+    is ``lifespan_context``, also ``context.lifespan_context`` in handlers. Its exit part gets
+    ``shutdown_timeout`` seconds (default 5; None: no bound), then it is cancelled, a warning
+    names the server, and shutting down goes on.
     """
 
     def __init__(
@@ -95,13 +102,15 @@ class Server(Endpoint, Generic[LifespanT]):
         middleware: Sequence[Middleware] = (),
         lifespan: Callable[[Server[LifespanT]], AbstractAsyncContextManager[LifespanT]]
         | None = None,
+        shutdown_timeout: float | None = DEFAULT_SHUTDOWN_TIMEOUT,
     ) -> None:
+        check_shutdown_timeout(shutdown_timeout)  # bad input fails here, lifespan or not
         super().__init__(Direction.SERVER_TO_CLIENT, capabilities)
         for each in middleware:
             self.add_middleware(each)
         #: The lifespan, shared by whatever serves (None: no lifespan, nothing to enter).
         self.lifespan: SharedLifespan[LifespanT] | None = (
-            SharedLifespan(lambda: lifespan(self), f"server {name!r}")
+            SharedLifespan(lambda: lifespan(self), f"server {name!r}", shutdown_timeout)
             if lifespan is not None
             else None
         )

@@ -182,7 +182,7 @@ class HandshakeClient:
             }
         )
         session.peer.phase = "initializing"
-        raw = await session.request_raw(spec, dump(params))
+        raw = await session.send_request_raw(spec, dump(params))
         version = raw.get("protocolVersion") if isinstance(raw, dict) else None
         if version not in self.supported:
             session.close(f"the server answered protocol version {version!r}")

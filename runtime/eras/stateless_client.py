@@ -128,7 +128,7 @@ class StatelessClient:
             spec = bindings.methods[SERVER_DISCOVER]
             options: RequestOptions = {"timeout": self.probe_timeout}
             try:
-                raw = await session.request_raw(
+                raw = await session.send_request_raw(
                     spec, {"_meta": self.meta(client, bindings)}, options
                 )
             except McpError as exc:
@@ -252,10 +252,16 @@ class StatelessClient:
     async def send(self, client: ClientSide, call: OutgoingCall) -> Any:
         """Send ``call`` as ``Session.send_request`` does (prepared, sent, its input rounds
         answered), short of validating the final raw result it returns: for a caller whose
-        answer may take another form (the tasks extension's ``tools/call``: a task)."""
-        self.prepare_call(client, call)
-        call.raw = await call.session.request_raw(call.spec, call.body, call.options)
-        return await self.finish_call(client, call)
+        answer may take another form (the tasks extension's ``tools/call``: a task). One
+        request to the outgoing middleware (``send_request_raw``), its rounds included."""
+
+        async def whole(body: dict[str, Any] | None) -> Any:
+            call.body = body
+            self.prepare_call(client, call)
+            call.raw = await call.session.request_raw(call.spec, call.body, call.options)
+            return await self.finish_call(client, call)
+
+        return await call.session.send_request_raw(call.spec, call.body, call.options, whole)
 
     async def finish_call(self, client: ClientSide, call: OutgoingCall) -> Any:
         spec, body = call.spec, call.body

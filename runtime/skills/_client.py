@@ -137,7 +137,7 @@ class SkillsClient:
         lifecycle = client.lifecycle
         if isinstance(lifecycle, StatelessClient) and session.peer.era == "stateless":
             body["_meta"] = dict(lifecycle.meta(client, session.bindings))
-        raw = _object(await session.request_raw(_SPECS[method], body))
+        raw = _object(await session.send_request_raw(_SPECS[method], body))
         if raw is None:
             raise InvalidResultError(f"the result of {method!r} is not an object")
         return raw

@@ -128,7 +128,7 @@ class ExtensionTaskHandle:
         session = self._client.session
         body = {**params, "_meta": _meta(self._client, session)}
         options: RequestOptions = {"timeout": None}
-        raw = await session.request_raw(SPECS[method], body, options)
+        raw = await session.send_request_raw(SPECS[method], body, options)
         try:
             return dump(validator(SPECS[method].result_type)(raw))
         except ValidationError as exc:

@@ -7,9 +7,10 @@ An instrumented endpoint gets three things:
   ``traceparent``, ``tracestate`` and ``baggage`` keys), or none: a request without it starts
   a trace of its own rather than joining whatever span the serving task last had current;
 * a ``SpanKind.CLIENT`` span around each request it sends, as its outermost outgoing
-  middleware (``add_outgoing_middleware``): a client's calls and ``ping``, a server's sampling,
-  elicitation and roots requests during a tool call, either side's keep-alive pings; not the
-  lifecycle's own ``initialize`` and ``server/discover``, sent before a revision types them;
+  middleware (``add_outgoing_middleware``): the lifecycle's ``initialize`` or
+  ``server/discover``, a client's calls and ``ping``, the extensions' requests, a server's
+  sampling, elicitation and roots requests during a tool call, either side's keep-alive pings
+  (one span a request: the chain sees a request once, however many rounds it takes);
 * that span's context written into the ``_meta`` of the request, so both sides' spans form one
   trace (a server's request to the client is a child of the tool call's SERVER span, and the
   client's handling of it a child of that request's CLIENT span).

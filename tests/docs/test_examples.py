@@ -6,6 +6,9 @@ folder; a block that cannot run says why in its title (``Not run: ...``), and th
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -40,6 +43,32 @@ def test_every_block_is_known_and_few_are_not_run() -> None:
     # The marker is only meaningful in a title; anywhere else it would be invisible to readers.
     hidden = [b.where for b in blocks if NOT_RUN.lower() in b.body.lower()[:200] and not b.not_run]
     assert not hidden, f"'{NOT_RUN}' outside a title: {hidden}"
+
+
+def ruff_format_check(*paths: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "ruff", "format", "--check", "--no-cache", *map(str, paths)],
+        cwd=cwd,
+        env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_every_pages_python_blocks_are_formatted(tmp_path: Path) -> None:
+    """``ruff format --check`` (which formats the Python blocks of Markdown since ruff 0.16)
+    passes on every page, by the project's settings. A page with an unformatted block is
+    flagged first: a ruff that skipped Markdown fails here rather than passing unseen."""
+    probe = tmp_path / "probe.md"
+    probe.write_text("# Probe\n\n```python\nx = {  'a':1}\n```\n", encoding="utf-8")
+    flagged = ruff_format_check(probe, cwd=tmp_path)
+    assert flagged.returncode == 1 and "probe.md" in flagged.stdout, flagged.stdout
+    pages = documents()
+    done = ruff_format_check(*pages, cwd=REPO_ROOT)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"{len(pages)} files already formatted" in done.stdout, done.stdout
 
 
 def test_readme_test_command_is_what_ci_runs() -> None:

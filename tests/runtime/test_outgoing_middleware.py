@@ -184,3 +184,30 @@ async def test_no_seam_without_outgoing_middleware() -> None:
         assert (await client.call_tool("echo", {"text": "a"})).content[0].text == "a"
     with pytest.raises(TypeError):
         client.add_outgoing_middleware("not callable")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("version", ["2025-11-25", STATELESS])
+async def test_every_request_passes_once(version: str) -> None:
+    """The lifecycle's own request (``initialize``, ``server/discover``), sent untyped, passes
+    too, its result as JSON data; a stateless-era call that takes two rounds passes once."""
+    seen: list[tuple[str, bool, str]] = []
+
+    async def note(call: OutgoingRequest, call_next: CallNext) -> Any:
+        result = await call_next()
+        seen.append((call.method, call.raw, type(result).__name__))
+        return result
+
+    client = Client(build([]).memory_transport(), protocol_version=version)
+
+    @client.handler(v2025_11_25.methods.SAMPLING_CREATEMESSAGE)
+    async def sample(params: Any, context: RequestContext) -> Any:
+        return v2025_11_25.types.CreateMessageResult(
+            role="assistant", model="m", content=v2025_11_25.types.TextContent(text="Paris")
+        )
+
+    client.add_outgoing_middleware(note)
+    async with client:
+        asked = await client.call_tool("ask", {})
+    assert asked.content[0].text == "the model said: Paris"
+    opening = "server/discover" if version == STATELESS else "initialize"
+    assert seen == [(opening, True, "dict"), ("tools/call", False, "CallToolResult")]

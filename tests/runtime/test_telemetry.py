@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from mcpbind.generated import v2025_11_25, v2026_07_28
 from mcpbind.runtime import (
@@ -23,7 +24,9 @@ from mcpbind.runtime import (
     RequestContext,
     StdioParameters,
 )
+from mcpbind.runtime.app import App
 from mcpbind.runtime.http import serving, streamable_http_client
+from mcpbind.runtime.tasks import ExtensionTaskHandle
 from mcpbind.runtime.telemetry import instrument
 from opentelemetry import baggage, context as otel_context
 from opentelemetry.sdk.trace import TracerProvider
@@ -81,16 +84,25 @@ def one(spans: list[dict[str, Any]], name: str, kind: str) -> dict[str, Any]:
 def check(
     client_spans: list[dict[str, Any]], server_spans: list[dict[str, Any]], version: str
 ) -> None:
-    # One CLIENT span per request the client sent through its session (the helpers' and
-    # ``ping``); none for the lifecycle's own ``initialize`` and ``server/discover``.
-    assert sorted(s["name"] for s in client_spans if s["kind"] == "CLIENT") == [
-        *(["ping"] if version != STATELESS else []),
-        "prompts/get greeting",
-        "resources/read nowhere://at-all",
-        "tools/call ask",
-        "tools/call echo",
-        "tools/call fail",
-    ]
+    # One CLIENT span per request the client sent, the lifecycle's own ``initialize`` or
+    # ``server/discover`` first, each the parent of the server's SERVER span for it.
+    opening = "server/discover" if version == STATELESS else "initialize"
+    assert sorted(s["name"] for s in client_spans if s["kind"] == "CLIENT") == sorted(
+        [
+            opening,
+            *(["ping"] if version != STATELESS else []),
+            "prompts/get greeting",
+            "resources/read nowhere://at-all",
+            "tools/call ask",
+            "tools/call echo",
+            "tools/call fail",
+        ]
+    )
+    opened = one(client_spans, opening, "CLIENT")
+    assert opened["parent_id"] is None and opened["status"] == "UNSET"
+    assert opened["attributes"] == {"mcp.method.name": opening, "mcp.protocol.version": version}
+    served = one(server_spans, opening, "SERVER")
+    assert (served["trace_id"], served["parent_id"]) == (opened["trace_id"], opened["span_id"])
     if version != STATELESS:
         ping = one(client_spans, "ping", "CLIENT")
         assert one(server_spans, "ping", "SERVER")["parent_id"] == ping["span_id"]
@@ -206,6 +218,48 @@ async def test_one_trace_in_memory() -> None:
         spans,
         "2025-11-25",
     )
+
+
+async def test_the_tasks_extension_s_requests_have_a_span_each() -> None:
+    """The 2026-07-28 tasks extension's ``tools/call`` (answered with a task) and the
+    handle's ``tasks/get``, sent untyped past ``send_request``: one CLIENT span each, with the
+    attributes of the others, the parent of the server's span."""
+    provider, exporter = collector()
+    app = App("tasks-traced")
+
+    @app.tool(task_support="optional")
+    async def slow(seconds: float) -> str:
+        """Sleep a little, as a task."""
+        await anyio.sleep(seconds)
+        return f"slept {seconds}"
+
+    instrument(app.server, tracer_provider=provider)
+    client = Client(app.memory_transport(), protocol_version=STATELESS)
+    instrument(client, tracer_provider=provider)
+    async with client:
+        handle = await client.call_tool_as_task("slow", {"seconds": 0.2})
+        assert isinstance(handle, ExtensionTaskHandle) and handle.task is not None
+        assert (await handle.result()).content[0].text == "slept 0.2"
+    spans = [record(s) for s in exporter.get_finished_spans()]
+    names = [s["name"] for s in spans if s["kind"] == "CLIENT"]
+    assert names.count("server/discover") == 1 and names.count("tools/call slow") == 1
+    assert names.count("tasks/get") >= 1 and set(names) == {
+        "server/discover",
+        "tools/call slow",
+        "tasks/get",
+    }
+    call = one(spans, "tools/call slow", "CLIENT")
+    assert call["attributes"] == {
+        "mcp.method.name": "tools/call",
+        "mcp.protocol.version": STATELESS,
+        "gen_ai.tool.name": "slow",
+        "gen_ai.operation.name": "execute_tool",
+    }
+    served = one(spans, "tools/call slow", "SERVER")
+    assert (served["trace_id"], served["parent_id"]) == (call["trace_id"], call["span_id"])
+    polls = {s["span_id"] for s in spans if s["name"] == "tasks/get" and s["kind"] == "CLIENT"}
+    served_polls = [s for s in spans if s["name"] == "tasks/get" and s["kind"] == "SERVER"]
+    assert served_polls and all(s["parent_id"] in polls for s in served_polls)
 
 
 async def test_a_bad_traceparent_starts_a_new_trace() -> None:

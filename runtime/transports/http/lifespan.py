@@ -34,7 +34,9 @@ async def asgi_lifespan(
 ) -> None:
     """Answer the ASGI lifespan protocol around ``run()``: a failure while entering it is
     ``lifespan.startup.failed`` with its one-line message (the server then exits, uvicorn
-    with status 3), one while leaving it ``lifespan.shutdown.failed``."""
+    with status 3), one while leaving it ``lifespan.shutdown.failed``. Leaving is bounded by
+    the server's lifespan itself (``shutdown_timeout``, ``core/lifespan.py``): the shutdown
+    answer comes even when its exit part hangs, which uvicorn would wait for forever."""
     message = await receive()
     if message["type"] != "lifespan.startup":
         return

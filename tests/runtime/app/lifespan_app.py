@@ -1,6 +1,8 @@
 """An app (and a low-level ``Server``) with a lifespan that writes ``enter <pid>`` and
 ``exit <pid>`` lines to the file ``$LIFESPAN_LOG``; with ``$LIFESPAN_FAIL`` set it raises
-while entering, and ``$LIFESPAN_PAUSE`` keeps it starting that many seconds after ``enter``.
+while entering, ``$LIFESPAN_PAUSE`` keeps it starting that many seconds after ``enter``, and
+with ``$LIFESPAN_HANG`` set its exit part writes ``hang <pid>`` and never ends (the servers'
+``shutdown_timeout`` is then ``$LIFESPAN_SHUTDOWN_TIMEOUT``).
 Run as ``python lifespan_app.py stdio | server-stdio | http PORT``, or imported (``app``,
 ``server``) by the tests and by the cluster launcher (``lifespan_app:app``).
 """
@@ -51,10 +53,20 @@ async def lifespan(owner: Any) -> AsyncIterator[State]:
         yield State(ENTERED)
     finally:
         await anyio.sleep(0.01)  # an await in the exit part: it must run even when cancelled
+        if os.environ.get("LIFESPAN_HANG"):
+            record("hang")
+            await anyio.sleep_forever()
         record("exit")
 
 
-app = App("lifespan", lifespan=lifespan)
+#: ``shutdown_timeout`` from the environment, else the servers' default.
+SHUTDOWN: dict[str, Any] = (
+    {"shutdown_timeout": float(os.environ["LIFESPAN_SHUTDOWN_TIMEOUT"])}
+    if os.environ.get("LIFESPAN_SHUTDOWN_TIMEOUT")
+    else {}
+)
+
+app = App("lifespan", lifespan=lifespan, **SHUTDOWN)
 
 
 @app.tool()
@@ -68,7 +80,7 @@ def state(ctx: Context[State]) -> dict[str, int]:
     }
 
 
-server: Server[State] = Server("lifespan-server", lifespan=lifespan)
+server: Server[State] = Server("lifespan-server", lifespan=lifespan, **SHUTDOWN)
 
 
 @server.handler(methods.TOOLS_CALL)
