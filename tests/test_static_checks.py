@@ -88,3 +88,8 @@ def test_pyright_strict_on_the_examples(repo_root: Path, pyright_report: dict[st
 def test_ruff(repo_root: Path) -> None:
     result = check(repo_root, "ruff", "check", "--no-cache", ".")
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_ruff_format(repo_root: Path) -> None:
+    result = check(repo_root, "ruff", "format", "--check", "--no-cache", ".")
+    assert result.returncode == 0, result.stdout + result.stderr

@@ -99,4 +99,6 @@ async def serve_until_expiry(
     await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
-_CHALLENGE: Final = 'Bearer error="invalid_token", error_description="the access token is not valid"'
+_CHALLENGE: Final = (
+    'Bearer error="invalid_token", error_description="the access token is not valid"'
+)
