@@ -13,6 +13,7 @@ from datamodel_code_generator.parser import LiteralType
 from ..errors import CodegenError
 from ..ir import RevisionIR
 from .absent import absent_if_none_fields, mark_absent_if_none
+from .aliases import plain_model_aliases
 from .ordering import settle_definitions
 from .schema_prep import SUPPORT, prepare_document
 
@@ -53,7 +54,7 @@ def emit_models(ir: RevisionIR) -> str:
             raise CodegenError(f"revision {ir.revision}: model generation failed: {exc}") from exc
     if not isinstance(source, str):
         raise CodegenError(f"revision {ir.revision}: datamodel-code-generator returned no module")
-    settled = settle_definitions(_strip_dcg_banner(source))
+    settled = plain_model_aliases(settle_definitions(_strip_dcg_banner(source)))
     marked, _ = mark_absent_if_none(settled, absent_if_none_fields(document["$defs"]))
     return marked
 

@@ -672,7 +672,7 @@ class EmbeddedResourceAnnotations(MCPModel):
     """
 
 
-EmptyResult = TypeAliasType("EmptyResult", Result)
+EmptyResult = Result
 
 
 class GetPromptRequest(MCPModel):

@@ -907,7 +907,7 @@ class EmbeddedResource(MCPModel):
     type: Literal["resource"] = "resource"
 
 
-EmptyResult = TypeAliasType("EmptyResult", Result)
+EmptyResult = Result
 
 
 class GetPromptRequest(MCPModel):

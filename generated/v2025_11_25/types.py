@@ -1366,7 +1366,7 @@ class EmbeddedResource(MCPModel):
     type: Literal["resource"] = "resource"
 
 
-EmptyResult = TypeAliasType("EmptyResult", Result)
+EmptyResult = Result
 
 
 class GetPromptRequestParamsMeta(MCPModel):

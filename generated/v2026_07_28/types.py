@@ -1845,7 +1845,7 @@ class ClientNotification(MCPModel):
     params: CancelledNotificationParams
 
 
-ClientResult = TypeAliasType("ClientResult", Result)
+ClientResult = Result
 """
 Common result fields.
 """
@@ -1860,7 +1860,7 @@ ContentBlock = TypeAliasType(
 )
 
 
-EmptyResult = TypeAliasType("EmptyResult", Result)
+EmptyResult = Result
 """
 Common result fields.
 """

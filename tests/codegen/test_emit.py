@@ -6,6 +6,7 @@ import sys
 from types import ModuleType
 
 import pytest
+from mcpbind.codegen.emit.aliases import plain_model_aliases
 from mcpbind.codegen.emit.names import constant, snake
 from mcpbind.codegen.emit.ordering import settle_definitions
 from mcpbind.codegen.emit.schema_prep import prepare_document
@@ -172,3 +173,25 @@ def test_a_name_the_class_body_already_binds_is_quoted() -> None:
     out = settle_definitions(source)
     assert "    str: str = 'a'\n" in out
     assert '    name: "str | None" = None\n' in out
+
+
+ALIASES = '''class Result(MCPModel):
+    pass
+
+
+class Other(MCPModel):
+    pass
+
+
+EmptyResult = TypeAliasType("EmptyResult", Result)
+"""Its docstring."""
+Cursor = TypeAliasType("Cursor", StrictStr)
+Either = TypeAliasType("Either", Result | Other)
+'''
+
+
+def test_an_alias_of_one_model_becomes_the_model_itself() -> None:
+    out = plain_model_aliases(ALIASES)
+    assert 'EmptyResult = Result\n"""Its docstring."""\n' in out
+    assert 'Cursor = TypeAliasType("Cursor", StrictStr)' in out
+    assert 'Either = TypeAliasType("Either", Result | Other)' in out
