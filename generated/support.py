@@ -374,7 +374,8 @@ class MethodSpec(Generic[ParamsT, ResultT]):
     def __post_init__(self) -> None:
         _take_deferred(self)
 
-    __getstate__ = _resolved_state
+    def __getstate__(self) -> dict[str, Any]:
+        return _resolved_state(self)
 
 
 ItemT = TypeVar("ItemT")
@@ -409,7 +410,8 @@ class NotificationSpec(Generic[ParamsT]):
     def __post_init__(self) -> None:
         _take_deferred(self)
 
-    __getstate__ = _resolved_state
+    def __getstate__(self) -> dict[str, Any]:
+        return _resolved_state(self)
 
 
 ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None]]
@@ -471,4 +473,5 @@ class Revision(Generic[ClientStubT, ServerStubT, ImplementationT, ServerCapabili
     def __post_init__(self) -> None:
         _take_deferred(self)
 
-    __getstate__ = _resolved_state
+    def __getstate__(self) -> dict[str, Any]:
+        return _resolved_state(self)

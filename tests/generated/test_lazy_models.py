@@ -74,6 +74,7 @@ def test_classes_pickle_by_their_module_name(revision: str) -> None:
 
 
 _THREADS_PROBE = """
+import threading
 import mcpbind.generated.v2025_11_25 as package
 barrier = threading.Barrier(8)
 seen = []
