@@ -232,7 +232,8 @@ def bench_stages(schema_dir: Path, revisions: list[str], repeat: int) -> dict[st
             t1 = time.perf_counter()
             ir = build_ir(loaded)
             t2 = time.perf_counter()
-            modules = {"types.py": emit_models(ir)}
+            models = emit_models(ir)
+            modules = {"types.pyi": models.stub, "types.py": models.runtime}
             t3 = time.perf_counter()
             modules.update(render_revision_modules(ir))
             t4 = time.perf_counter()

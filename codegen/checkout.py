@@ -19,7 +19,7 @@ __all__ = ["ROOTS", "default_out", "installed_root", "source_checkout", "stale_f
 
 ROOTS = ("codegen", "generated", "runtime", "schema")
 # What the distribution ships of each root: modules and package data (see pyproject.toml).
-_SHIPPED = {".py", ".jinja", ".toml", ".typed"}
+_SHIPPED = {".py", ".pyi", ".jinja", ".toml", ".typed"}
 
 
 def installed_root() -> Path:

@@ -36,7 +36,12 @@ def generate_revision(loaded: LoadedSchema) -> RevisionOutput:
     """All files of one revision package, formatted, keyed by path relative to ``generated/``."""
     ir = build_ir(loaded)
     header = revision_header(ir.revision, ir.spec_commit, ir.sha256)
-    modules = {"types.py": emit_models(ir), **render_revision_modules(ir)}
+    models = emit_models(ir)
+    modules = {
+        "types.pyi": models.stub,
+        "types.py": models.runtime,
+        **render_revision_modules(ir),
+    }
     folder = package_dir(ir.revision)
     files = {
         f"{folder}/{name}": format_python(with_header(header, source))

@@ -53,12 +53,13 @@ def write_files(out: Path, files: dict[str, str]) -> list[Path]:
 
 
 def unproduced(out: Path, files: dict[str, str], owned_dirs: list[str]) -> list[str]:
-    """Modules under ``owned_dirs`` (``""`` is ``out`` itself) that are not in ``files``: left
+    """Modules and stubs under ``owned_dirs`` (``""`` is ``out`` itself) not in ``files``: left
     over from an earlier generator (``_support.py``) or added by hand."""
     found: list[str] = []
     for directory in owned_dirs:
         folder = out / directory
-        for path in sorted(folder.glob("*.py")) if folder.is_dir() else []:
+        modules = [*folder.glob("*.py"), *folder.glob("*.pyi")] if folder.is_dir() else []
+        for path in sorted(modules):
             relative = path.relative_to(out).as_posix()
             if relative not in files:
                 found.append(relative)

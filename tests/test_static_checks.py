@@ -51,7 +51,12 @@ def test_mypy_strict(repo_root: Path, package: str) -> None:
 
 
 def python_files(folder: Path) -> Iterator[Path]:
-    return (path for path in folder.rglob("*.py") if "__pycache__" not in path.parts)
+    """Modules and stubs (a revision's ``types.pyi``): pyright reads both."""
+    return (
+        path
+        for path in [*folder.rglob("*.py"), *folder.rglob("*.pyi")]
+        if "__pycache__" not in path.parts
+    )
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,5 @@
-"""Emit ``types.py``: pydantic v2 models for every definition, by datamodel-code-generator."""
+"""Emit ``types.pyi`` and ``types.py``: pydantic v2 models for every definition, by
+datamodel-code-generator, each class defined on first use at run time (``lazy``)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from datamodel_code_generator.parser import LiteralType
 from ..errors import CodegenError
 from ..ir import RevisionIR
 from .absent import absent_if_none_fields, mark_absent_if_none
+from .aliases import plain_model_aliases
+from .lazy import LazyModels, split_models
 from .ordering import settle_definitions
 from .schema_prep import SUPPORT, prepare_document
 
@@ -42,8 +45,8 @@ DCG_OPTIONS: dict[str, Any] = {
 }
 
 
-def emit_models(ir: RevisionIR) -> str:
-    """The unformatted source of ``types.py`` for ``ir``."""
+def emit_models(ir: RevisionIR) -> LazyModels:
+    """The unformatted sources of ``types.pyi`` and ``types.py`` for ``ir``."""
     document = prepare_document(ir)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -53,9 +56,9 @@ def emit_models(ir: RevisionIR) -> str:
             raise CodegenError(f"revision {ir.revision}: model generation failed: {exc}") from exc
     if not isinstance(source, str):
         raise CodegenError(f"revision {ir.revision}: datamodel-code-generator returned no module")
-    settled = settle_definitions(_strip_dcg_banner(source))
+    settled = plain_model_aliases(settle_definitions(_strip_dcg_banner(source)))
     marked, _ = mark_absent_if_none(settled, absent_if_none_fields(document["$defs"]))
-    return marked
+    return split_models(marked, ir.revision)
 
 
 def _strip_dcg_banner(source: str) -> str:

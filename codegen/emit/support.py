@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import operator
+import threading
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -26,6 +27,7 @@ from typing import (
     Protocol,
     TypedDict,
     TypeVar,
+    cast,
     get_args,
     get_origin,
 )
@@ -51,6 +53,8 @@ __all__ = [
     "RequestOptions",
     "RequestSender",
     "Revision",
+    "deferred",
+    "define_on_use",
 ]
 
 
@@ -187,6 +191,65 @@ class MCPModel(BaseModel):
         }
 
 
+class _OnUse:
+    """The definitions of a generated ``types`` module, each run the first time it is asked for.
+
+    ``table`` maps each name to the function that defines it and the names its definition reads
+    (bases, field types, an alias's members), in the module's order, which puts whatever a
+    definition evaluates before it. Asking for a name runs what it reaches and is not defined
+    yet, in that order, into the module's namespace: a class is created once (``is`` and
+    ``isinstance`` hold), and pydantic finds every class a field names there, quoted or not.
+    """
+
+    def __init__(
+        self, namespace: dict[str, Any], table: dict[str, tuple[Callable[[], Any], tuple[str, ...]]]
+    ) -> None:
+        self.namespace = namespace
+        self.table = table
+        self.order = {name: index for index, name in enumerate(table)}
+        # Two threads asking for one class must get one class.
+        self.lock = threading.RLock()
+
+    def get(self, name: str) -> Any:
+        if name not in self.table:
+            module = self.namespace["__name__"]
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        with self.lock:
+            if name not in self.namespace:
+                self.define(name)
+        return self.namespace[name]
+
+    def define(self, name: str) -> None:
+        reached: set[str] = set()
+        pending = [name]
+        while pending:
+            current = pending.pop()
+            if current not in reached and current not in self.namespace:
+                reached.add(current)
+                pending.extend(self.table[current][1])
+        for current in sorted(reached, key=self.order.__getitem__):
+            value = self.table[current][0]()
+            if isinstance(value, type) and value.__name__ == current:
+                # Created in a function, it would be ``_Tool.<locals>.Tool``: pickle looks a
+                # class up by its qualified name in its module, where ``Tool`` is.
+                value.__qualname__ = current
+            self.namespace[current] = value
+
+    def names(self) -> list[str]:
+        return sorted({*self.namespace, *self.table})
+
+
+def define_on_use(
+    namespace: dict[str, Any], table: dict[str, tuple[Callable[[], Any], tuple[str, ...]]]
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """A generated ``types`` module's ``__getattr__`` and ``__dir__`` (PEP 562): each class is
+    defined when it is first read (``types.Tool``, ``from types import Tool``, pickle), with what
+    it needs. Importing a revision then costs a fraction of defining its ~170 classes;
+    ``types.pyi`` holds the same classes, as module-level definitions, for type checkers."""
+    on_use = _OnUse(namespace, table)
+    return on_use.get, on_use.names
+
+
 class Direction(StrEnum):
     """Who sends a message."""
 
@@ -196,8 +259,81 @@ class Direction(StrEnum):
 
 ParamsT = TypeVar("ParamsT")
 ResultT = TypeVar("ResultT")
+ClassT = TypeVar("ClassT", bound=type)
+T = TypeVar("T")
+_MISSING: Final = object()
 
 
+class _Deferred:
+    """A class a table names now and looks up when it is first read (see :func:`deferred`)."""
+
+    __slots__ = ("resolve",)
+
+    def __init__(self, resolve: Callable[[], Any]) -> None:
+        self.resolve = resolve
+
+
+def deferred(resolve: Callable[[], T]) -> T:
+    """``resolve()``, called the first time the spec field given it is read: ``deferred(lambda:
+    types.Tool)`` for a field of ``MethodSpec``, ``PaginatedMethodSpec``, ``NotificationSpec``
+    or ``Revision`` that holds a class.
+
+    A generated method table names every class of its revision; looked up at once, they would
+    all be created when the table is imported (``types`` defines a class on first use). Typed as
+    what ``resolve`` returns, which is what reading the field gives.
+    """
+    return cast(T, _Deferred(resolve))
+
+
+class _DeferredField:
+    """A spec's class field, on its class: consulted only while an instance holds a
+    :func:`deferred` value for it, which it resolves into the instance's own attribute. Not a data
+    descriptor, so from then on the instance's attribute answers, as fast as any other."""
+
+    def __init__(self, name: str, default: Any) -> None:
+        self.name = name
+        self.default = default
+
+    def __get__(self, instance: object | None, owner: type) -> Any:
+        if instance is None:
+            if self.default is _MISSING:
+                raise AttributeError(self.name)
+            return self.default
+        pending: _Deferred = instance.__dict__["__deferred__"][self.name]
+        value = instance.__dict__[self.name] = pending.resolve()
+        return value
+
+
+def _deferrable(*names: str) -> Callable[[ClassT], ClassT]:
+    """Let the dataclass's fields ``names`` be given with :func:`deferred` (``_take_deferred``)."""
+
+    def install(cls: ClassT) -> ClassT:
+        for name in names:
+            setattr(cls, name, _DeferredField(name, cls.__dict__.get(name, _MISSING)))
+        return cls
+
+    return install
+
+
+def _take_deferred(instance: object) -> None:
+    """Move each :func:`deferred` value out of ``instance``'s attributes, for its class's field to
+    resolve on first read (a frozen dataclass's ``__post_init__``)."""
+    attributes = instance.__dict__
+    deferred = {k: v for k, v in attributes.items() if isinstance(v, _Deferred)}
+    if deferred:
+        for name in deferred:
+            del attributes[name]
+        attributes["__deferred__"] = deferred
+
+
+def _resolved_state(instance: object) -> dict[str, Any]:
+    """The state to pickle: every deferred field resolved, no callables left."""
+    for name in instance.__dict__.get("__deferred__", {}):
+        getattr(instance, name)
+    return {k: v for k, v in instance.__dict__.items() if k != "__deferred__"}
+
+
+@_deferrable("request_type", "params_type", "result_type", "task_result_type")
 @dataclass(frozen=True)
 class MethodSpec(Generic[ParamsT, ResultT]):
     """One request method of a revision: its classes, directions and guarding capabilities.
@@ -214,27 +350,38 @@ class MethodSpec(Generic[ParamsT, ResultT]):
     in the receiver's capabilities that says it accepts the task form
     (``("tasks", "requests", "tools", "call")``); both are None for any other request. A runtime
     validates the result of a request whose params carry ``task`` against ``task_result_type``.
+
+    A ``*_type`` given as :func:`deferred` is looked up the first time it is read (the generated
+    tables do so, and a method nobody calls never creates its classes); the hash leaves the
+    classes out, so hashing a spec creates none.
     """
 
     revision: str
     method: str
     handler_name: str
     directions: frozenset[Direction]
-    request_type: Any
-    params_type: Any
+    request_type: Any = field(hash=False)
+    params_type: Any = field(hash=False)
     params_required: bool
-    result_type: Any
+    result_type: Any = field(hash=False)
     result_link: str
     capabilities: Mapping[Direction, str] = field(default_factory=dict[Direction, str], hash=False)
     lifecycle: bool = False
     page_items: str | None = None
-    task_result_type: Any = None
+    task_result_type: Any = field(default=None, hash=False)
     task_capability: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        _take_deferred(self)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return _resolved_state(self)
 
 
 ItemT = TypeVar("ItemT")
 
 
+@_deferrable("item_type")
 @dataclass(frozen=True)
 class PaginatedMethodSpec(MethodSpec[ParamsT, ResultT], Generic[ParamsT, ResultT, ItemT]):
     """A list method (``tools/list``): its result pages hold ``ItemT`` items under ``page_items``.
@@ -243,21 +390,28 @@ class PaginatedMethodSpec(MethodSpec[ParamsT, ResultT], Generic[ParamsT, ResultT
     ``list[Tool]`` statically; ``item_type`` holds the same class for the runtime.
     """
 
-    item_type: Any = None
+    item_type: Any = field(default=None, hash=False)
 
 
+@_deferrable("notification_type", "params_type")
 @dataclass(frozen=True)
 class NotificationSpec(Generic[ParamsT]):
-    """One notification method of a revision."""
+    """One notification method of a revision (its ``*_type`` fields as ``MethodSpec``'s)."""
 
     revision: str
     method: str
     handler_name: str
     directions: frozenset[Direction]
-    notification_type: Any
-    params_type: Any
+    notification_type: Any = field(hash=False)
+    params_type: Any = field(hash=False)
     params_required: bool
     lifecycle: bool = False
+
+    def __post_init__(self) -> None:
+        _take_deferred(self)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return _resolved_state(self)
 
 
 ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None]]
@@ -291,6 +445,7 @@ ImplementationT = TypeVar("ImplementationT")
 ServerCapabilitiesT = TypeVar("ServerCapabilitiesT")
 
 
+@_deferrable("implementation", "server_capabilities")
 @dataclass(frozen=True)
 class Revision(Generic[ClientStubT, ServerStubT, ImplementationT, ServerCapabilitiesT]):
     """One revision's bindings as a typed value (each revision package's ``BINDINGS``).
@@ -304,8 +459,9 @@ class Revision(Generic[ClientStubT, ServerStubT, ImplementationT, ServerCapabili
     era: str
     client_stub: Callable[[RequestSender], ClientStubT]
     server_stub: Callable[[RequestSender], ServerStubT]
-    implementation: type[ImplementationT]
-    server_capabilities: type[ServerCapabilitiesT]
+    # Either may be given with ``deferred`` (as ``MethodSpec``'s classes).
+    implementation: type[ImplementationT] = field(hash=False)
+    server_capabilities: type[ServerCapabilitiesT] = field(hash=False)
     # The factories are parametrised so that strict checkers know the empty tables' types.
     methods: Mapping[str, MethodSpec[Any, Any]] = field(
         default_factory=dict[str, MethodSpec[Any, Any]], hash=False
@@ -313,3 +469,9 @@ class Revision(Generic[ClientStubT, ServerStubT, ImplementationT, ServerCapabili
     notifications: Mapping[str, NotificationSpec[Any]] = field(
         default_factory=dict[str, NotificationSpec[Any]], hash=False
     )
+
+    def __post_init__(self) -> None:
+        _take_deferred(self)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return _resolved_state(self)

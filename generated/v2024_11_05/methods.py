@@ -10,6 +10,8 @@ and calls against it; a list method is a ``PaginatedMethodSpec[Params, Result, I
 also says what one item of its pages is. ``METHODS`` and ``NOTIFICATIONS`` index them by name.
 A request that may be task-augmented also names the result of its task form
 (``task_result_type``) and the capability that allows it (``task_capability``).
+Each class is looked up the first time its field is read (``deferred``), so importing the table
+creates none of them.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from ..support import Direction, MethodSpec, NotificationSpec, PaginatedMethodSpec
+from ..support import Direction, MethodSpec, NotificationSpec, PaginatedMethodSpec, deferred
 from . import types
 
 __all__ = [
@@ -58,31 +60,33 @@ ERA: Final = "handshake"
 META_KEYS: Final[frozenset[str]] = frozenset()
 
 
-COMPLETION_COMPLETE: Final = MethodSpec[types.CompleteRequestParams, types.CompleteResult](
-    revision=REVISION,
-    method="completion/complete",
-    handler_name="complete",
-    directions=frozenset({Direction.CLIENT_TO_SERVER}),
-    request_type=types.CompleteRequest,
-    params_type=types.CompleteRequestParams,
-    params_required=True,
-    result_type=types.CompleteResult,
-    result_link="naming",
-    capabilities={},
-    lifecycle=False,
-    page_items=None,
+COMPLETION_COMPLETE: Final[MethodSpec[types.CompleteRequestParams, types.CompleteResult]] = (
+    MethodSpec(
+        revision=REVISION,
+        method="completion/complete",
+        handler_name="complete",
+        directions=frozenset({Direction.CLIENT_TO_SERVER}),
+        request_type=deferred(lambda: types.CompleteRequest),
+        params_type=deferred(lambda: types.CompleteRequestParams),
+        params_required=True,
+        result_type=deferred(lambda: types.CompleteResult),
+        result_link="naming",
+        capabilities={},
+        lifecycle=False,
+        page_items=None,
+    )
 )
 
 
-INITIALIZE: Final = MethodSpec[types.InitializeRequestParams, types.InitializeResult](
+INITIALIZE: Final[MethodSpec[types.InitializeRequestParams, types.InitializeResult]] = MethodSpec(
     revision=REVISION,
     method="initialize",
     handler_name="initialize",
     directions=frozenset({Direction.CLIENT_TO_SERVER}),
-    request_type=types.InitializeRequest,
-    params_type=types.InitializeRequestParams,
+    request_type=deferred(lambda: types.InitializeRequest),
+    params_type=deferred(lambda: types.InitializeRequestParams),
     params_required=True,
-    result_type=types.InitializeResult,
+    result_type=deferred(lambda: types.InitializeResult),
     result_link="naming",
     capabilities={},
     lifecycle=True,
@@ -90,15 +94,15 @@ INITIALIZE: Final = MethodSpec[types.InitializeRequestParams, types.InitializeRe
 )
 
 
-LOGGING_SETLEVEL: Final = MethodSpec[types.SetLevelRequestParams, types.EmptyResult](
+LOGGING_SETLEVEL: Final[MethodSpec[types.SetLevelRequestParams, types.EmptyResult]] = MethodSpec(
     revision=REVISION,
     method="logging/setLevel",
     handler_name="set_level",
     directions=frozenset({Direction.CLIENT_TO_SERVER}),
-    request_type=types.SetLevelRequest,
-    params_type=types.SetLevelRequestParams,
+    request_type=deferred(lambda: types.SetLevelRequest),
+    params_type=deferred(lambda: types.SetLevelRequestParams),
     params_required=True,
-    result_type=types.EmptyResult,
+    result_type=deferred(lambda: types.EmptyResult),
     result_link="empty-result",
     capabilities={Direction.CLIENT_TO_SERVER: "logging"},
     lifecycle=False,
@@ -106,15 +110,15 @@ LOGGING_SETLEVEL: Final = MethodSpec[types.SetLevelRequestParams, types.EmptyRes
 )
 
 
-PING: Final = MethodSpec[types.PingRequestParams, types.EmptyResult](
+PING: Final[MethodSpec[types.PingRequestParams, types.EmptyResult]] = MethodSpec(
     revision=REVISION,
     method="ping",
     handler_name="ping",
     directions=frozenset({Direction.CLIENT_TO_SERVER, Direction.SERVER_TO_CLIENT}),
-    request_type=types.PingRequest,
-    params_type=types.PingRequestParams,
+    request_type=deferred(lambda: types.PingRequest),
+    params_type=deferred(lambda: types.PingRequestParams),
     params_required=False,
-    result_type=types.EmptyResult,
+    result_type=deferred(lambda: types.EmptyResult),
     result_link="empty-result",
     capabilities={},
     lifecycle=False,
@@ -122,15 +126,15 @@ PING: Final = MethodSpec[types.PingRequestParams, types.EmptyResult](
 )
 
 
-PROMPTS_GET: Final = MethodSpec[types.GetPromptRequestParams, types.GetPromptResult](
+PROMPTS_GET: Final[MethodSpec[types.GetPromptRequestParams, types.GetPromptResult]] = MethodSpec(
     revision=REVISION,
     method="prompts/get",
     handler_name="get_prompt",
     directions=frozenset({Direction.CLIENT_TO_SERVER}),
-    request_type=types.GetPromptRequest,
-    params_type=types.GetPromptRequestParams,
+    request_type=deferred(lambda: types.GetPromptRequest),
+    params_type=deferred(lambda: types.GetPromptRequestParams),
     params_required=True,
-    result_type=types.GetPromptResult,
+    result_type=deferred(lambda: types.GetPromptResult),
     result_link="naming",
     capabilities={Direction.CLIENT_TO_SERVER: "prompts"},
     lifecycle=False,
@@ -138,122 +142,130 @@ PROMPTS_GET: Final = MethodSpec[types.GetPromptRequestParams, types.GetPromptRes
 )
 
 
-PROMPTS_LIST: Final = PaginatedMethodSpec[
-    types.ListPromptsRequestParams, types.ListPromptsResult, types.Prompt
-](
+PROMPTS_LIST: Final[
+    PaginatedMethodSpec[types.ListPromptsRequestParams, types.ListPromptsResult, types.Prompt]
+] = PaginatedMethodSpec(
     revision=REVISION,
     method="prompts/list",
     handler_name="list_prompts",
     directions=frozenset({Direction.CLIENT_TO_SERVER}),
-    request_type=types.ListPromptsRequest,
-    params_type=types.ListPromptsRequestParams,
+    request_type=deferred(lambda: types.ListPromptsRequest),
+    params_type=deferred(lambda: types.ListPromptsRequestParams),
     params_required=False,
-    result_type=types.ListPromptsResult,
+    result_type=deferred(lambda: types.ListPromptsResult),
     result_link="naming",
     capabilities={Direction.CLIENT_TO_SERVER: "prompts"},
     lifecycle=False,
     page_items="prompts",
-    item_type=types.Prompt,
+    item_type=deferred(lambda: types.Prompt),
 )
 
 
-RESOURCES_LIST: Final = PaginatedMethodSpec[
-    types.ListResourcesRequestParams, types.ListResourcesResult, types.Resource
-](
+RESOURCES_LIST: Final[
+    PaginatedMethodSpec[types.ListResourcesRequestParams, types.ListResourcesResult, types.Resource]
+] = PaginatedMethodSpec(
     revision=REVISION,
     method="resources/list",
     handler_name="list_resources",
     directions=frozenset({Direction.CLIENT_TO_SERVER}),
-    request_type=types.ListResourcesRequest,
-    params_type=types.ListResourcesRequestParams,
+    request_type=deferred(lambda: types.ListResourcesRequest),
+    params_type=deferred(lambda: types.ListResourcesRequestParams),
     params_required=False,
-    result_type=types.ListResourcesResult,
+    result_type=deferred(lambda: types.ListResourcesResult),
     result_link="naming",
     capabilities={Direction.CLIENT_TO_SERVER: "resources"},
     lifecycle=False,
     page_items="resources",
-    item_type=types.Resource,
+    item_type=deferred(lambda: types.Resource),
 )
 
 
-RESOURCES_READ: Final = MethodSpec[types.ReadResourceRequestParams, types.ReadResourceResult](
-    revision=REVISION,
-    method="resources/read",
-    handler_name="read_resource",
-    directions=frozenset({Direction.CLIENT_TO_SERVER}),
-    request_type=types.ReadResourceRequest,
-    params_type=types.ReadResourceRequestParams,
-    params_required=True,
-    result_type=types.ReadResourceResult,
-    result_link="naming",
-    capabilities={Direction.CLIENT_TO_SERVER: "resources"},
-    lifecycle=False,
-    page_items=None,
+RESOURCES_READ: Final[MethodSpec[types.ReadResourceRequestParams, types.ReadResourceResult]] = (
+    MethodSpec(
+        revision=REVISION,
+        method="resources/read",
+        handler_name="read_resource",
+        directions=frozenset({Direction.CLIENT_TO_SERVER}),
+        request_type=deferred(lambda: types.ReadResourceRequest),
+        params_type=deferred(lambda: types.ReadResourceRequestParams),
+        params_required=True,
+        result_type=deferred(lambda: types.ReadResourceResult),
+        result_link="naming",
+        capabilities={Direction.CLIENT_TO_SERVER: "resources"},
+        lifecycle=False,
+        page_items=None,
+    )
 )
 
 
-RESOURCES_SUBSCRIBE: Final = MethodSpec[types.SubscribeRequestParams, types.EmptyResult](
-    revision=REVISION,
-    method="resources/subscribe",
-    handler_name="subscribe",
-    directions=frozenset({Direction.CLIENT_TO_SERVER}),
-    request_type=types.SubscribeRequest,
-    params_type=types.SubscribeRequestParams,
-    params_required=True,
-    result_type=types.EmptyResult,
-    result_link="empty-result",
-    capabilities={Direction.CLIENT_TO_SERVER: "resources.subscribe"},
-    lifecycle=False,
-    page_items=None,
+RESOURCES_SUBSCRIBE: Final[MethodSpec[types.SubscribeRequestParams, types.EmptyResult]] = (
+    MethodSpec(
+        revision=REVISION,
+        method="resources/subscribe",
+        handler_name="subscribe",
+        directions=frozenset({Direction.CLIENT_TO_SERVER}),
+        request_type=deferred(lambda: types.SubscribeRequest),
+        params_type=deferred(lambda: types.SubscribeRequestParams),
+        params_required=True,
+        result_type=deferred(lambda: types.EmptyResult),
+        result_link="empty-result",
+        capabilities={Direction.CLIENT_TO_SERVER: "resources.subscribe"},
+        lifecycle=False,
+        page_items=None,
+    )
 )
 
 
-RESOURCES_TEMPLATES_LIST: Final = PaginatedMethodSpec[
-    types.ListResourceTemplatesRequestParams,
-    types.ListResourceTemplatesResult,
-    types.ResourceTemplate,
-](
+RESOURCES_TEMPLATES_LIST: Final[
+    PaginatedMethodSpec[
+        types.ListResourceTemplatesRequestParams,
+        types.ListResourceTemplatesResult,
+        types.ResourceTemplate,
+    ]
+] = PaginatedMethodSpec(
     revision=REVISION,
     method="resources/templates/list",
     handler_name="list_resource_templates",
     directions=frozenset({Direction.CLIENT_TO_SERVER}),
-    request_type=types.ListResourceTemplatesRequest,
-    params_type=types.ListResourceTemplatesRequestParams,
+    request_type=deferred(lambda: types.ListResourceTemplatesRequest),
+    params_type=deferred(lambda: types.ListResourceTemplatesRequestParams),
     params_required=False,
-    result_type=types.ListResourceTemplatesResult,
+    result_type=deferred(lambda: types.ListResourceTemplatesResult),
     result_link="naming",
     capabilities={Direction.CLIENT_TO_SERVER: "resources"},
     lifecycle=False,
     page_items="resourceTemplates",
-    item_type=types.ResourceTemplate,
+    item_type=deferred(lambda: types.ResourceTemplate),
 )
 
 
-RESOURCES_UNSUBSCRIBE: Final = MethodSpec[types.UnsubscribeRequestParams, types.EmptyResult](
-    revision=REVISION,
-    method="resources/unsubscribe",
-    handler_name="unsubscribe",
-    directions=frozenset({Direction.CLIENT_TO_SERVER}),
-    request_type=types.UnsubscribeRequest,
-    params_type=types.UnsubscribeRequestParams,
-    params_required=True,
-    result_type=types.EmptyResult,
-    result_link="empty-result",
-    capabilities={Direction.CLIENT_TO_SERVER: "resources"},
-    lifecycle=False,
-    page_items=None,
+RESOURCES_UNSUBSCRIBE: Final[MethodSpec[types.UnsubscribeRequestParams, types.EmptyResult]] = (
+    MethodSpec(
+        revision=REVISION,
+        method="resources/unsubscribe",
+        handler_name="unsubscribe",
+        directions=frozenset({Direction.CLIENT_TO_SERVER}),
+        request_type=deferred(lambda: types.UnsubscribeRequest),
+        params_type=deferred(lambda: types.UnsubscribeRequestParams),
+        params_required=True,
+        result_type=deferred(lambda: types.EmptyResult),
+        result_link="empty-result",
+        capabilities={Direction.CLIENT_TO_SERVER: "resources"},
+        lifecycle=False,
+        page_items=None,
+    )
 )
 
 
-ROOTS_LIST: Final = MethodSpec[types.ListRootsRequestParams, types.ListRootsResult](
+ROOTS_LIST: Final[MethodSpec[types.ListRootsRequestParams, types.ListRootsResult]] = MethodSpec(
     revision=REVISION,
     method="roots/list",
     handler_name="list_roots",
     directions=frozenset({Direction.SERVER_TO_CLIENT}),
-    request_type=types.ListRootsRequest,
-    params_type=types.ListRootsRequestParams,
+    request_type=deferred(lambda: types.ListRootsRequest),
+    params_type=deferred(lambda: types.ListRootsRequestParams),
     params_required=False,
-    result_type=types.ListRootsResult,
+    result_type=deferred(lambda: types.ListRootsResult),
     result_link="naming",
     capabilities={Direction.SERVER_TO_CLIENT: "roots"},
     lifecycle=False,
@@ -261,17 +273,17 @@ ROOTS_LIST: Final = MethodSpec[types.ListRootsRequestParams, types.ListRootsResu
 )
 
 
-SAMPLING_CREATEMESSAGE: Final = MethodSpec[
-    types.CreateMessageRequestParams, types.CreateMessageResult
-](
+SAMPLING_CREATEMESSAGE: Final[
+    MethodSpec[types.CreateMessageRequestParams, types.CreateMessageResult]
+] = MethodSpec(
     revision=REVISION,
     method="sampling/createMessage",
     handler_name="create_message",
     directions=frozenset({Direction.SERVER_TO_CLIENT}),
-    request_type=types.CreateMessageRequest,
-    params_type=types.CreateMessageRequestParams,
+    request_type=deferred(lambda: types.CreateMessageRequest),
+    params_type=deferred(lambda: types.CreateMessageRequestParams),
     params_required=True,
-    result_type=types.CreateMessageResult,
+    result_type=deferred(lambda: types.CreateMessageResult),
     result_link="naming",
     capabilities={Direction.SERVER_TO_CLIENT: "sampling"},
     lifecycle=False,
@@ -279,15 +291,15 @@ SAMPLING_CREATEMESSAGE: Final = MethodSpec[
 )
 
 
-TOOLS_CALL: Final = MethodSpec[types.CallToolRequestParams, types.CallToolResult](
+TOOLS_CALL: Final[MethodSpec[types.CallToolRequestParams, types.CallToolResult]] = MethodSpec(
     revision=REVISION,
     method="tools/call",
     handler_name="call_tool",
     directions=frozenset({Direction.CLIENT_TO_SERVER}),
-    request_type=types.CallToolRequest,
-    params_type=types.CallToolRequestParams,
+    request_type=deferred(lambda: types.CallToolRequest),
+    params_type=deferred(lambda: types.CallToolRequestParams),
     params_required=True,
-    result_type=types.CallToolResult,
+    result_type=deferred(lambda: types.CallToolResult),
     result_link="naming",
     capabilities={Direction.CLIENT_TO_SERVER: "tools"},
     lifecycle=False,
@@ -295,134 +307,146 @@ TOOLS_CALL: Final = MethodSpec[types.CallToolRequestParams, types.CallToolResult
 )
 
 
-TOOLS_LIST: Final = PaginatedMethodSpec[
-    types.ListToolsRequestParams, types.ListToolsResult, types.Tool
-](
+TOOLS_LIST: Final[
+    PaginatedMethodSpec[types.ListToolsRequestParams, types.ListToolsResult, types.Tool]
+] = PaginatedMethodSpec(
     revision=REVISION,
     method="tools/list",
     handler_name="list_tools",
     directions=frozenset({Direction.CLIENT_TO_SERVER}),
-    request_type=types.ListToolsRequest,
-    params_type=types.ListToolsRequestParams,
+    request_type=deferred(lambda: types.ListToolsRequest),
+    params_type=deferred(lambda: types.ListToolsRequestParams),
     params_required=False,
-    result_type=types.ListToolsResult,
+    result_type=deferred(lambda: types.ListToolsResult),
     result_link="naming",
     capabilities={Direction.CLIENT_TO_SERVER: "tools"},
     lifecycle=False,
     page_items="tools",
-    item_type=types.Tool,
+    item_type=deferred(lambda: types.Tool),
 )
 
 
-NOTIFICATIONS_CANCELLED: Final = NotificationSpec[types.CancelledNotificationParams](
-    revision=REVISION,
-    method="notifications/cancelled",
-    handler_name="cancelled",
-    directions=frozenset({Direction.CLIENT_TO_SERVER, Direction.SERVER_TO_CLIENT}),
-    notification_type=types.CancelledNotification,
-    params_type=types.CancelledNotificationParams,
-    params_required=True,
-    lifecycle=False,
+NOTIFICATIONS_CANCELLED: Final[NotificationSpec[types.CancelledNotificationParams]] = (
+    NotificationSpec(
+        revision=REVISION,
+        method="notifications/cancelled",
+        handler_name="cancelled",
+        directions=frozenset({Direction.CLIENT_TO_SERVER, Direction.SERVER_TO_CLIENT}),
+        notification_type=deferred(lambda: types.CancelledNotification),
+        params_type=deferred(lambda: types.CancelledNotificationParams),
+        params_required=True,
+        lifecycle=False,
+    )
 )
 
 
-NOTIFICATIONS_INITIALIZED: Final = NotificationSpec[types.InitializedNotificationParams](
-    revision=REVISION,
-    method="notifications/initialized",
-    handler_name="initialized",
-    directions=frozenset({Direction.CLIENT_TO_SERVER}),
-    notification_type=types.InitializedNotification,
-    params_type=types.InitializedNotificationParams,
-    params_required=False,
-    lifecycle=True,
+NOTIFICATIONS_INITIALIZED: Final[NotificationSpec[types.InitializedNotificationParams]] = (
+    NotificationSpec(
+        revision=REVISION,
+        method="notifications/initialized",
+        handler_name="initialized",
+        directions=frozenset({Direction.CLIENT_TO_SERVER}),
+        notification_type=deferred(lambda: types.InitializedNotification),
+        params_type=deferred(lambda: types.InitializedNotificationParams),
+        params_required=False,
+        lifecycle=True,
+    )
 )
 
 
-NOTIFICATIONS_MESSAGE: Final = NotificationSpec[types.LoggingMessageNotificationParams](
-    revision=REVISION,
-    method="notifications/message",
-    handler_name="logging_message",
-    directions=frozenset({Direction.SERVER_TO_CLIENT}),
-    notification_type=types.LoggingMessageNotification,
-    params_type=types.LoggingMessageNotificationParams,
-    params_required=True,
-    lifecycle=False,
+NOTIFICATIONS_MESSAGE: Final[NotificationSpec[types.LoggingMessageNotificationParams]] = (
+    NotificationSpec(
+        revision=REVISION,
+        method="notifications/message",
+        handler_name="logging_message",
+        directions=frozenset({Direction.SERVER_TO_CLIENT}),
+        notification_type=deferred(lambda: types.LoggingMessageNotification),
+        params_type=deferred(lambda: types.LoggingMessageNotificationParams),
+        params_required=True,
+        lifecycle=False,
+    )
 )
 
 
-NOTIFICATIONS_PROGRESS: Final = NotificationSpec[types.ProgressNotificationParams](
-    revision=REVISION,
-    method="notifications/progress",
-    handler_name="progress",
-    directions=frozenset({Direction.CLIENT_TO_SERVER, Direction.SERVER_TO_CLIENT}),
-    notification_type=types.ProgressNotification,
-    params_type=types.ProgressNotificationParams,
-    params_required=True,
-    lifecycle=False,
+NOTIFICATIONS_PROGRESS: Final[NotificationSpec[types.ProgressNotificationParams]] = (
+    NotificationSpec(
+        revision=REVISION,
+        method="notifications/progress",
+        handler_name="progress",
+        directions=frozenset({Direction.CLIENT_TO_SERVER, Direction.SERVER_TO_CLIENT}),
+        notification_type=deferred(lambda: types.ProgressNotification),
+        params_type=deferred(lambda: types.ProgressNotificationParams),
+        params_required=True,
+        lifecycle=False,
+    )
 )
 
 
-NOTIFICATIONS_PROMPTS_LIST_CHANGED: Final = NotificationSpec[
-    types.PromptListChangedNotificationParams
-](
+NOTIFICATIONS_PROMPTS_LIST_CHANGED: Final[
+    NotificationSpec[types.PromptListChangedNotificationParams]
+] = NotificationSpec(
     revision=REVISION,
     method="notifications/prompts/list_changed",
     handler_name="prompt_list_changed",
     directions=frozenset({Direction.SERVER_TO_CLIENT}),
-    notification_type=types.PromptListChangedNotification,
-    params_type=types.PromptListChangedNotificationParams,
+    notification_type=deferred(lambda: types.PromptListChangedNotification),
+    params_type=deferred(lambda: types.PromptListChangedNotificationParams),
     params_required=False,
     lifecycle=False,
 )
 
 
-NOTIFICATIONS_RESOURCES_LIST_CHANGED: Final = NotificationSpec[
-    types.ResourceListChangedNotificationParams
-](
+NOTIFICATIONS_RESOURCES_LIST_CHANGED: Final[
+    NotificationSpec[types.ResourceListChangedNotificationParams]
+] = NotificationSpec(
     revision=REVISION,
     method="notifications/resources/list_changed",
     handler_name="resource_list_changed",
     directions=frozenset({Direction.SERVER_TO_CLIENT}),
-    notification_type=types.ResourceListChangedNotification,
-    params_type=types.ResourceListChangedNotificationParams,
+    notification_type=deferred(lambda: types.ResourceListChangedNotification),
+    params_type=deferred(lambda: types.ResourceListChangedNotificationParams),
     params_required=False,
     lifecycle=False,
 )
 
 
-NOTIFICATIONS_RESOURCES_UPDATED: Final = NotificationSpec[types.ResourceUpdatedNotificationParams](
+NOTIFICATIONS_RESOURCES_UPDATED: Final[
+    NotificationSpec[types.ResourceUpdatedNotificationParams]
+] = NotificationSpec(
     revision=REVISION,
     method="notifications/resources/updated",
     handler_name="resource_updated",
     directions=frozenset({Direction.SERVER_TO_CLIENT}),
-    notification_type=types.ResourceUpdatedNotification,
-    params_type=types.ResourceUpdatedNotificationParams,
+    notification_type=deferred(lambda: types.ResourceUpdatedNotification),
+    params_type=deferred(lambda: types.ResourceUpdatedNotificationParams),
     params_required=True,
     lifecycle=False,
 )
 
 
-NOTIFICATIONS_ROOTS_LIST_CHANGED: Final = NotificationSpec[
-    types.RootsListChangedNotificationParams
-](
+NOTIFICATIONS_ROOTS_LIST_CHANGED: Final[
+    NotificationSpec[types.RootsListChangedNotificationParams]
+] = NotificationSpec(
     revision=REVISION,
     method="notifications/roots/list_changed",
     handler_name="roots_list_changed",
     directions=frozenset({Direction.CLIENT_TO_SERVER}),
-    notification_type=types.RootsListChangedNotification,
-    params_type=types.RootsListChangedNotificationParams,
+    notification_type=deferred(lambda: types.RootsListChangedNotification),
+    params_type=deferred(lambda: types.RootsListChangedNotificationParams),
     params_required=False,
     lifecycle=False,
 )
 
 
-NOTIFICATIONS_TOOLS_LIST_CHANGED: Final = NotificationSpec[types.ToolListChangedNotificationParams](
+NOTIFICATIONS_TOOLS_LIST_CHANGED: Final[
+    NotificationSpec[types.ToolListChangedNotificationParams]
+] = NotificationSpec(
     revision=REVISION,
     method="notifications/tools/list_changed",
     handler_name="tool_list_changed",
     directions=frozenset({Direction.SERVER_TO_CLIENT}),
-    notification_type=types.ToolListChangedNotification,
-    params_type=types.ToolListChangedNotificationParams,
+    notification_type=deferred(lambda: types.ToolListChangedNotification),
+    params_type=deferred(lambda: types.ToolListChangedNotificationParams),
     params_required=False,
     lifecycle=False,
 )

@@ -7,12 +7,15 @@
 
 ``types`` holds a class for every schema definition, ``methods`` the method table, ``client`` the
 typed stubs and ``server`` the dispatch tables and handler protocols. ``BINDINGS`` is all of it as
-one typed value, for a runtime to bind to (``Client(transport, bindings=BINDINGS)``).
+one typed value, for a runtime to bind to (``Client(transport, bindings=BINDINGS)``). Importing
+the package defines no model: each class is created the first time it is read.
 """
+
+from __future__ import annotations
 
 from typing import Final
 
-from ..support import Revision
+from ..support import Revision, deferred
 from . import client, methods, server, types
 from .methods import ERA, METHODS, NOTIFICATIONS, REVISION
 
@@ -35,8 +38,8 @@ BINDINGS: Final[
     era=ERA,
     client_stub=client.ClientStub,
     server_stub=client.ServerStub,
-    implementation=types.Implementation,
-    server_capabilities=types.ServerCapabilities,
+    implementation=deferred(lambda: types.Implementation),
+    server_capabilities=deferred(lambda: types.ServerCapabilities),
     methods=METHODS,
     notifications=NOTIFICATIONS,
 )

@@ -10,6 +10,8 @@ and calls against it; a list method is a ``PaginatedMethodSpec[Params, Result, I
 also says what one item of its pages is. ``METHODS`` and ``NOTIFICATIONS`` index them by name.
 A request that may be task-augmented also names the result of its task form
 (``task_result_type``) and the capability that allows it (``task_capability``).
+Each class is looked up the first time its field is read (``deferred``), so importing the table
+creates none of them.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from ..support import Direction, MethodSpec, NotificationSpec, PaginatedMethodSpec
+from ..support import Direction, MethodSpec, NotificationSpec, PaginatedMethodSpec, deferred
 from . import types
 
 __all__ = [
@@ -64,31 +66,33 @@ META_KEYS: Final[frozenset[str]] = frozenset(
 )
 
 
-COMPLETION_COMPLETE: Final = MethodSpec[types.CompleteRequestParams, types.CompleteResult](
-    revision=REVISION,
-    method="completion/complete",
-    handler_name="complete",
-    directions=frozenset({Direction.CLIENT_TO_SERVER}),
-    request_type=types.CompleteRequest,
-    params_type=types.CompleteRequestParams,
-    params_required=True,
-    result_type=types.CompleteResult,
-    result_link="response-envelope",
-    capabilities={Direction.CLIENT_TO_SERVER: "completions"},
-    lifecycle=False,
-    page_items=None,
+COMPLETION_COMPLETE: Final[MethodSpec[types.CompleteRequestParams, types.CompleteResult]] = (
+    MethodSpec(
+        revision=REVISION,
+        method="completion/complete",
+        handler_name="complete",
+        directions=frozenset({Direction.CLIENT_TO_SERVER}),
+        request_type=deferred(lambda: types.CompleteRequest),
+        params_type=deferred(lambda: types.CompleteRequestParams),
+        params_required=True,
+        result_type=deferred(lambda: types.CompleteResult),
+        result_link="response-envelope",
+        capabilities={Direction.CLIENT_TO_SERVER: "completions"},
+        lifecycle=False,
+        page_items=None,
+    )
 )
 
 
-ELICITATION_CREATE: Final = MethodSpec[types.ElicitRequestParams, types.ElicitResult](
+ELICITATION_CREATE: Final[MethodSpec[types.ElicitRequestParams, types.ElicitResult]] = MethodSpec(
     revision=REVISION,
     method="elicitation/create",
     handler_name="elicit",
     directions=frozenset({Direction.SERVER_TO_CLIENT}),
-    request_type=types.ElicitRequest,
-    params_type=types.ElicitRequestParams,
+    request_type=deferred(lambda: types.ElicitRequest),
+    params_type=deferred(lambda: types.ElicitRequestParams),
     params_required=True,
-    result_type=types.ElicitResult,
+    result_type=deferred(lambda: types.ElicitResult),
     result_link="naming",
     capabilities={Direction.SERVER_TO_CLIENT: "elicitation"},
     lifecycle=False,
@@ -96,17 +100,17 @@ ELICITATION_CREATE: Final = MethodSpec[types.ElicitRequestParams, types.ElicitRe
 )
 
 
-PROMPTS_GET: Final = MethodSpec[
-    types.GetPromptRequestParams, types.GetPromptResult | types.InputRequiredResult
-](
+PROMPTS_GET: Final[
+    MethodSpec[types.GetPromptRequestParams, types.GetPromptResult | types.InputRequiredResult]
+] = MethodSpec(
     revision=REVISION,
     method="prompts/get",
     handler_name="get_prompt",
     directions=frozenset({Direction.CLIENT_TO_SERVER}),
-    request_type=types.GetPromptRequest,
-    params_type=types.GetPromptRequestParams,
+    request_type=deferred(lambda: types.GetPromptRequest),
+    params_type=deferred(lambda: types.GetPromptRequestParams),
     params_required=True,
-    result_type=types.GetPromptResult | types.InputRequiredResult,
+    result_type=deferred(lambda: types.GetPromptResult | types.InputRequiredResult),
     result_link="response-envelope",
     capabilities={Direction.CLIENT_TO_SERVER: "prompts"},
     lifecycle=False,
@@ -114,55 +118,57 @@ PROMPTS_GET: Final = MethodSpec[
 )
 
 
-PROMPTS_LIST: Final = PaginatedMethodSpec[
-    types.PaginatedRequestParams, types.ListPromptsResult, types.Prompt
-](
+PROMPTS_LIST: Final[
+    PaginatedMethodSpec[types.PaginatedRequestParams, types.ListPromptsResult, types.Prompt]
+] = PaginatedMethodSpec(
     revision=REVISION,
     method="prompts/list",
     handler_name="list_prompts",
     directions=frozenset({Direction.CLIENT_TO_SERVER}),
-    request_type=types.ListPromptsRequest,
-    params_type=types.PaginatedRequestParams,
+    request_type=deferred(lambda: types.ListPromptsRequest),
+    params_type=deferred(lambda: types.PaginatedRequestParams),
     params_required=True,
-    result_type=types.ListPromptsResult,
+    result_type=deferred(lambda: types.ListPromptsResult),
     result_link="response-envelope",
     capabilities={Direction.CLIENT_TO_SERVER: "prompts"},
     lifecycle=False,
     page_items="prompts",
-    item_type=types.Prompt,
+    item_type=deferred(lambda: types.Prompt),
 )
 
 
-RESOURCES_LIST: Final = PaginatedMethodSpec[
-    types.PaginatedRequestParams, types.ListResourcesResult, types.Resource
-](
+RESOURCES_LIST: Final[
+    PaginatedMethodSpec[types.PaginatedRequestParams, types.ListResourcesResult, types.Resource]
+] = PaginatedMethodSpec(
     revision=REVISION,
     method="resources/list",
     handler_name="list_resources",
     directions=frozenset({Direction.CLIENT_TO_SERVER}),
-    request_type=types.ListResourcesRequest,
-    params_type=types.PaginatedRequestParams,
+    request_type=deferred(lambda: types.ListResourcesRequest),
+    params_type=deferred(lambda: types.PaginatedRequestParams),
     params_required=True,
-    result_type=types.ListResourcesResult,
+    result_type=deferred(lambda: types.ListResourcesResult),
     result_link="response-envelope",
     capabilities={Direction.CLIENT_TO_SERVER: "resources"},
     lifecycle=False,
     page_items="resources",
-    item_type=types.Resource,
+    item_type=deferred(lambda: types.Resource),
 )
 
 
-RESOURCES_READ: Final = MethodSpec[
-    types.ReadResourceRequestParams, types.ReadResourceResult | types.InputRequiredResult
-](
+RESOURCES_READ: Final[
+    MethodSpec[
+        types.ReadResourceRequestParams, types.ReadResourceResult | types.InputRequiredResult
+    ]
+] = MethodSpec(
     revision=REVISION,
     method="resources/read",
     handler_name="read_resource",
     directions=frozenset({Direction.CLIENT_TO_SERVER}),
-    request_type=types.ReadResourceRequest,
-    params_type=types.ReadResourceRequestParams,
+    request_type=deferred(lambda: types.ReadResourceRequest),
+    params_type=deferred(lambda: types.ReadResourceRequestParams),
     params_required=True,
-    result_type=types.ReadResourceResult | types.InputRequiredResult,
+    result_type=deferred(lambda: types.ReadResourceResult | types.InputRequiredResult),
     result_link="response-envelope",
     capabilities={Direction.CLIENT_TO_SERVER: "resources"},
     lifecycle=False,
@@ -170,34 +176,36 @@ RESOURCES_READ: Final = MethodSpec[
 )
 
 
-RESOURCES_TEMPLATES_LIST: Final = PaginatedMethodSpec[
-    types.PaginatedRequestParams, types.ListResourceTemplatesResult, types.ResourceTemplate
-](
+RESOURCES_TEMPLATES_LIST: Final[
+    PaginatedMethodSpec[
+        types.PaginatedRequestParams, types.ListResourceTemplatesResult, types.ResourceTemplate
+    ]
+] = PaginatedMethodSpec(
     revision=REVISION,
     method="resources/templates/list",
     handler_name="list_resource_templates",
     directions=frozenset({Direction.CLIENT_TO_SERVER}),
-    request_type=types.ListResourceTemplatesRequest,
-    params_type=types.PaginatedRequestParams,
+    request_type=deferred(lambda: types.ListResourceTemplatesRequest),
+    params_type=deferred(lambda: types.PaginatedRequestParams),
     params_required=True,
-    result_type=types.ListResourceTemplatesResult,
+    result_type=deferred(lambda: types.ListResourceTemplatesResult),
     result_link="response-envelope",
     capabilities={Direction.CLIENT_TO_SERVER: "resources"},
     lifecycle=False,
     page_items="resourceTemplates",
-    item_type=types.ResourceTemplate,
+    item_type=deferred(lambda: types.ResourceTemplate),
 )
 
 
-ROOTS_LIST: Final = MethodSpec[types.ListRootsRequestParams, types.ListRootsResult](
+ROOTS_LIST: Final[MethodSpec[types.ListRootsRequestParams, types.ListRootsResult]] = MethodSpec(
     revision=REVISION,
     method="roots/list",
     handler_name="list_roots",
     directions=frozenset({Direction.SERVER_TO_CLIENT}),
-    request_type=types.ListRootsRequest,
-    params_type=types.ListRootsRequestParams,
+    request_type=deferred(lambda: types.ListRootsRequest),
+    params_type=deferred(lambda: types.ListRootsRequestParams),
     params_required=False,
-    result_type=types.ListRootsResult,
+    result_type=deferred(lambda: types.ListRootsResult),
     result_link="naming",
     capabilities={Direction.SERVER_TO_CLIENT: "roots"},
     lifecycle=False,
@@ -205,17 +213,17 @@ ROOTS_LIST: Final = MethodSpec[types.ListRootsRequestParams, types.ListRootsResu
 )
 
 
-SAMPLING_CREATEMESSAGE: Final = MethodSpec[
-    types.CreateMessageRequestParams, types.CreateMessageResult
-](
+SAMPLING_CREATEMESSAGE: Final[
+    MethodSpec[types.CreateMessageRequestParams, types.CreateMessageResult]
+] = MethodSpec(
     revision=REVISION,
     method="sampling/createMessage",
     handler_name="create_message",
     directions=frozenset({Direction.SERVER_TO_CLIENT}),
-    request_type=types.CreateMessageRequest,
-    params_type=types.CreateMessageRequestParams,
+    request_type=deferred(lambda: types.CreateMessageRequest),
+    params_type=deferred(lambda: types.CreateMessageRequestParams),
     params_required=True,
-    result_type=types.CreateMessageResult,
+    result_type=deferred(lambda: types.CreateMessageResult),
     result_link="naming",
     capabilities={Direction.SERVER_TO_CLIENT: "sampling"},
     lifecycle=False,
@@ -223,15 +231,15 @@ SAMPLING_CREATEMESSAGE: Final = MethodSpec[
 )
 
 
-SERVER_DISCOVER: Final = MethodSpec[types.RequestParams, types.DiscoverResult](
+SERVER_DISCOVER: Final[MethodSpec[types.RequestParams, types.DiscoverResult]] = MethodSpec(
     revision=REVISION,
     method="server/discover",
     handler_name="discover",
     directions=frozenset({Direction.CLIENT_TO_SERVER}),
-    request_type=types.DiscoverRequest,
-    params_type=types.RequestParams,
+    request_type=deferred(lambda: types.DiscoverRequest),
+    params_type=deferred(lambda: types.RequestParams),
     params_required=True,
-    result_type=types.DiscoverResult,
+    result_type=deferred(lambda: types.DiscoverResult),
     result_link="response-envelope",
     capabilities={},
     lifecycle=False,
@@ -239,17 +247,17 @@ SERVER_DISCOVER: Final = MethodSpec[types.RequestParams, types.DiscoverResult](
 )
 
 
-SUBSCRIPTIONS_LISTEN: Final = MethodSpec[
-    types.SubscriptionsListenRequestParams, types.SubscriptionsListenResult
-](
+SUBSCRIPTIONS_LISTEN: Final[
+    MethodSpec[types.SubscriptionsListenRequestParams, types.SubscriptionsListenResult]
+] = MethodSpec(
     revision=REVISION,
     method="subscriptions/listen",
     handler_name="subscriptions_listen",
     directions=frozenset({Direction.CLIENT_TO_SERVER}),
-    request_type=types.SubscriptionsListenRequest,
-    params_type=types.SubscriptionsListenRequestParams,
+    request_type=deferred(lambda: types.SubscriptionsListenRequest),
+    params_type=deferred(lambda: types.SubscriptionsListenRequestParams),
     params_required=True,
-    result_type=types.SubscriptionsListenResult,
+    result_type=deferred(lambda: types.SubscriptionsListenResult),
     result_link="response-envelope",
     capabilities={},
     lifecycle=False,
@@ -257,17 +265,17 @@ SUBSCRIPTIONS_LISTEN: Final = MethodSpec[
 )
 
 
-TOOLS_CALL: Final = MethodSpec[
-    types.CallToolRequestParams, types.CallToolResult | types.InputRequiredResult
-](
+TOOLS_CALL: Final[
+    MethodSpec[types.CallToolRequestParams, types.CallToolResult | types.InputRequiredResult]
+] = MethodSpec(
     revision=REVISION,
     method="tools/call",
     handler_name="call_tool",
     directions=frozenset({Direction.CLIENT_TO_SERVER}),
-    request_type=types.CallToolRequest,
-    params_type=types.CallToolRequestParams,
+    request_type=deferred(lambda: types.CallToolRequest),
+    params_type=deferred(lambda: types.CallToolRequestParams),
     params_required=True,
-    result_type=types.CallToolResult | types.InputRequiredResult,
+    result_type=deferred(lambda: types.CallToolResult | types.InputRequiredResult),
     result_link="response-envelope",
     capabilities={Direction.CLIENT_TO_SERVER: "tools"},
     lifecycle=False,
@@ -275,120 +283,134 @@ TOOLS_CALL: Final = MethodSpec[
 )
 
 
-TOOLS_LIST: Final = PaginatedMethodSpec[
-    types.PaginatedRequestParams, types.ListToolsResult, types.Tool
-](
+TOOLS_LIST: Final[
+    PaginatedMethodSpec[types.PaginatedRequestParams, types.ListToolsResult, types.Tool]
+] = PaginatedMethodSpec(
     revision=REVISION,
     method="tools/list",
     handler_name="list_tools",
     directions=frozenset({Direction.CLIENT_TO_SERVER}),
-    request_type=types.ListToolsRequest,
-    params_type=types.PaginatedRequestParams,
+    request_type=deferred(lambda: types.ListToolsRequest),
+    params_type=deferred(lambda: types.PaginatedRequestParams),
     params_required=True,
-    result_type=types.ListToolsResult,
+    result_type=deferred(lambda: types.ListToolsResult),
     result_link="response-envelope",
     capabilities={Direction.CLIENT_TO_SERVER: "tools"},
     lifecycle=False,
     page_items="tools",
-    item_type=types.Tool,
+    item_type=deferred(lambda: types.Tool),
 )
 
 
-NOTIFICATIONS_CANCELLED: Final = NotificationSpec[types.CancelledNotificationParams](
-    revision=REVISION,
-    method="notifications/cancelled",
-    handler_name="cancelled",
-    directions=frozenset({Direction.CLIENT_TO_SERVER, Direction.SERVER_TO_CLIENT}),
-    notification_type=types.CancelledNotification,
-    params_type=types.CancelledNotificationParams,
-    params_required=True,
-    lifecycle=False,
+NOTIFICATIONS_CANCELLED: Final[NotificationSpec[types.CancelledNotificationParams]] = (
+    NotificationSpec(
+        revision=REVISION,
+        method="notifications/cancelled",
+        handler_name="cancelled",
+        directions=frozenset({Direction.CLIENT_TO_SERVER, Direction.SERVER_TO_CLIENT}),
+        notification_type=deferred(lambda: types.CancelledNotification),
+        params_type=deferred(lambda: types.CancelledNotificationParams),
+        params_required=True,
+        lifecycle=False,
+    )
 )
 
 
-NOTIFICATIONS_MESSAGE: Final = NotificationSpec[types.LoggingMessageNotificationParams](
-    revision=REVISION,
-    method="notifications/message",
-    handler_name="logging_message",
-    directions=frozenset({Direction.SERVER_TO_CLIENT}),
-    notification_type=types.LoggingMessageNotification,
-    params_type=types.LoggingMessageNotificationParams,
-    params_required=True,
-    lifecycle=False,
+NOTIFICATIONS_MESSAGE: Final[NotificationSpec[types.LoggingMessageNotificationParams]] = (
+    NotificationSpec(
+        revision=REVISION,
+        method="notifications/message",
+        handler_name="logging_message",
+        directions=frozenset({Direction.SERVER_TO_CLIENT}),
+        notification_type=deferred(lambda: types.LoggingMessageNotification),
+        params_type=deferred(lambda: types.LoggingMessageNotificationParams),
+        params_required=True,
+        lifecycle=False,
+    )
 )
 
 
-NOTIFICATIONS_PROGRESS: Final = NotificationSpec[types.ProgressNotificationParams](
-    revision=REVISION,
-    method="notifications/progress",
-    handler_name="progress",
-    directions=frozenset({Direction.SERVER_TO_CLIENT}),
-    notification_type=types.ProgressNotification,
-    params_type=types.ProgressNotificationParams,
-    params_required=True,
-    lifecycle=False,
+NOTIFICATIONS_PROGRESS: Final[NotificationSpec[types.ProgressNotificationParams]] = (
+    NotificationSpec(
+        revision=REVISION,
+        method="notifications/progress",
+        handler_name="progress",
+        directions=frozenset({Direction.SERVER_TO_CLIENT}),
+        notification_type=deferred(lambda: types.ProgressNotification),
+        params_type=deferred(lambda: types.ProgressNotificationParams),
+        params_required=True,
+        lifecycle=False,
+    )
 )
 
 
-NOTIFICATIONS_PROMPTS_LIST_CHANGED: Final = NotificationSpec[types.NotificationParams](
-    revision=REVISION,
-    method="notifications/prompts/list_changed",
-    handler_name="prompt_list_changed",
-    directions=frozenset({Direction.SERVER_TO_CLIENT}),
-    notification_type=types.PromptListChangedNotification,
-    params_type=types.NotificationParams,
-    params_required=False,
-    lifecycle=False,
+NOTIFICATIONS_PROMPTS_LIST_CHANGED: Final[NotificationSpec[types.NotificationParams]] = (
+    NotificationSpec(
+        revision=REVISION,
+        method="notifications/prompts/list_changed",
+        handler_name="prompt_list_changed",
+        directions=frozenset({Direction.SERVER_TO_CLIENT}),
+        notification_type=deferred(lambda: types.PromptListChangedNotification),
+        params_type=deferred(lambda: types.NotificationParams),
+        params_required=False,
+        lifecycle=False,
+    )
 )
 
 
-NOTIFICATIONS_RESOURCES_LIST_CHANGED: Final = NotificationSpec[types.NotificationParams](
-    revision=REVISION,
-    method="notifications/resources/list_changed",
-    handler_name="resource_list_changed",
-    directions=frozenset({Direction.SERVER_TO_CLIENT}),
-    notification_type=types.ResourceListChangedNotification,
-    params_type=types.NotificationParams,
-    params_required=False,
-    lifecycle=False,
+NOTIFICATIONS_RESOURCES_LIST_CHANGED: Final[NotificationSpec[types.NotificationParams]] = (
+    NotificationSpec(
+        revision=REVISION,
+        method="notifications/resources/list_changed",
+        handler_name="resource_list_changed",
+        directions=frozenset({Direction.SERVER_TO_CLIENT}),
+        notification_type=deferred(lambda: types.ResourceListChangedNotification),
+        params_type=deferred(lambda: types.NotificationParams),
+        params_required=False,
+        lifecycle=False,
+    )
 )
 
 
-NOTIFICATIONS_RESOURCES_UPDATED: Final = NotificationSpec[types.ResourceUpdatedNotificationParams](
+NOTIFICATIONS_RESOURCES_UPDATED: Final[
+    NotificationSpec[types.ResourceUpdatedNotificationParams]
+] = NotificationSpec(
     revision=REVISION,
     method="notifications/resources/updated",
     handler_name="resource_updated",
     directions=frozenset({Direction.SERVER_TO_CLIENT}),
-    notification_type=types.ResourceUpdatedNotification,
-    params_type=types.ResourceUpdatedNotificationParams,
+    notification_type=deferred(lambda: types.ResourceUpdatedNotification),
+    params_type=deferred(lambda: types.ResourceUpdatedNotificationParams),
     params_required=True,
     lifecycle=False,
 )
 
 
-NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED: Final = NotificationSpec[
-    types.SubscriptionsAcknowledgedNotificationParams
-](
+NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED: Final[
+    NotificationSpec[types.SubscriptionsAcknowledgedNotificationParams]
+] = NotificationSpec(
     revision=REVISION,
     method="notifications/subscriptions/acknowledged",
     handler_name="subscriptions_acknowledged",
     directions=frozenset({Direction.SERVER_TO_CLIENT}),
-    notification_type=types.SubscriptionsAcknowledgedNotification,
-    params_type=types.SubscriptionsAcknowledgedNotificationParams,
+    notification_type=deferred(lambda: types.SubscriptionsAcknowledgedNotification),
+    params_type=deferred(lambda: types.SubscriptionsAcknowledgedNotificationParams),
     params_required=True,
     lifecycle=False,
 )
 
 
-NOTIFICATIONS_TOOLS_LIST_CHANGED: Final = NotificationSpec[types.NotificationParams](
-    revision=REVISION,
-    method="notifications/tools/list_changed",
-    handler_name="tool_list_changed",
-    directions=frozenset({Direction.SERVER_TO_CLIENT}),
-    notification_type=types.ToolListChangedNotification,
-    params_type=types.NotificationParams,
-    params_required=False,
-    lifecycle=False,
+NOTIFICATIONS_TOOLS_LIST_CHANGED: Final[NotificationSpec[types.NotificationParams]] = (
+    NotificationSpec(
+        revision=REVISION,
+        method="notifications/tools/list_changed",
+        handler_name="tool_list_changed",
+        directions=frozenset({Direction.SERVER_TO_CLIENT}),
+        notification_type=deferred(lambda: types.ToolListChangedNotification),
+        params_type=deferred(lambda: types.NotificationParams),
+        params_required=False,
+        lifecycle=False,
+    )
 )
 
 

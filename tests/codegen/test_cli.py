@@ -38,10 +38,15 @@ def test_check_reports_a_hand_edit_and_a_stale_file(tmp_path: Path, repo_root: P
     target = out / "v2024_11_05" / "methods.py"
     target.write_text(target.read_text().replace('handler_name="call_tool"', 'handler_name="call"'))
     (out / "v2024_11_05" / "extra.py").write_text("x = 1\n")
+    (out / "v2024_11_05" / "extra.pyi").write_text("x: int\n")
+    stub = out / "v2024_11_05" / "types.pyi"
+    stub.write_text(stub.read_text().replace("class Result(MCPModel):", "class Result2(MCPModel):"))
     code, diff, err = run("generate", "2024-11-05", "--check", "--out", str(out))
     assert code == 1
     assert '-    handler_name="call",' in diff and '+    handler_name="call_tool",' in diff
     assert "stale file not produced by the generator: v2024_11_05/extra.py" in diff
+    assert "stale file not produced by the generator: v2024_11_05/extra.pyi" in diff
+    assert "-class Result2(MCPModel):" in diff and "+class Result(MCPModel):" in diff
     assert "is not what the generator produces" in err
 
 

@@ -61,7 +61,8 @@ def test_wheel_holds_a_generated_package_per_pinned_revision(dist: Dist, repo_ro
     assert revisions, "schema/pins.toml pins no revision"
     for revision in revisions:
         package = f"mcpbind/generated/{module_name(revision)}"
-        for module in ("__init__.py", "types.py", "methods.py", "client.py", "server.py"):
+        modules = ("__init__.py", "types.py", "types.pyi", "methods.py", "client.py", "server.py")
+        for module in modules:
             assert f"{package}/{module}" in dist.wheel_names, f"{package}/{module} not in the wheel"
 
 

@@ -1,0 +1,168 @@
+"""What a revision's generated classes cost to import, and a stdio server to start (not a test):
+``python bench/import_cost.py [--rounds N] [--no-callgrind]``.
+
+Measured, each in fresh processes (``PYTHONHASHSEED=0``, ``.pyc`` present after one warm-up):
+
+* ``one class``: ``from mcpbind.generated.v2025_11_25.types import Tool``, against its floor,
+  ``import mcpbind.generated.support`` (pydantic and the model base class, which any use of the
+  bindings needs). The import is timed inside the process (``time.perf_counter()``, interpreter
+  start-up excluded) and the whole process is counted under callgrind; the figure that matters
+  is the difference to the floor, the revision's own cost.
+* ``first answer``: the example app (``examples/app_server.py``) spawned and asked
+  ``initialize`` (2025-11-25) by ``runtime_stdio``'s blocking driver: the wall time from spawn to
+  the answer, and under callgrind the instructions of a server that answers it and exits.
+* ``idle RSS``: the same app after ``initialize`` and one ``echo`` call, idle for 0.5 s, against
+  the floor: ``bench/bare_stdio.py`` with the stack under the runtime imported (anyio, uvloop,
+  orjson, pydantic) and doing the same.
+
+Timed figures are medians of ``--rounds`` interleaved rounds; callgrind counts are one run each
+(they do not move with the machine's load).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
+
+from runtime_stdio import Driver, rss_mib  # noqa: E402
+
+PROBE = "import time\nt = time.perf_counter()\n{statement}\nprint(repr(time.perf_counter() - t))\n"
+ONE_CLASS = "from mcpbind.generated.v2025_11_25.types import Tool"
+FLOOR = "import mcpbind.generated.support"
+APP = [sys.executable, str(ROOT / "examples" / "app_server.py")]
+STACK = (
+    "import anyio, uvloop, orjson, pydantic, runpy; runpy.run_path({path!r}, run_name='__main__')"
+)
+BARE = [sys.executable, "-c", STACK.format(path=str(ROOT / "bench" / "bare_stdio.py"))]
+ECHO = {"name": "echo", "arguments": {"text": "hello"}}
+REVISION = "2025-11-25"
+
+
+def environment() -> dict[str, str]:
+    env = dict(os.environ, PYTHONHASHSEED="0")
+    # Measured as a user runs it: with the .pyc files the warm-up wrote.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    return env
+
+
+def timed_import(statement: str) -> float:
+    """Seconds ``statement`` takes in a fresh interpreter, start-up excluded."""
+    code = PROBE.format(statement=statement)
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        check=True,
+        capture_output=True,
+        text=True,
+        env=environment(),
+        cwd=ROOT,
+    )
+    return float(out.stdout.strip())
+
+
+def callgrind_total(argv: list[str], drive: Callable[[Driver], None] | None = None) -> int:
+    """Instructions ``argv`` runs under callgrind; ``drive`` talks to it before its input closes."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "callgrind.out"
+        command = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *argv]
+        if drive is None:
+            subprocess.run(command, check=True, capture_output=True, env=environment(), cwd=ROOT)
+        else:
+            driver = start(command)
+            drive(driver)
+            driver.close(grace=300)
+        found = re.search(r"^(?:summary|totals): (\d+)", out.read_text(), re.MULTILINE)
+        if found is None:
+            raise SystemExit(f"no totals from callgrind for {argv}")
+        return int(found.group(1))
+
+
+def start(argv: list[str]) -> Driver:
+    os.environ.update(environment())
+    return Driver(argv)
+
+
+def initialize(driver: Driver) -> None:
+    driver.call(
+        "initialize",
+        {
+            "protocolVersion": REVISION,
+            "capabilities": {},
+            "clientInfo": {"name": "import-cost", "version": "0"},
+        },
+    )
+
+
+def first_answer() -> float:
+    spawned = time.perf_counter()
+    driver = start(APP)
+    try:
+        initialize(driver)
+        return time.perf_counter() - spawned
+    finally:
+        driver.close()
+
+
+def idle_rss(argv: list[str]) -> float:
+    driver = start(argv)
+    try:
+        initialize(driver)
+        driver.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        driver.call("tools/call", ECHO)
+        time.sleep(0.5)
+        return rss_mib(driver.process.pid)
+    finally:
+        driver.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--no-callgrind", action="store_true")
+    args = parser.parse_args()
+    timed_import(ONE_CLASS)  # warm-up: .pyc files written
+    samples: dict[str, list[float]] = {
+        "one class ms": [],
+        "floor ms": [],
+        "first answer ms": [],
+        "idle RSS MiB": [],
+        "floor RSS MiB": [],
+    }
+    for _ in range(args.rounds):
+        samples["one class ms"].append(timed_import(ONE_CLASS) * 1000)
+        samples["floor ms"].append(timed_import(FLOOR) * 1000)
+        samples["first answer ms"].append(first_answer() * 1000)
+        samples["idle RSS MiB"].append(idle_rss(APP))
+        samples["floor RSS MiB"].append(idle_rss(BARE))
+    medians = {name: statistics.median(values) for name, values in samples.items()}
+    load = os.getloadavg()[0]
+    print(f"medians of {args.rounds} rounds (load average {load:.2f}):")
+    for name, value in medians.items():
+        print(f"  {name:>18}: {value:8.1f}")
+    print(f"  {'revision cost ms':>18}: {medians['one class ms'] - medians['floor ms']:8.1f}")
+    print(f"  {'RSS over floor':>18}: {medians['idle RSS MiB'] - medians['floor RSS MiB']:8.1f}")
+    if args.no_callgrind:
+        return
+    one = callgrind_total([sys.executable, "-c", ONE_CLASS])
+    floor = callgrind_total([sys.executable, "-c", FLOOR])
+    answer = callgrind_total(APP, initialize)
+    print("instructions (callgrind, one run each):")
+    print(f"  {'one class':>18}: {one / 1e6:8.1f} M")
+    print(f"  {'floor':>18}: {floor / 1e6:8.1f} M")
+    print(f"  {'revision cost':>18}: {(one - floor) / 1e6:8.1f} M")
+    print(f"  {'first answer':>18}: {answer / 1e6:8.1f} M")
+
+
+if __name__ == "__main__":
+    main()
