@@ -17,7 +17,9 @@ Keys, under ``prefix`` (default ``mcpbind``):
   disconnect signal (lists with a short TTL, so an abandoned one goes away);
 - channel ``{p}:notify``: change notifications, fanned out again by every other worker (and,
   with ``durable_tasks``, the cancels of tasks another worker runs);
-- with ``durable_tasks``, the tasks themselves (``RedisTaskStore``).
+- with ``durable_tasks``, the tasks themselves (``RedisTaskStore``);
+- ``{p}:dpop:{digest}``: the DPoP proofs accepted, while their ``iat`` window lasts, when the
+  workers' verifiers share ``replay_cache()`` (``RedisReplayCache``).
 
 Every Redis call is bounded (``op_timeout``); a failure is ``SharedStateUnavailable``, which the
 endpoint answers with 503. Background loops retry with a short back-off, so a worker survives
@@ -45,6 +47,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError, RedisError
 from starlette.types import Receive, Scope, Send
 
 from ._redis_events import RedisEventStore
+from ._redis_replay import RedisReplayCache
 from ._redis_tasks import RedisTaskStore, durable_store
 from ._relay import forward, serve_forwarded
 
@@ -176,6 +179,11 @@ class RedisState:
                     return await op()
         except FAILURES as exc:
             raise SharedStateUnavailable(f"Redis unreachable: {exc}") from exc
+
+    def replay_cache(self) -> RedisReplayCache:
+        """A DPoP replay cache shared by every worker on this Redis, for
+        ``DPoPVerifier(replay_cache=...)``: a proof accepted by one worker is refused by all."""
+        return RedisReplayCache(self)
 
     # -- lifetime -----------------------------------------------------------------------
 
