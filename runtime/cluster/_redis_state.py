@@ -206,12 +206,17 @@ class RedisState:
             elif self.durable_tasks:
                 self.task_store = durable_store(self, tasks.store)
                 tasks.store = self.task_store
+            extension = getattr(tasks, "extension", None)
+            if self.task_store is not None and extension is not None:
+                self.task_store.announce = extension.announce  # dead workers' tasks, failed here
         try:
             async with anyio.create_task_group() as tg:
                 self._tg = tg
                 tg.start_soon(self._keep_alive, server)
                 tg.start_soon(self._consume_forwarded, server)
                 tg.start_soon(self._listen_bus, owner if relaying else None)
+                if self.task_store is not None:
+                    tg.start_soon(self._sweep_tasks, self.task_store)
                 try:
                     yield
                 finally:
@@ -272,6 +277,16 @@ class RedisState:
                     logger.warning("worker %s lost Redis: %s", self.worker_id, exc)
                 self.connected = False
             await anyio.sleep(min(1.0, self.heartbeat_ttl / 3))
+
+    async def _sweep_tasks(self, store: RedisTaskStore) -> None:
+        """Fail and announce dead workers' unfinished tasks, every half heartbeat: a listener
+        hears of such a task within about ``1.5 * heartbeat_ttl`` of its worker's death."""
+        while True:
+            await anyio.sleep(max(0.5, self.heartbeat_ttl / 2))
+            try:
+                await store.sweep()
+            except Exception as exc:  # Redis away, or junk in it: the next sweep tries again
+                logger.warning("worker %s could not sweep the tasks: %s", self.worker_id, exc)
 
     async def _heartbeat(self) -> bool:
         """Say this worker is alive, and check Redis' epoch; ``True`` if Redis restarted empty
