@@ -19,7 +19,9 @@ DPoP (RFC 9449, SEP-1932), with ``dpop=DPoPVerifier(...)``: a token presented as
 ``Authorization: DPoP`` needs one valid proof (``DPoPVerifier.check``) whose key is the one the
 token is bound to (``cnf.jkt``); a bad proof gets 401 ``invalid_dpop_proof``, a proof without
 the required nonce 401 ``use_dpop_nonce`` with a fresh ``DPoP-Nonce``, a key that is not the
-token's 401 ``invalid_token``; a proof whose replay cache cannot be reached (Redis down) 503,
+token's 401 ``invalid_token``; with ``require_nonce``, a request admitted with a proof gets a
+fresh ``DPoP-Nonce`` on its response too (RFC 9449 8.2), so the client renews its nonce before
+it lapses; a proof whose replay cache cannot be reached (Redis down) 503,
 never taken unchecked. A DPoP-bound token presented as ``Bearer`` is refused
 (``invalid_token``): without the proof it is just a stolen token. With ``dpop_required``
 bearer tokens are not taken at all. Challenges then name the ``DPoP`` scheme and its ``algs``.
@@ -37,7 +39,12 @@ from urllib.parse import urlsplit, urlunsplit
 from mcpbind.runtime.core import jsonrpc as rpc
 from mcpbind.runtime.core.logsafe import printable
 from mcpbind.runtime.transports.http.asgi import CONNECTION_ERROR, error, respond
-from mcpbind.runtime.transports.http.common import AUTH_RECHECK_KEY, AUTH_SCOPE_KEY, JSON
+from mcpbind.runtime.transports.http.common import (
+    AUTH_HEADERS_KEY,
+    AUTH_RECHECK_KEY,
+    AUTH_SCOPE_KEY,
+    JSON,
+)
 from starlette.types import Scope, Send
 
 from ._bearer import Credentials, bearer_token, challenge, dpop_proofs, valid_scope_token
@@ -288,6 +295,10 @@ class ResourceServer:
             )
             return False
         scope[AUTH_SCOPE_KEY] = token
+        if proof is not None and self.dpop is not None and self.dpop.require_nonce:
+            # RFC 9449 8.2: a fresh nonce on success, so the client's next proofs carry one
+            # before the current one lapses (no use_dpop_nonce round trip).
+            scope[AUTH_HEADERS_KEY] = [(NONCE_HEADER.encode(), self.dpop.new_nonce().encode())]
         if self.recheck_interval is not None:
             raw = credentials.token
             scope[AUTH_RECHECK_KEY] = (self.recheck_interval, lambda: self._still_valid(raw))
