@@ -2,7 +2,8 @@ r"""Many workers behind a load balancer, sharing the transport's state .
 
 ``StreamableHTTPServer(..., shared=...)`` takes a ``SharedState``: ``InProcessState()`` (the
 default, one process) or ``RedisState.from_url(url)`` (``durable_tasks=True``: the app's tasks
-in Redis too, ``RedisTaskStore``). ``shared_state_from_env()`` picks ``RedisState`` when
+in Redis too, ``RedisTaskStore``; ``replay_cache()``: the DPoP proofs accepted by every worker,
+``RedisReplayCache``). ``shared_state_from_env()`` picks ``RedisState`` when
 ``MCPBIND_REDIS_URL`` is set. ``RedisState``, ``RedisEventStore`` and ``RedisTaskStore`` need the
 ``redis`` extra (``pip install 'mcpbind[redis]'``) and are imported only when asked for, as are
 the launcher's ``Supervisor`` (``python -m mcpbind.runtime.cluster serve``, from code) and
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
         serve_cluster as serve_cluster,
     )
     from ._redis_events import RedisEventStore as RedisEventStore
+    from ._redis_replay import RedisReplayCache as RedisReplayCache
     from ._redis_state import RedisState as RedisState
     from ._redis_tasks import RedisTaskStore as RedisTaskStore
     from ._state import shared_state_from_env as shared_state_from_env

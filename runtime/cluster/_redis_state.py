@@ -17,7 +17,9 @@ Keys, under ``prefix`` (default ``mcpbind``):
   disconnect signal (lists with a short TTL, so an abandoned one goes away);
 - channel ``{p}:notify``: change notifications, fanned out again by every other worker (and,
   with ``durable_tasks``, the cancels of tasks another worker runs);
-- with ``durable_tasks``, the tasks themselves (``RedisTaskStore``).
+- with ``durable_tasks``, the tasks themselves (``RedisTaskStore``);
+- ``{p}:dpop:{digest}``: the DPoP proofs accepted, while their ``iat`` window lasts, when the
+  workers' verifiers share ``replay_cache()`` (``RedisReplayCache``).
 
 Every Redis call is bounded (``op_timeout``); a failure is ``SharedStateUnavailable``, which the
 endpoint answers with 503. Background loops retry with a short back-off, so a worker survives
@@ -45,6 +47,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError, RedisError
 from starlette.types import Receive, Scope, Send
 
 from ._redis_events import RedisEventStore
+from ._redis_replay import RedisReplayCache
 from ._redis_tasks import RedisTaskStore, durable_store
 from ._relay import forward, serve_forwarded
 
@@ -177,6 +180,11 @@ class RedisState:
         except FAILURES as exc:
             raise SharedStateUnavailable(f"Redis unreachable: {exc}") from exc
 
+    def replay_cache(self) -> RedisReplayCache:
+        """A DPoP replay cache shared by every worker on this Redis, for
+        ``DPoPVerifier(replay_cache=...)``: a proof accepted by one worker is refused by all."""
+        return RedisReplayCache(self)
+
     # -- lifetime -----------------------------------------------------------------------
 
     def attach(self, server: StreamableHTTPServer) -> AbstractAsyncContextManager[None]:
@@ -198,12 +206,17 @@ class RedisState:
             elif self.durable_tasks:
                 self.task_store = durable_store(self, tasks.store)
                 tasks.store = self.task_store
+            extension = getattr(tasks, "extension", None)
+            if self.task_store is not None and extension is not None:
+                self.task_store.announce = extension.announce  # dead workers' tasks, failed here
         try:
             async with anyio.create_task_group() as tg:
                 self._tg = tg
                 tg.start_soon(self._keep_alive, server)
                 tg.start_soon(self._consume_forwarded, server)
                 tg.start_soon(self._listen_bus, owner if relaying else None)
+                if self.task_store is not None:
+                    tg.start_soon(self._sweep_tasks, self.task_store)
                 try:
                     yield
                 finally:
@@ -264,6 +277,16 @@ class RedisState:
                     logger.warning("worker %s lost Redis: %s", self.worker_id, exc)
                 self.connected = False
             await anyio.sleep(min(1.0, self.heartbeat_ttl / 3))
+
+    async def _sweep_tasks(self, store: RedisTaskStore) -> None:
+        """Fail and announce dead workers' unfinished tasks, every half heartbeat: a listener
+        hears of such a task within about ``1.5 * heartbeat_ttl`` of its worker's death."""
+        while True:
+            await anyio.sleep(max(0.5, self.heartbeat_ttl / 2))
+            try:
+                await store.sweep()
+            except Exception as exc:  # Redis away, or junk in it: the next sweep tries again
+                logger.warning("worker %s could not sweep the tasks: %s", self.worker_id, exc)
 
     async def _heartbeat(self) -> bool:
         """Say this worker is alive, and check Redis' epoch; ``True`` if Redis restarted empty

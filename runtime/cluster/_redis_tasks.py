@@ -5,14 +5,19 @@ input requests); requests naming the task are still forwarded to it while it liv
 (``_relay``). Its record lives in Redis, so any worker answers ``tasks/get``, ``tasks/list``,
 ``tasks/result`` and ``tasks/cancel`` from there: a session of the same identity on another
 worker finds it, and once the running worker is dead (its heartbeat ``{p}:worker:{id}`` gone) a
-task it left unfinished is failed, when read, with a message that says so.
+task it left unfinished is failed, with a message that says so: when read, or by the periodic
+``sweep`` any live worker runs, and either way announced (``notifications/tasks`` to its
+listeners on every worker), so a listener hears of it without polling.
 
 Keys, under ``RedisState.prefix``:
 
 - ``{p}:taskrec:{tid}``: one task (a hash: owner, worker, status, times, ttl, outcome, input
   requests), expiring with the task's ttl;
 - ``{p}:tasksof:{owner}``: the task ids of one owner (identity or session), by creation time,
-  for ``tasks/list``; ids whose record expired are dropped as they are met.
+  for ``tasks/list``; ids whose record expired are dropped as they are met;
+- ``{p}:running:{worker}``: the unfinished tasks a worker runs (a set; a task leaves it in the
+  same script that makes it terminal), and ``{p}:runners:all`` the workers that have such a set:
+  what the sweep looks through, a bounded number of tasks at a time.
 
 Every status change is one compare-and-set script, so the spec's paths hold across workers: a
 task cancelled on worker 3 stays cancelled when its handler on worker 1 finishes, and worker 1
@@ -77,16 +82,31 @@ class TaskState(Protocol):
 
 
 #: Compare-and-set of one task's hash: KEYS[1] the record; ARGV[1] the statuses it may move
-#: from (space separated, padded), ARGV[2] fields to delete, then field/value pairs to set.
-#: Answers 'ok', the status that refused the move, or nil when the record is gone.
+#: from (space separated, padded), ARGV[2] fields to delete, ARGV[3] the running sets' key
+#: prefix when the move is terminal (the task leaves its worker's set) else '', ARGV[4] the
+#: task id, then field/value pairs to set. Answers 'ok', the status that refused the move, or
+#: nil when the record is gone.
 _MOVE: Final = """
 local cur = redis.call('HGET', KEYS[1], 'status')
 if not cur then return false end
 if not string.find(ARGV[1], ' ' .. cur .. ' ', 1, true) then return cur end
 for field in string.gmatch(ARGV[2], '%S+') do redis.call('HDEL', KEYS[1], field) end
-if #ARGV > 2 then redis.call('HSET', KEYS[1], unpack(ARGV, 3)) end
+if ARGV[3] ~= '' then
+  local worker = redis.call('HGET', KEYS[1], 'worker')
+  if worker then redis.call('SREM', ARGV[3] .. worker, ARGV[4]) end
+end
+if #ARGV > 4 then redis.call('HSET', KEYS[1], unpack(ARGV, 5)) end
 return 'ok'
 """
+#: A dead worker's running set, once empty, leaves the runners (KEYS[1] the set, KEYS[2] the
+#: runners, ARGV[1] the worker): in one step, so a worker of that name starting again meanwhile
+#: is not dropped.
+_DROP_RUNNER: Final = """
+if redis.call('SCARD', KEYS[1]) == 0 then return redis.call('SREM', KEYS[2], ARGV[1]) end
+return 0
+"""
+#: How many tasks one sweep looks at, at most.
+SWEEP_LIMIT: Final = 100
 #: How often a worker that does not run a task polls it while ``tasks/result`` waits (s).
 _WAIT_POLL: Final = 0.25
 _RESTORING: Final = "the task store restarted and its tasks are being restored: retry shortly"
@@ -115,6 +135,12 @@ class RedisTaskStore:
         self.max_ttl = max_ttl
         self.poll_interval = poll_interval
         self._move = state.redis.register_script(_MOVE)
+        self._drop_runner = state.redis.register_script(_DROP_RUNNER)
+        self._started = time.time()  # a task of this worker's name made before: orphaned
+        self._runners = state.key("runners", "all")
+        #: Called with a task this worker failed for another (dead) one: the tasks extension's
+        #: ``announce`` once attached (``RedisState``), so its listeners hear of it.
+        self.announce: Callable[[TaskRecord], Awaitable[None]] | None = None
         #: The tasks this worker created (their handlers run here), while they live.
         self._local: dict[str, TaskRecord] = {}
         #: Those of them whose end did not reach Redis yet (written back by ``flush``).
@@ -137,6 +163,9 @@ class RedisTaskStore:
 
     def _record_key(self, task_id: str) -> str:
         return self.state.key("taskrec", task_id)
+
+    def _running_key(self, worker: str) -> str:
+        return self.state.key("running", worker)
 
     def _owner_key(self, owner: str) -> str:
         digest = hashlib.sha256(owner.encode()).hexdigest()[:32]
@@ -168,6 +197,7 @@ class RedisTaskStore:
             **_state_fields(record),
         }
         key, listing = self._record_key(record.task_id), self._owner_key(owner)
+        running, me = self._running_key(self.state.worker_id), self.state.worker_id
         left = None if record.ttl is None else record.created_at + record.ttl / 1000 - time.time()
 
         async def op() -> Any:
@@ -177,6 +207,11 @@ class RedisTaskStore:
             if left is not None:
                 pipe.pexpire(key, max(1, int(left * 1000)))
             pipe.zadd(listing, {record.task_id: record.created_at})
+            if record.terminal:
+                pipe.srem(running, record.task_id)
+            else:
+                pipe.sadd(running, record.task_id)
+                pipe.sadd(self._runners, me)
             if self.max_ttl is not None:
                 pipe.pexpire(listing, self.max_ttl + 60_000)
             return await pipe.execute()
@@ -234,14 +269,56 @@ class RedisTaskStore:
         worker = fields.get("worker", "")
         if record.terminal or not await self._orphaned(worker):
             return record
+        await self._fail_orphan(record, worker)
+        return record
+
+    async def _fail_orphan(self, record: TaskRecord, worker: str) -> bool:
+        """Fail ``record``, left unfinished by dead ``worker``, and announce it (only the worker
+        whose move succeeds does: one announcement, however many find it)."""
         error = McpError(
             INTERNAL_ERROR,
             f"the worker running the task ({worker}) stopped before the task finished",
         )
-        await self._swap(
+        failed = await self._swap(
             record, "failed", {"error": _error_json(error)}, error.message, None, error
         )
-        return record
+        if failed and self.announce is not None:
+            await self.announce(record)
+        return failed
+
+    async def sweep(self, limit: int = SWEEP_LIMIT) -> int:
+        """Fail (and announce) the unfinished tasks of dead workers, looking at ``limit`` tasks
+        at most; how many were failed. Any live worker may run it (``RedisState`` does,
+        periodically): the compare-and-set lets one of them fail each task."""
+        me, failed = self.state.worker_id, 0
+        runners = await self._call(lambda: self.redis.smembers(self._runners))
+        for worker in sorted(_text(w) for w in runners):
+            if limit <= 0:
+                break
+            if not await self._orphaned(worker):  # alive (this worker: each task is checked)
+                continue
+            running = self._running_key(worker)
+            picked = await self._call(lambda: self.redis.srandmember(running, limit))  # noqa: B023
+            stale = []
+            for task_id in (_text(t) for t in picked or ()):
+                if worker == me and self._live(task_id) is not None:
+                    continue  # ours, running here
+                limit -= 1
+                fields = await self._load(task_id)
+                found = fields or {}
+                if worker == me and float(found.get("created") or 0) >= self._started:
+                    continue  # made by this process: in ``_local`` by now, or expired
+                record = None if fields is None else _record(task_id, found.get("owner"), fields)
+                if record is None or record.terminal or found.get("worker") != worker:
+                    stale.append(task_id)  # expired, ended, or written again by another worker
+                elif await self._fail_orphan(record, worker):
+                    failed += 1
+            if stale:
+                await self._call(lambda: self.redis.srem(running, *stale))  # noqa: B023
+            if worker != me:
+                keys = [running, self._runners]
+                await self._call(lambda: self._drop_runner(keys=keys, args=[worker]))  # noqa: B023
+        return failed
 
     async def _orphaned(self, worker: str) -> bool:
         """Whether ``worker`` no longer runs what it started: dead, or this very worker (a
@@ -323,7 +400,9 @@ class RedisTaskStore:
         else:
             drops.append("inputs")
         sources = " " + " ".join(sorted(moves_to(status))) + " "
-        args = [sources, " ".join(drops), *(x for pair in sets.items() for x in pair)]
+        running = self._running_key("") if status in TERMINAL else ""
+        pairs = (x for pair in sets.items() for x in pair)
+        args = [sources, " ".join(drops), running, record.task_id, *pairs]
         key = self._record_key(record.task_id)
         answer = _text(await self._call(lambda: self._move(keys=[key], args=args)))
         if answer is None and self._local.get(record.task_id) is record:

@@ -29,7 +29,10 @@ if TYPE_CHECKING:
     from ._dpop import (
         DPoPError as DPoPError,
         DPoPProof as DPoPProof,
+        DPoPUnavailable as DPoPUnavailable,
         DPoPVerifier as DPoPVerifier,
+        InProcessReplayCache as InProcessReplayCache,
+        ReplayCache as ReplayCache,
     )
     from ._introspection import IntrospectionVerifier as IntrospectionVerifier
     from ._jwt import JWTVerifier as JWTVerifier

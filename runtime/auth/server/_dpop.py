@@ -5,14 +5,16 @@ JWS of ``typ`` ``dpop+jwt``, signed with an allowed asymmetric algorithm by the 
 ``jwk`` header (never a private one), whose claims bind it to this request (``htm``, ``htu``
 without query and fragment), to the access token presented with it (``ath``), to a short time
 window (``iat``), to this server's nonce when one is required, and that was never seen before
-(``jti``, remembered while the window lasts, in a cache bounded in size). What it returns names
-the key (its RFC 7638 thumbprint), for the resource server to match with the token's
-``cnf.jkt``.
+(``jti``, remembered while the window lasts in a ``ReplayCache``). What it returns names the key
+(its RFC 7638 thumbprint), for the resource server to match with the token's ``cnf.jkt``.
 
 Nonces are stateless (SEP-1932 "Stateless DPoP Proof Replay Protection"): a timestamp and its
 HMAC under the verifier's secret, valid ``nonce_lifetime`` seconds, so workers that share the
-secret accept each other's. The replay cache is per process: workers behind a balancer each
-keep their own, and the ``iat`` window and the nonces bound what one replay can do.
+secret accept each other's. The replay cache is per process by default
+(``InProcessReplayCache``, bounded in size and time); workers behind a balancer share one
+through Redis (``cluster.RedisState.replay_cache()``), so a proof replayed to another worker is
+refused too. A cache that cannot answer fails closed: ``DPoPUnavailable``, which the resource
+server answers with 503 (retry), never accepting a proof it could not check.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, Protocol
 from urllib.parse import unquote, urlsplit
 
 from ._jwt import require
@@ -37,7 +39,9 @@ __all__ = [
     "USE_DPOP_NONCE",
     "DPoPError",
     "DPoPProof",
+    "DPoPUnavailable",
     "DPoPVerifier",
+    "InProcessReplayCache",
     "ReplayCache",
     "normalized_uri",
 ]
@@ -65,6 +69,11 @@ class DPoPError(Exception):
         super().__init__(description)
         self.error = error
         self.description = description
+
+
+class DPoPUnavailable(Exception):
+    """A proof that could not be checked now (its replay cache did not answer): refused, and
+    the client may retry (the resource server answers 503)."""
 
 
 @dataclass(frozen=True)
@@ -100,8 +109,19 @@ def normalized_uri(url: str) -> str | None:
     return f"{scheme}://{where}{unquote(parts.path) or '/'}"
 
 
-class ReplayCache:
-    """The ``jti`` values seen, each kept until its proof could no longer be accepted.
+class ReplayCache(Protocol):
+    """Where a verifier remembers the proofs it accepted (``cluster.RedisState.replay_cache()``
+    shares one between workers; ``InProcessReplayCache`` is the default)."""
+
+    async def seen(self, key: str, lifetime: float) -> bool:
+        """True if ``key`` was remembered already (a replay); else remember it ``lifetime``
+        seconds and say False. Raises when it cannot tell: the proof is then refused."""
+        ...
+
+
+class InProcessReplayCache:
+    """The ``jti`` values seen by this process, each kept until its proof could no longer be
+    accepted.
 
     Entries are added in time order with the same lifetime, so the oldest go first; when
     ``max_entries`` are held the oldest is dropped even before it expires (a flood cannot
@@ -131,6 +151,9 @@ class ReplayCache:
         self._seen[key] = now + lifetime
         return True
 
+    async def seen(self, key: str, lifetime: float) -> bool:
+        return not self.add(key, lifetime)
+
 
 class DPoPVerifier:
     """Checks DPoP proofs for a resource server (``ResourceServer(dpop=...)``) or a token
@@ -142,7 +165,9 @@ class DPoPVerifier:
     allows up to 300 each for servers that keep no state). ``require_nonce`` answers proofs
     without a valid nonce with ``use_dpop_nonce`` and a fresh ``DPoP-Nonce``; nonces last
     ``nonce_lifetime`` seconds and are signed with ``nonce_secret`` (random per process if not
-    given: give the same one to every worker). ``replay_cache_size`` bounds the ``jti`` memory.
+    given: give the same one to every worker). ``replay_cache`` remembers the proofs accepted
+    (default: an ``InProcessReplayCache`` of ``replay_cache_size`` entries; on many workers,
+    ``RedisState.replay_cache()``).
     """
 
     def __init__(
@@ -155,6 +180,7 @@ class DPoPVerifier:
         nonce_lifetime: float = 300.0,
         nonce_secret: bytes | None = None,
         replay_cache_size: int = 100_000,
+        replay_cache: ReplayCache | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         refused = [alg for alg in algorithms if alg[:2] not in _KEY_TYPES]
@@ -174,7 +200,9 @@ class DPoPVerifier:
         self.nonce_lifetime = nonce_lifetime
         self._secret = nonce_secret if nonce_secret is not None else secrets.token_bytes(32)
         self._clock = clock
-        self.replay_cache = ReplayCache(replay_cache_size)
+        self.replay_cache: ReplayCache = (
+            replay_cache if replay_cache is not None else InProcessReplayCache(replay_cache_size)
+        )
 
     # -- nonces -------------------------------------------------------------------------
 
@@ -242,7 +270,7 @@ class DPoPVerifier:
         """The accepted algorithms as the ``algs`` challenge parameter writes them."""
         return " ".join(self.algorithms)
 
-    def check(
+    async def check(
         self,
         proof: str,
         *,
@@ -251,7 +279,8 @@ class DPoPVerifier:
         access_token: str | None = None,
     ) -> DPoPProof:
         """Check one request's proof (RFC 9449 4.3); ``url`` is the request's URI (or the
-        URIs it may be known by, behind a proxy). Raises ``DPoPError``."""
+        URIs it may be known by, behind a proxy). Raises ``DPoPError``, or ``DPoPUnavailable``
+        when its replay cache cannot answer."""
         key, claims = self._parse(proof)
         jti = claims.get("jti")
         if not isinstance(jti, str) or not jti or len(jti) > MAX_JTI:
@@ -279,6 +308,10 @@ class DPoPVerifier:
             raise DPoPError(USE_DPOP_NONCE, "a DPoP nonce from this server is required")
         jkt: str = key.thumbprint()
         # Kept until its iat leaves the window: after that the proof is refused on iat anyway.
-        if not self.replay_cache.add(f"{jkt}.{jti}", self.max_age + self.max_future):
+        try:
+            replayed = await self.replay_cache.seen(f"{jkt}.{jti}", self.max_age + self.max_future)
+        except Exception as exc:  # fail closed: a proof not known to be fresh is not taken
+            raise DPoPUnavailable(f"the DPoP replay cache is unreachable: {exc}") from exc
+        if replayed:
             raise DPoPError(INVALID_DPOP_PROOF, "the DPoP proof was used before (jti replayed)")
         return DPoPProof(jkt=jkt, jti=jti, claims=claims)

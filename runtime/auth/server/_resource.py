@@ -19,7 +19,10 @@ DPoP (RFC 9449, SEP-1932), with ``dpop=DPoPVerifier(...)``: a token presented as
 ``Authorization: DPoP`` needs one valid proof (``DPoPVerifier.check``) whose key is the one the
 token is bound to (``cnf.jkt``); a bad proof gets 401 ``invalid_dpop_proof``, a proof without
 the required nonce 401 ``use_dpop_nonce`` with a fresh ``DPoP-Nonce``, a key that is not the
-token's 401 ``invalid_token``. A DPoP-bound token presented as ``Bearer`` is refused
+token's 401 ``invalid_token``; with ``require_nonce``, a request admitted with a proof gets a
+fresh ``DPoP-Nonce`` on its response too (RFC 9449 8.2), so the client renews its nonce before
+it lapses; a proof whose replay cache cannot be reached (Redis down) 503,
+never taken unchecked. A DPoP-bound token presented as ``Bearer`` is refused
 (``invalid_token``): without the proof it is just a stolen token. With ``dpop_required``
 bearer tokens are not taken at all. Challenges then name the ``DPoP`` scheme and its ``algs``.
 """
@@ -36,11 +39,23 @@ from urllib.parse import urlsplit, urlunsplit
 from mcpbind.runtime.core import jsonrpc as rpc
 from mcpbind.runtime.core.logsafe import printable
 from mcpbind.runtime.transports.http.asgi import CONNECTION_ERROR, error, respond
-from mcpbind.runtime.transports.http.common import AUTH_RECHECK_KEY, AUTH_SCOPE_KEY, JSON
+from mcpbind.runtime.transports.http.common import (
+    AUTH_HEADERS_KEY,
+    AUTH_RECHECK_KEY,
+    AUTH_SCOPE_KEY,
+    JSON,
+)
 from starlette.types import Scope, Send
 
 from ._bearer import Credentials, bearer_token, challenge, dpop_proofs, valid_scope_token
-from ._dpop import INVALID_DPOP_PROOF, USE_DPOP_NONCE, DPoPError, DPoPProof, DPoPVerifier
+from ._dpop import (
+    INVALID_DPOP_PROOF,
+    USE_DPOP_NONCE,
+    DPoPError,
+    DPoPProof,
+    DPoPUnavailable,
+    DPoPVerifier,
+)
 from ._token import AccessToken, TokenError, TokenVerifier, VerifierUnavailable
 
 __all__ = ["WELL_KNOWN", "ResourceServer", "canonical_resource"]
@@ -73,6 +88,11 @@ def canonical_resource(url: str) -> str:
     return urlunsplit(
         (parts.scheme.lower(), parts.netloc.lower(), parts.path.rstrip("/"), parts.query, "")
     )
+
+
+async def _unavailable(send: Send, why: str) -> None:
+    """503 with ``Retry-After``: the request could not be checked now, and may be retried."""
+    await error(send, 503, CONNECTION_ERROR, f"Service Unavailable: {why}", **{"retry-after": "5"})
 
 
 def _same_resource(value: str, accepted: frozenset[str]) -> bool:
@@ -226,9 +246,13 @@ class ResourceServer:
         proof = None
         if credentials.dpop:
             try:
-                proof = self._check_proof(scope, credentials)
+                proof = await self._check_proof(scope, credentials)
             except DPoPError as exc:
                 await self._refuse(scope, send, 401, exc.error, exc.description)
+                return False
+            except DPoPUnavailable as exc:
+                logger.warning("a DPoP proof could not be checked: %s", exc)
+                await _unavailable(send, f"the DPoP proof could not be checked ({exc})")
                 return False
         try:
             token = await self.verifier.verify(credentials.token)
@@ -236,13 +260,7 @@ class ResourceServer:
             await self._refuse(scope, send, 401, "invalid_token", exc.description)
             return False
         except VerifierUnavailable as exc:
-            await error(
-                send,
-                503,
-                CONNECTION_ERROR,
-                f"Service Unavailable: the token could not be checked ({exc})",
-                **{"retry-after": "5"},
-            )
+            await _unavailable(send, f"the token could not be checked ({exc})")
             return False
         except Exception:
             logger.exception("the token verifier failed")
@@ -277,19 +295,23 @@ class ResourceServer:
             )
             return False
         scope[AUTH_SCOPE_KEY] = token
+        if proof is not None and self.dpop is not None and self.dpop.require_nonce:
+            # RFC 9449 8.2: a fresh nonce on success, so the client's next proofs carry one
+            # before the current one lapses (no use_dpop_nonce round trip).
+            scope[AUTH_HEADERS_KEY] = [(NONCE_HEADER.encode(), self.dpop.new_nonce().encode())]
         if self.recheck_interval is not None:
             raw = credentials.token
             scope[AUTH_RECHECK_KEY] = (self.recheck_interval, lambda: self._still_valid(raw))
         return True
 
-    def _check_proof(self, scope: Scope, credentials: Credentials) -> DPoPProof:
+    async def _check_proof(self, scope: Scope, credentials: Credentials) -> DPoPProof:
         """The request's one DPoP proof, checked against the request and the token."""
         assert self.dpop is not None and credentials.token is not None
         proofs = dpop_proofs(scope)
         if len(proofs) != 1:
             why = "no DPoP proof" if not proofs else "more than one DPoP proof"
             raise DPoPError(INVALID_DPOP_PROOF, f"the request has {why}")
-        return self.dpop.check(
+        return await self.dpop.check(
             proofs[0],
             method=scope["method"],
             url=self._request_uris(scope),

@@ -7,6 +7,9 @@ ended the way HTTP allows at that point: not started, a 401 ``invalid_token`` (t
 asks again); an event stream, one last event carrying a JSON-RPC error that says why, then the
 end of the body (the client reconnects with a fresh token; a GET stream resumes from its last
 event id where the server keeps events); any other body, its end.
+
+The headers the protection asked for (``AUTH_HEADERS_KEY``) are added to the response here too,
+where every admitted request's response passes.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from mcpbind.runtime.core.access_token import AccessToken
 from starlette.types import Message, Scope, Send
 
 from .asgi import CONNECTION_ERROR, error
-from .common import AUTH_RECHECK_KEY, AUTH_SCOPE_KEY, SSE, encode_event
+from .common import AUTH_HEADERS_KEY, AUTH_RECHECK_KEY, AUTH_SCOPE_KEY, SSE, encode_event
 
 __all__ = ["EXPIRED", "REVOKED", "serve_until_expiry"]
 
@@ -41,6 +44,9 @@ async def serve_until_expiry(
     """Run ``serve`` (the rest of the request, writing through the given ``send``) until it
     is done or the request's access token expires or fails a re-check, then end the response
     as it allows."""
+    extra: Any = scope.get(AUTH_HEADERS_KEY)
+    if extra:
+        send = _with_headers(send, list(extra))
     token = scope.get(AUTH_SCOPE_KEY)
     expires = token.expires_at if isinstance(token, AccessToken) else None
     recheck: Any = scope.get(AUTH_RECHECK_KEY)
@@ -97,6 +103,17 @@ async def serve_until_expiry(
     if streaming:
         body = encode_event(rpc.error_response(None, CONNECTION_ERROR, reason))
     await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+def _with_headers(send: Send, extra: list[tuple[bytes, bytes]]) -> Send:
+    """``send``, adding ``extra`` to the response's headers."""
+
+    async def sending(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            message = {**message, "headers": [*message.get("headers", ()), *extra]}
+        await send(message)
+
+    return sending
 
 
 _CHALLENGE: Final = (

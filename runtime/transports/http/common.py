@@ -13,6 +13,7 @@ from mcpbind import generated
 from mcpbind.runtime.core.jsonrpc import encode
 
 __all__ = [
+    "AUTH_HEADERS_KEY",
     "AUTH_RECHECK_KEY",
     "AUTH_SCOPE_KEY",
     "DEFAULT_PROTOCOL_VERSION",
@@ -32,6 +33,9 @@ AUTH_SCOPE_KEY: Final = "mcpbind.auth"
 #: Where a protection may put ``(interval, check)``: an open response's token is checked again
 #: with ``await check()`` every ``interval`` seconds, and the response ends when it says False.
 AUTH_RECHECK_KEY: Final = "mcpbind.auth.recheck"
+#: Where a protection may put headers (a list of byte pairs) for the response of a request it
+#: admitted (a resource server's fresh ``DPoP-Nonce``).
+AUTH_HEADERS_KEY: Final = "mcpbind.auth.headers"
 PROTOCOL_VERSION: Final = "mcp-protocol-version"
 LAST_EVENT_ID: Final = "last-event-id"
 JSON: Final = "application/json"

@@ -231,7 +231,8 @@ class LocalAuthorizationServer:
         jkt = None
         if self.dpop is not None and proof is not None:
             try:
-                jkt = self.dpop.check(proof, method="POST", url=f"{self.issuer}/token").jkt
+                checked = await self.dpop.check(proof, method="POST", url=f"{self.issuer}/token")
+                jkt = checked.jkt
             except DPoPError as exc:
                 headers = (
                     {"dpop-nonce": self.dpop.new_nonce()} if exc.error == "use_dpop_nonce" else {}

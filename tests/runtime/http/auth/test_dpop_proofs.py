@@ -13,13 +13,14 @@ import secrets
 import time
 from typing import Any
 
+import anyio
 import pytest
 from joserfc import jwt
 from joserfc.jwk import ECKey, OctKey
 from mcpbind.runtime.auth import DPoPKey, Token
 from mcpbind.runtime.auth._dpop import DPoPProver, choose_algorithm, target_uri
-from mcpbind.runtime.auth.server import DPoPError, DPoPVerifier
-from mcpbind.runtime.auth.server._dpop import ReplayCache, normalized_uri
+from mcpbind.runtime.auth.server import DPoPError, DPoPProof, DPoPUnavailable, DPoPVerifier
+from mcpbind.runtime.auth.server._dpop import InProcessReplayCache, normalized_uri
 
 URL = "https://mcp.example.com/mcp"
 TOKEN = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJhZGEifQ.c2lnbmF0dXJl"
@@ -49,17 +50,23 @@ def forge(
     return jwt.encode(head, base, key, algorithms=[head["alg"]])
 
 
+def check(verifier: DPoPVerifier, proof: str, **given: Any) -> DPoPProof:
+    """``verifier.check`` run to its end (it is async: its replay cache may be remote)."""
+    checked: DPoPProof = anyio.run(lambda: verifier.check(proof, **given))
+    return checked
+
+
 def refused(verifier: DPoPVerifier, proof: str, **overrides: Any) -> DPoPError:
     given: dict[str, Any] = {"method": "POST", "url": URL, "access_token": TOKEN, **overrides}
     with pytest.raises(DPoPError) as caught:
-        verifier.check(proof, **given)
+        check(verifier, proof, **given)
     return caught.value
 
 
 def test_a_proof_from_the_client_key_passes_and_names_the_key() -> None:
     key = DPoPKey.generate()
     proof = key.proof("post", f"{URL}?page=2#top", access_token=TOKEN)
-    checked = DPoPVerifier().check(proof, method="POST", url=URL, access_token=TOKEN)
+    checked = check(DPoPVerifier(), proof, method="POST", url=URL, access_token=TOKEN)
     assert checked.jkt == key.thumbprint
     assert checked.claims["htu"] == URL  # query and fragment left out (RFC 9449 4.2)
     assert checked.claims["htm"] == "POST"
@@ -72,7 +79,7 @@ def test_a_proof_from_the_client_key_passes_and_names_the_key() -> None:
 def test_every_client_algorithm_is_accepted(algorithm: str) -> None:
     key = DPoPKey.generate(algorithm)
     proof = key.proof("GET", URL, access_token=TOKEN)
-    assert DPoPVerifier().check(proof, method="GET", url=URL, access_token=TOKEN).jkt == (
+    assert check(DPoPVerifier(), proof, method="GET", url=URL, access_token=TOKEN).jkt == (
         key.thumbprint
     )
 
@@ -139,22 +146,38 @@ def test_a_replayed_jti_is_refused_and_a_fresh_one_is_not() -> None:
     verifier = DPoPVerifier()
     key = DPoPKey.generate()
     proof = key.proof("POST", URL, access_token=TOKEN)
-    verifier.check(proof, method="POST", url=URL, access_token=TOKEN)
+    check(verifier, proof, method="POST", url=URL, access_token=TOKEN)
     error = refused(verifier, proof)
     assert (error.error, "replayed" in error.description) == ("invalid_dpop_proof", True)
-    verifier.check(key.proof("POST", URL, access_token=TOKEN), method="POST", url=URL,
+    check(verifier, key.proof("POST", URL, access_token=TOKEN), method="POST", url=URL,
                    access_token=TOKEN)  # fmt: skip
 
 
 def test_the_replay_cache_is_bounded_in_size_and_time() -> None:
     now = [0.0]
-    cache = ReplayCache(max_entries=3, clock=lambda: now[0])
+    cache = InProcessReplayCache(max_entries=3, clock=lambda: now[0])
     assert all(cache.add(f"j{i}", 10.0) for i in range(5))
     assert len(cache) == 3  # the oldest two dropped
     assert not cache.add("j4", 10.0)
     now[0] = 11.0
     assert cache.add("j4", 10.0)  # expired, so forgotten
     assert len(cache) == 1
+
+
+class Unreachable:
+    """A replay cache that cannot answer (Redis down)."""
+
+    async def seen(self, key: str, lifetime: float) -> bool:
+        raise ConnectionError("connection refused")
+
+
+def test_a_cache_that_cannot_answer_refuses_the_proof() -> None:
+    verifier = DPoPVerifier(replay_cache=Unreachable())
+    proof = DPoPKey.generate().proof("POST", URL, access_token=TOKEN)
+    with pytest.raises(DPoPUnavailable, match="replay cache is unreachable: connection refused"):
+        check(verifier, proof, method="POST", url=URL, access_token=TOKEN)
+    # A bad proof is still refused for what is wrong with it, before the cache is asked.
+    assert refused(verifier, forge(htm="GET")).error == "invalid_dpop_proof"
 
 
 def test_nonces_when_required() -> None:
@@ -165,7 +188,7 @@ def test_nonces_when_required() -> None:
     assert without.error == "use_dpop_nonce"
     nonce = verifier.new_nonce()
     good = key.proof("POST", URL, access_token=TOKEN, nonce=nonce)
-    assert verifier.check(good, method="POST", url=URL, access_token=TOKEN).jkt == key.thumbprint
+    assert check(verifier, good, method="POST", url=URL, access_token=TOKEN).jkt == key.thumbprint
     forged = f"{nonce.partition('.')[0]}.AAAAAAAAAAAAAAAAAAAAAAAA"
     other = DPoPVerifier(require_nonce=True).new_nonce()  # another secret
     for bad in (forged, other, "zz", "x" * 100):
@@ -177,7 +200,7 @@ def test_nonces_when_required() -> None:
     shared = DPoPVerifier(require_nonce=True, nonce_secret=b"s" * 32)
     twin = DPoPVerifier(require_nonce=True, nonce_secret=b"s" * 32)
     proof = key.proof("POST", URL, access_token=TOKEN, nonce=shared.new_nonce())
-    twin.check(proof, method="POST", url=URL, access_token=TOKEN)  # workers sharing a secret
+    check(twin, proof, method="POST", url=URL, access_token=TOKEN)  # workers sharing a secret
 
 
 def test_uris_compare_as_rfc_3986_normalizes_them() -> None:

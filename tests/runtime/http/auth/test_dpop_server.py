@@ -251,3 +251,43 @@ async def test_the_legacy_transport_with_dpop() -> None:
         async with Client(sse_client(f"{setup.base}/sse", auth=auth)) as client:
             result = await client.stub.call_tool(whoami("2025-11-25"))
             assert json.loads(result.content[0].text)["subject"] == "user-1"
+
+
+async def test_a_success_brings_a_fresh_nonce_when_nonces_are_required() -> None:
+    """RFC 9449 8.2: the next nonce comes with a success, before the one in use lapses, so the
+    client never needs the use_dpop_nonce round trip again (its prover learns every response's
+    ``DPoP-Nonce``)."""
+    clock = [time.time()]
+    verifier = DPoPVerifier(
+        require_nonce=True, nonce_lifetime=60, max_age=300, clock=lambda: clock[0]
+    )
+    async with (
+        protected(dpop=verifier, dpop_required=True) as setup,
+        httpx.AsyncClient(timeout=15) as http,
+    ):
+        key = DPoPKey.generate()
+        token = bound_token(setup, key)
+
+        def proof(nonce: str) -> str:
+            return key.proof("POST", setup.url, access_token=token, nonce=nonce)
+
+        first = verifier.new_nonce()
+        clock[0] += 30
+        answered = await post(http, setup, token, proof(first))
+        assert answered.status_code == 200, answered.text
+        fresh = answered.headers["dpop-nonce"]
+        assert fresh != first and verifier.nonce_valid(fresh)
+        clock[0] += 45  # the first nonce has lapsed (75 s > 60), the fresh one has not (45 s)
+        assert challenge(await post(http, setup, token, proof(first))) == (
+            401, "DPoP", "use_dpop_nonce"
+        )  # fmt: skip
+        assert (await post(http, setup, token, proof(fresh))).status_code == 200
+    # Without required nonces, none is handed out.
+    async with (
+        protected(dpop=DPoPVerifier(), dpop_required=True) as setup,
+        httpx.AsyncClient(timeout=15) as http,
+    ):
+        key = DPoPKey.generate()
+        token = bound_token(setup, key)
+        plain = await post(http, setup, token, key.proof("POST", setup.url, access_token=token))
+        assert plain.status_code == 200 and "dpop-nonce" not in plain.headers
