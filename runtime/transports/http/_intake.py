@@ -24,6 +24,7 @@ from .asgi import (
     OverBudget,
     TooLarge,
     error,
+    held_for,
     read_body,
     read_headers,
 )
@@ -128,9 +129,9 @@ async def parse_post(
 ) -> tuple[list[Any], bool] | None:
     """The POSTed messages and whether it was a batch, or None once refused.
 
-    The body's bytes are held in the memory ``budget`` while it is read and parsed; one that
-    does not fit is refused unread with 503 and ``Retry-After`` (what it carries, once parsed,
-    is held by the session that admits it)."""
+    The body's bytes are held in the memory ``budget`` while it is read and parsed (``held_for``);
+    one that does not fit is refused unread with 503 and ``Retry-After`` (what it carries, once
+    parsed, is held by the session that admits it, at its parsed size)."""
     content_type = headers.get("content-type", "")
     if content_type != JSON and content_type.split(";", 1)[0].strip().lower() != JSON:
         await error(
@@ -160,7 +161,7 @@ async def parse_post(
     try:
         parsed = rpc.decode(body)
     finally:
-        budget.release(len(body))
+        budget.release(held_for(len(body)))
         del body
     if isinstance(parsed, rpc.Malformed):
         await error(send, 400, PARSE_ERROR, f"Parse error: {parsed.reason}")
