@@ -230,15 +230,6 @@ class LineFramer:
     def feed(self, chunk: bytes) -> list[bytes | Malformed]:
         """Add a chunk; return the frames it completed (blank lines are skipped)."""
         frames: list[bytes | Malformed] = []
-        if self._overflow and not self._buffer:
-            # A line being dropped: its bytes are not kept, up to its end.
-            end = chunk.find(b"\n")
-            if end < 0:
-                return frames
-            self._skipped(frames)
-            chunk = chunk[end + 1 :]
-            if not chunk:
-                return frames
         if (
             not self._buffer
             and not self._overflow
@@ -252,6 +243,13 @@ class LineFramer:
             elif line.strip():
                 frames.append(line)
             return frames
+        if self._overflow and not self._buffer:
+            # A line being dropped: its bytes are not kept, up to its end.
+            end = chunk.find(b"\n")
+            if end < 0:
+                return frames
+            self._skipped(frames)
+            chunk = chunk[end + 1 :]
         buffer = self._buffer
         buffer += chunk
         start = 0

@@ -30,6 +30,7 @@ import os
 import re
 from collections import deque
 from collections.abc import Awaitable, Callable
+from typing import Final
 
 import anyio
 import orjson
@@ -52,6 +53,7 @@ WRITE_BACKLOG = 1024 * 1024
 MAX_BATCH = 4 * 1024 * 1024
 
 
+_NEWLINE: Final = ord("\n")
 #: Bytes of a line refused for the memory budget kept to find its id in.
 HEAD = 4096
 # The members a message starts with, up to its id: ``"jsonrpc"`` and ``"method"`` may come first.
@@ -66,20 +68,22 @@ _RESPONSE = re.compile(
 )
 
 
-def _envelope(frame: bytes | Malformed, max_batch: int) -> Envelope:
+def _envelope(frame: bytes | Malformed, max_batch: int, large: int) -> Envelope:
+    """``large``: the smaller of ``max_batch`` and ``SMALL_MESSAGE``, one comparison for most."""
     if isinstance(frame, Malformed):
         return Envelope(frame)
     size = len(frame)
-    if size > max_batch and frame.lstrip()[:1] == b"[":
-        # Parsed, a batch takes ten times its size or more (a dict per member), and it could
-        # never be admitted whole anyway: refused unread.
-        return Envelope(
-            Malformed(f"a batch of {size} bytes; at most {max_batch} are read", INVALID_REQUEST)
-        )
-    if size > SMALL_MESSAGE:
-        # Held at what it takes parsed (``budget.py``), not at its JSON length.
-        message = decode(frame)
-        return Envelope(message, size=resident_size(message))
+    if size > large:
+        if size > max_batch and frame.lstrip()[:1] == b"[":
+            # Parsed, a batch takes ten times its size or more (a dict per member), and it
+            # could never be admitted whole anyway: refused unread.
+            return Envelope(
+                Malformed(f"a batch of {size} bytes; at most {max_batch} are read", INVALID_REQUEST)
+            )
+        if size > SMALL_MESSAGE:
+            # Held at what it takes parsed (``budget.py``), not at its JSON length.
+            message = decode(frame)
+            return Envelope(message, size=resident_size(message))
     return Envelope(decode(frame), size=size)
 
 
@@ -119,6 +123,7 @@ class PipeReader:
         "_framer",
         "_frames",
         "_held",
+        "_large",
         "_loop",
         "_max_batch",
         "_on_eof",
@@ -141,6 +146,7 @@ class PipeReader:
         self._budget = budget
         self._held = 0  # bytes held in the budget for the line being read
         self._max_batch = max_batch
+        self._large = min(max_batch, SMALL_MESSAGE)
         self._pollable = pollable
         self._framer = LineFramer(max_message)
         self._frames: deque[Envelope] = deque()
@@ -255,18 +261,20 @@ class PipeReader:
     def _absorb(self, chunk: bytes) -> None:
         if chunk:
             max_batch = self._max_batch
+            large = self._large
             frames = self._framer.feed(chunk)
             if len(frames) == 1:  # a quiet pipe: one message per read
-                self._frames.append(_envelope(frames[0], max_batch))
+                self._frames.append(_envelope(frames[0], max_batch, large))
             else:
-                self._frames.extend(_envelope(frame, max_batch) for frame in frames)
-            if self._held or (self._budget is not None and self._framer.pending > SMALL_MESSAGE):
+                self._frames.extend(_envelope(frame, max_batch, large) for frame in frames)
+            # A line left partial by this read (its last byte no newline) may need holding.
+            if self._held or (chunk[-1] != _NEWLINE and self._budget is not None):
                 self._hold(bool(frames))
             return
         self._ended = True
         tail = self._framer.tail()
         if tail is not None:
-            self._frames.append(_envelope(tail, self._max_batch))
+            self._frames.append(_envelope(tail, self._max_batch, self._large))
         self._hold(True)
 
     def _hold(self, ended: bool) -> None:

@@ -88,6 +88,43 @@ def test_resident_size_counts_what_a_parsed_value_takes() -> None:
     assert resident_size(orjson.loads(dense)) > 20 * len(dense)  # 64 bytes an empty object
 
 
+async def test_a_stdio_line_is_held_as_it_streams_in_and_dropped_beyond_the_budget() -> None:
+    from mcpbind.runtime import Malformed
+    from mcpbind.runtime.transports._pipes import PipeReader
+
+    read_fd, write_fd = os.pipe()
+    os.set_blocking(read_fd, False)
+    budget = MemoryBudget(300_000)
+    reader = PipeReader(read_fd, 1 << 20, True, budget=budget)
+    big = b"x" * 200_000  # held at twice that while read: more than the budget
+    lines = [
+        b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"a":"' + big + b'"}}',
+        b'{"jsonrpc":"2.0","method":"notifications/message","params":{"a":"' + big + b'"}}',
+        b'{"jsonrpc":"2.0","id":8,"result":{"a":"' + big + b'"}}',
+        b'{"jsonrpc":"2.0","id":9,"method":"ping"}',
+        b'{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"a":"' + big[:100_000] + b'"}}',
+    ]
+
+    def write() -> None:
+        with os.fdopen(write_fd, "wb") as out:
+            out.write(b"\n".join(lines) + b"\n")
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(anyio.to_thread.run_sync, write)
+        refused = (await reader.receive()).message
+        assert isinstance(refused, Malformed) and refused.code == BUSY
+        assert refused.request_id == 7 and "memory budget" in refused.reason
+        assert budget.peak <= budget.limit, "dropped as it came, never held beyond"
+        response = (await reader.receive()).message  # the notification was dropped unsaid
+        assert response["id"] == 8 and budget.peak > budget.limit, "a response is never refused"
+        assert (await reader.receive()).message["id"] == 9
+        admitted = await reader.receive()
+        assert admitted.message["id"] == 10 and admitted.size > 100_000  # its parsed size
+    assert budget.used == 0, "what the reader held is given back as each line ends"
+    reader.close()
+    os.close(read_fd)
+
+
 def test_the_documented_budget_defaults() -> None:
     from mcpbind.runtime import DEFAULT_MEMORY_BUDGET, process_budget
     from mcpbind.runtime.transports.stdio import stdio_server
