@@ -14,17 +14,17 @@ from typing import Any, Final
 from mcpbind.runtime.core import jsonrpc as rpc
 from mcpbind.runtime.core.admission import SERVER_UNAVAILABLE
 from mcpbind.runtime.core.bounded import remember
-from mcpbind.runtime.core.budget import MemoryBudget
+from mcpbind.runtime.core.budget import READ_FACTOR, MemoryBudget
 from mcpbind.runtime.core.errors import INVALID_REQUEST, PARSE_ERROR
 from starlette.types import Receive, Scope, Send
 
 from .asgi import (
     CONNECTION_ERROR,
+    CONTROL_BYTES,
     Disconnected,
     OverBudget,
     TooLarge,
     error,
-    held_for,
     read_body,
     read_headers,
 )
@@ -161,7 +161,8 @@ async def parse_post(
     try:
         parsed = rpc.decode(body)
     finally:
-        budget.release(held_for(len(body)))
+        size = len(body)
+        budget.release(size * READ_FACTOR if size > CONTROL_BYTES else size)  # ``held_for``
         del body
     if isinstance(parsed, rpc.Malformed):
         await error(send, 400, PARSE_ERROR, f"Parse error: {parsed.reason}")

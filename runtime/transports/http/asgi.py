@@ -157,7 +157,7 @@ async def read_body(
         raise TooLarge
     held = 0
     if budget is not None and expected:
-        held = _hold(budget, 0, held_for(expected))
+        held = _hold(budget, 0, expected * READ_FACTOR if expected > CONTROL_BYTES else expected)
     chunks: list[bytes] = []
     size = 0
     try:
@@ -171,16 +171,16 @@ async def read_body(
                 size += len(chunk)
                 if size > limit:
                     raise TooLarge
-                if budget is not None and held_for(size) > held:
-                    held = _hold(budget, held, held_for(size))
+                if budget is not None and size > held:  # ``held_for``, inline: per request
+                    held = _hold(budget, held, size * READ_FACTOR if size > CONTROL_BYTES else size)
             if not message.get("more_body", False):
                 break
     except BaseException:
         if budget is not None:
             budget.release(held)
         raise
-    if budget is not None and held > held_for(size):
-        budget.release(held - held_for(size))
+    if budget is not None and held > size and held > (keep := held_for(size)):
+        budget.release(held - keep)
     # Joined once: adding each chunk to the body copied it over and over (quadratic).
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
