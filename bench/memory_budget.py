@@ -5,6 +5,10 @@ Starts ``tests/runtime/budget_server.py`` (its sessions' own byte bound lifted) 
 prints how many were held (the rest answered busy) and the server's peak RSS over its base.
 
     .venv/bin/python bench/memory_budget.py --budgets 32 256 1024
+    .venv/bin/python bench/memory_budget.py --mmap-threshold 131072   # glibc's fixed
+
+``--mmap-threshold`` starts the server with ``MALLOC_MMAP_THRESHOLD_`` set (glibc: blocks that
+large are mapped, and unmapped once freed, instead of staying in the heap).
 """
 
 from __future__ import annotations
@@ -31,12 +35,15 @@ def peak_mib(pid: int) -> float:
     raise RuntimeError("no VmHWM")
 
 
-async def run(budget: int, calls: int) -> None:
+async def run(budget: int, calls: int, mmap_threshold: int) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}  # the checkout, as the tests run it
+    if mmap_threshold:
+        env["MALLOC_MMAP_THRESHOLD_"] = str(mmap_threshold)
     async with await anyio.open_process(
         [sys.executable, SERVER, "stdio", str(budget)],
         cwd=ROOT,
         stderr=subprocess.DEVNULL,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},  # the checkout, as the tests run it
+        env=env,
     ) as process:
         assert process.stdin is not None and process.stdout is not None
         init = {"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
@@ -70,10 +77,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--budgets", type=int, nargs="+", default=[32, 256, 1024])
     parser.add_argument("--calls", type=int, default=100)
+    parser.add_argument("--mmap-threshold", type=int, default=0, help="bytes; 0: glibc's own")
     args = parser.parse_args()
     print("| budget | held | busy | peak RSS |\n|---|--:|--:|--:|")
     for budget in args.budgets:
-        anyio.run(run, budget, args.calls)
+        anyio.run(run, budget, args.calls, args.mmap_threshold)
 
 
 if __name__ == "__main__":

@@ -31,7 +31,7 @@ from collections import OrderedDict
 from typing import Any, Final
 
 from . import jsonrpc as rpc
-from .budget import MemoryBudget
+from .budget import SMALL_MESSAGE, MemoryBudget, resident_size
 from .routing import Route
 
 __all__ = [
@@ -63,8 +63,12 @@ def unavailable(request_id: RequestId | None, reason: str, detail: str) -> dict[
 
 
 def measure(params: dict[str, Any] | None) -> int:
-    """A request's size in JSON bytes, for transports that hand over parsed messages only."""
-    return ENVELOPE_BYTES + (len(rpc.encode(params)) if params else 0)
+    """A request's size, for transports that hand over parsed messages only: its JSON length,
+    or for a large one what it takes parsed (``budget.py``)."""
+    size = len(rpc.encode(params)) if params else 0
+    if size > SMALL_MESSAGE:
+        return ENVELOPE_BYTES + resident_size(params)
+    return ENVELOPE_BYTES + size
 
 
 class BatchReply:

@@ -11,20 +11,63 @@ new work beyond the budget is refused at once (HTTP 503 or 429 with ``Retry-Afte
 JSON-RPC error ``SERVER_UNAVAILABLE`` -31503 with ``data.reason`` ``busy``), while pings,
 cancellations, responses and requests already admitted go on.
 
-The bytes counted are JSON bytes; parsed, a message takes about its size again for strings
-and several times it for many small values, which is why the default, 256 MiB, is well below
-what a server process may use. ``process_budget()`` is the one every transport uses unless
-given another; set its ``limit`` (or pass a budget of your own) to change it.
+What is counted is what the bytes take in memory, not their JSON length: a message being read
+is held at ``READ_FACTOR`` times the bytes read so far (the bytes, then their parsed value
+beside them), and a large message, once parsed, at its ``resident_size`` (a string of ASCII
+takes about its JSON length, but one with an emoji four times it, and a list of empty objects
+24 times: docs/security.md, "Memory budget", has the measurements). ``process_budget()`` is the
+one every transport uses unless given another; set its ``limit`` (or pass a budget of your own)
+to change it.
 """
 
 from __future__ import annotations
 
-from typing import Final
+import sys
+from typing import Any, Final
 
-__all__ = ["DEFAULT_MEMORY_BUDGET", "MemoryBudget", "process_budget"]
+__all__ = [
+    "DEFAULT_MEMORY_BUDGET",
+    "READ_FACTOR",
+    "SMALL_MESSAGE",
+    "MemoryBudget",
+    "process_budget",
+    "resident_size",
+]
 
 #: The default limit of the process-wide budget.
 DEFAULT_MEMORY_BUDGET: Final = 256 * 1024 * 1024
+#: A message of at most this many bytes is always read (pings and cancellations go on with the
+#: budget spent) and is charged its JSON length: measuring it would cost more than it tells.
+SMALL_MESSAGE: Final = 64 * 1024
+#: Bytes held per byte of a large message while it is read: the bytes, and their parsed value.
+READ_FACTOR: Final = 2
+
+
+def resident_size(value: Any) -> int:
+    """The bytes a parsed JSON value takes (``sys.getsizeof`` of each object in it; an object
+    shared, such as a small integer, counts each time). A walk over every value: for large
+    messages only (``SMALL_MESSAGE``)."""
+    size = sys.getsizeof
+    total = 0
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        total += size(item)
+        kind = type(item)
+        if kind is dict:
+            total += sum(map(size, item))
+            values: Any = item.values()
+        elif kind is list:
+            values = item
+        else:
+            continue
+        for member in values:
+            member_kind = type(member)
+            if member_kind is dict or member_kind is list:
+                stack.append(member)
+            else:
+                total += size(member)
+    return total
 
 
 class MemoryBudget:

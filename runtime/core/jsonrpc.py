@@ -43,10 +43,12 @@ RequestId = int | str
 @dataclass(frozen=True, slots=True)
 class Malformed:
     """A frame that is not JSON or too large to parse: the session answers with ``code``
-    (-32700, or -32600 for a batch refused unparsed), id null."""
+    (-32700, or -32600 for a batch refused unparsed), id null; or a request refused unread
+    for the memory budget (-31503), answered with its ``request_id``."""
 
     reason: str
     code: int = PARSE_ERROR
+    request_id: RequestId | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,6 +183,10 @@ def classify(message: Any) -> int | Invalid:
     return Invalid(raw_id if good_id else None, 'a request must have a "method" member')
 
 
+#: What a line dropped without a word reports (``LineFramer.drop(None)``): nothing.
+_SILENT: Final = Malformed("dropped")
+
+
 class LineFramer:
     """Splits a byte stream into newline-delimited frames, with a bound on a frame's size.
 
@@ -188,13 +194,38 @@ class LineFramer:
     ``Malformed`` once its end arrives, so the peer still gets a -32700 for it.
     """
 
-    __slots__ = ("_buffer", "_max_size", "_overflow", "_scan_from")
+    __slots__ = ("_buffer", "_dropped", "_max_size", "_overflow", "_scan_from")
 
     def __init__(self, max_size: int) -> None:
         self._buffer = bytearray()
         self._max_size = max_size
         self._overflow = False
+        self._dropped: Malformed | None = None
         self._scan_from = 0
+
+    @property
+    def pending(self) -> int:
+        """Bytes held of the line being read."""
+        return len(self._buffer)
+
+    def head(self, size: int) -> bytes:
+        """The first ``size`` bytes of the line being read."""
+        return bytes(self._buffer[:size])
+
+    def drop(self, marker: Malformed | None) -> None:
+        """Drop the line being read, what came of it and the rest as it comes; ``marker`` is
+        reported as its frame once its end arrives (None: nothing is)."""
+        self._buffer.clear()
+        self._scan_from = 0
+        self._overflow = True
+        self._dropped = marker or _SILENT
+
+    def _skipped(self, frames: list[bytes | Malformed]) -> None:
+        marker = self._dropped or Malformed(f"message larger than {self._max_size} bytes")
+        self._overflow = False
+        self._dropped = None
+        if marker is not _SILENT:
+            frames.append(marker)
 
     def feed(self, chunk: bytes) -> list[bytes | Malformed]:
         """Add a chunk; return the frames it completed (blank lines are skipped)."""
@@ -212,6 +243,13 @@ class LineFramer:
             elif line.strip():
                 frames.append(line)
             return frames
+        if self._overflow and not self._buffer:
+            # A line being dropped: its bytes are not kept, up to its end.
+            end = chunk.find(b"\n")
+            if end < 0:
+                return frames
+            self._skipped(frames)
+            chunk = chunk[end + 1 :]
         buffer = self._buffer
         buffer += chunk
         start = 0
@@ -221,8 +259,7 @@ class LineFramer:
             if end < 0:
                 break
             if self._overflow or end - start > self._max_size:
-                frames.append(Malformed(f"message larger than {self._max_size} bytes"))
-                self._overflow = False
+                self._skipped(frames)
             else:
                 if end - start > _LONG_LINE:
                     with memoryview(buffer) as view:  # a long line: one copy of it, not two
@@ -244,8 +281,9 @@ class LineFramer:
     def tail(self) -> bytes | Malformed | None:
         """What is left at end of stream: a last frame without its newline, if any."""
         if self._overflow:
-            self._overflow = False
-            return Malformed(f"message larger than {self._max_size} bytes")
+            frames: list[bytes | Malformed] = []
+            self._skipped(frames)
+            return frames[0] if frames else None
         rest = bytes(self._buffer).strip()
         self._buffer.clear()
         self._scan_from = 0

@@ -372,6 +372,8 @@ class Session(Outgoing):
         self, message: Any, envelope: Envelope, batch: BatchReply | None, size: int
     ) -> None:
         if isinstance(message, rpc.Malformed):
+            if message.request_id is not None:  # a request refused unread (memory budget)
+                return await self._answer(unavailable(message.request_id, "busy", message.reason))
             title = "Parse error" if message.code == PARSE_ERROR else "Invalid Request"
             await self._answer_error(None, message.code, title, message.reason)
             return

@@ -27,10 +27,15 @@ import asyncio
 import contextlib
 import logging
 import os
+import re
 from collections import deque
 from collections.abc import Awaitable, Callable
+from typing import Final
 
 import anyio
+import orjson
+from mcpbind.runtime.core.admission import SERVER_UNAVAILABLE
+from mcpbind.runtime.core.budget import READ_FACTOR, SMALL_MESSAGE, MemoryBudget, resident_size
 from mcpbind.runtime.core.errors import INVALID_REQUEST
 from mcpbind.runtime.core.jsonrpc import LineFramer, Malformed, decode, encode
 from mcpbind.runtime.core.loop_path import AsyncioPath, LoopPath, loop_path
@@ -48,17 +53,50 @@ WRITE_BACKLOG = 1024 * 1024
 MAX_BATCH = 4 * 1024 * 1024
 
 
-def _envelope(frame: bytes | Malformed, max_batch: int) -> Envelope:
+_NEWLINE: Final = ord("\n")
+#: Bytes of a line refused for the memory budget kept to find its id in.
+HEAD = 4096
+# The members a message starts with, up to its id: ``"jsonrpc"`` and ``"method"`` may come first.
+_TO_ID = re.compile(
+    rb'\s*\{(?:\s*"(?:jsonrpc|method)"\s*:\s*"[^"\\]*"\s*,)*\s*"id"\s*:\s*'
+    rb'(-?[0-9]+|"(?:[^"\\]|\\.)*")\s*[,}]'
+)
+# A response: "result" or "error" before any "method" or "params".
+_RESPONSE = re.compile(
+    rb'\s*\{(?:\s*"(?:jsonrpc|id)"\s*:\s*(?:"(?:[^"\\]|\\.)*"|-?[0-9]+|null)\s*,)*'
+    rb'\s*"(?:result|error)"\s*:'
+)
+
+
+def _envelope(frame: bytes | Malformed, max_batch: int, large: int) -> Envelope:
+    """``large``: the smaller of ``max_batch`` and ``SMALL_MESSAGE``, one comparison for most."""
     if isinstance(frame, Malformed):
         return Envelope(frame)
     size = len(frame)
-    if size > max_batch and frame.lstrip()[:1] == b"[":
-        # Parsed, a batch takes ten times its size or more (a dict per member), and it could
-        # never be admitted whole anyway: refused unread.
-        return Envelope(
-            Malformed(f"a batch of {size} bytes; at most {max_batch} are read", INVALID_REQUEST)
-        )
+    if size > large:
+        if size > max_batch and frame.lstrip()[:1] == b"[":
+            # Parsed, a batch takes ten times its size or more (a dict per member), and it
+            # could never be admitted whole anyway: refused unread.
+            return Envelope(
+                Malformed(f"a batch of {size} bytes; at most {max_batch} are read", INVALID_REQUEST)
+            )
+        if size > SMALL_MESSAGE:
+            # Held at what it takes parsed (``budget.py``), not at its JSON length.
+            message = decode(frame)
+            return Envelope(message, size=resident_size(message))
     return Envelope(decode(frame), size=size)
+
+
+def _refusal(head: bytes, why: str) -> Malformed | None:
+    """The frame answering a request refused for the memory budget; None if the line is not
+    to be answered: a notification, or a request whose id is not among its first members
+    (both dropped with a warning). The id is looked for in ``head`` only."""
+    found = _TO_ID.match(head)
+    if found is not None:
+        with contextlib.suppress(orjson.JSONDecodeError):
+            return Malformed(why, SERVER_UNAVAILABLE, orjson.loads(found.group(1)))
+    logger.warning("dropped a message over the memory budget: %s", why)
+    return None
 
 
 class PipeReader:
@@ -69,14 +107,23 @@ class PipeReader:
     ``on_eof`` is awaited once, before the first ``EndOfStream`` (the stdio client uses it to
     give the exit status a moment to arrive, so errors can say why the server went away).
     A line over ``max_message`` bytes, or a batch over ``max_batch``, is never parsed.
+
+    With a memory ``budget`` (a server's input), a line longer than ``SMALL_MESSAGE`` is held
+    there as it is read, at ``READ_FACTOR`` times its bytes (they and their parsed value);
+    one that does not fit is dropped as it streams in and answered busy (-31503) if it is a
+    request whose id comes before its large members (a response is held even beyond). Once
+    parsed, a large message's size is what it takes parsed.
     """
 
     __slots__ = (
+        "_budget",
         "_drained",
         "_ended",
         "_fd",
         "_framer",
         "_frames",
+        "_held",
+        "_large",
         "_loop",
         "_max_batch",
         "_on_eof",
@@ -93,9 +140,13 @@ class PipeReader:
         pollable: bool,
         on_eof: Callable[[], Awaitable[None]] | None = None,
         max_batch: int = MAX_BATCH,
+        budget: MemoryBudget | None = None,
     ) -> None:
         self._fd = fd
+        self._budget = budget
+        self._held = 0  # bytes held in the budget for the line being read
         self._max_batch = max_batch
+        self._large = min(max_batch, SMALL_MESSAGE)
         self._pollable = pollable
         self._framer = LineFramer(max_message)
         self._frames: deque[Envelope] = deque()
@@ -210,16 +261,47 @@ class PipeReader:
     def _absorb(self, chunk: bytes) -> None:
         if chunk:
             max_batch = self._max_batch
+            large = self._large
             frames = self._framer.feed(chunk)
             if len(frames) == 1:  # a quiet pipe: one message per read
-                self._frames.append(_envelope(frames[0], max_batch))
+                self._frames.append(_envelope(frames[0], max_batch, large))
             else:
-                self._frames.extend(_envelope(frame, max_batch) for frame in frames)
+                self._frames.extend(_envelope(frame, max_batch, large) for frame in frames)
+            # A line left partial by this read (its last byte no newline) may need holding.
+            if self._held or (chunk[-1] != _NEWLINE and self._budget is not None):
+                self._hold(bool(frames))
             return
         self._ended = True
         tail = self._framer.tail()
         if tail is not None:
-            self._frames.append(_envelope(tail, self._max_batch))
+            self._frames.append(_envelope(tail, self._max_batch, self._large))
+        self._hold(True)
+
+    def _hold(self, ended: bool) -> None:
+        """Hold the line being read in the budget, or drop it (see the class docstring).
+
+        ``ended``: a line ended in this read, so what was held was for it (parsed now, its
+        size is the session's to hold)."""
+        budget = self._budget
+        if budget is None:
+            return
+        if ended:
+            budget.release(self._held)
+            self._held = 0
+        held = self._held
+        pending = self._framer.pending
+        wanted = pending * READ_FACTOR if pending > SMALL_MESSAGE else 0
+        if wanted > held and not budget.reserve(wanted - held):
+            head = self._framer.head(HEAD)
+            if _RESPONSE.match(head):  # never refused: it ends a request of ours
+                budget.charge(wanted - held)
+            else:
+                self._framer.drop(_refusal(head, budget.refusal(wanted - held)))
+                budget.release(held)
+                wanted = 0
+        elif wanted < held:
+            budget.release(held - wanted)
+        self._held = wanted
 
     def end(self) -> None:
         """Stop reading: deliver what is buffered, then end of stream."""
@@ -234,6 +316,9 @@ class PipeReader:
         self.end()
         self._unregister()
         self._frames.clear()
+        if self._budget is not None:
+            self._budget.release(self._held)
+            self._held = 0
 
 
 def _write_all(fd: int, data: bytes) -> None:

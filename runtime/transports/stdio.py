@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 import anyio
+from mcpbind.runtime.core.budget import MemoryBudget, process_budget
 from mcpbind.runtime.core.errors import ConnectionClosedError
 from mcpbind.runtime.core.jsonrpc import LineFramer, Malformed
 from mcpbind.runtime.core.transport import Connection
@@ -80,6 +81,7 @@ async def stdio_server(
     watch_parent: float | None = 1.0,
     max_message: int = MAX_SERVER_MESSAGE,
     max_batch: int = MAX_BATCH,
+    memory_budget: MemoryBudget | None = None,
 ) -> AsyncIterator[Connection]:
     """The server end: messages on ``stdin``/``stdout`` (file descriptors).
 
@@ -91,7 +93,9 @@ async def stdio_server(
     ``max_message`` bytes (default 16 MiB, ``MAX_SERVER_MESSAGE``), or a JSON-RPC batch over
     ``max_batch``, is answered with an error (-32700, id null; -32600 for a batch) without
     being parsed (parsed, a line of JSON takes several times its size in memory), and the
-    session goes on.
+    session goes on. A line longer than 64 KiB is held in the ``memory_budget`` (default
+    ``process_budget()``) while it is read; one that does not fit is dropped as it comes and
+    answered busy (-31503; see ``PipeReader``).
     """
     out_fd = stdout
     saved_stdout = sys.stdout
@@ -109,7 +113,8 @@ async def stdio_server(
         restore.append((stdin, set_nonblocking(stdin)))
     if out_poll:
         restore.append((out_fd, set_nonblocking(out_fd)))
-    reader = PipeReader(stdin, max_message, in_poll, max_batch=max_batch)
+    budget = memory_budget or process_budget()
+    reader = PipeReader(stdin, max_message, in_poll, max_batch=max_batch, budget=budget)
     # Answers to requests read in one chunk go out together (``PipeWriter``'s ``more``).
     writer = PipeWriter(out_fd, out_poll, reader.buffered, threaded=PORTABLE)
     writer_done = anyio.Event()

@@ -7,7 +7,7 @@ session's own byte bound is lifted, so that only the process budget stops reques
 
 Tools: ``hold`` waits until ``release`` is called (its ``data`` argument is what a test makes
 large); ``release`` lets every held call return; ``budget`` answers the budget's use as JSON
-text (``used``, ``peak``, ``limit``).
+text (``used``, ``peak``, ``limit``, and ``held``: the calls of ``hold`` waiting).
 """
 
 from __future__ import annotations
@@ -31,6 +31,8 @@ server = Server(
     options=SessionOptions(max_pending_bytes=1 << 40, max_pending_requests=1 << 20),
 )
 gate = [anyio.Event()]
+#: Calls of ``hold`` waiting at the gate now.
+waiting = [0]
 
 
 def text(value: str) -> types.CallToolResult:
@@ -50,14 +52,19 @@ async def call_tool(
 ) -> types.CallToolResult:
     if params.name == "hold":
         data = (params.arguments or {}).get("data", "")
-        await gate[0].wait()
+        waiting[0] += 1
+        try:
+            await gate[0].wait()
+        finally:
+            waiting[0] -= 1
         return text(f"held {len(data)}")
     if params.name == "release":
         gate[0].set()
         gate[0] = anyio.Event()
         return text("released")
     budget = process_budget()
-    return text(json.dumps({"used": budget.used, "peak": budget.peak, "limit": budget.limit}))
+    use = {"used": budget.used, "peak": budget.peak, "limit": budget.limit, "held": waiting[0]}
+    return text(json.dumps(use))
 
 
 async def serve_http(kind: str) -> None:

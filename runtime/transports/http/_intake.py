@@ -14,12 +14,13 @@ from typing import Any, Final
 from mcpbind.runtime.core import jsonrpc as rpc
 from mcpbind.runtime.core.admission import SERVER_UNAVAILABLE
 from mcpbind.runtime.core.bounded import remember
-from mcpbind.runtime.core.budget import MemoryBudget
+from mcpbind.runtime.core.budget import READ_FACTOR, MemoryBudget
 from mcpbind.runtime.core.errors import INVALID_REQUEST, PARSE_ERROR
 from starlette.types import Receive, Scope, Send
 
 from .asgi import (
     CONNECTION_ERROR,
+    CONTROL_BYTES,
     Disconnected,
     OverBudget,
     TooLarge,
@@ -128,9 +129,9 @@ async def parse_post(
 ) -> tuple[list[Any], bool] | None:
     """The POSTed messages and whether it was a batch, or None once refused.
 
-    The body's bytes are held in the memory ``budget`` while it is read and parsed; one that
-    does not fit is refused unread with 503 and ``Retry-After`` (what it carries, once parsed,
-    is held by the session that admits it)."""
+    The body's bytes are held in the memory ``budget`` while it is read and parsed (``held_for``);
+    one that does not fit is refused unread with 503 and ``Retry-After`` (what it carries, once
+    parsed, is held by the session that admits it, at its parsed size)."""
     content_type = headers.get("content-type", "")
     if content_type != JSON and content_type.split(";", 1)[0].strip().lower() != JSON:
         await error(
@@ -160,7 +161,8 @@ async def parse_post(
     try:
         parsed = rpc.decode(body)
     finally:
-        budget.release(len(body))
+        size = len(body)
+        budget.release(size * READ_FACTOR if size > CONTROL_BYTES else size)  # ``held_for``
         del body
     if isinstance(parsed, rpc.Malformed):
         await error(send, 400, PARSE_ERROR, f"Parse error: {parsed.reason}")

@@ -23,7 +23,7 @@ from mcpbind.generated.names import NOTIFICATIONS_CANCELLED
 from mcpbind.runtime.core.budget import MemoryBudget
 from mcpbind.runtime.core.transport import Envelope
 
-from .asgi import CONTROL_BYTES
+from .asgi import CONTROL_BYTES, held_for
 from .common import encode_event
 
 __all__ = ["Answers", "Inbox", "Outbox", "Reservation"]
@@ -33,14 +33,19 @@ class Reservation:
     """Bytes held in several budgets at once (a session's, the server's) for one body, and in
     the process's ``memory`` budget: there a body of at most ``CONTROL_BYTES`` is held even
     beyond the limit (``forced``), so that pings, cancellations and responses go on; a request
-    in it is then refused by its session, which holds its bytes again (not ``prepaid``)."""
+    in it is then refused by its session, which holds its bytes again (not ``prepaid``).
 
-    __slots__ = ("budgets", "forced", "handed", "memory", "size", "unanswered")
+    The ``memory`` budget holds what the body takes in memory (``held``): while it is read, as
+    much as ``held_for`` its size (the bytes and their parse to come); once parsed, what its
+    value takes (``settle``)."""
+
+    __slots__ = ("budgets", "forced", "handed", "held", "memory", "size", "unanswered")
 
     def __init__(self, budgets: Sequence[MemoryBudget], memory: MemoryBudget) -> None:
         self.budgets = tuple(budgets)
         self.memory = memory
         self.size = 0
+        self.held = 0
         self.forced = False
         #: Queued: ``Answers`` releases it, not the POST.
         self.handed = False
@@ -60,21 +65,32 @@ class Reservation:
                     done.release(size)
                 return False
             taken.append(budget)
-        if not self.memory.reserve(size):
+        more = held_for(self.size + size) - self.held
+        if not self.memory.reserve(more):
             if self.size + size > CONTROL_BYTES:
                 for done in taken:
                     done.release(size)
                 return False
-            self.memory.charge(size)
+            self.memory.charge(more)
             self.forced = True
+        self.held += more
         self.size += size
         return True
+
+    def settle(self, resident: int) -> None:
+        """The body is parsed: hold what its value takes (``resident`` bytes) instead."""
+        if resident > self.held:
+            self.memory.charge(resident - self.held)
+        else:
+            self.memory.release(self.held - resident)
+        self.held = resident
 
     def release(self) -> None:
         for budget in self.budgets:
             budget.release(self.size)
-        self.memory.release(self.size)
+        self.memory.release(self.held)
         self.size = 0
+        self.held = 0
 
 
 class Answers:

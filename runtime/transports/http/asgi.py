@@ -9,7 +9,7 @@ from typing import Any, Final
 
 from mcpbind.runtime.core import jsonrpc as rpc
 from mcpbind.runtime.core.admission import SERVER_UNAVAILABLE
-from mcpbind.runtime.core.budget import MemoryBudget
+from mcpbind.runtime.core.budget import READ_FACTOR, SMALL_MESSAGE, MemoryBudget
 from mcpbind.runtime.core.errors import (
     HEADER_MISMATCH,
     INVALID_PARAMS,
@@ -33,6 +33,7 @@ __all__ = [
     "TooLarge",
     "error",
     "header_list",
+    "held_for",
     "read_body",
     "read_headers",
     "respond",
@@ -46,7 +47,7 @@ CONNECTION_ERROR: Final = -32000
 #: A body this small is read even when the memory budget is spent: pings, cancellations and
 #: responses must go on, and a small request is then refused by its session (-31503). Their
 #: number is bounded by the connections the HTTP server accepts.
-CONTROL_BYTES: Final = 64 * 1024
+CONTROL_BYTES: Final = SMALL_MESSAGE
 
 #: HTTP statuses of JSON-RPC errors answered at once to a stateless-era request; others are 200.
 ERROR_STATUS: Final = {
@@ -147,15 +148,16 @@ async def read_body(
     receive: Receive, headers: dict[str, str], limit: int, budget: MemoryBudget | None = None
 ) -> bytes:
     """The body, at most ``limit`` bytes. With a ``budget``, its bytes are held there as they
-    arrive (the declared length at once): on return the budget holds ``len(body)`` for the
-    caller to release; on an exception it holds nothing of it."""
+    arrive (the declared length at once), a body over ``CONTROL_BYTES`` at ``READ_FACTOR``
+    times its size (the bytes, and their parsed value to come): on return the budget holds
+    ``held_for(len(body))`` for the caller to release; on an exception it holds nothing of it."""
     declared = headers.get("content-length")
     expected = int(declared) if declared is not None and declared.isdigit() else 0
     if expected > limit:
         raise TooLarge
     held = 0
     if budget is not None and expected:
-        held = _hold(budget, 0, expected)
+        held = _hold(budget, 0, expected * READ_FACTOR if expected > CONTROL_BYTES else expected)
     chunks: list[bytes] = []
     size = 0
     try:
@@ -169,18 +171,23 @@ async def read_body(
                 size += len(chunk)
                 if size > limit:
                     raise TooLarge
-                if budget is not None and size > held:
-                    held = _hold(budget, held, size)
+                if budget is not None and size > held:  # ``held_for``, inline: per request
+                    held = _hold(budget, held, size * READ_FACTOR if size > CONTROL_BYTES else size)
             if not message.get("more_body", False):
                 break
     except BaseException:
         if budget is not None:
             budget.release(held)
         raise
-    if budget is not None and held > size:
-        budget.release(held - size)
+    if budget is not None and held > size and held > (keep := held_for(size)):
+        budget.release(held - keep)
     # Joined once: adding each chunk to the body copied it over and over (quadratic).
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+def held_for(size: int) -> int:
+    """What a body of ``size`` bytes is held at while it is read and parsed."""
+    return size * READ_FACTOR if size > CONTROL_BYTES else size
 
 
 def _hold(budget: MemoryBudget, held: int, total: int) -> int:

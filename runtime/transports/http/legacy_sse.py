@@ -22,7 +22,7 @@ import httpx
 from anyio.abc import TaskGroup, TaskStatus
 from httpx_sse import EventSource
 from mcpbind.runtime.core import jsonrpc as rpc
-from mcpbind.runtime.core.budget import MemoryBudget, process_budget
+from mcpbind.runtime.core.budget import MemoryBudget, process_budget, resident_size
 from mcpbind.runtime.core.errors import INVALID_REQUEST, PARSE_ERROR
 from mcpbind.runtime.core.logsafe import printable
 from mcpbind.runtime.core.transport import STREAM_BUFFER, Connection, Envelope
@@ -31,7 +31,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ._legacy_queues import Answers, Inbox, Outbox, Reservation
-from .asgi import CONNECTION_ERROR
+from .asgi import CONNECTION_ERROR, CONTROL_BYTES
 from .common import JSON, SSE, accepts, encode_event
 from .lifespan import asgi_lifespan, owner_running
 from .protection import Protection
@@ -292,22 +292,30 @@ class LegacySSEServer:
     ) -> Response:
         if not held.grow(declared):
             return self._busy("too many bytes queued for this session or this server")
-        body = bytearray()
+        # Chunks joined once at the end: the body and its parse are then all it takes (a
+        # growing bytearray and its copy were three times the body).
+        chunks: list[bytes] = []
+        size = 0
         try:
             async for chunk in request.stream():
-                body += chunk
-                if len(body) > self.max_body_bytes:
+                chunks.append(chunk)
+                size += len(chunk)
+                if size > self.max_body_bytes:
                     return _refusal(
                         413,
                         CONNECTION_ERROR,
                         f"Payload Too Large: the limit is {self.max_body_bytes} bytes",
                     )
-                if len(body) > held.size and not held.grow(len(body) - held.size):
+                if size > held.size and not held.grow(size - held.size):
                     return self._busy("too many bytes queued for this session or this server")
         except ClientDisconnect:
             return _refusal(400, CONNECTION_ERROR, "Bad Request: the body was cut short")
-        message = rpc.decode(bytes(body))
+        body = b"".join(chunks)
+        chunks.clear()
+        message = rpc.decode(body)
         del body
+        if size > CONTROL_BYTES and not isinstance(message, rpc.Malformed):
+            held.settle(resident_size(message))
         if isinstance(message, rpc.Malformed):
             return _refusal(400, PARSE_ERROR, f"Parse error: {message.reason}")
         if message == []:
