@@ -28,6 +28,7 @@ from typing import Any, Final
 
 import anyio
 import uvicorn
+from mcpbind.runtime.core.budget import MemoryBudget, process_budget
 from starlette.types import ASGIApp
 from uvicorn.config import HTTP_PROTOCOLS
 from uvicorn.importer import import_from_string
@@ -56,6 +57,11 @@ DEFAULT_MAX_HEAD_BYTES: Final = 64 * 1024
 SHUTDOWN_GRACE: Final = 2.0
 #: File descriptors kept free for everything that is not a connection.
 _SPARE_FDS: Final = 32
+#: What a connection is held at in the memory budget from the moment its request body passes
+#: ``_BODY_SEEN`` bytes until the response is complete: uvicorn reads up to 64 KiB of a body
+#: ahead of the app, plus a socket read, and none of it is in the app's own accounting.
+_BODY_BUFFERS: Final = 128 * 1024
+_BODY_SEEN: Final = 4096
 _BUSY_BODY: Final = (
     b'{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"too many connections"}}'
 )
@@ -72,7 +78,14 @@ _TOO_LARGE: Final = (
 class _Limits:
     """What the guarded protocols of one server share: the limits and who is evictable."""
 
-    def __init__(self, max_connections: int, header_timeout: float, max_head_bytes: int) -> None:
+    def __init__(
+        self,
+        max_connections: int,
+        header_timeout: float,
+        max_head_bytes: int,
+        budget: MemoryBudget,
+    ) -> None:
+        self.budget = budget
         self.max_connections = max_connections
         self.header_timeout = header_timeout
         self.max_head_bytes = max_head_bytes
@@ -98,6 +111,7 @@ class _HeadGuard(asyncio.Protocol):
         self._head_timer: asyncio.TimerHandle | None = None
         self._head_bytes = 0
         self._counted = True
+        self._buffers_held = False
         if limits.open > limits.max_connections:
             victim = next(iter(limits.idle), None)
             if victim is None:
@@ -112,6 +126,14 @@ class _HeadGuard(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
         cycle = self.cycle
+        if (
+            not self._buffers_held
+            and cycle is not None
+            and len(cycle.body) > _BODY_SEEN
+            and not cycle.response_complete  # a body answered early is dropped, not buffered
+        ):
+            self._buffers_held = True  # released once, when the response is complete
+            self.limits.budget.charge(_BODY_BUFFERS)
         if cycle is not self._head_cycle:  # a head is complete (this chunk may hold body too)
             self._head_cycle = cycle
             self._head_done()
@@ -128,16 +150,23 @@ class _HeadGuard(asyncio.Protocol):
             self._drop("a request head over the size limit")
 
     def on_response_complete(self) -> None:
+        self._release_buffers()
         super().on_response_complete()  # type: ignore[misc]
         if not self.transport.is_closing():
             self.limits.idle[self] = None  # uvicorn's keep-alive timer closes it later
 
     def connection_lost(self, exc: Exception | None) -> None:
+        self._release_buffers()
         self._head_done()
         if self._counted:
             self._counted = False
             self.limits.open -= 1
         super().connection_lost(exc)
+
+    def _release_buffers(self) -> None:
+        if self._buffers_held:
+            self._buffers_held = False
+            self.limits.budget.release(_BODY_BUFFERS)
 
     def _await_head(self) -> None:
         self.limits.idle[self] = None
@@ -190,17 +219,21 @@ async def serving(
     max_connections: int = DEFAULT_MAX_CONNECTIONS,
     header_timeout: float = DEFAULT_HEADER_TIMEOUT,
     max_head_bytes: int = DEFAULT_MAX_HEAD_BYTES,
+    memory_budget: MemoryBudget | None = None,
     **options: Any,
 ) -> AsyncIterator[str]:
     """Serve ``app`` on uvicorn (lifespan on) while the block runs; yields ``http://host:port``.
 
     At most ``max_connections`` connections are open at once (kept under ``ulimit -n``); a
     peer has ``header_timeout`` seconds to send each request head, of ``max_head_bytes`` at
-    most (431 beyond). ``options`` go to ``uvicorn.Config`` (``http="h11"`` etc. is honoured
-    and guarded the same way). On the way out, an app with ``close_subscriptions``
-    (``StreamableHTTPServer``) first ends its open listen streams gracefully.
+    most (431 beyond). A request body uvicorn buffers ahead of the app is held in
+    ``memory_budget`` (default ``process_budget()``) until its response. ``options`` go to
+    ``uvicorn.Config`` (``http="h11"`` etc. is honoured and guarded the same way). On the way
+    out, an app with ``close_subscriptions`` (``StreamableHTTPServer``) first ends its open
+    listen streams gracefully.
     """
-    limits = _Limits(_fd_budget(max_connections), header_timeout, max_head_bytes)
+    budget = memory_budget or process_budget()
+    limits = _Limits(_fd_budget(max_connections), header_timeout, max_head_bytes, budget)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # IPPROTO_TCP explicitly: asyncio only sets TCP_NODELAY on accepted sockets whose proto
     # says TCP, and without it every small POST waits out a 40 ms delayed ACK.
