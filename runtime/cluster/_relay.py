@@ -33,11 +33,14 @@ from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 import orjson
+from mcpbind.runtime.core.admission import SERVER_UNAVAILABLE
 from mcpbind.runtime.transports.http.asgi import (
     CONNECTION_ERROR,
     Disconnected,
+    OverBudget,
     TooLarge,
     error,
+    held_for,
     read_body,
 )
 from mcpbind.runtime.transports.http.common import SSE, encode_event
@@ -77,14 +80,33 @@ async def forward(
 ) -> bool:
     """Forward the request to the worker holding its session or task and relay the answer;
     ``False`` if it is not another live worker's (this worker then answers as one process
-    would). A body read to find the task is handed back to this worker's endpoint."""
+    would). A body read to find the task is handed back to this worker's endpoint. A body read
+    here is held in the server's memory budget until it was forwarded or served."""
     if scope.get(FORWARDED):
         return False
+    read: list[bytes] = []
+    try:
+        return await _route(state, server, scope, receive, send, headers, read)
+    finally:
+        if read:
+            server.memory_budget.release(held_for(len(read[0])))
+
+
+async def _route(
+    state: RedisState,
+    server: StreamableHTTPServer,
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+    headers: dict[str, str],
+    read: list[bytes],
+) -> bool:
+    """``forward``'s work; a body it reads is added to ``read`` (held until ``forward`` ends)."""
     kind, name, body = SESSION, session_of(server, headers), None
     if not name:
         kind, name = TASK, task_of(scope, headers)
         if not name and needs_body(server, scope, headers):
-            body = await _read(server, receive, send, headers)
+            body = await _read(server, receive, send, headers, read)
             if body is None:
                 return True
             name = task_in_body(body)
@@ -106,7 +128,7 @@ async def forward(
         await unavailable(send, exc, _request_id(body or b""))
         return True
     if body is None and scope["method"] == "POST":
-        body = await _read(server, receive, send, headers)
+        body = await _read(server, receive, send, headers, read)
         if body is None:
             return True
     gone = await _forward_to(state, server, owner, scope, receive, send, body or b"")
@@ -134,16 +156,33 @@ async def _here(
 
 
 async def _read(
-    server: StreamableHTTPServer, receive: Receive, send: Send, headers: dict[str, str]
+    server: StreamableHTTPServer,
+    receive: Receive,
+    send: Send,
+    headers: dict[str, str],
+    read: list[bytes],
 ) -> bytes | None:
-    """The request's body (``None``: answered already, too large, or the client left)."""
+    """The request's body, held in the memory budget and added to ``read`` (``None``: answered
+    already, too large, over the budget, or the client left)."""
     try:
-        return await read_body(receive, headers, server.max_body_bytes)
+        body = await read_body(receive, headers, server.max_body_bytes, server.memory_budget)
     except TooLarge:
         limit = server.max_body_bytes
         await error(send, 413, CONNECTION_ERROR, f"Payload Too Large: the limit is {limit} bytes")
+    except OverBudget as exc:
+        await error(
+            send,
+            503,
+            SERVER_UNAVAILABLE,
+            f"Service Unavailable: busy: {exc}; retry later",
+            data={"reason": "busy"},
+            **{"retry-after": "1"},
+        )
     except Disconnected:
         pass
+    else:
+        read.append(body)
+        return body
     return None
 
 
