@@ -282,10 +282,11 @@ async def test_cancelled_and_refused_calls_give_their_bytes_back() -> None:
                 {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancel}
             )
         assert await used() < 1024, "cancelled calls hold nothing (the asking call is held)"
-        # Room for as many again.
-        for n in range(held):
+        # Room for as many again, less one: with all of them back, what is left may be under
+        # what the asking call's line is held at while read, and the question is refused busy.
+        for n in range(held - 1):
             await server.send(b"".join(big_call(100 + n)) + b"\n")
-        assert await used() >= held * SIZE
+        assert await used() >= (held - 1) * SIZE
 
 
 async def test_stdio_line_beyond_the_budget_is_refused_as_it_streams_in() -> None:
