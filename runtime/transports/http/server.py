@@ -67,7 +67,7 @@ from ._streams import RequestId
 from ._token_expiry import serve_until_expiry
 from ._tool_headers import ToolHeaderCache
 from .asgi import CONNECTION_ERROR, error, respond
-from .binding import HEADER_MISMATCH, Refusal, check_params, check_request, meta_version
+from .binding import HEADER_MISMATCH, Refusal, check_facts, check_params, meta_version
 from .common import (
     DEFAULT_PROTOCOL_VERSION,
     PROTOCOL_VERSION,
@@ -285,7 +285,11 @@ class StreamableHTTPServer:
         if self.shared.forwarding and await self.shared.route(self, scope, receive, send, headers):
             return  # another worker owns its session or task: answered from there
         if auth is None:
-            await self.serve_here(scope, receive, send, headers)
+            if scope["method"] == "POST":  # ``serve_here``'s first case, without its frame
+                self.counters["served"] += 1
+                await self._post(scope, receive, send, headers)
+            else:
+                await self.serve_here(scope, receive, send, headers)
             return
 
         async def serve(out: Send) -> None:
@@ -454,11 +458,12 @@ class StreamableHTTPServer:
             return
         request_id = message["id"]
         method = message["method"]
-        mcp, bad = header_view(scope).mcp()
+        view = header_view(scope)
+        mcp, bad = view.mcp()
         refusal = (
             Refusal(HEADER_MISMATCH, f"Header mismatch: malformed {bad} header")
             if bad is not None
-            else check_request(mcp, message, version)
+            else check_facts(view.facts(), message, version)
         )
         if refusal is None and (
             version not in self.supported_versions or version not in STATELESS_REVISIONS
@@ -469,7 +474,9 @@ class StreamableHTTPServer:
             params = message.get("params")
             name = params.get("name") if type(params) is dict else None
             if type(name) is str and version is not None:
-                tool_headers = await self.tool_headers.headers_for(version, name)
+                tool_headers = self.tool_headers.cached(version, name)
+                if tool_headers is None:
+                    tool_headers = await self.tool_headers.headers_for(version, name)
                 refusal = check_params(mcp, message, tool_headers)
         if refusal is not None:
             logger.info(
