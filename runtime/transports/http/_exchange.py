@@ -128,8 +128,10 @@ async def exchange(
     async def close_sse_stream() -> None:
         await session.close_sse_stream(stream)
 
+    context = HttpRequestContext(scope, session.id, close_sse_stream)
     try:
-        await session.deliver(messages, HttpRequestContext(scope, session.id, close_sse_stream))
+        if batch or not session.deliver_nowait(messages[0], context):
+            await session.deliver(messages, context)
     except (anyio.BrokenResourceError, anyio.ClosedResourceError):
         stream.detach(token)
         await error(send, 404, CONNECTION_ERROR, "Session not found")

@@ -393,7 +393,11 @@ class StreamableHTTPServer:
             )
             return
         first_id = messages[0].get("id") if not batch else None
-        if not initialize and not await self._check_version(send, version, first_id):
+        if (
+            not initialize
+            and version not in self.supported_versions  # served (or None): no coroutine to await
+            and not await self._check_version(send, version, first_id)
+        ):
             return
         if self.stateless:
             if batch and not await self._batch_allowed(send, version):
