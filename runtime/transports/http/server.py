@@ -386,7 +386,11 @@ class StreamableHTTPServer:
         if version in STATELESS_REVISIONS or (not batch and meta_version(messages[0]) is not None):
             await self._post_modern(scope, receive, send, headers, messages, batch, version)
             return
-        initialize = any(m.get("method") == INITIALIZE and "id" in m for m in messages)
+        initialize = (
+            any(m.get("method") == INITIALIZE and "id" in m for m in messages)
+            if batch
+            else messages[0].get("method") == INITIALIZE and "id" in messages[0]
+        )
         if initialize and len(messages) > 1:
             await error(
                 send, 400, INVALID_REQUEST, "Invalid Request: initialize must not be batched"
