@@ -468,7 +468,8 @@ def with_input_rounds(
 
     async def run(params: Any, context: RequestContext) -> Any:
         rounds = InputRounds(keeper, served, bindings, params_raw)
-        rounds.begin(context)
+        if "requestState" in params_raw:  # a first round has no state to verify
+            rounds.begin(context)
         context.rounds = rounds
         if (
             "requestState" in params_raw

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import math
+import types
+from collections.abc import Generator
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
@@ -142,7 +144,7 @@ async def exchange(
         if session.native and not stream.done:
             # The session's task is due to run next: after one turn of the loop a handler that
             # never waits has answered, so most POSTs need no future, and no timer, to wait on.
-            await asyncio.sleep(0)
+            await _one_turn()
         while not stream.done and stream.mode != SSE_MODE:
             if stream.mode is None and clock() >= deadline:
                 async with session.lock:
@@ -169,6 +171,12 @@ async def exchange(
         session, stream, token, receive, send, extra, WATCH_AFTER, owner.sse_keepalive, on_gone
     )
     return None
+
+
+@types.coroutine
+def _one_turn() -> Generator[None, None, None]:
+    """``asyncio.sleep(0)`` without its own coroutine: the task yields once."""
+    yield
 
 
 async def _json_answer(

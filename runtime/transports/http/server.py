@@ -58,7 +58,7 @@ from mcpbind.runtime.core.revisions import STATELESS_REVISIONS
 from mcpbind.runtime.core.transport import Connection
 from starlette.types import Receive, Scope, Send
 
-from ._exchange import accepted, exchange, per_request
+from ._exchange import accepted, exchange, per_request, poolable, pooled
 from ._get_stream import serve_get
 from ._http_session import HttpRequestContext, HttpSession
 from ._intake import header_view, parse_post
@@ -503,6 +503,10 @@ class StreamableHTTPServer:
                 "Not Acceptable: subscriptions/listen answers with text/event-stream",
                 request_id,
             )
+            return
+        pool = self.pool
+        if pool is not None and poolable(message):  # ``per_request``'s first case, directly
+            await pooled(self, pool, scope, receive, send, headers, messages, version)
             return
         await per_request(
             self, scope, receive, send, headers, messages, False, version, modern=True
