@@ -42,7 +42,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from mcpbind.generated.names import META_CLIENT_CAPABILITIES as CLIENT_CAPABILITIES
 from mcpbind.generated.support import Direction, MCPModel, MethodSpec, RequestOptions
-from mcpbind.runtime.core.bindings import Bindings, dump, validator
+from mcpbind.runtime.core.bindings import Bindings, dump, is_model, validator
 from mcpbind.runtime.core.capabilities import capability_tree, has_capability
 from mcpbind.runtime.core.context import RelatedSender
 from mcpbind.runtime.core.errors import (
@@ -241,13 +241,13 @@ class InputRounds:
     __slots__ = (
         "_asked",
         "_binding",
+        "_capabilities",
         "_count",
         "_kept",
         "_raw",
         "_used",
         "answers",
         "bindings",
-        "capabilities",
         "handler_state",
         "keeper",
         "served",
@@ -264,17 +264,25 @@ class InputRounds:
         self.served = served
         self.bindings = bindings
         self._raw = raw
-        meta = raw.get("_meta")
-        capabilities = meta.get(CLIENT_CAPABILITIES) if type(meta) is dict else None
-        self.capabilities: dict[str, Any] = capabilities if type(capabilities) is dict else {}
         #: key -> [digest of the request asked, the client's raw answer]
         self.answers: dict[str, list[Any]] = {}
         self.handler_state: Any = None
         self._binding: dict[str, Any] | None = None
         self._count = 0
-        self._asked: dict[str, Any] = {}
-        self._kept: set[str] = set()
-        self._used: set[str] = set()
+        # Made when first needed: most requests never ask the client anything.
+        self._capabilities: dict[str, Any] | None = None
+        self._asked: dict[str, Any] | None = None
+        self._kept: set[str] | None = None
+        self._used: set[str] | None = None
+
+    @property
+    def capabilities(self) -> dict[str, Any]:
+        """The client's capabilities, from the request's ``_meta``."""
+        if self._capabilities is None:
+            meta = self._raw.get("_meta")
+            found = meta.get(CLIENT_CAPABILITIES) if type(meta) is dict else None
+            self._capabilities = found if type(found) is dict else {}
+        return self._capabilities
 
     def sender(self, context: RequestContext, key: str | None = None) -> InputSender:
         """What ``context.peer`` sends through during this attempt (``key``: see ``ask``)."""
@@ -308,7 +316,7 @@ class InputRounds:
         if type(answers) is not dict or type(asked) is not dict:
             raise _bad_state("has an unknown format")
         self.answers = answers
-        self._kept.update(answers)
+        self._kept = set(answers)
         self.handler_state = state.get("h")
         self._asked = asked
 
@@ -317,7 +325,7 @@ class InputRounds:
         state says was asked under it, if anything), else from an earlier round."""
         responses = self._raw.get("inputResponses")
         if type(responses) is dict and key in responses:
-            return [self._asked.get(key), responses[key]]
+            return [self._asked.get(key) if self._asked else None, responses[key]]
         return self.answers.get(key)
 
     def ask(
@@ -347,9 +355,10 @@ class InputRounds:
         self._count += 1
         if key is None:
             key = f"{method}#{self._count}"
-        if key in self._used:
+        used = self._used = self._used or set()
+        if key in used:
             raise ValueError(f"input request key {key!r} used twice in one request")
-        self._used.add(key)
+        used.add(key)
         request: dict[str, Any] = {"method": method}
         body = dump(params)
         if body is not None:
@@ -358,6 +367,7 @@ class InputRounds:
         answer = self._response(key)
         if answer is not None and answer[0] in (None, digest):
             self.answers[key] = [digest, answer[1]]
+            self._kept = self._kept or set()
             self._kept.add(key)
             try:
                 return validator(spec.result_type)(answer[1])
@@ -381,7 +391,8 @@ class InputRounds:
             requests[need.key] = need.request
             asked[need.key] = need.digest
         own_state = data.pop("requestState", None)
-        answers = {key: value for key, value in self.answers.items() if key in self._kept}
+        kept = self._kept or ()
+        answers = {key: value for key, value in self.answers.items() if key in kept}
         if answers or asked or own_state is not None:
             payload = {"v": _VERSION, **self.binding(context), "a": answers, "q": asked}
             if own_state is not None:
@@ -416,6 +427,32 @@ def _as_data(result: Any) -> Any:
     return dump(result) if isinstance(result, BaseModel) else result
 
 
+@functools.cache
+def _kind_key(cls: type) -> str | None:
+    """Where a generated model keeps what it dumps as ``resultType``: the field's attribute,
+    or "" (its extras, if anywhere); None for any other class, which is dumped to be read."""
+    if not issubclass(cls, MCPModel):
+        return None
+    for name, info in cls.model_fields.items():
+        if (info.serialization_alias or info.alias or name) == "resultType":
+            return name
+    return ""
+
+
+def _handler_asked(result: Any) -> Any:
+    """A handler's result as data when it may be an ``InputRequiredResult`` of its own, else
+    None. A generated model's ``resultType`` is read where it lives: dumping every result to
+    read one member was a serialisation per request (the result is dumped once more to answer)."""
+    cls: Any = type(result)
+    key = _kind_key(cls) if is_model(cls) else None
+    if key is not None:
+        said = getattr(result, key) if key else (result.__pydantic_extra__ or {}).get("resultType")
+        if (type(said) is str and said != INPUT_REQUIRED) or said is None:
+            return None
+    data = _as_data(result)
+    return data if type(data) is dict and data.get("resultType") == INPUT_REQUIRED else None
+
+
 def with_input_rounds(
     route: Route,
     served: MethodSpec[Any, Any],
@@ -431,7 +468,8 @@ def with_input_rounds(
 
     async def run(params: Any, context: RequestContext) -> Any:
         rounds = InputRounds(keeper, served, bindings, params_raw)
-        rounds.begin(context)
+        if "requestState" in params_raw:  # a first round has no state to verify
+            rounds.begin(context)
         context.rounds = rounds
         if (
             "requestState" in params_raw
@@ -457,12 +495,8 @@ def with_input_rounds(
                 f"Missing required client capability: {exc}",
                 {"requiredCapabilities": capability_tree([exc.capability], model)},
             ) from exc
-        data = _as_data(result)
-        if (
-            type(data) is dict
-            and data.get("resultType") == INPUT_REQUIRED
-            and (rounds.answers or data.get("requestState") is not None)
-        ):
+        data = _handler_asked(result)
+        if data is not None and (rounds.answers or data.get("requestState") is not None):
             return rounds.input_required(context, [], data)
         return result
 

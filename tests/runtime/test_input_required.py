@@ -14,8 +14,9 @@ from mcp import StdioServerParameters, stdio_client as sdk_stdio_client, types a
 from mcp.client.context import ClientRequestContext
 from mcpbind.generated import v2025_11_25, v2026_07_28
 from mcpbind.runtime import CapabilityError, Client, RequestContext, Server, StdioParameters
-from mcpbind.runtime.eras.input_required import RequestStateKeeper
+from mcpbind.runtime.eras.input_required import RequestStateKeeper, _handler_asked
 from mcpbind.runtime.eras.stateless import CLIENT_CAPABILITIES, PROTOCOL_VERSION
+from pydantic import BaseModel
 from runtime_helpers import (
     EXAMPLE_SERVER,
     REPO_ROOT,
@@ -486,3 +487,26 @@ async def test_a_typed_handshake_era_peer_asks_a_stateless_client_too() -> None:
         retry = call(2, inputResponses=answer, requestState=first["requestState"])
         done = (await peer.request(retry))["result"]
         assert done["content"] == [{"type": "text", "text": "file:///typed"}]
+
+
+class _OwnResult(BaseModel):
+    resultType: str
+
+
+def test_a_result_is_read_for_its_kind_without_dumping_what_cannot_ask() -> None:
+    text: list[Any] = [v2025_11_25.types.TextContent(text="a")]
+    asked = {"resultType": "input_required", "inputRequests": {}}
+    # A generated model says so in its field, or (a handshake revision's) in its extras.
+    assert _handler_asked(new.CallToolResult(content=[new.TextContent(text="a")])) is None
+    assert _handler_asked(v2025_11_25.types.CallToolResult(content=text)) is None
+    extra = v2025_11_25.types.CallToolResult.model_validate({"content": [], **asked})
+    assert _handler_asked(extra) == {"content": [], **asked}
+    model = new.InputRequiredResult.model_validate({**asked, "requestState": "s"})
+    assert _handler_asked(model)["requestState"] == "s"
+    # Plain data and other models are read as data.
+    assert _handler_asked(dict(asked)) == asked
+    assert _handler_asked({"resultType": "complete"}) is None
+    assert _handler_asked(_OwnResult(resultType="input_required")) == {
+        "resultType": "input_required"
+    }
+    assert _handler_asked(_OwnResult(resultType="complete")) is None

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import math
-from typing import TYPE_CHECKING, Any
+import types
+from collections.abc import Generator
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 from mcpbind.generated.names import INITIALIZE, SUBSCRIPTIONS_LISTEN
@@ -40,6 +42,7 @@ _COMPLETE = "complete"
 _FINAL = frozenset({_COMPLETE, "input_required"})
 
 _accept_cache: dict[str, tuple[bool, bool]] = {}
+_JSON_TYPE: Final = (b"content-type", JSON.encode())
 
 
 def accepted(accept: str | None) -> tuple[bool, bool]:
@@ -82,7 +85,11 @@ async def exchange(
     """Deliver POSTed messages; answer 202, or with the JSON or SSE carrying the responses.
 
     Returns the JSON answer when it was answered at once with nothing of it pending, else None."""
-    request_ids: list[RequestId] = [m["id"] for m in messages if "method" in m and "id" in m]
+    if batch:
+        request_ids: list[RequestId] = [m["id"] for m in messages if "method" in m and "id" in m]
+    else:  # one message: no list to filter, no repeats to look for
+        first = messages[0]
+        request_ids = [first["id"]] if "method" in first and "id" in first else []
     extra = {SESSION_ID: session.id} if session.id is not None else {}
     if not request_ids:
         try:
@@ -92,10 +99,15 @@ async def exchange(
             return None
         await respond(send, 202, headers=extra)
         return None
-    if len(set(request_ids)) != len(request_ids):
+    if batch and len(set(request_ids)) != len(request_ids):
         await error(send, 400, INVALID_REQUEST, "Invalid Request: a batch repeats a request id")
         return None
-    clash = next((rid for rid in request_ids if rid in session.by_request), None)
+    by_request = session.by_request
+    clash = (
+        next((rid for rid in request_ids if rid in by_request), None)
+        if batch or by_request
+        else None
+    )
     if clash is not None:
         await error(
             send, 400, INVALID_REQUEST, "Invalid Request: this request id is already in use", clash
@@ -118,8 +130,10 @@ async def exchange(
     async def close_sse_stream() -> None:
         await session.close_sse_stream(stream)
 
+    context = HttpRequestContext(scope, session.id, close_sse_stream)
     try:
-        await session.deliver(messages, HttpRequestContext(scope, session.id, close_sse_stream))
+        if batch or not session.deliver_nowait(messages[0], context):
+            await session.deliver(messages, context)
     except (anyio.BrokenResourceError, anyio.ClosedResourceError):
         stream.detach(token)
         await error(send, 404, CONNECTION_ERROR, "Session not found")
@@ -127,6 +141,10 @@ async def exchange(
     if stream.mode != SSE_MODE:
         clock = session.clock
         deadline = clock() + owner.sse_after if stream.mode is None else math.inf
+        if session.native and not stream.done:
+            # The session's task is due to run next: after one turn of the loop a handler that
+            # never waits has answered, so most POSTs need no future, and no timer, to wait on.
+            await _one_turn()
         while not stream.done and stream.mode != SSE_MODE:
             if stream.mode is None and clock() >= deadline:
                 async with session.lock:
@@ -141,16 +159,33 @@ async def exchange(
                 await respond(send, 202, headers=extra)
                 return None
             answer = responses if batch else responses[0]
-            status = status_for(answer) if modern and not batch else 200
+            status = status_for(answer) if modern and not batch and "error" in answer else 200
             if status == 503:  # busy: a client may retry (asgi.ERROR_STATUS)
                 extra = {**extra, "retry-after": RETRY_AFTER}
-            await respond(send, status, rpc.encode(answer), JSON, extra)
+                await respond(send, status, rpc.encode(answer), JSON, extra)
+            else:
+                await _json_answer(send, status, rpc.encode(answer), session.id_header)
             return answer if stream.done else None
     on_gone = session.cancel if modern else None
     await write_sse(
         session, stream, token, receive, send, extra, WATCH_AFTER, owner.sse_keepalive, on_gone
     )
     return None
+
+
+@types.coroutine
+def _one_turn() -> Generator[None, None, None]:
+    """``asyncio.sleep(0)`` without its own coroutine: the task yields once."""
+    yield
+
+
+async def _json_answer(
+    send: Send, status: int, body: bytes, session_header: list[tuple[bytes, bytes]]
+) -> None:
+    """``asgi.respond`` of a JSON answer, with the session's header encoded once for all."""
+    headers = [(b"content-length", b"%d" % len(body)), _JSON_TYPE, *session_header]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
 
 
 async def per_request(

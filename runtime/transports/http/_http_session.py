@@ -19,7 +19,7 @@ from starlette.types import Scope
 
 from ._signals import Inbox, Lock
 from ._streams import BACKLOG, CONSUMER_BUFFER, JSON_MODE, SSE_MODE, RequestId, Stream
-from .common import AUTH_SCOPE_KEY, PRIMING_SINCE, encode_event
+from .common import AUTH_SCOPE_KEY, PRIMING_SINCE, SESSION_ID, encode_event
 from .event_store import EventStore
 
 if TYPE_CHECKING:
@@ -54,8 +54,12 @@ class HttpRequestContext:
         session_id: str | None,
         close_sse_stream: Callable[[], Awaitable[None]] = _nothing_to_close,
     ) -> None:
-        self._request = request if isinstance(request, Request) else None
-        self._scope: Scope = request.scope if isinstance(request, Request) else request
+        if type(request) is dict:  # a scope: no ``isinstance`` through ``Mapping``'s ABC
+            self._request: Request | None = None
+            self._scope: Scope = request
+        else:
+            self._request = request if isinstance(request, Request) else None
+            self._scope = request.scope if isinstance(request, Request) else request
         self.session_id = session_id
         self.close_sse_stream = close_sse_stream
 
@@ -90,6 +94,10 @@ class HttpSession:
     ) -> None:
         self.owner = owner
         self.id = session_id
+        #: ``Mcp-Session-Id`` as a JSON answer's header, encoded once (none without an id).
+        self.id_header: list[tuple[bytes, bytes]] = (
+            [(SESSION_ID.encode(), session_id.encode("latin-1"))] if session_id is not None else []
+        )
         #: The fast path seam (``core/loop_path.py``), picked once for the session.
         self.path = path = loop_path()
         self.native = path.native
@@ -276,8 +284,8 @@ class HttpSession:
 
     def _answer(self, stream: Stream, related: RequestId, message: dict[str, Any]) -> None:
         """A response for a JSON or undecided stream: queue it; settle the request."""
-        if self.protocol_version is None:
-            self._learn_version(message, related)
+        if self.protocol_version is None and self.id is not None:  # a session of one request
+            self._learn_version(message, related)  # has no later batch or priming to tell
         stream.queue.append(message)
         self._settle(stream, related)
 
@@ -384,6 +392,13 @@ class HttpSession:
                 stream.signal.set()
 
     # -- what the client sends ----------------------------------------------------------------
+
+    def deliver_nowait(self, message: Any, context: HttpRequestContext) -> bool:
+        """``deliver`` of one message that is not a cancellation, when the inbox has room at
+        once (``False``: nothing done, ``deliver`` it)."""
+        if message.get("method") == NOTIFICATIONS_CANCELLED:
+            return False
+        return self.inbox.put_nowait(Envelope(message, context))
 
     async def deliver(self, messages: Sequence[Any], context: HttpRequestContext) -> None:
         """Hand client messages to the session; a cancellation also settles its stream."""

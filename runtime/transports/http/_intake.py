@@ -28,6 +28,7 @@ from .asgi import (
     read_body,
     read_headers,
 )
+from .binding import HeaderFacts
 from .common import JSON, LAST_EVENT_ID, PROTOCOL_VERSION, SESSION_ID
 
 __all__ = ["HeaderView", "header_view", "malformed_header", "mcp_headers", "parse_post"]
@@ -88,19 +89,26 @@ class HeaderView:
     """What the endpoint reads from one exact set of request headers: the headers it uses (by
     lower-case name), the first malformed one, and (made on first use) the ``mcp-*`` ones."""
 
-    __slots__ = ("_mcp", "_raw", "headers", "malformed")
+    __slots__ = ("_facts", "_mcp", "_raw", "headers", "malformed")
 
     def __init__(self, raw: Any) -> None:
         self._raw = raw
         self.headers = read_headers({"headers": raw})
         self.malformed = malformed_header(self.headers)
         self._mcp: tuple[dict[str, list[str]], str | None] | None = None
+        self._facts: HeaderFacts | None = None
 
     def mcp(self) -> tuple[dict[str, list[str]], str | None]:
         """``mcp_headers`` of these headers (shared: not to be changed)."""
         if self._mcp is None:
             self._mcp = mcp_headers({"headers": self._raw})
         return self._mcp
+
+    def facts(self) -> HeaderFacts:
+        """What the ``mcp-*`` headers say on their own (``binding.HeaderFacts``; shared)."""
+        if self._facts is None:
+            self._facts = HeaderFacts(self.mcp()[0])
+        return self._facts
 
 
 #: Views by the exact raw headers: a client sends the same ones request after request, and

@@ -142,6 +142,14 @@ class Inbox:
             self._space.set()
 
     # for the transport
+    def put_nowait(self, envelope: Envelope) -> bool:
+        """``put`` when it need not wait (``False``: nothing done, ``put`` it)."""
+        if len(self._items) >= STREAM_BUFFER or self._reader_gone or self._ended:
+            return False
+        self._items.append(envelope)
+        self._signal.set()
+        return True
+
     async def put(self, envelope: Envelope) -> None:
         while len(self._items) >= STREAM_BUFFER and not (self._ended or self._reader_gone):
             if self._space is None:

@@ -48,8 +48,8 @@ class ToolHeaderCache:
         """Drop what is cached (the tools changed)."""
         self._tools.clear()
 
-    async def headers_for(self, revision: str, tool: str) -> list[ToolHeader]:
-        """The annotations of ``tool`` at ``revision`` (none for a tool the server lacks)."""
+    def cached(self, revision: str, tool: str) -> list[ToolHeader] | None:
+        """``headers_for`` when the cache can answer (no coroutine to make), else None."""
         now = time.monotonic()  # anyio.current_time looks up the backend: 4 us a call
         cached = self._tools.get(revision)
         if cached is not None:
@@ -57,6 +57,14 @@ class ToolHeaderCache:
             found = tools.get(tool)
             if now - fetched < self.ttl and (found is not None or now - fetched < REFRESH_GAP):
                 return found or []
+        return None
+
+    async def headers_for(self, revision: str, tool: str) -> list[ToolHeader]:
+        """The annotations of ``tool`` at ``revision`` (none for a tool the server lacks)."""
+        found = self.cached(revision, tool)
+        if found is not None:
+            return found
+        cached = self._tools.get(revision)
         lock = self._locks.setdefault(revision, anyio.Lock())
         async with lock:
             again = self._tools.get(revision)

@@ -33,8 +33,10 @@ from mcpbind.runtime.core.request_headers import (
 __all__ = [
     "HEADER_MISMATCH",
     "META_VERSION",
+    "HeaderFacts",
     "Refusal",
     "ToolHeader",
+    "check_facts",
     "check_params",
     "check_request",
     "decode_value",
@@ -121,6 +123,29 @@ def _same(header: str, value: Any) -> bool:
     return type(value) is str and header == value
 
 
+class HeaderFacts:
+    """What the ``mcp-*`` headers of one exact header set say on their own, worked out once
+    (``_intake.HeaderView`` keeps them): a repeated routing header's refusal, and the
+    ``Mcp-Method`` and ``Mcp-Name`` values as sent (None if absent) and decoded."""
+
+    __slots__ = ("method", "method_raw", "name", "name_raw", "repeated")
+
+    def __init__(self, headers: Mapping[str, list[str]]) -> None:
+        self.repeated: Refusal | None = None
+        for name, values in headers.items():
+            if len(values) > 1:
+                self.repeated = Refusal(
+                    HEADER_MISMATCH, f"Header mismatch: {name} appears more than once"
+                )
+                break
+        said = headers.get(METHOD_HEADER)
+        self.method_raw = said[0] if said else None
+        self.method = decode_plain(said[0]) if said else None
+        said = headers.get(NAME_HEADER)
+        self.name_raw = said[0] if said else None
+        self.name = decode_value(said[0]) if said else None
+
+
 def check_request(
     headers: Mapping[str, list[str]],
     message: dict[str, Any],
@@ -133,9 +158,15 @@ def check_request(
     header is a refusal: the one an intermediary read may not be the one checked here);
     ``version`` is ``MCP-Protocol-Version``; ``tool_headers`` the called tool's annotations.
     """
-    for name, values in headers.items():
-        if len(values) > 1:
-            return Refusal(HEADER_MISMATCH, f"Header mismatch: {name} appears more than once")
+    refusal = check_facts(HeaderFacts(headers), message, version)
+    return refusal if refusal is not None else check_params(headers, message, tool_headers)
+
+
+def check_facts(facts: HeaderFacts, message: dict[str, Any], version: str | None) -> Refusal | None:
+    """``check_request`` but for the tool's ``Mcp-Param-*`` headers (``check_params``), from
+    the headers' ``HeaderFacts``."""
+    if facts.repeated is not None:
+        return facts.repeated
     params = message.get("params")
     meta = params.get("_meta") if type(params) is dict else None
     if version is None:
@@ -155,35 +186,36 @@ def check_request(
             f"body value {body_version!r}",
         )
     method = message["method"]
-    said = headers.get(METHOD_HEADER)
-    if not said:
+    said = facts.method_raw
+    if said is None:
         return Refusal(HEADER_MISMATCH, "Header mismatch: Mcp-Method header missing")
-    if decode_plain(said[0]) != method:
+    if facts.method != method:
         return Refusal(
             HEADER_MISMATCH,
-            f"Header mismatch: Mcp-Method header value {said[0].strip()!r} does not match "
+            f"Header mismatch: Mcp-Method header value {said.strip()!r} does not match "
             f"body value {method!r}",
         )
     key = NAME_SOURCES.get(method)
     named = params.get(key) if key is not None and type(params) is dict else None
     if type(named) is str:
-        said = headers.get(NAME_HEADER)
-        if not said:
+        said = facts.name_raw
+        if said is None:
             return Refusal(HEADER_MISMATCH, "Header mismatch: Mcp-Name header missing")
-        decoded = decode_value(said[0])
-        if decoded != named:
+        if facts.name != named:
             return Refusal(
                 HEADER_MISMATCH,
-                f"Header mismatch: Mcp-Name header value {said[0].strip()!r} does not match "
+                f"Header mismatch: Mcp-Name header value {said.strip()!r} does not match "
                 f"body value {named!r}",
             )
-    return check_params(headers, message, tool_headers)
+    return None
 
 
 def check_params(
     headers: Mapping[str, list[str]], message: dict[str, Any], tool_headers: Sequence[ToolHeader]
 ) -> Refusal | None:
     """Check the ``Mcp-Param-*`` headers of a ``tools/call`` against its arguments."""
+    if not tool_headers:
+        return None
     params = message.get("params")
     arguments = params.get("arguments") if type(params) is dict else None
     for annotation in tool_headers:

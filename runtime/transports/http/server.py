@@ -58,7 +58,7 @@ from mcpbind.runtime.core.revisions import STATELESS_REVISIONS
 from mcpbind.runtime.core.transport import Connection
 from starlette.types import Receive, Scope, Send
 
-from ._exchange import accepted, exchange, per_request
+from ._exchange import accepted, exchange, per_request, poolable, pooled
 from ._get_stream import serve_get
 from ._http_session import HttpRequestContext, HttpSession
 from ._intake import header_view, parse_post
@@ -67,7 +67,7 @@ from ._streams import RequestId
 from ._token_expiry import serve_until_expiry
 from ._tool_headers import ToolHeaderCache
 from .asgi import CONNECTION_ERROR, error, respond
-from .binding import HEADER_MISMATCH, Refusal, check_params, check_request, meta_version
+from .binding import HEADER_MISMATCH, Refusal, check_facts, check_params, meta_version
 from .common import (
     DEFAULT_PROTOCOL_VERSION,
     PROTOCOL_VERSION,
@@ -285,7 +285,11 @@ class StreamableHTTPServer:
         if self.shared.forwarding and await self.shared.route(self, scope, receive, send, headers):
             return  # another worker owns its session or task: answered from there
         if auth is None:
-            await self.serve_here(scope, receive, send, headers)
+            if scope["method"] == "POST":  # ``serve_here``'s first case, without its frame
+                self.counters["served"] += 1
+                await self._post(scope, receive, send, headers)
+            else:
+                await self.serve_here(scope, receive, send, headers)
             return
 
         async def serve(out: Send) -> None:
@@ -382,14 +386,22 @@ class StreamableHTTPServer:
         if version in STATELESS_REVISIONS or (not batch and meta_version(messages[0]) is not None):
             await self._post_modern(scope, receive, send, headers, messages, batch, version)
             return
-        initialize = any(m.get("method") == INITIALIZE and "id" in m for m in messages)
+        initialize = (
+            any(m.get("method") == INITIALIZE and "id" in m for m in messages)
+            if batch
+            else messages[0].get("method") == INITIALIZE and "id" in messages[0]
+        )
         if initialize and len(messages) > 1:
             await error(
                 send, 400, INVALID_REQUEST, "Invalid Request: initialize must not be batched"
             )
             return
         first_id = messages[0].get("id") if not batch else None
-        if not initialize and not await self._check_version(send, version, first_id):
+        if (
+            not initialize
+            and version not in self.supported_versions  # served (or None): no coroutine to await
+            and not await self._check_version(send, version, first_id)
+        ):
             return
         if self.stateless:
             if batch and not await self._batch_allowed(send, version):
@@ -454,11 +466,12 @@ class StreamableHTTPServer:
             return
         request_id = message["id"]
         method = message["method"]
-        mcp, bad = header_view(scope).mcp()
+        view = header_view(scope)
+        mcp, bad = view.mcp()
         refusal = (
             Refusal(HEADER_MISMATCH, f"Header mismatch: malformed {bad} header")
             if bad is not None
-            else check_request(mcp, message, version)
+            else check_facts(view.facts(), message, version)
         )
         if refusal is None and (
             version not in self.supported_versions or version not in STATELESS_REVISIONS
@@ -469,7 +482,9 @@ class StreamableHTTPServer:
             params = message.get("params")
             name = params.get("name") if type(params) is dict else None
             if type(name) is str and version is not None:
-                tool_headers = await self.tool_headers.headers_for(version, name)
+                tool_headers = self.tool_headers.cached(version, name)
+                if tool_headers is None:
+                    tool_headers = await self.tool_headers.headers_for(version, name)
                 refusal = check_params(mcp, message, tool_headers)
         if refusal is not None:
             logger.info(
@@ -488,6 +503,10 @@ class StreamableHTTPServer:
                 "Not Acceptable: subscriptions/listen answers with text/event-stream",
                 request_id,
             )
+            return
+        pool = self.pool
+        if pool is not None and poolable(message):  # ``per_request``'s first case, directly
+            await pooled(self, pool, scope, receive, send, headers, messages, version)
             return
         await per_request(
             self, scope, receive, send, headers, messages, False, version, modern=True

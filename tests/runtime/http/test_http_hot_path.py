@@ -19,6 +19,7 @@ from httpkit import MODERN, MODERN_META, build_dual_server
 from mcpbind.runtime import RequestContext, Server
 from mcpbind.runtime.http import StreamableHTTPServer
 from mcpbind.runtime.transports.http import _intake
+from mcpbind.runtime.transports.http.binding import HeaderFacts, check_facts, check_request
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(30)]
 
@@ -253,3 +254,32 @@ def test_only_answers_that_end_their_request_free_the_session() -> None:
     assert not _finished(result(resultType="task", taskId="t", status="working"))
     assert not _finished(None)  # answered by SSE, or nothing to answer
     assert not _finished([result()])
+
+
+async def test_header_facts_are_kept_per_view_and_check_like_check_request() -> None:
+    _intake._views.clear()
+    view = _intake.header_view({"headers": named(b"echo")})
+    assert view.facts() is view.facts()  # worked out once per header set
+    assert (view.facts().method, view.facts().name) == ("tools/call", "echo")
+    mcp = view.mcp()[0]
+    request = call(1, text="a")
+    wrong_name = call(1, name="other", text="a")
+    no_meta = {**request, "params": {"name": "echo"}}
+    other_method = {**request, "method": "prompts/get"}
+    repeated = {**mcp, "mcp-name": ["echo", "echo"]}
+    missing = {key: value for key, value in mcp.items() if key != "mcp-name"}
+    for headers, message, version in [
+        (mcp, request, MODERN),
+        (mcp, wrong_name, MODERN),
+        (mcp, no_meta, MODERN),
+        (mcp, other_method, MODERN),
+        (mcp, request, None),
+        (mcp, request, "2099-01-01"),
+        (repeated, request, MODERN),
+        (missing, request, MODERN),
+    ]:
+        expected = check_request(headers, message, version)
+        assert check_facts(HeaderFacts(headers), message, version) == expected
+    assert check_facts(view.facts(), request, MODERN) is None
+    refused = check_facts(view.facts(), wrong_name, MODERN)
+    assert refused is not None and "Mcp-Name" in refused.message
