@@ -8,15 +8,16 @@ Measured, each in fresh processes (``PYTHONHASHSEED=0``, ``.pyc`` present after 
   bindings needs). The import is timed inside the process (``time.perf_counter()``, interpreter
   start-up excluded) and the whole process is counted under callgrind; the figure that matters
   is the difference to the floor, the revision's own cost.
-* ``first answer``: the example app (``examples/app_server.py``) spawned and asked
-  ``initialize`` (2025-11-25) by ``runtime_stdio``'s blocking driver: the wall time from spawn to
-  the answer, and under callgrind the instructions of a server that answers it and exits.
-* ``idle RSS``: the same app after ``initialize`` and one ``echo`` call, idle for 0.5 s, against
-  the floor: ``bench/bare_stdio.py`` with the stack under the runtime imported (anyio, uvloop,
-  orjson, pydantic) and doing the same.
+* ``first answer``: the example app (``examples/app_server.py``) and the low-level example
+  server (``examples/server.py``) spawned and asked ``initialize`` (2025-11-25) by
+  ``runtime_stdio``'s blocking driver: the wall time from spawn to the answer, and under
+  callgrind the instructions of a server that answers it and exits.
+* ``idle RSS``: the same servers after ``initialize`` and one ``echo`` call, idle for 0.5 s,
+  against the floor: ``bench/bare_stdio.py`` with the stack under the runtime imported (anyio,
+  uvloop, orjson, pydantic) and doing the same.
 
-Timed figures are medians of ``--rounds`` interleaved rounds; callgrind counts are one run each
-(they do not move with the machine's load).
+Timed figures are medians (and for the first answers, minimums) of ``--rounds`` interleaved
+rounds; callgrind counts are one run each (they do not move with the machine's load).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ PROBE = "import time\nt = time.perf_counter()\n{statement}\nprint(repr(time.perf
 ONE_CLASS = "from mcpbind.generated.v2025_11_25.types import Tool"
 FLOOR = "import mcpbind.generated.support"
 APP = [sys.executable, str(ROOT / "examples" / "app_server.py")]
+SERVER = [sys.executable, str(ROOT / "examples" / "server.py")]
 STACK = (
     "import anyio, uvloop, orjson, pydantic, runpy; runpy.run_path({path!r}, run_name='__main__')"
 )
@@ -90,6 +92,8 @@ def callgrind_total(argv: list[str], drive: Callable[[Driver], None] | None = No
 
 def start(argv: list[str]) -> Driver:
     os.environ.update(environment())
+    # The driver's children inherit os.environ: without this they would write no .pyc.
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     return Driver(argv)
 
 
@@ -104,9 +108,9 @@ def initialize(driver: Driver) -> None:
     )
 
 
-def first_answer() -> float:
+def first_answer(argv: list[str]) -> float:
     spawned = time.perf_counter()
-    driver = start(APP)
+    driver = start(argv)
     try:
         initialize(driver)
         return time.perf_counter() - spawned
@@ -132,24 +136,29 @@ def main() -> None:
     parser.add_argument("--no-callgrind", action="store_true")
     args = parser.parse_args()
     timed_import(ONE_CLASS)  # warm-up: .pyc files written
+    first_answer(APP), first_answer(SERVER)
     samples: dict[str, list[float]] = {
         "one class ms": [],
         "floor ms": [],
         "first answer ms": [],
+        "server answer ms": [],
         "idle RSS MiB": [],
+        "server RSS MiB": [],
         "floor RSS MiB": [],
     }
     for _ in range(args.rounds):
         samples["one class ms"].append(timed_import(ONE_CLASS) * 1000)
         samples["floor ms"].append(timed_import(FLOOR) * 1000)
-        samples["first answer ms"].append(first_answer() * 1000)
+        samples["first answer ms"].append(first_answer(APP) * 1000)
+        samples["server answer ms"].append(first_answer(SERVER) * 1000)
         samples["idle RSS MiB"].append(idle_rss(APP))
+        samples["server RSS MiB"].append(idle_rss(SERVER))
         samples["floor RSS MiB"].append(idle_rss(BARE))
     medians = {name: statistics.median(values) for name, values in samples.items()}
     load = os.getloadavg()[0]
-    print(f"medians of {args.rounds} rounds (load average {load:.2f}):")
+    print(f"medians (minimums) of {args.rounds} rounds (load average {load:.2f}):")
     for name, value in medians.items():
-        print(f"  {name:>18}: {value:8.1f}")
+        print(f"  {name:>18}: {value:8.1f} ({min(samples[name]):.1f})")
     print(f"  {'revision cost ms':>18}: {medians['one class ms'] - medians['floor ms']:8.1f}")
     print(f"  {'RSS over floor':>18}: {medians['idle RSS MiB'] - medians['floor RSS MiB']:8.1f}")
     if args.no_callgrind:
@@ -157,11 +166,13 @@ def main() -> None:
     one = callgrind_total([sys.executable, "-c", ONE_CLASS])
     floor = callgrind_total([sys.executable, "-c", FLOOR])
     answer = callgrind_total(APP, initialize)
+    server = callgrind_total(SERVER, initialize)
     print("instructions (callgrind, one run each):")
     print(f"  {'one class':>18}: {one / 1e6:8.1f} M")
     print(f"  {'floor':>18}: {floor / 1e6:8.1f} M")
     print(f"  {'revision cost':>18}: {(one - floor) / 1e6:8.1f} M")
     print(f"  {'first answer':>18}: {answer / 1e6:8.1f} M")
+    print(f"  {'server answer':>18}: {server / 1e6:8.1f} M")
 
 
 if __name__ == "__main__":

@@ -34,7 +34,6 @@ from ._handlers import handlers_for
 from ._prompts import PromptEntry, make_prompt
 from ._resources import TEMPLATE_VARIABLE, ResourceEntry, make_resource
 from ._serving import run_http
-from ._shaping import shaper
 from ._skills import AppSkills
 from ._timeout import check_timeout
 from ._tools import ToolEntry, make_tool
@@ -143,7 +142,6 @@ class App(AppSkills, Generic[LifespanT]):
             return
         self._installed.add(revision)
         bindings = Bindings.load(revision, Direction.SERVER_TO_CLIENT)
-        shaper(revision)
         for spec, handler in handlers_for(self, revision, dict(bindings.incoming_requests)):
             self.server.add_handler(spec, handler)
 

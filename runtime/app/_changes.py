@@ -19,8 +19,6 @@ import logging
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-import anyio
-import anyio.from_thread
 import sniffio
 from mcpbind.runtime.core.errors import ConnectionClosedError
 from mcpbind.runtime.core.loop_path import AsyncioPath, loop_path
@@ -45,6 +43,10 @@ class ChangeTeller:
         server = self.server
         if not server.sessions and server.relay is None:
             return  # nobody to tell here, nor (``relay``: a cluster) on other workers
+        # Start-up: anyio.from_thread (its own dataclasses and locks) only once there is
+        # someone to tell, not in every app.
+        import anyio.from_thread
+
         try:
             # A worker thread of the loop's (a sync tool): told through the loop, waited for.
             anyio.from_thread.run(_guarded, notify)

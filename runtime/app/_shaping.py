@@ -147,8 +147,16 @@ class Shaper:
     def __init__(self, types: ModuleType, revision: str) -> None:
         self.types = types
         self.revision = revision
-        self.tool_content = _content_classes(types.CallToolResult, "content")
-        self.prompt_content = _content_classes(types.PromptMessage, "content")
+
+    # Read on first use: each creates its revision's content classes, which a session that
+    # has not yet called a tool (or got a prompt) does not need.
+    @functools.cached_property
+    def tool_content(self) -> dict[Any, type[BaseModel]]:
+        return _content_classes(self.types.CallToolResult, "content")
+
+    @functools.cached_property
+    def prompt_content(self) -> dict[Any, type[BaseModel]]:
+        return _content_classes(self.types.PromptMessage, "content")
 
     def content(
         self, blocks: list[dict[str, Any]], known: dict[Any, type[BaseModel]], where: str

@@ -9,6 +9,7 @@ rounds, pass through to the runtime.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import logging
 from collections.abc import Callable, Mapping, Sequence
@@ -38,7 +39,6 @@ class ToolEntry:
 
     name: str
     signature: Signature
-    output: OutputType | None
     description: str | None = None
     title: str | None = None
     annotations: dict[str, Any] | None = None
@@ -51,6 +51,16 @@ class ToolEntry:
     tags: frozenset[str] = frozenset()
     #: Seconds before a call is cancelled (None: the app's default, if any).
     timeout: float | None = None
+    #: ``False``: no structured output, whatever the return annotation says.
+    structured_output: bool | None = None
+
+    @functools.cached_property
+    def output(self) -> OutputType | None:
+        """The structured output its return annotation gives, if any: worked out when the
+        tool is first listed or called, not at start-up (it never fails, at worst it is None)."""
+        if self.structured_output is False:
+            return None
+        return output_type(self.name, self.signature.hints.get("return", inspect.Parameter.empty))
 
     def describe(self) -> dict[str, Any]:
         """The ``Tool`` as the newest revision has it (shaped per revision when listed)."""
@@ -129,19 +139,17 @@ def make_tool(
     if not tool_name or tool_name == "<lambda>":
         raise TypeError("give a lambda (or any function without a name) a name: tool(name=...)")
     signature = read_signature(fn, context_cls, tool_name)
-    output = None
-    if structured_output is not False:
-        output = output_type(tool_name, signature.hints.get("return", inspect.Parameter.empty))
-        if output is None and structured_output:
-            raise TypeError(f"tool {tool_name!r}: its return annotation has no JSON schema")
-    return ToolEntry(
+    entry = ToolEntry(
         name=tool_name,
         signature=signature,
-        output=output,
         description=description or inspect.getdoc(fn),
         title=title,
         annotations=as_data(annotations) if annotations is not None else None,
         icons=as_data(list(icons)) if icons is not None else None,
         meta=dict(meta) if meta is not None else None,
         input_schema=signature.input_schema,
+        structured_output=structured_output,
     )
+    if structured_output and entry.output is None:
+        raise TypeError(f"tool {tool_name!r}: its return annotation has no JSON schema")
+    return entry

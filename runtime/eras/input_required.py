@@ -36,10 +36,6 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final, TypeVar, get_args
 
-from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from mcpbind.generated.names import META_CLIENT_CAPABILITIES as CLIENT_CAPABILITIES
 from mcpbind.generated.support import Direction, MCPModel, MethodSpec, RequestOptions
 from mcpbind.runtime.core.bindings import Bindings, dump, is_model, validator
@@ -56,6 +52,8 @@ from pydantic import BaseModel, ValidationError
 if TYPE_CHECKING:
     from mcpbind.runtime.core.context import RequestContext
     from mcpbind.runtime.core.routing import Handler, Route
+
+    from ._sealing import Cipher
 
 __all__ = [
     "INPUT_REQUIRED",
@@ -139,13 +137,6 @@ def _default_key() -> bytes:
     return shared_state_key() or secrets.token_bytes(32)
 
 
-def _derive(secret: bytes) -> tuple[str, AESGCM]:
-    """The key id and the AES-256-GCM cipher for one secret (of any length from 16 bytes)."""
-    key = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=_KDF_INFO).derive(secret)
-    # The id names the key without revealing it: a truncated hash of the derived key.
-    return _b64(hashlib.sha256(b"kid" + key).digest()[:6]), AESGCM(key)
-
-
 class RequestStateKeeper:
     """Seals and opens the ``requestState`` of multi round-trip requests.
 
@@ -175,18 +166,26 @@ class RequestStateKeeper:
         ]
         if any(len(k) < 16 for k in secrets_):
             raise ValueError("a requestState key needs at least 16 bytes")
-        derived = [_derive(secret) for secret in secrets_]
-        self._sealing = derived[0]
-        self._opening = dict(reversed(derived))
+        self._secrets = secrets_
         self.ttl = ttl
         self.principal = principal
+
+    @functools.cached_property
+    def _ciphers(self) -> tuple[tuple[str, Cipher], dict[str, Cipher]]:
+        """The sealing key's id and cipher, and every key's cipher by id (derived on first use)."""
+        # Start-up: cryptography is imported by the first state sealed or opened, not by
+        # every server (a handshake-era session never needs it).
+        from ._sealing import Cipher
+
+        derived = [(_b64(c.key_id), c) for c in (Cipher(s, _KDF_INFO) for s in self._secrets)]
+        return derived[0], dict(reversed(derived))
 
     def seal(self, payload: dict[str, Any]) -> str:
         """The opaque token for ``payload`` (JSON data), stamped with its expiry."""
         if self.ttl is not None:
             payload = {**payload, "exp": int(time.time() + self.ttl) + 1}
         plain = json.dumps(payload, separators=(",", ":")).encode("utf-8")
-        kid, cipher = self._sealing
+        (kid, cipher), _ = self._ciphers
         nonce = secrets.token_bytes(_NONCE_BYTES)
         # The prefix and key id are authenticated too: a state cannot be moved to another key.
         sealed = cipher.encrypt(nonce, plain, f"{_PREFIX}{kid}".encode("ascii"))
@@ -202,19 +201,21 @@ class RequestStateKeeper:
         if type(token) is not str or not token.startswith(_PREFIX):
             raise _bad_state("was not issued by this server")
         kid, _, body = token[len(_PREFIX) :].partition(".")
-        found = self._opening.get(kid)
+        found = self._ciphers[1].get(kid)
         try:
             blob = _unb64(body)
         except (binascii.Error, ValueError):
             raise _bad_state("failed its integrity check") from None
         if found is None or len(blob) <= _NONCE_BYTES:
             raise _bad_state("failed its integrity check")
+        plain = found.decrypt(
+            blob[:_NONCE_BYTES], blob[_NONCE_BYTES:], f"{_PREFIX}{kid}".encode("ascii")
+        )
+        if plain is None:
+            raise _bad_state("failed its integrity check")
         try:
-            plain = found.decrypt(
-                blob[:_NONCE_BYTES], blob[_NONCE_BYTES:], f"{_PREFIX}{kid}".encode("ascii")
-            )
             payload = json.loads(plain)
-        except (InvalidTag, ValueError):
+        except ValueError:
             raise _bad_state("failed its integrity check") from None
         if type(payload) is not dict or payload.get("v") != _VERSION:
             raise _bad_state("has an unknown format")

@@ -182,12 +182,12 @@ def test_an_app_without_task_tools_never_imports_the_tasks_extension() -> None:
     assert "mcpbind.runtime.tasks" in _modules_after(with_tasks)
 
 
-#: Runs the example server (``python -m examples.server``) and, once stdin closes and it exits,
+#: Runs an example server (``python -m <sys.argv[2]>``) and, once stdin closes and it exits,
 #: writes the modules it holds and the models whose validators it built to ``sys.argv[1]``.
 IDLE_SERVER = """
 import atexit, runpy, sys
-out = sys.argv[1]
-sys.argv = ["examples.server"]
+out, module = sys.argv[1:3]
+sys.argv = [module]
 sys.path.insert(0, ".")
 
 def report():
@@ -201,28 +201,42 @@ def report():
         file.write(" ".join(sorted(built)) + "\\n" + " ".join(sorted(sys.modules)))
 
 atexit.register(report)
-runpy.run_module("examples.server", run_name="__main__", alter_sys=True)
+runpy.run_module(module, run_name="__main__", alter_sys=True)
 """
 
-#: What a stdio server that spoke 2025-11-25 and answered ``tools/call`` never needs.
+#: What no stdio server that spoke 2025-11-25 and answered ``tools/call`` needs: the HTTP stack,
+#: the CLI, the optional layers and their libraries (OAuth, OpenTelemetry, the cluster's
+#: Redis), the ``cryptography`` that only seals stateless-era ``requestState``, a client, the
+#: tasks extension, and every other revision's bindings.
 NOT_FOR_STDIO = (
     *HTTP,
     "click",
+    "cryptography",
+    "opentelemetry",
+    "authlib",
+    "joserfc",
+    "redis",
+    "jsonschema",
     "mcpbind.codegen",
-    "mcpbind.runtime.app",
+    "mcpbind.runtime.cli",
+    "mcpbind.runtime.testing",
+    "mcpbind.runtime.cluster",
+    "mcpbind.runtime.auth",
+    "mcpbind.runtime.telemetry",
+    "mcpbind.runtime.skills",
     "mcpbind.runtime.tasks",
     "mcpbind.runtime.endpoints.client",
     "mcpbind.runtime.endpoints._client_calls",
     "mcpbind.runtime.eras.subscriptions_client",
     "mcpbind.runtime.eras.stateless_client",
+    "mcpbind.runtime.eras._sealing",
     *(generated.module_name(r) for r in generated.REVISIONS if r != "2025-11-25"),
 )
 
 
-def test_an_idle_stdio_server_holds_only_what_it_serves_with(tmp_path: Path) -> None:
-    """The example server over real pipes, after the handshake and an echo: no HTTP stack, no
-    client, no app layer, no other revision's bindings, and validators only for the handful of
-    models it met (not one per generated class): what keeps its idle RSS down."""
+def _serve_once(tmp_path: Path, module: str) -> tuple[set[str], set[str]]:
+    """``module`` served over real pipes: the handshake, then an ``echo`` call; the models it
+    built validators for and the modules it held when it exited."""
     out = tmp_path / "idle.txt"
     messages = [
         {
@@ -245,7 +259,7 @@ def test_an_idle_stdio_server_holds_only_what_it_serves_with(tmp_path: Path) -> 
     ]
     given = "".join(json.dumps(m) + "\n" for m in messages)
     result = subprocess.run(
-        [sys.executable, "-c", IDLE_SERVER, str(out)],
+        [sys.executable, "-c", IDLE_SERVER, str(out), module],
         input=given,
         capture_output=True,
         text=True,
@@ -257,9 +271,28 @@ def test_an_idle_stdio_server_holds_only_what_it_serves_with(tmp_path: Path) -> 
     assert [a.get("id") for a in answers] == [1, 2]
     assert answers[1]["result"]["content"][0]["text"] == "hello"
     built_line, modules_line = out.read_text().split("\n")
-    built, modules = set(built_line.split()), set(modules_line.split())
+    return set(built_line.split()), set(modules_line.split())
+
+
+def test_an_idle_stdio_server_holds_only_what_it_serves_with(tmp_path: Path) -> None:
+    """The example server over real pipes, after the handshake and an echo: no HTTP stack, no
+    client, no app layer, no other revision's bindings, and validators only for the handful of
+    models it met (not one per generated class): what keeps its idle RSS down."""
+    built, modules = _serve_once(tmp_path, "examples.server")
     assert "mcpbind.generated.v2025_11_25.types" in modules
-    assert not _under(modules, NOT_FOR_STDIO), sorted(_under(modules, NOT_FOR_STDIO))
+    unwanted = (*NOT_FOR_STDIO, "mcpbind.runtime.app")
+    assert not _under(modules, unwanted), sorted(_under(modules, unwanted))
     # The tools it lists, what it parses and answers: a few, never a revision's worth.
     assert {"CallToolRequestParams", "CallToolResult", "InitializeRequestParams"} <= built
     assert len(built) <= 12, sorted(built)
+
+
+def test_an_idle_app_server_holds_only_what_it_serves_with(tmp_path: Path) -> None:
+    """The example app (``examples/app_server.py``) likewise: its app layer, and nothing of
+    HTTP, the CLI, the optional layers, a client or another revision; models for its own
+    arguments and outputs and the messages it met, never a revision's worth."""
+    built, modules = _serve_once(tmp_path, "examples.app_server")
+    assert {"mcpbind.runtime.app._app", "mcpbind.generated.v2025_11_25.types"} <= modules
+    assert not _under(modules, NOT_FOR_STDIO), sorted(_under(modules, NOT_FOR_STDIO))
+    assert {"echoArguments", "CallToolRequestParams", "InitializeRequestParams"} <= built
+    assert len(built) <= 16, sorted(built)
