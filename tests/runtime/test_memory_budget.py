@@ -54,8 +54,9 @@ SLACK_MIB = 4
 #: Streamable HTTP, 100 connections at once: what uvicorn buffers of a body ahead of the app is
 #: held in the budget at 128 KiB a connection (``transports/http/uvicorn.py``), but up to 100
 #: bodies are read and parsed at the same moment, and the peak (VmHWM) catches that moment:
-#: measured +30.8..39.3 MiB for a 32 MiB budget (it was +25.6..45.6 before the buffers were held).
-HTTP_SLACK_MIB = 8
+#: measured +30.8..39.3 MiB for a 32 MiB budget, +41.2 once in a CI run beside other work (it
+#: was +25.6..45.6 before the buffers were held).
+HTTP_SLACK_MIB = 12
 #: The servers run with glibc's mmap threshold fixed (docs/security.md, "Memory budget"):
 #: with its default, sliding threshold, freed blocks of a few MiB stay in the heap, and
 #: Streamable HTTP's peak was +44..59 MiB.
