@@ -33,7 +33,6 @@ from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 import orjson
-from mcpbind.runtime.core.admission import SERVER_UNAVAILABLE
 from mcpbind.runtime.transports.http.asgi import (
     CONNECTION_ERROR,
     Disconnected,
@@ -42,6 +41,7 @@ from mcpbind.runtime.transports.http.asgi import (
     error,
     held_for,
     read_body,
+    refuse_busy,
 )
 from mcpbind.runtime.transports.http.common import SSE, encode_event
 from mcpbind.runtime.transports.http.shared_state import SharedStateUnavailable, unavailable
@@ -170,14 +170,7 @@ async def _read(
         limit = server.max_body_bytes
         await error(send, 413, CONNECTION_ERROR, f"Payload Too Large: the limit is {limit} bytes")
     except OverBudget as exc:
-        await error(
-            send,
-            503,
-            SERVER_UNAVAILABLE,
-            f"Service Unavailable: busy: {exc}; retry later",
-            data={"reason": "busy"},
-            **{"retry-after": "1"},
-        )
+        await refuse_busy(send, exc)
     except Disconnected:
         pass
     else:

@@ -25,11 +25,10 @@ from mcpbind.runtime.core.errors import INVALID_REQUEST
 from starlette.types import Receive, Scope, Send
 
 from ._http_session import HttpRequestContext, HttpSession
-from ._intake import RETRY_AFTER
 from ._pool import SessionPool
 from ._sse_writer import WATCH_AFTER, write_sse
 from ._streams import JSON_MODE, SSE_MODE, RequestId
-from .asgi import CONNECTION_ERROR, error, respond, status_for
+from .asgi import CONNECTION_ERROR, RETRY_AFTER, error, respond, status_for
 from .common import JSON, PROTOCOL_VERSION, SESSION_ID, SSE, accepts
 
 if TYPE_CHECKING:

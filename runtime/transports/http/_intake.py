@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import Any, Final
 
 from mcpbind.runtime.core import jsonrpc as rpc
-from mcpbind.runtime.core.admission import SERVER_UNAVAILABLE
 from mcpbind.runtime.core.bounded import remember
 from mcpbind.runtime.core.budget import READ_FACTOR, MemoryBudget
 from mcpbind.runtime.core.errors import INVALID_REQUEST, PARSE_ERROR
@@ -27,6 +26,7 @@ from .asgi import (
     error,
     read_body,
     read_headers,
+    refuse_busy,
 )
 from .binding import HeaderFacts
 from .common import JSON, LAST_EVENT_ID, PROTOCOL_VERSION, SESSION_ID
@@ -41,8 +41,6 @@ LIMITS: Final = {
     "content-length": 19,
 }
 DEFAULT_LIMIT: Final = 8192
-#: Seconds a client refused for the memory budget is told to wait (``Retry-After``).
-RETRY_AFTER: Final = "1"
 #: Headers whose value is one token: no spaces inside.
 _TOKENS: Final = frozenset({SESSION_ID, PROTOCOL_VERSION, LAST_EVENT_ID, "content-length"})
 _MCP: Final = b"mcp-"
@@ -155,14 +153,7 @@ async def parse_post(
         await error(send, 413, CONNECTION_ERROR, f"Payload Too Large: the limit is {limit} bytes")
         return None
     except OverBudget as exc:
-        await error(
-            send,
-            503,
-            SERVER_UNAVAILABLE,
-            f"Service Unavailable: busy: {exc}; retry later",
-            data={"reason": "busy"},
-            **{"retry-after": RETRY_AFTER},
-        )
+        await refuse_busy(send, exc)
         return None
     except Disconnected:
         return None

@@ -28,6 +28,7 @@ __all__ = [
     "CONTROL_BYTES",
     "ERROR_STATUS",
     "READ_HEADERS",
+    "RETRY_AFTER",
     "Disconnected",
     "OverBudget",
     "TooLarge",
@@ -36,6 +37,7 @@ __all__ = [
     "held_for",
     "read_body",
     "read_headers",
+    "refuse_busy",
     "respond",
     "sse_headers",
     "status_for",
@@ -142,6 +144,22 @@ class Disconnected(Exception):
 
 class OverBudget(Exception):
     """The body does not fit in the process's memory budget (answered 503, unread)."""
+
+
+#: Seconds a client refused for the memory budget is told to wait (``Retry-After``).
+RETRY_AFTER: Final = "1"
+
+
+async def refuse_busy(send: Send, exc: OverBudget) -> None:
+    """503 with ``Retry-After`` and -31503 busy: a body the memory budget had no room for."""
+    await error(
+        send,
+        503,
+        SERVER_UNAVAILABLE,
+        f"Service Unavailable: busy: {exc}; retry later",
+        data={"reason": "busy"},
+        **{"retry-after": RETRY_AFTER},
+    )
 
 
 async def read_body(
