@@ -308,24 +308,26 @@ class Server(Endpoint, Generic[LifespanT]):
     async def serve_stdio(self, **stdio_options: Any) -> None:
         """Serve on this process's stdin/stdout until stdin closes or the parent dies.
 
-        SIGTERM (how a client stops a server that outlives its stdin) ends the listen streams
-        gracefully, each with its ``complete`` response, before the process stops serving.
+        SIGTERM (how a client stops a server that outlives its stdin) or SIGINT ends the listen
+        streams gracefully, each with its ``complete`` response, before the process stops serving.
         The lifespan is entered before the first message is read, and exited after the last.
         """
         with contextlib.ExitStack() as stack:
-            # The receiver before the lifespan: a SIGTERM while it starts is kept, and handled
-            # once serving begins, so the lifespan's exit part still runs.
+            # The receiver before the lifespan: a signal while it starts is kept, and handled
+            # once serving begins, so the lifespan's exit part still runs (asyncio's own SIGINT
+            # handling would cancel the lifespan between its "enter" and its try).
             try:
-                signals = stack.enter_context(anyio.open_signal_receiver(signal.SIGTERM))
+                receiver = anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT)
+                signals = stack.enter_context(receiver)
             except (NotImplementedError, RuntimeError, ValueError):
                 signals = None  # not the main thread, or no signals here: the default stays
             async with self.running(), anyio.create_task_group() as tg:
                 if signals is not None:
-                    tg.start_soon(self._end_on_sigterm, signals, tg.cancel_scope)
+                    tg.start_soon(self._end_on_signal, signals, tg.cancel_scope)
                 await self.run(stdio_server(**stdio_options))
                 tg.cancel_scope.cancel()
 
-    async def _end_on_sigterm(
+    async def _end_on_signal(
         self, signals: AsyncIterator[signal.Signals], scope: anyio.CancelScope
     ) -> None:
         async for _ in signals:

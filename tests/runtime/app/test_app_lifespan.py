@@ -226,14 +226,15 @@ def test_a_signal_still_runs_the_exit_part_over_stdio(log: Path, signum: int) ->
     assert lines(log) == [f"enter {process.pid}", f"exit {process.pid}"]
 
 
-def test_sigterm_while_the_lifespan_starts_still_runs_its_exit_part(
-    log: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_while_the_lifespan_starts_still_runs_its_exit_part(
+    log: Path, monkeypatch: pytest.MonkeyPatch, signum: int
 ) -> None:
     # The signal lands after "enter" and before serving begins: it is kept, then handled.
     monkeypatch.setenv("LIFESPAN_PAUSE", "1.0")
     with started(sys.executable, LIFESPAN_APP, "stdio") as process:
         wait_for(log, 1, process)
-        process.send_signal(signal.SIGTERM)
+        process.send_signal(signum)
         assert process.wait(timeout=20) == 0
     assert lines(log) == [f"enter {process.pid}", f"exit {process.pid}"]
 
