@@ -7,7 +7,10 @@ session's own byte bound is lifted, so that only the process budget stops reques
 
 Tools: ``hold`` waits until ``release`` is called (its ``data`` argument is what a test makes
 large); ``release`` lets every held call return; ``budget`` answers the budget's use as JSON
-text (``used``, ``peak``, ``limit``, and ``held``: the calls of ``hold`` waiting).
+text (``used``, ``peak``, ``limit``, and ``held``: the calls of ``hold`` waiting). With
+``BUDGET_TRACE=1`` in its environment the server runs ``tracemalloc`` and ``budget`` also
+answers ``traced`` and ``traced_peak`` (the peak since the previous ``budget`` call): what
+Python objects take, beside what RSS shows.
 """
 
 from __future__ import annotations
