@@ -216,10 +216,24 @@ async def test_a_replay_is_held_in_the_memory_budget_before_it_is_read(
     assert await store.replay_events_after(ids[50]) == replayed
 
 
+class Recording(MemoryBudget):
+    """A budget that keeps what was charged beyond the limit's checks (``charge``)."""
+
+    __slots__ = ("charged",)
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(limit)
+        self.charged: list[int] = []
+
+    def charge(self, size: int) -> None:
+        self.charged.append(size)
+        super().charge(size)
+
+
 async def test_a_replay_with_no_room_is_answered_503_and_held_while_sent(
     client: aioredis.Redis,
 ) -> None:
-    budget = MemoryBudget(1 << 30)
+    budget = Recording(1 << 30)
     app = StreamableHTTPServer(
         build_server().serve,
         event_store_factory=lambda: RedisEventStore(client, "t-evb", budget=budget),
@@ -253,5 +267,7 @@ async def test_a_replay_with_no_room_is_answered_503_and_held_while_sent(
         resumed = await http.get(url, headers=resume)
         got = answers(resumed)
         assert [m["params"]["progress"] for m in got[:-1]] == [2, 3, 4] and got[-1]["id"] == 5
-        # Held while read back (three times the store's bytes) and while sent; all given back.
+        # Held while read back (three times the store's bytes, below the peak with the budget
+        # spent), then the events sent held until they were (the GET's body: all of them).
         assert 0 < budget.peak < peak and budget.used == 0
+        assert budget.charged == [len(resumed.content)], budget.charged
