@@ -703,8 +703,11 @@ async def test_with_the_budget_spent_http_refuses_new_work_and_serves_pings() ->
 # -- what uvicorn reads ahead of the app ------------------------------------------------------
 
 
+@pytest.mark.parametrize("http_impl", ["httptools", "h11"])
 @pytest.mark.parametrize("room", [True, False])
-async def test_uvicorn_reads_a_body_ahead_only_with_room_in_the_budget(room: bool) -> None:
+async def test_uvicorn_reads_a_body_ahead_only_with_room_in_the_budget(
+    room: bool, http_impl: str
+) -> None:
     from mcpbind.runtime.transports.http.uvicorn import _READ_AHEAD, serving
 
     budget = MemoryBudget(8 * MIB)
@@ -732,7 +735,10 @@ async def test_uvicorn_reads_a_body_ahead_only_with_room_in_the_budget(room: boo
         await send({"type": "http.response.body", "body": b"%d" % sum(read)})
 
     size = 2 * MIB
-    async with serving(app, memory_budget=budget) as base, httpx.AsyncClient(timeout=30) as http:
+    async with (
+        serving(app, memory_budget=budget, http=http_impl) as base,
+        httpx.AsyncClient(timeout=30) as http,
+    ):
 
         async def slow_body() -> AsyncIterator[bytes]:
             yield b"a" * 1024  # with the head, most likely
