@@ -111,7 +111,7 @@ class _HeadGuard(asyncio.Protocol):
         self._head_timer: asyncio.TimerHandle | None = None
         self._head_bytes = 0
         self._counted = True
-        self._buffers_held = False
+        self._buffers_held = 0  # bytes held in the budget for uvicorn's buffer of a body
         if limits.open > limits.max_connections:
             victim = next(iter(limits.idle), None)
             if victim is None:
@@ -165,16 +165,20 @@ class _HeadGuard(asyncio.Protocol):
         Paused with uvicorn's own flow control, the body waits in the kernel: uvicorn resumes
         reading when the app asks for the body (an app that reads it holds what it reads,
         as ``read_body`` does) or once the response is complete (a body refused is then
-        read and dropped a socket read at a time, never buffered)."""
-        if self.limits.budget.reserve(_READ_AHEAD):
-            self._buffers_held = True  # released once the body has all come or is answered
+        read and dropped a socket read at a time, never buffered). What came of the body with
+        its head is held either way: it was read already (charged, even beyond the limit)."""
+        budget = self.limits.budget
+        if budget.reserve(_READ_AHEAD):
+            self._buffers_held = _READ_AHEAD  # given back once the body has come or is answered
         else:
             self.flow.pause_reading()  # type: ignore[attr-defined]
+            self._buffers_held = len(self.cycle.body)
+            budget.charge(self._buffers_held)
 
     def _release_buffers(self) -> None:
         if self._buffers_held:
-            self._buffers_held = False
-            self.limits.budget.release(_READ_AHEAD)
+            self.limits.budget.release(self._buffers_held)
+            self._buffers_held = 0
 
     def _await_head(self) -> None:
         self.limits.idle[self] = None
