@@ -55,7 +55,7 @@ BOTH = {"accept": "application/json, text/event-stream", "content-type": "applic
 PING = {"jsonrpc": "2.0", "id": "ping", "method": "ping"}
 #: The fewest calls a server must hold (of the ten that would fit): a message being read is
 #: held at three times its bytes (``READ_FACTOR``), and over HTTP several bodies are read at
-#: once, each held so from its first byte, so five or six is usual there (nine on stdio).
+#: once, each held so from its first byte: four to six there, eight on stdio (measured).
 MIN_HELD = 3
 #: The servers run with glibc's mmap threshold fixed (docs/security.md, "Memory budget"):
 #: with its default, sliding threshold, freed blocks of a few MiB stay in the heap.

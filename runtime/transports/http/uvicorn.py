@@ -238,8 +238,9 @@ async def serving(
 
     At most ``max_connections`` connections are open at once (kept under ``ulimit -n``); a
     peer has ``header_timeout`` seconds to send each request head, of ``max_head_bytes`` at
-    most (431 beyond). A request body uvicorn buffers ahead of the app is held in
-    ``memory_budget`` (default ``process_budget()``) until its response. ``options`` go to
+    most (431 beyond). What uvicorn may read of a request body ahead of the app is reserved in
+    ``memory_budget`` (default ``process_budget()``) until the body has come or is answered;
+    with no room, that connection is not read until the app asks for its body. ``options`` go to
     ``uvicorn.Config`` (``http="h11"`` etc. is honoured and guarded the same way). On the way
     out, an app with ``close_subscriptions`` (``StreamableHTTPServer``) first ends its open
     listen streams gracefully.
