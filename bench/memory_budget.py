@@ -2,7 +2,8 @@
 
 Starts ``tests/runtime/budget_server.py`` (its sessions' own byte bound lifted) with each
 ``--budgets`` limit in MiB, sends ``--calls`` calls whose 3 MiB argument the tool holds, and
-prints how many were held (the rest answered busy) and the server's peak RSS over its base.
+prints how many were held (the rest answered busy) and the server's peak RSS over its base:
+its RSS once it has served one call of the same shape (as ``tests/runtime/test_memory_budget.py``).
 
     .venv/bin/python bench/memory_budget.py --budgets 32 256 1024
     .venv/bin/python bench/memory_budget.py --mmap-threshold 131072   # glibc's fixed
@@ -28,11 +29,15 @@ MIB = 1024 * 1024
 DATA = b"x" * (3 * MIB)
 
 
-def peak_mib(pid: int) -> float:
+def status_mib(pid: int, field: str) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
+        if line.startswith(field):
             return int(line.split()[1]) / 1024
-    raise RuntimeError("no VmHWM")
+    raise RuntimeError(f"no {field}")
+
+
+def peak_mib(pid: int) -> float:
+    return status_mib(pid, "VmHWM:")
 
 
 async def run(budget: int, calls: int, mmap_threshold: int) -> None:
@@ -53,7 +58,13 @@ async def run(budget: int, calls: int, mmap_threshold: int) -> None:
         buffer = b""
         while b"\n" not in buffer:
             buffer += await process.stdout.receive(1 << 20)
-        base = peak_mib(process.pid)
+        # The base: the RSS once one call of the same shape was served (and released).
+        warm = b'{"jsonrpc":"2.0","id":"warm","method":"tools/call","params":{"name":"budget",'
+        await process.stdin.send(warm + b'"arguments":{"data":"' + DATA + b'"}}}\n')
+        while buffer.count(b"\n") < 2:
+            buffer += await process.stdout.receive(1 << 20)
+        buffer = buffer.split(b"\n", 1)[1]
+        base = status_mib(process.pid, "VmRSS:")
         for n in range(calls):
             head = b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"hold",' % n
             await process.stdin.send(head + b'"arguments":{"data":"' + DATA + b'"}}}\n')

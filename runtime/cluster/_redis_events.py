@@ -10,6 +10,11 @@ age or count); beyond ``max_bytes``/``max_events``/``max_streams`` the oldest go
 releases what the client has; resuming from before what is kept is refused, not a silent gap.
 Every key expires ``expire_after`` seconds after the store was last written to.
 
+A replay reads a stream's events back into the worker: before it reads them, it reserves
+``READ_FACTOR`` times the store's bytes in the process's memory ``budget`` (the entries, their
+parse and its result), given back once parsed (the GET that sends them holds what it sends:
+``transports/http/_get_stream.py``); with no room it answers ``None`` and says the server is busy.
+
 Redis unreachable: ``store_event`` still returns an id (the event is then not resumable) and
 ``replay_events_after`` answers ``None`` (the client reissues its request), both logged; neither
 raises nor hangs (every call is bounded).
@@ -26,8 +31,10 @@ from typing import Any, TypeVar
 import anyio
 import orjson
 import redis.asyncio as aioredis
+from mcpbind.runtime.core.budget import READ_FACTOR, MemoryBudget, process_budget
 from mcpbind.runtime.core.jsonrpc import encode
 from mcpbind.runtime.transports.http.event_store import (
+    BUSY_REPLAY,
     EVENT_OVERHEAD,
     TOMBSTONES,
     is_response,
@@ -61,8 +68,10 @@ class RedisEventStore:
         expire_after: float = 3600.0,
         op_timeout: float = 2.0,
         clock: Callable[[], float] = time.time,
+        budget: MemoryBudget | None = None,
     ) -> None:
         self.redis = client
+        self.budget = budget or process_budget()
         self.base = f"{prefix}:ev:{secrets.token_hex(8)}"
         self.max_events_per_stream = max_events_per_stream
         self.max_streams = max_streams
@@ -237,10 +246,19 @@ class RedisEventStore:
         if seq > 0:
             for entry_id, fields in await self._entries(stream_id, "-", f"{seq}-0"):
                 await self._drop(stream_id, _seq(entry_id), int(fields[b"z"]), False)
-        replay = []
-        for entry_id, fields in await self._entries(stream_id, f"({seq}-0", "+"):
-            if fields[b"m"]:
-                replay.append((f"{stream_id}/{_seq(entry_id)}", orjson.loads(fields[b"m"])))
+        # Held before it is read: the store's bytes bound what the replay reads.
+        stored = await self._call(lambda: self.redis.hget(self._meta, "bytes"))
+        held = int(stored or 0) * READ_FACTOR
+        if not self.budget.reserve(held):
+            self._remember(last_event_id, f"{BUSY_REPLAY}{self.budget.refusal(held)}")
+            return None
+        try:
+            replay = []
+            for entry_id, fields in await self._entries(stream_id, f"({seq}-0", "+"):
+                if fields[b"m"]:
+                    replay.append((f"{stream_id}/{_seq(entry_id)}", orjson.loads(fields[b"m"])))
+        finally:
+            self.budget.release(held)
         return stream_id, replay
 
 

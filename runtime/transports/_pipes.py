@@ -109,7 +109,7 @@ class PipeReader:
     A line over ``max_message`` bytes, or a batch over ``max_batch``, is never parsed.
 
     With a memory ``budget`` (a server's input), a line longer than ``SMALL_MESSAGE`` is held
-    there as it is read, at ``READ_FACTOR`` times its bytes (they and their parsed value);
+    there as it is read, at ``READ_FACTOR`` times its bytes (they, their parse, its result);
     one that does not fit is dropped as it streams in and answered busy (-31503) if it is a
     request whose id comes before its large members (a response is held even beyond). Once
     parsed, a large message's size is what it takes parsed.

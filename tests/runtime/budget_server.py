@@ -7,13 +7,18 @@ session's own byte bound is lifted, so that only the process budget stops reques
 
 Tools: ``hold`` waits until ``release`` is called (its ``data`` argument is what a test makes
 large); ``release`` lets every held call return; ``budget`` answers the budget's use as JSON
-text (``used``, ``peak``, ``limit``, and ``held``: the calls of ``hold`` waiting).
+text (``used``, ``peak``, ``limit``, and ``held``: the calls of ``hold`` waiting). With
+``BUDGET_TRACE=1`` in its environment the server runs ``tracemalloc`` and ``budget`` also
+answers ``traced`` and ``traced_peak`` (the peak since the previous ``budget`` call): what
+Python objects take, beside what RSS shows.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
+import tracemalloc
 
 import anyio
 from mcpbind.generated.v2025_11_25 import methods, types
@@ -64,6 +69,9 @@ async def call_tool(
         return text("released")
     budget = process_budget()
     use = {"used": budget.used, "peak": budget.peak, "limit": budget.limit, "held": waiting[0]}
+    if tracemalloc.is_tracing():  # BUDGET_TRACE: what Python holds, beside what is charged
+        use["traced"], use["traced_peak"] = tracemalloc.get_traced_memory()
+        tracemalloc.reset_peak()
     return text(json.dumps(use))
 
 
@@ -86,6 +94,8 @@ async def serve_http(kind: str) -> None:
 
 
 if __name__ == "__main__":
+    if os.environ.get("BUDGET_TRACE"):
+        tracemalloc.start()
     process_budget().limit = int(sys.argv[2]) * MIB
     if sys.argv[1] == "stdio":
         server.run_stdio()

@@ -3,13 +3,15 @@
 
 from __future__ import annotations
 
+from mcpbind.runtime.core.budget import MemoryBudget
 from starlette.types import Receive, Send
 
 from ._http_session import HttpSession
 from ._sse_writer import write_sse
 from ._streams import Stream
-from .asgi import CONNECTION_ERROR, error
+from .asgi import CONNECTION_ERROR, OverBudget, error, refuse_busy
 from .common import LAST_EVENT_ID, PROTOCOL_VERSION, SESSION_ID, encode_event
+from .event_store import BUSY_REPLAY
 
 __all__ = ["serve_get"]
 
@@ -33,7 +35,10 @@ async def serve_get(
                 # The in-memory store can say why (expired, or never seen); others may not.
                 explain = getattr(session.store, "unavailable_reason", None)
                 why = explain(last_event_id.strip()) if explain else "unknown Last-Event-ID"
-                await error(send, 400, CONNECTION_ERROR, f"Bad Request: {why}")
+                if why.startswith(BUSY_REPLAY):  # no room to read it back: retry later
+                    await refuse_busy(send, OverBudget(why.removeprefix(BUSY_REPLAY)))
+                else:
+                    await error(send, 400, CONNECTION_ERROR, f"Bad Request: {why}")
                 return
             stream_id, events = replayed
             stream = session.streams.get(stream_id)
@@ -45,7 +50,16 @@ async def serve_get(
             stream.attach(token)
             stream.queue.clear()
             stream.queue.extend(encode_event(m, event_id=e) for e, m in events)
-        await write_sse(session, stream, token, receive, send, extra, 0.0, keepalive)
+            # The replayed events are held in the store's memory budget while they are sent.
+            budget: MemoryBudget | None = getattr(session.store, "budget", None)
+            held = sum(map(len, stream.queue))
+            if budget is not None:
+                budget.charge(held)
+        try:
+            await write_sse(session, stream, token, receive, send, extra, 0.0, keepalive)
+        finally:
+            if budget is not None:
+                budget.release(held)
         return
     async with session.lock:
         standalone = session.standalone

@@ -36,7 +36,7 @@ class Reservation:
     in it is then refused by its session, which holds its bytes again (not ``prepaid``).
 
     The ``memory`` budget holds what the body takes in memory (``held``): while it is read, as
-    much as ``held_for`` its size (the bytes and their parse to come); once parsed, what its
+    much as ``held_for`` its size (the bytes, their parse and its result); once parsed, what its
     value takes (``settle``)."""
 
     __slots__ = ("budgets", "forced", "handed", "held", "memory", "size", "unanswered")

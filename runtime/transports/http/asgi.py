@@ -167,7 +167,7 @@ async def read_body(
 ) -> bytes:
     """The body, at most ``limit`` bytes. With a ``budget``, its bytes are held there as they
     arrive (the declared length at once), a body over ``CONTROL_BYTES`` at ``READ_FACTOR``
-    times its size (the bytes, and their parsed value to come): on return the budget holds
+    times its size (the bytes, their parse and its result to come): on return the budget holds
     ``held_for(len(body))`` for the caller to release; on an exception it holds nothing of it."""
     declared = headers.get("content-length")
     expected = int(declared) if declared is not None and declared.isdigit() else 0

@@ -26,11 +26,14 @@ logger = logging.getLogger("mcpbind.runtime.http")
 #: A sequence number longer than this is not one we issued (and ``int()`` of 5,000 digits
 #: raises): such ids are unknown, not an error.
 _MAX_SEQ_DIGITS: Final = 19
-# TOMBSTONES, EVENT_OVERHEAD, is_response and parse_event_id are shared with the Redis store
-# (``cluster/_redis_events.py``), which keeps the same bounds and event ids.
+# TOMBSTONES, BUSY_REPLAY, EVENT_OVERHEAD, is_response and parse_event_id are shared with the
+# Redis store (``cluster/_redis_events.py``), which keeps the same bounds and event ids.
 #: Streams whose events are all gone are remembered (a few bytes each) this many at most, so
 #: that resuming from them is answered "no longer available" rather than "unknown".
 TOMBSTONES: Final = 1024
+#: How a store's ``unavailable_reason`` starts when a replay found no room in the memory budget
+#: (the GET is then answered 503 with ``Retry-After``, not 400).
+BUSY_REPLAY: Final = "busy: "
 #: What an event costs beyond its encoded message (its entry, key and record), counted
 #: against ``max_bytes`` so that many tiny events are bounded too.
 EVENT_OVERHEAD: Final = 200

@@ -57,11 +57,11 @@ DEFAULT_MAX_HEAD_BYTES: Final = 64 * 1024
 SHUTDOWN_GRACE: Final = 2.0
 #: File descriptors kept free for everything that is not a connection.
 _SPARE_FDS: Final = 32
-#: What a connection is held at in the memory budget from the moment its request body passes
-#: ``_BODY_SEEN`` bytes until the response is complete: uvicorn reads up to 64 KiB of a body
-#: ahead of the app, plus a socket read, and none of it is in the app's own accounting.
-_BODY_BUFFERS: Final = 128 * 1024
-_BODY_SEEN: Final = 4096
+#: What uvicorn may hold of a request body ahead of the app: it reads until it buffers more
+#: than 64 KiB (its flow control's high-water mark), and a read takes up to 256 KiB (asyncio's
+#: socket transport). A connection whose body is still coming reserves this in the memory
+#: budget before any more of it is read (``_HeadGuard._reserve_read_ahead``).
+_READ_AHEAD: Final = 64 * 1024 + 256 * 1024
 _BUSY_BODY: Final = (
     b'{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"too many connections"}}'
 )
@@ -111,7 +111,7 @@ class _HeadGuard(asyncio.Protocol):
         self._head_timer: asyncio.TimerHandle | None = None
         self._head_bytes = 0
         self._counted = True
-        self._buffers_held = False
+        self._buffers_held = 0  # bytes held in the budget for uvicorn's buffer of a body
         if limits.open > limits.max_connections:
             victim = next(iter(limits.idle), None)
             if victim is None:
@@ -126,17 +126,13 @@ class _HeadGuard(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
         cycle = self.cycle
-        if (
-            not self._buffers_held
-            and cycle is not None
-            and len(cycle.body) > _BODY_SEEN
-            and not cycle.response_complete  # a body answered early is dropped, not buffered
-        ):
-            self._buffers_held = True  # released once, when the response is complete
-            self.limits.budget.charge(_BODY_BUFFERS)
+        if self._buffers_held and not (cycle.more_body and not cycle.response_complete):
+            self._release_buffers()  # all of the body has come, or it is answered (dropped)
         if cycle is not self._head_cycle:  # a head is complete (this chunk may hold body too)
             self._head_cycle = cycle
             self._head_done()
+            if cycle is not None and cycle.more_body and not cycle.response_complete:
+                self._reserve_read_ahead()
             return
         if self._head_timer is None:
             # A response may complete before its request's body has all come (a 413 or 429
@@ -163,10 +159,26 @@ class _HeadGuard(asyncio.Protocol):
             self.limits.open -= 1
         super().connection_lost(exc)
 
+    def _reserve_read_ahead(self) -> None:
+        """Hold what uvicorn may read of this body ahead of the app, or read no more of it.
+
+        Paused with uvicorn's own flow control, the body waits in the kernel: uvicorn resumes
+        reading when the app asks for the body (an app that reads it holds what it reads,
+        as ``read_body`` does) or once the response is complete (a body refused is then
+        read and dropped a socket read at a time, never buffered). What came of the body with
+        its head is held either way: it was read already (charged, even beyond the limit)."""
+        budget = self.limits.budget
+        if budget.reserve(_READ_AHEAD):
+            self._buffers_held = _READ_AHEAD  # given back once the body has come or is answered
+        else:
+            self.flow.pause_reading()  # type: ignore[attr-defined]
+            self._buffers_held = len(self.cycle.body)
+            budget.charge(self._buffers_held)
+
     def _release_buffers(self) -> None:
         if self._buffers_held:
-            self._buffers_held = False
-            self.limits.budget.release(_BODY_BUFFERS)
+            self.limits.budget.release(self._buffers_held)
+            self._buffers_held = 0
 
     def _await_head(self) -> None:
         self.limits.idle[self] = None
@@ -226,8 +238,9 @@ async def serving(
 
     At most ``max_connections`` connections are open at once (kept under ``ulimit -n``); a
     peer has ``header_timeout`` seconds to send each request head, of ``max_head_bytes`` at
-    most (431 beyond). A request body uvicorn buffers ahead of the app is held in
-    ``memory_budget`` (default ``process_budget()``) until its response. ``options`` go to
+    most (431 beyond). What uvicorn may read of a request body ahead of the app is reserved in
+    ``memory_budget`` (default ``process_budget()``) until the body has come or is answered;
+    with no room, that connection is not read until the app asks for its body. ``options`` go to
     ``uvicorn.Config`` (``http="h11"`` etc. is honoured and guarded the same way). On the way
     out, an app with ``close_subscriptions`` (``StreamableHTTPServer``) first ends its open
     listen streams gracefully.

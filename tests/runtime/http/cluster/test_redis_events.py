@@ -13,11 +13,14 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 import redis.asyncio as aioredis
 from httpkit import answers, build_server, raw_initialize, session_headers
+from mcpbind.runtime import MemoryBudget
 from mcpbind.runtime.cluster import RedisEventStore, RedisState
+from mcpbind.runtime.core.budget import READ_FACTOR
 from mcpbind.runtime.http import StreamableHTTPServer, serving
 from rediskit import RedisServer
 
@@ -187,3 +190,84 @@ async def test_redis_down_neither_raises_nor_hangs(redis: RedisServer) -> None:
     assert (await store.store_event("s", notification(5))).startswith("s/")
     await connection.aclose()
     own.close()
+
+
+# -- the memory budget ------------------------------------------------------------------------
+
+
+async def test_a_replay_is_held_in_the_memory_budget_before_it_is_read(
+    client: aioredis.Redis,
+) -> None:
+    budget = MemoryBudget(1 << 30)
+    store = RedisEventStore(client, "t-ev", clock=FakeClock(), budget=budget)
+    ids = await filled(store, count=100)
+    replayed = await store.replay_events_after(ids[50])
+    assert replayed is not None and progress_of(replayed[1]) == list(range(51, 101))
+    kept = int(await client.hget(f"{store.base}:meta", "bytes") or 0)  # after the release
+    # The entries, their parse and its result, held while read; given back once parsed.
+    assert budget.peak == READ_FACTOR * kept and budget.used == 0
+    # No room: refused before anything is read, said to be busy; with room again, served.
+    budget.limit = READ_FACTOR * kept - 1
+    assert await store.replay_events_after(ids[50]) is None
+    reason = store.unavailable_reason(ids[50])
+    assert reason.startswith("busy: ") and "memory budget" in reason, reason
+    assert budget.used == 0
+    budget.limit = READ_FACTOR * kept
+    assert await store.replay_events_after(ids[50]) == replayed
+
+
+class Recording(MemoryBudget):
+    """A budget that keeps what was charged beyond the limit's checks (``charge``)."""
+
+    __slots__ = ("charged",)
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(limit)
+        self.charged: list[int] = []
+
+    def charge(self, size: int) -> None:
+        self.charged.append(size)
+        super().charge(size)
+
+
+async def test_a_replay_with_no_room_is_answered_503_and_held_while_sent(
+    client: aioredis.Redis,
+) -> None:
+    budget = Recording(1 << 30)
+    app = StreamableHTTPServer(
+        build_server().serve,
+        event_store_factory=lambda: RedisEventStore(client, "t-evb", budget=budget),
+    )
+    async with serving(app) as base, httpx.AsyncClient(timeout=15) as http:
+        url = f"{base}/mcp"
+        sid = await raw_initialize(http, url)
+        body = {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {
+            "name": "progress", "arguments": {"steps": 4, "delay": 0.05},
+            "_meta": {"progressToken": "t"}}}  # fmt: skip
+        ids: list[str] = []
+        async with http.stream("POST", url, json=body, headers=session_headers(sid)) as response:
+            async for line in response.aiter_lines():
+                if line.startswith("id: "):
+                    ids.append(line[4:])
+                if line.startswith("data: {"):
+                    break
+        # The stream cut after its first progress: wait for the rest to be stored in Redis.
+        meta = f"{app.sessions[sid].store.base}:meta"  # type: ignore[union-attr]
+        with anyio.fail_after(10):
+            while int(await client.hget(meta, "events") or 0) < 5:  # 3 progress, answer
+                await anyio.sleep(0.05)
+        resume = {**session_headers(sid), "last-event-id": ids[-1]}
+        assert budget.reserve(budget.limit - budget.used)  # every byte held elsewhere
+        busy = await http.get(url, headers=resume)
+        assert busy.status_code == 503 and busy.headers["retry-after"] == "1", busy.text
+        assert busy.json()["error"]["code"] == -31503, busy.text
+        budget.release(budget.limit)
+        peak = budget.peak
+        budget.peak = 0
+        resumed = await http.get(url, headers=resume)
+        got = answers(resumed)
+        assert [m["params"]["progress"] for m in got[:-1]] == [2, 3, 4] and got[-1]["id"] == 5
+        # Held while read back (three times the store's bytes, below the peak with the budget
+        # spent), then the events sent held until they were (the GET's body: all of them).
+        assert 0 < budget.peak < peak and budget.used == 0
+        assert budget.charged == [len(resumed.content)], budget.charged
