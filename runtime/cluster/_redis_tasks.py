@@ -157,10 +157,8 @@ class RedisTaskStore:
 
     def _owner(self, owner: Hashable) -> str:
         """``owner`` as stored: a session's key is this process's, so it names the worker."""
-        if isinstance(owner, tuple):
-            parts = cast("tuple[Hashable, ...]", owner)
-            if parts[:1] == ("session",):
-                owner = ("session", self.state.worker_id, *parts[1:])
+        if isinstance(owner, tuple) and owner[:1] == ("session",):
+            owner = ("session", self.state.worker_id, *cast("tuple[Hashable, ...]", owner)[1:])
         return orjson.dumps(owner, default=str).decode()
 
     def _record_key(self, task_id: str) -> str:
@@ -470,10 +468,7 @@ class RedisTaskStore:
         listing = self._owner_key(stored)
         start = 0
         if cursor is not None:
-            # redis-py leaves zrank's score_cast_func untyped.
-            rank = await self._call(
-                lambda: self.redis.zrank(listing, cursor)  # pyright: ignore[reportUnknownMemberType]
-            )
+            rank = await self._call(lambda: self.redis.zrank(listing, cursor))  # pyright: ignore[reportUnknownMemberType]  # redis-py: untyped score_cast_func
             if rank is None:
                 raise McpError(INVALID_PARAMS, "Invalid cursor", {"cursor": cursor})
             start = int(rank) + 1  # type: ignore[arg-type]  # an int when found
@@ -497,10 +492,7 @@ class RedisTaskStore:
         return page, None
 
     async def _range(self, listing: str, first: int, last: int) -> builtins.list[str]:
-        # redis-py leaves zrange's score_cast_func untyped.
-        raw = await self._call(
-            lambda: self.redis.zrange(listing, first, last)  # pyright: ignore[reportUnknownMemberType]
-        )
+        raw = await self._call(lambda: self.redis.zrange(listing, first, last))  # pyright: ignore[reportUnknownMemberType]  # redis-py: untyped score_cast_func
         return [_text(task_id) for task_id in raw]
 
     async def _load_many(self, ids: builtins.list[str]) -> builtins.list[dict[str, str] | None]:
