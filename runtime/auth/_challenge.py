@@ -27,7 +27,7 @@ class Challenge:
     """One challenge: its scheme, its auth-params (names lowercased) or its token68."""
 
     scheme: str
-    params: dict[str, str] = field(default_factory=dict)
+    params: dict[str, str] = field(default_factory=dict[str, str])
     token68: str | None = None
 
     @property

@@ -21,6 +21,7 @@ import httpx
 
 from ._errors import DiscoveryError
 from ._guard import MAX_REDIRECTS, OriginGuard
+from ._json import json_object, string_list
 
 logger = logging.getLogger(__name__)
 
@@ -101,9 +102,10 @@ def _strings(raw: dict[str, Any], name: str) -> list[str] | None:
     value = raw.get(name)
     if value is None:
         return None
-    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+    strings = string_list(value)
+    if strings is None:
         raise DiscoveryError(f"metadata field {name} is not a list of strings")
-    return list(value)
+    return strings
 
 
 @dataclass(frozen=True)
@@ -132,7 +134,7 @@ class ServerMetadata:
     authorization_response_iss_parameter_supported: bool = False
     #: False for the 2025-03-26 default endpoints (no document was found).
     from_document: bool = True
-    raw: dict[str, Any] = field(default_factory=dict)
+    raw: dict[str, Any] = field(default_factory=dict[str, Any])
 
     @classmethod
     def parse(cls, raw: dict[str, Any]) -> ServerMetadata:
@@ -209,7 +211,7 @@ async def _get_json(http: httpx.AsyncClient, url: str, guard: OriginGuard) -> di
     except ValueError:
         logger.debug("metadata at %s is not JSON", url)
         return None
-    return data if isinstance(data, dict) else None
+    return json_object(data)
 
 
 async def discover_resource(

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import AsyncGenerator, Generator, Iterable
+from collections.abc import AsyncGenerator, Callable, Generator, Iterable
 from dataclasses import replace
+from typing import cast
 
 import anyio
 import httpx
@@ -120,8 +121,9 @@ class OAuthFlow(httpx.Auth):
         """The prover for a token request to ``server`` (None: a bearer token is asked for)."""
         if self.dpop is False:
             return None
-        raw = server.raw.get("dpop_signing_alg_values_supported")
-        advertised = [a for a in raw if isinstance(a, str)] if isinstance(raw, list) else None
+        raw: object = server.raw.get("dpop_signing_alg_values_supported")
+        listed = cast("list[object]", raw) if isinstance(raw, list) else None
+        advertised = [a for a in listed if isinstance(a, str)] if listed is not None else None
         if self.dpop is None and not advertised:
             return None
         algorithm = choose_algorithm(advertised, self.dpop_algorithm)
@@ -208,7 +210,9 @@ class OAuthFlow(httpx.Auth):
             await response.aread()
             # Signing in (a browser, a user) is not the server's time: the MCP request's
             # timeout is held meanwhile, when the transport passed its hold along.
-            hold = request.extensions.get(DEADLINE_HOLD)
+            hold: Callable[[], contextlib.AbstractContextManager[None]] | None = (
+                request.extensions.get(DEADLINE_HOLD)
+            )
             with hold() if callable(hold) else contextlib.nullcontext():
                 token = await self._reauthorize(token, challenge, response.status_code == 403)
             prover = self._present(request, token)

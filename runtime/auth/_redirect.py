@@ -72,7 +72,7 @@ class FollowRedirectHandler:
     async def __call__(self, authorization_url: str) -> Mapping[str, str]:
         async with oauth_client(self._transport, self._timeout) as http:
             response = await http.get(authorization_url, follow_redirects=False)
-        location = response.headers.get("location")
+        location: str | None = response.headers.get("location")
         if not response.is_redirect or location is None:
             raise AuthorizationResponseError(
                 f"the authorization endpoint answered {response.status_code}, not a redirect"

@@ -18,6 +18,7 @@ import httpx
 
 from ._discovery import LOOPBACK, ServerMetadata
 from ._errors import RegistrationError
+from ._json import json_object
 from ._store import TokenStore
 from ._token_endpoint import ClientIdentity
 
@@ -29,12 +30,12 @@ class ClientMetadata:
     """What the client says about itself when registering (RFC 7591 section 2)."""
 
     client_name: str = "mcpbind client"
-    redirect_uris: list[str] = field(default_factory=list)
+    redirect_uris: list[str] = field(default_factory=list[str])
     grant_types: list[str] = field(default_factory=lambda: ["authorization_code", "refresh_token"])
     response_types: list[str] = field(default_factory=lambda: ["code"])
     token_endpoint_auth_method: str | None = None
     application_type: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict[str, Any])
 
     def wants_refresh_tokens(self) -> bool:
         return "refresh_token" in self.grant_types
@@ -95,11 +96,11 @@ async def register(
     except httpx.HTTPError as exc:
         raise RegistrationError(f"client registration failed: {type(exc).__name__}") from None
     try:
-        data = response.json()
+        data = json_object(response.json())
     except ValueError:
         data = None
-    if response.status_code not in (200, 201) or not isinstance(data, dict):
-        error = data.get("error") if isinstance(data, dict) else None
+    if response.status_code not in (200, 201) or data is None:
+        error = data.get("error") if data is not None else None
         raise RegistrationError(
             f"client registration at {server.registration_endpoint} refused "
             f"(HTTP {response.status_code}{', ' + error if isinstance(error, str) else ''})"

@@ -19,6 +19,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import anyio
 
+from ._json import json_object
+
 logger = logging.getLogger(__name__)
 
 
@@ -74,7 +76,7 @@ class FileTokenStore:
         except (OSError, ValueError) as exc:
             logger.warning("ignoring unreadable token file %s: %s", self.path, type(exc).__name__)
             return {}
-        return data if isinstance(data, dict) else {}
+        return json_object(data) or {}
 
     def _write(self, data: dict[str, dict[str, Any]]) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)

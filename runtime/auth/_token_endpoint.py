@@ -22,6 +22,7 @@ from . import _deps
 from ._discovery import ServerMetadata
 from ._dpop import USE_DPOP_NONCE, DPoPProver
 from ._errors import TokenRequestError
+from ._json import json_object
 
 logger = logging.getLogger(__name__)
 
@@ -120,11 +121,11 @@ def _client_auth(identity: ClientIdentity, server: ServerMetadata) -> Any:
 
 def _error_of(response: httpx.Response) -> tuple[str | None, str | None]:
     try:
-        body = response.json()
+        body = json_object(response.json())
     except ValueError:
         body = None
-    error = body.get("error") if isinstance(body, dict) else None
-    detail = body.get("error_description") if isinstance(body, dict) else None
+    error = body.get("error") if body is not None else None
+    detail = body.get("error_description") if body is not None else None
     return (
         error if isinstance(error, str) else None,
         detail if isinstance(detail, str) else None,
@@ -154,7 +155,9 @@ async def request_token(
     parameters = _deps.load("authlib.oauth2.rfc6749.parameters")
     wrappers = _deps.load("authlib.oauth2.rfc6749.wrappers")
     given = {name: value for name, value in params.items() if value}
-    for attempt in range(2):
+
+    async def post() -> tuple[httpx.Response, bool]:
+        """The endpoint's answer, and whether it gave a DPoP nonce not known before."""
         # Built afresh for the retry: a client assertion, like a proof, is single-use.
         body: str = parameters.prepare_token_request(grant_type, **given)
         headers = {
@@ -173,28 +176,26 @@ async def request_token(
             raise TokenRequestError(
                 f"the token endpoint is unreachable: {type(exc).__name__}"
             ) from None
-        fresh_nonce = dpop is not None and dpop.learn(response)
-        if not (
-            attempt == 0
-            and fresh_nonce
-            and response.status_code == 400
-            and _error_of(response)[0] == USE_DPOP_NONCE
-        ):
-            break
+        return response, dpop is not None and dpop.learn(response)
+
+    response, fresh_nonce = await post()
+    if fresh_nonce and response.status_code == 400 and _error_of(response)[0] == USE_DPOP_NONCE:
         logger.debug("the token endpoint asked for a DPoP nonce: retrying once with it")
+        response, _ = await post()
     if response.status_code != 200:
         raise _refusal(response)
     try:
-        data = response.json()
+        data = json_object(response.json())
     except ValueError:
         data = None
+    token_type = data.get("token_type") if data is not None else None
     if (
-        not isinstance(data, dict)
+        data is None
         or not isinstance(data.get("access_token"), str)
-        or not isinstance(data.get("token_type"), str)
+        or not isinstance(token_type, str)
     ):
         raise TokenRequestError("the token endpoint's answer is not a token response")
-    token_type = data["token_type"].lower()
+    token_type = token_type.lower()
     bound = dpop is not None and token_type == "dpop"
     if token_type != "bearer" and not bound:
         raise TokenRequestError(f"unsupported token type {data['token_type']!r}")

@@ -6,10 +6,11 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, NoReturn, TypeVar
+from typing import Any, NoReturn, TypeGuard, TypeVar, cast
 
 import click
 from mcpbind import generated
+from mcpbind.generated.support import PaginatedMethodSpec
 from mcpbind.runtime.core.errors import McpError, RuntimeFailure
 from mcpbind.runtime.core.run import run
 
@@ -55,10 +56,20 @@ def progress(message: str) -> None:
         click.echo(f"mcpbind: {message}", err=True)
 
 
+def _is_group(exc: BaseException) -> TypeGuard[BaseExceptionGroup[BaseException]]:
+    return isinstance(exc, BaseExceptionGroup)
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    """A group's first leaf (groups nest), else the exception itself."""
+    while _is_group(exc) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
 def reason(exc: BaseException) -> str:
     """The innermost cause worth one line: a group's first leaf, else the exception itself."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
+    exc = _leaf(exc)
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
 
@@ -76,9 +87,7 @@ def run_async(main: Callable[..., Any], *args: Any) -> Any:
     except KeyboardInterrupt:
         sys.exit(130)
     except BaseException as exc:
-        leaf: BaseException = exc
-        while isinstance(leaf, BaseExceptionGroup) and leaf.exceptions:
-            leaf = leaf.exceptions[0]
+        leaf = _leaf(exc)
         if isinstance(leaf, CliError | TargetError):
             fail(str(leaf))
         if isinstance(leaf, _EXPECTED):
@@ -117,8 +126,11 @@ def parse_pairs(
             raise CliError(f"--json-args is not JSON: {exc}") from None
         if not isinstance(loaded, dict):
             raise CliError("--json-args must be a JSON object")
-        arguments.update(loaded)
-    properties = (schema or {}).get("properties") or {}
+        arguments.update(cast("dict[str, Any]", loaded))
+    declared: object = (schema or {}).get("properties")
+    # A server's schema is not trusted to be well formed: properties that are no object
+    # constrain nothing.
+    properties = cast("dict[str, object]", declared) if isinstance(declared, dict) else {}
     for pair in pairs:
         key, sep, text = pair.partition("=")
         if not sep or not key:
@@ -127,7 +139,7 @@ def parse_pairs(
     return arguments
 
 
-def _value(key: str, text: str, prop: Any) -> Any:
+def _value(key: str, text: str, prop: object) -> Any:
     kinds = _types(prop)
     if "string" in kinds and not (text == "null" and "null" in kinds):
         return text
@@ -140,15 +152,23 @@ def _value(key: str, text: str, prop: Any) -> Any:
         return text
 
 
-def _types(prop: Any) -> set[str]:
+def _types(prop: object) -> set[str]:
     if not isinstance(prop, dict):
         return set()
-    kind = prop.get("type")
+    schema = cast("dict[str, object]", prop)
+    kind = schema.get("type")
     if isinstance(kind, str):
         return {kind}
     if isinstance(kind, list):
-        return {k for k in kind if isinstance(k, str)}
+        return {k for k in cast("list[object]", kind) if isinstance(k, str)}
     found: set[str] = set()
-    for option in prop.get("anyOf") or prop.get("oneOf") or []:
+    options = schema.get("anyOf") or schema.get("oneOf")
+    # Anything but a list of schemas (a dict's keys, a string's letters) adds no type.
+    for option in cast("list[object]", options) if isinstance(options, list) else ():
         found |= _types(option)
     return found
+
+
+def is_paginated(spec: object) -> TypeGuard[PaginatedMethodSpec[Any, Any, Any]]:
+    """A list method's spec (``tools/list``), whatever its item type."""
+    return isinstance(spec, PaginatedMethodSpec)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 import shlex
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
@@ -80,7 +80,7 @@ def _transport(
 @asynccontextmanager
 async def connected(
     target: str | None, stdio: str | None, revision: str | None
-) -> AsyncIterator[Client[Any, Any, Any]]:
+) -> AsyncGenerator[Client[Any, Any, Any], None]:
     """A connected client; failing to connect is a ``CliError`` naming the peer."""
     label, transport = _transport(target, stdio)
     client: Client[Any, Any, Any] = Client(transport, name="mcpbind-cli", protocol_version=revision)

@@ -11,7 +11,7 @@ import importlib.util
 import sys
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, TypeGuard
 
 from mcpbind.runtime.app import App
 from mcpbind.runtime.endpoints.server import Server
@@ -80,7 +80,7 @@ def _import(where: str) -> ModuleType:
         raise TargetError(f"cannot import {where}: {detail}") from None
 
 
-def _servable(value: Any) -> bool:
+def _servable(value: object) -> TypeGuard[App | Server]:
     return isinstance(value, App | Server)
 
 

@@ -14,12 +14,18 @@ from typing import Any
 
 import click
 from mcpbind.generated.names import TOOLS_LIST
-from mcpbind.generated.support import PaginatedMethodSpec
 from mcpbind.runtime.core.bindings import dump
 from mcpbind.runtime.core.errors import McpError
 from mcpbind.runtime.endpoints.client import Client
 
-from ._common import REVISION_OPTION, CliError, OneLineCommand, parse_pairs, run_async
+from ._common import (
+    REVISION_OPTION,
+    CliError,
+    OneLineCommand,
+    is_paginated,
+    parse_pairs,
+    run_async,
+)
 from ._connect import STDIO_OPTION, connected
 
 __all__ = ["call_command", "describe_content", "prompt_command", "read_command"]
@@ -62,11 +68,7 @@ def _show(result: dict[str, Any], as_json: bool, blocks: list[dict[str, Any]]) -
 
 async def _tool_schema(client: Client[Any, Any, Any], name: str) -> dict[str, Any]:
     spec = client.session.bindings.methods.get(TOOLS_LIST)
-    tools = (
-        [dump(t) for t in await client.list_all(spec)]
-        if isinstance(spec, PaginatedMethodSpec)
-        else []
-    )
+    tools = [dump(t) for t in await client.list_all(spec)] if is_paginated(spec) else []
     for tool in tools:
         if tool.get("name") == name:
             schema: dict[str, Any] = tool.get("inputSchema") or {}
@@ -209,7 +211,8 @@ def prompt_command(
     if as_json:
         _show(result, True, [])
         return
-    for message in result.get("messages") or []:
+    messages: list[dict[str, Any]] = result.get("messages") or []
+    for message in messages:
         click.echo(f"{message.get('role')}: {describe_content(message.get('content') or {})}")
 
 

@@ -9,7 +9,7 @@ and ``[]`` for a list whose capability the server does not declare. Without ``--
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, cast
 
 import click
 from mcpbind.generated.names import (
@@ -18,11 +18,10 @@ from mcpbind.generated.names import (
     RESOURCES_TEMPLATES_LIST,
     TOOLS_LIST,
 )
-from mcpbind.generated.support import PaginatedMethodSpec
 from mcpbind.runtime.core.bindings import dump
 from mcpbind.runtime.endpoints.client import Client
 
-from ._common import REVISION_OPTION, OneLineCommand, run_async
+from ._common import REVISION_OPTION, OneLineCommand, is_paginated, run_async
 from ._connect import STDIO_OPTION, TARGET_ARGUMENT, connected
 
 __all__ = ["FORMAT", "inspect_command", "render_json", "render_table", "surface_of"]
@@ -37,11 +36,12 @@ _LISTS = (
 )
 
 
-def _sorted_keys(value: Any) -> Any:
+def _sorted_keys(value: object) -> Any:
     if isinstance(value, dict):
-        return {key: _sorted_keys(value[key]) for key in sorted(value)}
+        members = cast("dict[str, object]", value)
+        return {key: _sorted_keys(members[key]) for key in sorted(members)}
     if isinstance(value, list):
-        return [_sorted_keys(item) for item in value]
+        return [_sorted_keys(item) for item in cast("list[object]", value)]
     return value
 
 
@@ -59,7 +59,7 @@ async def surface_of(client: Client[Any, Any, Any]) -> dict[str, Any]:
     for key, capability, method, sort_key in _LISTS:
         spec = methods.get(method)
         items: list[Any] = []
-        if capability in capabilities and isinstance(spec, PaginatedMethodSpec):
+        if capability in capabilities and is_paginated(spec):
             items = [dump(item) for item in await client.list_all(spec)]
         surface[key] = sorted(
             (_sorted_keys(item) for item in items), key=lambda item: str(item.get(sort_key))
@@ -94,9 +94,9 @@ def render_table(surface: dict[str, Any]) -> str:
         lines.append(f"instructions: {_first_line(surface['instructions'])}")
 
     def args(tool: dict[str, Any]) -> str:
-        schema = tool.get("inputSchema") or {}
-        required = set(schema.get("required") or [])
-        names = [n if n in required else f"{n}?" for n in schema.get("properties") or {}]
+        schema: dict[str, Any] = tool.get("inputSchema") or {}
+        required: set[str] = set(schema.get("required") or ())
+        names = [n if n in required else f"{n}?" for n in schema.get("properties") or ()]
         return f"({', '.join(names)})"
 
     lines += _rows(

@@ -30,7 +30,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Final, Protocol, runtime_checkable
+from typing import IO, Any, Final, Protocol, cast, runtime_checkable
 
 import anyio
 import httpx
@@ -90,8 +90,8 @@ def load_app(target: str | Any, shared: Any) -> ASGIApp:
         return built.http_app(shared=shared)
     if not callable(built):
         raise TypeError(f"{target!r} returned {type(built).__name__}, not an ASGI app")
-    app: ASGIApp = built
-    return app
+    # A factory's callable: what else it is, only calling it can tell.
+    return cast("ASGIApp", built)
 
 
 class HealthRoute:
@@ -284,8 +284,10 @@ class Supervisor:
     state_key: str = field(
         default_factory=lambda: os.environ.get(STATE_KEY_ENV) or secrets.token_urlsafe(32)
     )
-    specs: list[WorkerSpec] = field(init=False, default_factory=list)
-    processes: dict[str, subprocess.Popen[bytes]] = field(init=False, default_factory=dict)
+    specs: list[WorkerSpec] = field(init=False, default_factory=list[WorkerSpec])
+    processes: dict[str, subprocess.Popen[bytes]] = field(
+        init=False, default_factory=dict[str, subprocess.Popen[bytes]]
+    )
     balancer: subprocess.Popen[bytes] | None = field(init=False, default=None)
     stopping: threading.Event = field(init=False, default_factory=threading.Event)
 

@@ -31,10 +31,10 @@ from __future__ import annotations
 import logging
 import secrets
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
 from functools import partial
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import anyio
 import orjson
@@ -142,7 +142,8 @@ class RedisState:
         """A state on the Redis at ``url`` (``redis://host:port/db``); connects lazily.
         ``redis_events`` keeps the sessions' SSE events in Redis too (``RedisEventStore``)
         instead of in the owner's memory."""
-        client = aioredis.Redis.from_url(
+        # redis-py leaves from_url's **kwargs untyped.
+        client = aioredis.Redis.from_url(  # pyright: ignore[reportUnknownMemberType]
             url,
             socket_connect_timeout=op_timeout,
             socket_timeout=op_timeout + 3.0,  # above the 1 s blocking pops
@@ -191,7 +192,7 @@ class RedisState:
         return self._attached(server)
 
     @asynccontextmanager
-    async def _attached(self, server: StreamableHTTPServer) -> AsyncIterator[None]:
+    async def _attached(self, server: StreamableHTTPServer) -> AsyncGenerator[None, None]:
         self._server = server
         owner: Any = getattr(server.serve, "__self__", None)
         relaying = hasattr(owner, "relay")
@@ -239,7 +240,7 @@ class RedisState:
         with anyio.CancelScope(shield=True), anyio.move_on_after(self.op_timeout):
             try:
                 await self.redis.delete(*keys)
-                await self.redis.publish(self.channel, goodbye)
+                await self._publish(goodbye)
             except FAILURES as exc:
                 logger.warning("could not clear worker %s in Redis: %s", self.worker_id, exc)
         self._released.clear()
@@ -472,10 +473,14 @@ class RedisState:
 
     # -- notification bus ---------------------------------------------------------------
 
+    def _publish(self, message: bytes) -> Awaitable[int]:
+        # redis-py leaves publish's **kwargs untyped.
+        return self.redis.publish(self.channel, message)  # pyright: ignore[reportUnknownMemberType]
+
     async def publish(self, method: str, params: dict[str, Any] | None) -> None:
         message = orjson.dumps({"o": self.worker_id, "m": method, "p": params})
         try:
-            await self.call(lambda: self.redis.publish(self.channel, message))
+            await self.call(lambda: self._publish(message))
         except SharedStateUnavailable as exc:
             logger.warning("%s not relayed to the other workers: %s", method, exc)
 
@@ -484,7 +489,7 @@ class RedisState:
         also learns it when its handler next changes the task's status)."""
         message = orjson.dumps({"o": self.worker_id, "stop": task_id})
         try:
-            await self.call(lambda: self.redis.publish(self.channel, message))
+            await self.call(lambda: self._publish(message))
         except SharedStateUnavailable as exc:
             logger.warning("the cancel of task %s not relayed: %s", task_id, exc)
 
@@ -505,14 +510,19 @@ class RedisState:
                 await anyio.sleep(0.5)
 
     async def _subscribed(self, owner: Any) -> None:
-        pubsub = self.redis.pubsub()
+        # redis-py leaves pubsub's **kwargs and get_message's answer untyped.
+        pubsub = self.redis.pubsub()  # pyright: ignore[reportUnknownMemberType]
+
+        async def next_message() -> dict[str, Any] | None:
+            return cast(
+                "dict[str, Any] | None",
+                await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0),
+            )
+
         try:
             await self.call(lambda: pubsub.subscribe(self.channel))
             while True:
-                message = await self.call(
-                    lambda: pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0),
-                    self.op_timeout + 1.0,
-                )
+                message = await self.call(next_message, self.op_timeout + 1.0)
                 if message is None or message.get("type") != "message":
                     continue
                 body = orjson.loads(message["data"])

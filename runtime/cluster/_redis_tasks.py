@@ -37,7 +37,7 @@ import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Hashable
-from typing import Any, Final, Protocol, TypeVar
+from typing import Any, Final, Protocol, TypeVar, cast
 
 import anyio
 import orjson
@@ -158,7 +158,7 @@ class RedisTaskStore:
     def _owner(self, owner: Hashable) -> str:
         """``owner`` as stored: a session's key is this process's, so it names the worker."""
         if isinstance(owner, tuple) and owner[:1] == ("session",):
-            owner = ("session", self.state.worker_id, *owner[1:])
+            owner = ("session", self.state.worker_id, *cast("tuple[Hashable, ...]", owner)[1:])
         return orjson.dumps(owner, default=str).decode()
 
     def _record_key(self, task_id: str) -> str:
@@ -299,7 +299,7 @@ class RedisTaskStore:
                 continue
             running = self._running_key(worker)
             picked = await self._call(lambda: self.redis.srandmember(running, limit))  # noqa: B023
-            stale = []
+            stale: builtins.list[str] = []
             for task_id in (_text(t) for t in picked or ()):
                 if worker == me and self._live(task_id) is not None:
                     continue  # ours, running here
@@ -390,7 +390,7 @@ class RedisTaskStore:
         """Move ``record`` to ``status`` in Redis if its stored status allows, then here."""
         now = time.time()
         sets = {"status": status, "updated": repr(now), **outcome}
-        drops = []
+        drops: builtins.list[str] = []
         if message is None:
             drops.append("msg")
         else:
@@ -468,7 +468,7 @@ class RedisTaskStore:
         listing = self._owner_key(stored)
         start = 0
         if cursor is not None:
-            rank = await self._call(lambda: self.redis.zrank(listing, cursor))
+            rank = await self._call(lambda: self.redis.zrank(listing, cursor))  # pyright: ignore[reportUnknownMemberType]  # redis-py: untyped score_cast_func
             if rank is None:
                 raise McpError(INVALID_PARAMS, "Invalid cursor", {"cursor": cursor})
             start = int(rank) + 1  # type: ignore[arg-type]  # an int when found
@@ -492,7 +492,7 @@ class RedisTaskStore:
         return page, None
 
     async def _range(self, listing: str, first: int, last: int) -> builtins.list[str]:
-        raw = await self._call(lambda: self.redis.zrange(listing, first, last))
+        raw = await self._call(lambda: self.redis.zrange(listing, first, last))  # pyright: ignore[reportUnknownMemberType]  # redis-py: untyped score_cast_func
         return [_text(task_id) for task_id in raw]
 
     async def _load_many(self, ids: builtins.list[str]) -> builtins.list[dict[str, str] | None]:
@@ -554,9 +554,10 @@ def _error_json(error: McpError) -> str:
 
 
 def _error(raw: str | None) -> McpError | None:
-    data = _json(raw)
-    if not isinstance(data, dict):
+    parsed = _json(raw)
+    if not isinstance(parsed, dict):
         return None
+    data = cast("dict[str, Any]", parsed)
     return McpError(
         int(data.get("code", INTERNAL_ERROR)), str(data.get("message")), data.get("data")
     )

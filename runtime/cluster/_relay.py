@@ -29,7 +29,7 @@ import logging
 import secrets
 import time
 from contextlib import suppress
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, cast
 
 import anyio
 import orjson
@@ -235,7 +235,7 @@ def _request_id(body: bytes) -> Any:
     except orjson.JSONDecodeError:
         return None
     if isinstance(message, dict) and "method" in message:
-        return message.get("id")
+        return cast("dict[str, Any]", message).get("id")
     return None
 
 

@@ -9,7 +9,7 @@ in its body's ``params.taskId``, so that body is read first (``needs_body``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, cast
 
 import orjson
 from mcpbind.generated.names import TASKS_CANCEL, TASKS_GET, TASKS_RESULT, TASKS_UPDATE
@@ -84,10 +84,13 @@ def task_in_body(body: bytes) -> str:
         message = orjson.loads(body)
     except orjson.JSONDecodeError:
         return ""
-    if type(message) is not dict or message.get("method") not in HANDSHAKE_METHODS:
+    if type(message) is not dict:
         return ""
-    params = message.get("params")
-    task_id = params.get("taskId") if type(params) is dict else None
+    request = cast("dict[str, object]", message)
+    if request.get("method") not in HANDSHAKE_METHODS:
+        return ""
+    params = request.get("params")
+    task_id = cast("dict[str, object]", params).get("taskId") if type(params) is dict else None
     return task_id if type(task_id) is str else ""
 
 

@@ -78,19 +78,24 @@ def _object(value: object) -> dict[str, Any] | None:
     return cast("dict[str, Any]", value) if isinstance(value, dict) else None
 
 
-def _same(a: Any, b: Any) -> bool:
+def _list(value: object) -> list[object] | None:
+    """``value`` if it is a JSON array."""
+    return cast("list[object]", value) if isinstance(value, list) else None
+
+
+def _same(a: object, b: object) -> bool:
     """JSON equality: ``True`` is not ``1`` here, as it is to Python's ``==``."""
     left, right = _object(a), _object(b)
     if left is not None and right is not None:
         return left.keys() == right.keys() and all(_same(left[k], right[k]) for k in left)
-    if isinstance(a, list) and isinstance(b, list):
-        items, others = cast("list[object]", a), cast("list[object]", b)
+    items, others = _list(a), _list(b)
+    if items is not None and others is not None:
         return len(items) == len(others) and all(
             _same(x, y) for x, y in zip(items, others, strict=True)
         )
     if isinstance(a, bool) or isinstance(b, bool):
         return type(a) is type(b) and a == b
-    return bool(a == b)
+    return a == b
 
 
 @dataclass(frozen=True)

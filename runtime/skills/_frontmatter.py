@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from typing import Any, cast
 
 import yaml
@@ -33,18 +34,23 @@ class _CoreLoader(yaml.SafeLoader):
     yaml_implicit_resolvers: dict[Any, list[tuple[str, re.Pattern[str]]]] = {}  # noqa: RUF012
 
 
-_CoreLoader.add_implicit_resolver(
-    "tag:yaml.org,2002:null", re.compile(r"^(?:~|null|Null|NULL|)$"), ["~", "n", "N", ""]
+# types-PyYAML leaves these two methods' parameters untyped; typed here once.
+_add_resolver = cast(
+    "Callable[[str, re.Pattern[str], list[str]], None]",
+    _CoreLoader.add_implicit_resolver,  # pyright: ignore[reportUnknownMemberType]
 )
-_CoreLoader.add_implicit_resolver(
+
+
+_add_resolver("tag:yaml.org,2002:null", re.compile(r"^(?:~|null|Null|NULL|)$"), ["~", "n", "N", ""])
+_add_resolver(
     "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
 )
-_CoreLoader.add_implicit_resolver(
+_add_resolver(
     "tag:yaml.org,2002:int",
     re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$"),
     list("-+0123456789"),
 )
-_CoreLoader.add_implicit_resolver(
+_add_resolver(
     "tag:yaml.org,2002:float",
     re.compile(
         r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
@@ -68,14 +74,18 @@ def _float(loader: _CoreLoader, node: yaml.ScalarNode) -> float:
 
 
 def _mapping(loader: _CoreLoader, node: yaml.MappingNode) -> dict[str, Any]:
+    construct = cast(
+        "Callable[..., object]",
+        loader.construct_object,  # pyright: ignore[reportUnknownMemberType]
+    )
     out: dict[str, Any] = {}
     for key_node, value_node in node.value:
-        key = loader.construct_object(key_node, deep=True)
+        key = construct(key_node, deep=True)
         if not isinstance(key, str):
             raise FrontmatterError(f"frontmatter key {key!r} is not a string")
         if key in out:
             raise FrontmatterError(f"frontmatter key {key!r} is given twice")
-        out[key] = loader.construct_object(value_node, deep=True)
+        out[key] = construct(value_node, deep=True)
     return out
 
 

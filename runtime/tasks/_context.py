@@ -80,6 +80,11 @@ class TaskRequestContext(RequestContext):
     async def send_notification(self, spec: NotificationSpec[Any], params: MCPModel | None) -> None:
         await self.sender.send_notification(spec, params)
 
+    def send_through(self, sender: TaskSender) -> None:
+        """Send through ``sender``, the ``peer`` stub's calls included."""
+        self.sender = sender
+        self._peer = self.session.bindings.stub(sender)
+
 
 def task_context(
     context: RequestContext, task_id: str, waiting: Callable[[int], Awaitable[None]]
@@ -92,6 +97,5 @@ def task_context(
         context.meta,
         context.transport_context,
     )
-    copy.sender = TaskSender(copy, task_id, waiting)
-    copy._peer = context.session.bindings.stub(copy.sender)
+    copy.send_through(TaskSender(copy, task_id, waiting))
     return copy

@@ -33,7 +33,7 @@ import functools
 import logging
 from collections.abc import Awaitable, Callable, Collection, Hashable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 
 import anyio
 from mcpbind.generated.names import TASKS_CANCEL, TASKS_GET, TOOLS_CALL
@@ -53,6 +53,7 @@ from mcpbind.runtime.core.errors import (
 from mcpbind.runtime.core.routing import Route
 from pydantic import BaseModel, ValidationError
 
+from ._json import json_object
 from ._store import TaskRecord, finally_finish, task_not_found
 from ._wire import (
     ACK,
@@ -95,10 +96,11 @@ def missing_extension(what: str) -> McpError:
     )
 
 
-def negotiated(capabilities: Any) -> bool:
+def negotiated(capabilities: object) -> bool:
     """Whether a client's capabilities (of this very request) name the extension."""
-    extensions = capabilities.get("extensions") if type(capabilities) is dict else None
-    return type(extensions) is dict and type(extensions.get(TASKS_EXTENSION)) is dict
+    fields = json_object(capabilities)
+    extensions = json_object(fields.get("extensions")) if fields is not None else None
+    return extensions is not None and json_object(extensions.get(TASKS_EXTENSION)) is not None
 
 
 @dataclass(eq=False)
@@ -122,7 +124,7 @@ class _Run:
     data: Any = None
     error: McpError | None = None
     job: asyncio.Task[None] | None = None
-    pending: dict[str, _Input] = field(default_factory=dict)
+    pending: dict[str, _Input] = field(default_factory=dict[str, _Input])
     asked: int = 0
 
 
@@ -323,7 +325,8 @@ class TasksExtension:
             if record is None:
                 run.data, run.error = data, error
                 return
-            if error is None and type(data) is dict and data.get("resultType") != "complete":
+            dumped = json_object(data)
+            if error is None and dumped is not None and dumped.get("resultType") != "complete":
                 error = McpError(INTERNAL_ERROR, "the task's handler did not return a result")
             if error is not None:
                 finished = await self.support.store.finish(
@@ -457,16 +460,18 @@ class TasksExtension:
         in the request, -32602 for what is not a list of task ids."""
         if not negotiated(context.session.peer.capabilities):
             raise missing_extension("task status notifications (notifications.taskIds)")
-        if type(requested) is not list or not all(type(t) is str for t in requested):
+        listed = cast("list[object]", requested) if type(requested) is list else None
+        task_ids = [t for t in listed if type(t) is str] if listed is not None else None
+        if listed is None or task_ids is None or len(task_ids) != len(listed):
             raise McpError(INVALID_PARAMS, "notifications.taskIds must be an array of task ids")
-        if len(requested) > MAX_LISTENED:
+        if len(task_ids) > MAX_LISTENED:
             raise McpError(
                 INVALID_PARAMS, f"notifications.taskIds names more than {MAX_LISTENED} tasks"
             )
         owner = self.owner(context)
         found = [
             task_id
-            for task_id in dict.fromkeys(requested)
+            for task_id in dict.fromkeys(task_ids)
             if await self.support.store.get(owner, task_id) is not None
         ]
         return found or None

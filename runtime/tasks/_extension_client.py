@@ -14,7 +14,7 @@ revision's schema, so their specs are made here from the handwritten wire types.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Final
 
@@ -36,6 +36,7 @@ from mcpbind.runtime.core.routing import OutgoingCall
 from mcpbind.runtime.eras.stateless_client import StatelessClient
 from pydantic import ValidationError
 
+from ._json import json_object
 from ._manager import CANCELLED_ERROR
 from ._store import TERMINAL
 from ._wire import (
@@ -99,8 +100,8 @@ def _meta(client: TaskClient, session: Session) -> dict[str, Any]:
 
 
 def _check_offered(session: Session) -> None:
-    extensions = session.peer.capabilities.get("extensions")
-    if type(extensions) is not dict or type(extensions.get(TASKS_EXTENSION)) is not dict:
+    extensions = json_object(session.peer.capabilities.get("extensions"))
+    if extensions is None or json_object(extensions.get(TASKS_EXTENSION)) is None:
         raise CapabilityError(
             f"the server did not advertise the {TASKS_EXTENSION} extension in server/discover; "
             "a request is not sent in its task form"
@@ -117,7 +118,7 @@ class ExtensionTaskHandle:
     ) -> None:
         self._client = client
         self.result_type = result_type
-        self.task = task
+        self.task: dict[str, Any] | None = task
         self._direct = direct
 
     @property
@@ -138,8 +139,9 @@ class ExtensionTaskHandle:
         """``tasks/get``: the task's state, with its outcome or ``inputRequests`` inlined."""
         if self.task is None:
             return {"status": "completed", "result": dump(self._direct)}
-        self.task = await self._send(TASKS_GET, {"taskId": self.task_id})
-        return self.task
+        task: dict[str, Any] = await self._send(TASKS_GET, {"taskId": self.task_id})
+        self.task = task
+        return task
 
     async def update(self, responses: Mapping[str, Any]) -> None:
         """``tasks/update``: answers to some of the task's outstanding ``inputRequests``."""
@@ -172,7 +174,7 @@ class ExtensionTaskHandle:
                 await anyio.sleep((state.get("pollIntervalMs") or _DEFAULT_POLL_MS) / 1000)
             state = await self.status()
         if status == "failed":
-            error = state.get("error") or {}
+            error: dict[str, Any] = state.get("error") or {}
             raise McpError(
                 int(error.get("code", CANCELLED_ERROR)),
                 str(error.get("message", "the task failed")),
@@ -186,7 +188,7 @@ class ExtensionTaskHandle:
             raise InvalidResultError(f"the task's result is not a tool result: {exc}") from exc
 
     @asynccontextmanager
-    async def watch(self) -> AsyncIterator[AsyncIterator[dict[str, Any]]]:
+    async def watch(self) -> AsyncGenerator[AsyncIterator[dict[str, Any]], None]:
         """The task's states as the server announces them (``notifications/tasks`` on a
         ``subscriptions/listen`` stream for this task): ``async with handle.watch() as states:
         async for state in states: ...``, each the task as ``tasks/get`` answers it (``task``
@@ -200,7 +202,8 @@ class ExtensionTaskHandle:
         session = self._client.session
         meta = {CLIENT_CAPABILITIES: _meta(self._client, session)[CLIENT_CAPABILITIES]}
         async with self._client.listen(task_ids=[str(self.task_id)], meta=meta) as stream:
-            agreed = getattr(stream, "acknowledged", {}).get("taskIds") or []
+            acknowledged: dict[str, Any] = getattr(stream, "acknowledged", {})
+            agreed: list[str] = acknowledged.get("taskIds") or []
             yield self._states(stream if self.task_id in agreed else None)
 
     async def _states(self, stream: Any) -> AsyncIterator[dict[str, Any]]:
@@ -210,15 +213,15 @@ class ExtensionTaskHandle:
             return
         seen = (state.get("status"), state.get("lastUpdatedAt"))
         async for notification in stream:
-            params = notification.params
-            if notification.method != NOTIFICATIONS_TASKS or type(params) is not dict:
+            params = json_object(notification.params)
+            if notification.method != NOTIFICATIONS_TASKS or params is None:
                 continue
             if params.get("taskId") != self.task_id:
                 continue
             if (params.get("status"), params.get("lastUpdatedAt")) == seen:
                 continue  # announced as the first tasks/get read it
             state = {k: v for k, v in params.items() if k != "_meta"}
-            meta = dict(params.get("_meta") or {})
+            meta: dict[str, Any] = dict(params.get("_meta") or {})
             meta.pop(META_SUBSCRIPTION_ID, None)
             if meta:
                 state["_meta"] = meta
@@ -250,7 +253,8 @@ async def call_tool_with_tasks(
     call = OutgoingCall(session, spec, params, {"timeout": None})
     raw = await _stateless(client).send(client, call)  # MRTR rounds first
     try:
-        if type(raw) is dict and raw.get("resultType") == "task":
+        answer = json_object(raw)
+        if answer is not None and answer.get("resultType") == "task":
             task = dump(validator(CreateTaskResult)(raw))
             return ExtensionTaskHandle(client, spec.result_type, task)
         return ExtensionTaskHandle(client, spec.result_type, None, validator(spec.result_type)(raw))

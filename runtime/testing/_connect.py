@@ -9,9 +9,9 @@ fails the call, as ``McpError`` -32603 (its traceback is in the log pytest shows
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
-from typing import Any, TypeVar
+from typing import Any, TypeGuard, TypeVar
 
 from mcpbind.generated.support import MethodSpec, RequestOptions, Revision
 from mcpbind.runtime.app import App
@@ -83,6 +83,11 @@ class _RaisingClient(Client[StubT, InfoT, CapsT]):
         return result
 
 
+def _is_app(target: object) -> TypeGuard[App[Any]]:
+    """An ``App`` (whose tools' exceptions ``connect`` can catch), of whatever lifespan."""
+    return isinstance(target, App)
+
+
 @asynccontextmanager
 async def connect(
     target: Any,
@@ -94,7 +99,7 @@ async def connect(
     name: str = "mcpbind-test-client",
     handlers: Mapping[MethodSpec[Any, Any], Callable[[Any, RequestContext], Awaitable[Any]]]
     | None = None,
-) -> AsyncIterator[Client[StubT, InfoT, CapsT]]:
+) -> AsyncGenerator[Client[StubT, InfoT, CapsT], None]:
     """A ``Client`` connected to ``target`` (an ``App``, a ``Server``: anything with
     ``memory_transport()``) in this process; the server runs in the caller's event loop.
 
@@ -111,7 +116,7 @@ async def connect(
             f"got {type(target).__name__}; for a URL or a command use Client(...)"
         )
     failures = _Failures()
-    app = target if isinstance(target, App) else None
+    app = target if _is_app(target) else None
     previous = app.on_tool_exception if app is not None else None
     client: _RaisingClient[StubT, InfoT, CapsT] = _RaisingClient(
         target.memory_transport(),

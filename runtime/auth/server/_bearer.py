@@ -93,7 +93,7 @@ def challenge(
     """The ``WWW-Authenticate`` value: ``Bearer`` (or ``DPoP``, with the proof algorithms
     accepted as ``algs``) with the metadata URL, the scopes the request needs, and the error
     (RFC 6750 3.1, RFC 9449 7.1) when the client sent something."""
-    parts = []
+    parts: list[str] = []
     if error is not None:
         parts.append(f"error={_quoted(error)}")
         if description:

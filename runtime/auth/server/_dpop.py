@@ -28,7 +28,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
-from typing import Any, Final, Protocol
+from typing import Any, Final, Protocol, cast
 from urllib.parse import unquote, urlsplit
 
 from ._jwt import require
@@ -244,9 +244,10 @@ class DPoPVerifier:
         alg = header.get("alg")
         if not isinstance(alg, str) or alg not in self.algorithms:
             raise DPoPError(INVALID_DPOP_PROOF, f"the DPoP proof's alg is not one of {self.algs}")
-        jwk = header.get("jwk")
-        if not isinstance(jwk, dict):
+        jwk_header = header.get("jwk")
+        if not isinstance(jwk_header, dict):
             raise DPoPError(INVALID_DPOP_PROOF, "the DPoP proof has no jwk header")
+        jwk = cast("dict[str, object]", jwk_header)
         if _PRIVATE_MEMBERS & set(jwk) or jwk.get("kty") != _KEY_TYPES[alg[:2]]:
             raise DPoPError(
                 INVALID_DPOP_PROOF, "the DPoP proof's jwk is not a public key for its alg"
@@ -263,7 +264,7 @@ class DPoPVerifier:
             ) from None
         if not isinstance(claims, dict):
             raise DPoPError(INVALID_DPOP_PROOF, "the DPoP proof's claims are not an object")
-        return key, claims
+        return key, cast("dict[str, Any]", claims)
 
     @property
     def algs(self) -> str:

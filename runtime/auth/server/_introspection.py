@@ -14,7 +14,7 @@ import dataclasses
 import hashlib
 import logging
 import time
-from typing import Any, Literal
+from typing import Any, Literal, cast
 from urllib.parse import quote
 
 import httpx
@@ -136,11 +136,12 @@ class IntrospectionVerifier:
                 f"the introspection endpoint answered HTTP {response.status_code}"
             )
         try:
-            answer: Any = response.json()
+            document: object = response.json()
         except ValueError:
-            answer = None
-        if not isinstance(answer, dict):
+            document = None
+        if not isinstance(document, dict):
             raise VerifierUnavailable("the introspection endpoint answered something not JSON")
+        answer = cast("dict[str, Any]", document)
         if answer.get("active") is not True:
             return None
         issuer = answer.get("iss")

@@ -18,7 +18,7 @@ import importlib
 import logging
 import time
 from collections.abc import Collection, Mapping
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, cast
 
 import anyio
 import httpx
@@ -121,8 +121,10 @@ class JWTVerifier:
                     async with httpx.AsyncClient(timeout=self._timeout) as http:
                         response = await http.get(self.jwks_url)
                 response.raise_for_status()
-                document = response.json()
-                keys = self._import(document if isinstance(document, dict) else {})
+                document: object = response.json()
+                keys = self._import(
+                    cast("dict[str, Any]", document) if isinstance(document, dict) else {}
+                )
             except (httpx.HTTPError, ValueError, self._errors.JoseError) as exc:
                 logger.warning("could not fetch the JWKS at %s: %s", self.jwks_url, exc)
                 raise VerifierUnavailable(f"the signing keys could not be fetched: {exc}") from exc

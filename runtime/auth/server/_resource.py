@@ -33,7 +33,7 @@ import hmac
 import logging
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Final
+from typing import Any, Final, cast
 from urllib.parse import urlsplit, urlunsplit
 
 from mcpbind.runtime.core import jsonrpc as rpc
@@ -71,8 +71,9 @@ NONCE_HEADER: Final = "dpop-nonce"
 
 def bound_key(token: AccessToken) -> str | None:
     """The JWK thumbprint a token is bound to (``cnf.jkt``, RFC 9449 6), if any."""
-    confirmation = token.claims.get("cnf")
-    jkt = confirmation.get("jkt") if isinstance(confirmation, dict) else None
+    confirmation: object = token.claims.get("cnf")
+    cnf = cast("dict[str, object]", confirmation) if isinstance(confirmation, dict) else None
+    jkt = cnf.get("jkt") if cnf is not None else None
     return jkt if isinstance(jkt, str) else None
 
 
@@ -364,9 +365,12 @@ class ResourceServer:
         wanted = dict.fromkeys(self.required_scopes)
         try:
             for message in messages:
-                method = message.get("method") if type(message) is dict else None
+                if type(message) is not dict:
+                    continue
+                body = cast("dict[str, Any]", message)
+                method = body.get("method")
                 if type(method) is str:
-                    wanted.update(dict.fromkeys(needs(method, message.get("params"))))
+                    wanted.update(dict.fromkeys(needs(method, body.get("params"))))
         except Exception:
             logger.exception("operation_scopes failed")
             why = "Bad Request: the scopes this request needs are unknown"
@@ -398,7 +402,7 @@ class ResourceServer:
     ) -> tuple[int, bytes, dict[str, str]]:
         needed = self.required_scopes if scopes is None else scopes
         headers: dict[str, str] = {}
-        challenges = []
+        challenges: list[str] = []
         if not self.dpop_required and not dpop:
             challenges.append(challenge(self.resource_metadata_url, needed, oauth, why))
         if self.dpop is not None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
 from mcpbind.runtime.core.access_token import AccessToken
 
@@ -54,9 +54,11 @@ def _strings(value: Any) -> tuple[str, ...] | None:
     """A JSON string or array of strings as a tuple; ``None`` for anything else."""
     if isinstance(value, str):
         return (value,)
-    if isinstance(value, list) and all(isinstance(item, str) for item in value):
-        return tuple(value)
-    return None
+    if not isinstance(value, list):
+        return None
+    items = cast("list[object]", value)
+    strings = tuple(item for item in items if isinstance(item, str))
+    return strings if len(strings) == len(items) else None
 
 
 def _number(claims: Mapping[str, Any], name: str) -> int | None:
