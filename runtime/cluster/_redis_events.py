@@ -199,7 +199,7 @@ class RedisEventStore:
                 and streams <= self.max_streams
             ):
                 return
-            found = await self._call(lambda: self.redis.zrange(self._order, 0, 0))
+            found = await self._call(lambda: self.redis.zrange(self._order, 0, 0))  # pyright: ignore[reportUnknownMemberType]  # redis-py: untyped score_cast_func
             if not found:
                 return
             head: Any = found[0]
@@ -253,7 +253,7 @@ class RedisEventStore:
             self._remember(last_event_id, f"{BUSY_REPLAY}{self.budget.refusal(held)}")
             return None
         try:
-            replay = []
+            replay: list[tuple[str, Any]] = []
             for entry_id, fields in await self._entries(stream_id, f"({seq}-0", "+"):
                 if fields[b"m"]:
                     replay.append((f"{stream_id}/{_seq(entry_id)}", orjson.loads(fields[b"m"])))
