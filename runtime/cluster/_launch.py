@@ -57,6 +57,10 @@ HEALTH_PATH: Final = "/healthz"
 START_TIMEOUT: Final = 30.0
 #: How long stopped processes get to finish before they are killed.
 STOP_GRACE: Final = 5.0
+#: glibc's mmap threshold fixed for the workers unless set: blocks of 128 KiB or more are then
+#: mapped and given back when freed, so a worker's RSS follows its memory budget (with the
+#: sliding default, freed multi-MiB bodies stayed resident: docs/security.md, "Memory budget").
+ALLOCATOR_ENV: Final = {"MALLOC_MMAP_THRESHOLD_": "131072"}
 
 
 @runtime_checkable
@@ -307,7 +311,12 @@ class Supervisor:
         self.out.flush()
 
     def _spawn(self, spec: WorkerSpec) -> subprocess.Popen[bytes]:
-        env = {**os.environ, WORKER_ID_ENV: spec.name, STATE_KEY_ENV: self.state_key}
+        env = {
+            **ALLOCATOR_ENV,
+            **os.environ,
+            WORKER_ID_ENV: spec.name,
+            STATE_KEY_ENV: self.state_key,
+        }
         if self.redis_url is not None:
             env[REDIS_URL_ENV] = self.redis_url
         if self.durable_tasks:

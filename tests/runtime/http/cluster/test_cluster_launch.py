@@ -69,6 +69,12 @@ def test_every_worker_serves_under_its_own_id_round_robin(cluster: Cluster) -> N
         assert health.status_code == 200 and health.json() == {"worker": worker.name}
 
 
+def test_workers_run_with_the_allocator_setting_the_memory_budget_needs(cluster: Cluster) -> None:
+    for worker in cluster.workers:
+        environ = Path(f"/proc/{worker.pid}/environ").read_bytes().split(b"\0")
+        assert b"MALLOC_MMAP_THRESHOLD_=131072" in environ
+
+
 def test_a_dead_worker_is_reported_and_started_again(cluster: Cluster) -> None:
     dead = cluster.kill(0)
     words = cluster.next_line().split()
