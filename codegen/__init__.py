@@ -4,11 +4,15 @@ A pipeline of plain stages, each a module of its own: ``load`` (pins and bytes) 
 (definitions, method table, capabilities) -> ``emit`` (models, templates) -> ``format`` -> ``write``.
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import CodegenError
 from .ir import RevisionIR, build_ir
 from .load import LoadedSchema, load_file, load_revision
+
+if TYPE_CHECKING:
+    # What __getattr__ below gives, named for type checkers (and for __all__).
+    from .pipeline import generate, generate_revision
 
 # The pipeline imports the codegen extra (datamodel-code-generator, jinja2, black): loaded on
 # first use, so `mcpbind diff` and `revisions` work after a plain `pip install mcpbind`.

@@ -15,6 +15,8 @@ from importlib import metadata
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
+from .jsonvalues import is_object
+
 __all__ = ["ROOTS", "default_out", "installed_root", "source_checkout", "stale_files"]
 
 ROOTS = ("codegen", "generated", "runtime", "schema")
@@ -44,7 +46,7 @@ def source_checkout() -> Path | None:
         record = json.loads(text or "null")
     except ValueError:
         return None
-    if not isinstance(record, dict) or "dir_info" not in record:
+    if not is_object(record) or "dir_info" not in record:
         return None
     url = urlparse(str(record.get("url", "")))
     if url.scheme != "file":

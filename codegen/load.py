@@ -22,9 +22,10 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from .errors import CodegenError
+from .jsonvalues import is_object
 from .pins import ExtensionPin, Pin, get_pin, schema_folders
 from .vendor import CHANGELOG, MANIFEST, SCHEMA, TS, expected_sha256, parse_manifest
 
@@ -66,11 +67,11 @@ def parse_schema(data: bytes, source: str) -> dict[str, Any]:
         parsed: object = json.loads(data)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise CodegenError(f"{source}: not valid JSON: {exc}") from None
-    if not isinstance(parsed, dict):
+    if not is_object(parsed):
         raise CodegenError(f"{source}: a schema must be a JSON object, got {type(parsed).__name__}")
-    document = cast(dict[str, Any], parsed)
+    document = parsed
     defs = document.get("$defs", document.get("definitions"))
-    if not isinstance(defs, dict) or not defs:
+    if not is_object(defs) or not defs:
         raise CodegenError(f"{source}: no '$defs' or 'definitions' object: not an MCP schema")
     return document
 

@@ -65,7 +65,7 @@ def generate(
     no formatting, so the copy is byte for byte the file the checkers read.
     ``progress`` is told each revision before its generation starts.
     """
-    outputs = []
+    outputs: list[RevisionOutput] = []
     for schema in loaded:
         if progress is not None:
             progress(schema.revision)

@@ -37,7 +37,7 @@ def existing_revisions(out: Path) -> dict[str, str]:
 
 def write_files(out: Path, files: dict[str, str]) -> list[Path]:
     """Write ``files`` (relative path -> text) under ``out``; only files whose bytes changed."""
-    written = []
+    written: list[Path] = []
     for relative, text in sorted(files.items()):
         path = out / relative
         data = text.encode("utf-8")
@@ -68,7 +68,7 @@ def unproduced(out: Path, files: dict[str, str], owned_dirs: list[str]) -> list[
 
 def remove_files(out: Path, relatives: list[str]) -> list[Path]:
     """Delete ``relatives`` under ``out`` (the modules :func:`unproduced` found)."""
-    removed = []
+    removed: list[Path] = []
     for relative in relatives:
         path = out / relative
         try:
@@ -112,7 +112,7 @@ def extra_packages(out: Path, wanted: set[str]) -> list[str]:
 
 def remove_packages(out: Path, revisions: list[str]) -> list[Path]:
     """Delete the packages of ``revisions`` under ``out``; the index is rewritten by the caller."""
-    removed = []
+    removed: list[Path] = []
     for revision in revisions:
         folder = out / package_dir(revision)
         try:

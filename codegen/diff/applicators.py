@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..jsonvalues import is_array
 from .deltas import Delta, Recurse, of_spec
 from .rules import Variance
 from .shapes import describe, literal
@@ -32,7 +33,7 @@ _IDENTIFIERS = (
 
 
 def _identifier_specs() -> list[Spec]:
-    out = []
+    out: list[Spec] = []
     for keyword, s, what in _IDENTIFIERS:
         out += [
             make_spec(f"{s}_ADDED", keyword, f"A subschema gained {what} ({keyword}); "
@@ -184,8 +185,8 @@ def _conditional(
 
 def _all_of(was: Any, now: Any, path: str) -> list[Delta]:
     """``allOf`` parts by value: an added part narrows, a removed one widens."""
-    before = {literal(p): p for p in was} if isinstance(was, list) else {}
-    after = {literal(p): p for p in now} if isinstance(now, list) else {}
+    before = {literal(p): p for p in was} if is_array(was) else {}
+    after = {literal(p): p for p in now} if is_array(now) else {}
     out = [
         _rule("ALL_OF_MEMBER_REMOVED", path, f"allOf part {describe(part)} removed", key, None)
         for key, part in before.items()

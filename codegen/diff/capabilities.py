@@ -13,6 +13,7 @@ from typing import Any
 from ..ir import Direction, RevisionIR
 from ..ir.capabilities import SIDES
 from ..ir.refs import ref_name
+from ..jsonvalues import is_object
 from . import rules
 from .model import Finding, Subject
 from .rules import Rule
@@ -40,7 +41,7 @@ def _walk(
 ) -> None:
     found = ir.definitions.get(definition)
     props: Any = found.schema.get("properties") if found else None
-    for prop, sub in sorted((props or {}).items()):
+    for prop, sub in sorted(props.items() if is_object(props) else ()):
         flag = (*path, prop)
         sites[f"{definition}.{prop}"] = (side, flag)
         target = ref_name(sub)

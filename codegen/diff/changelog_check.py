@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..ir import RevisionIR
+from ..jsonvalues import is_array, is_object
 from .model import Change
 from .rules import Severity
 
@@ -111,10 +112,10 @@ class ChangelogCheck:
     changelog: str
     entries: list[ChangelogEntry]
     breaking: int
-    unmentioned: list[Change] = field(default_factory=list)
-    backed: list[ChangelogEntry] = field(default_factory=list)
-    unbacked: list[ChangelogEntry] = field(default_factory=list)
-    prose: list[ChangelogEntry] = field(default_factory=list)
+    unmentioned: list[Change] = field(default_factory=list[Change])
+    backed: list[ChangelogEntry] = field(default_factory=list[ChangelogEntry])
+    unbacked: list[ChangelogEntry] = field(default_factory=list[ChangelogEntry])
+    prose: list[ChangelogEntry] = field(default_factory=list[ChangelogEntry])
 
     @property
     def clean(self) -> bool:
@@ -231,7 +232,7 @@ def _items(markdown: str) -> Iterator[tuple[str, int, str]]:
 
 def parse_changelog(markdown: str) -> list[ChangelogEntry]:
     """Every list item of a changelog page, with the names and features it mentions."""
-    entries = []
+    entries: list[ChangelogEntry] = []
     for section, number, text in _items(markdown):
         if section.lower().startswith(_SKIPPED_SECTIONS):
             continue
@@ -252,13 +253,13 @@ def parse_changelog(markdown: str) -> list[ChangelogEntry]:
 
 
 def _property_names(schema: Any, out: set[str]) -> None:
-    if isinstance(schema, dict):
+    if is_object(schema):
         properties = schema.get("properties")
-        if isinstance(properties, dict):
+        if is_object(properties):
             out.update(name.lower() for name in properties)
         for value in schema.values():
             _property_names(value, out)
-    elif isinstance(schema, list):
+    elif is_array(schema):
         for value in schema:
             _property_names(value, out)
 
@@ -355,7 +356,9 @@ def check_changelog(
             seen.add(key)  # one row per rule and path: a union's members removed are one finding
             result.unmentioned.append(change)
     rare = rare_parts(irs)
-    simple = set().union(*(simple_names(c, rare) for c in changes)) if changes else set()
+    simple: set[str] = set()
+    for change in changes:
+        simple |= simple_names(change, rare)
     for entry in entries:
         if any(_matches(entry, n) for _, n in named) or entry.words & simple:
             result.backed.append(entry)

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..ir import RevisionIR
 from ..ir.refs import ref_name
+from ..jsonvalues import is_object
 from . import applicators, constraints, containers, rules, values
 from .deltas import Delta, delta, fold, fold_variance
 from .rename import THRESHOLD, similarity
@@ -184,7 +185,7 @@ class DefinitionComparer:
         return "inline object" if ref_name(node) in invented else describe(node)
 
     def _annotations(self, old: Any, new: Any, path: str) -> list[Delta]:
-        if not self.descriptions or not isinstance(old, dict) or not isinstance(new, dict):
+        if not self.descriptions or not is_object(old) or not is_object(new):
             return []
         out = [
             delta(Rule.DESCRIPTION_CHANGED, path, f"{key} changed", old.get(key), new.get(key))
@@ -214,7 +215,7 @@ class DefinitionComparer:
     def _covers_all(self, node: Any, defs: Mapping[str, Any]) -> bool:
         if node is True or is_any(node):
             return True
-        if not isinstance(node, dict):
+        if not is_object(node):
             return False
         target = ref_name(node)
         if target is not None:
@@ -233,7 +234,7 @@ class DefinitionComparer:
         """The types a node allows whole (an array of anything, an open map of anything...)."""
         node = resolve(node, defs)
         kinds = types_of(node)
-        if kinds is None or not isinstance(node, dict):
+        if kinds is None or not is_object(node):
             return frozenset()
         extra = set(node) - ANNOTATIONS - {"type", "items", "additionalProperties", "properties"}
         if extra or node.get("properties"):
@@ -274,7 +275,7 @@ class DefinitionComparer:
             ]
         if union_members(old) is not None or union_members(new) is not None:
             return self._union(old, new, path)
-        if not isinstance(old, dict) or not isinstance(new, dict):
+        if not is_object(old) or not is_object(new):
             return [delta(Rule.TYPE_CHANGED, path, "schema changed", describe(old), describe(new))]
         return self._value(old, new, path)
 
@@ -302,7 +303,7 @@ class DefinitionComparer:
             text = f"type {kinds} {'added' if added else 'removed'}"
             return [values.spec_delta(rule, path, text, None if added else kinds,
                                       kinds if added else None)]  # fmt: skip
-        if old_types ^ new_types == {"null"} and old_types - {"null"}:
+        if old_types ^ new_types == frozenset({"null"}) and old_types - {"null"}:
             added = "null" in new_types
             olds, news = "|".join(sorted(old_types)), "|".join(sorted(new_types))
             return [values.nullable(added, path, f"type {news}, was {olds}", olds, news)]
@@ -330,7 +331,7 @@ class DefinitionComparer:
         was, now = old.get("items"), new.get("items")
         if was is None and now is None:
             return []
-        if not all(isinstance(v, dict) or v is None for v in (was, now)):
+        if not all(is_object(v) or v is None for v in (was, now)):
             return []
         if "prefixItems" in old or "prefixItems" in new:
             return []  # items is then the rest of a tuple: compared by containers
@@ -442,7 +443,7 @@ class DefinitionComparer:
             path,
         )
         if old_members is not None and new_members is not None:
-            if isinstance(old, dict) and isinstance(new, dict):
+            if is_object(old) and is_object(new):
                 deltas += self._keywords(_no_members(old), _no_members(new), path)
                 deltas += applicators.union_kind(old, new, path)
             return deltas

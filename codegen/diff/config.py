@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CodegenError
+from ..jsonvalues import is_object
 from .model import Change
 from .report import FAIL_ON, Ignore, Report, parse_ignores
 from .rules import Rule, Severity
@@ -107,7 +108,7 @@ def _parse(document: dict[str, Any], path: Path, pyproject: bool) -> DiffConfig:
         where = f"{path} [tool.mcpbind.diff]"
     else:
         table = document
-    if not isinstance(table, dict):
+    if not is_object(table):
         raise CodegenError(f"{where}: expected a table")
     for key in table:
         if key not in _KEYS:
@@ -118,9 +119,9 @@ def _parse(document: dict[str, Any], path: Path, pyproject: bool) -> DiffConfig:
     if fail_on is not None and fail_on not in FAIL_ON:
         raise CodegenError(f"{where}: fail-on must be one of {', '.join(FAIL_ON)}")
     severity = table.get("severity", {})
-    if not isinstance(severity, dict):
+    if not is_object(severity):
         raise CodegenError(f"{where}: [severity] must be a table of selector = level")
-    overrides = []
+    overrides: list[Override] = []
     for index, (selector, level) in enumerate(severity.items()):
         if level not in LEVELS:
             raise CodegenError(

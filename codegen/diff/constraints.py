@@ -57,7 +57,7 @@ _N, _W, _X = Variance.NARROW, Variance.WIDEN, Variance.BOTH
 
 
 def _bound_specs() -> list[Spec]:
-    out = []
+    out: list[Spec] = []
     for keyword in (*LOWER, *UPPER):
         lower = keyword in LOWER
         what, s = _WHAT[keyword], stem(keyword)

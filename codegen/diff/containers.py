@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..jsonvalues import is_array, is_object
 from .deltas import Delta, Recurse, of_spec
 from .rules import Variance
 from .tags import Action, Area, Kind, Spec, make_spec
@@ -83,10 +84,10 @@ def tuple_form(node: dict[str, Any]) -> tuple[list[Any] | None, Any]:
     """The positional schemas and the schema of the rest of an array, in either dialect:
     2020-12 ``prefixItems`` + ``items``, or draft-07 ``items: [...]`` + ``additionalItems``."""
     items = node.get("items")
-    if isinstance(items, list):
+    if is_array(items):
         return items, node.get("additionalItems")
     prefix = node.get("prefixItems")
-    return (prefix if isinstance(prefix, list) else None), (items if prefix is not None else None)
+    return (prefix if is_array(prefix) else None), (items if prefix is not None else None)
 
 
 def compare(old: dict[str, Any], new: dict[str, Any], path: str, recurse: Recurse) -> list[Delta]:
@@ -125,8 +126,9 @@ def _keyed(
     old: dict[str, Any], new: dict[str, Any], path: str, key: str, s: str, recurse: Recurse
 ) -> list[Delta]:
     """A map of name -> schema (or, in ``dependencies``, name -> list of names)."""
-    was, now = old.get(key) or {}, new.get(key) or {}
-    if not isinstance(was, dict) or not isinstance(now, dict) or was == now:
+    was: object = old.get(key) or {}
+    now: object = new.get(key) or {}
+    if not is_object(was) or not is_object(now) or was == now:
         return []
     out = [
         _rule(f"{s}_REMOVED", path, f"{key} '{name}' removed", name, None)
@@ -138,9 +140,9 @@ def _keyed(
     ]
     for name in sorted(was.keys() & now.keys()):
         before, after = was[name], now[name]
-        if isinstance(before, list) or isinstance(after, list):
-            before = {"required": before} if isinstance(before, list) else before
-            after = {"required": after} if isinstance(after, list) else after
+        if is_array(before) or is_array(after):
+            before = {"required": before} if is_array(before) else before
+            after = {"required": after} if is_array(after) else after
             out += _dependent_required({name: before.get("required", [])},
                                        {name: after.get("required", [])}, path)  # fmt: skip
         elif before != after:
@@ -149,8 +151,8 @@ def _keyed(
 
 
 def _dependent_required(was: Any, now: Any, path: str) -> list[Delta]:
-    was = was if isinstance(was, dict) else {}
-    now = now if isinstance(now, dict) else {}
+    was = was if is_object(was) else {}
+    now = now if is_object(now) else {}
     out: list[Delta] = []
     for name in sorted(was.keys() | now.keys()):
         before, after = set(was.get(name, [])), set(now.get(name, []))

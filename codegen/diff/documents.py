@@ -55,9 +55,10 @@ def deprecations(source: str) -> frozenset[str]:
             continue
         declared = _DECLARATION.match(line)
         if declared and depth == 0:
-            current = declared.group(1)
+            name: str = declared.group(1)
+            current = name
             if pending:
-                found.add(current)
+                found.add(name)
         elif current is not None and depth == 1:
             member = _MEMBER.match(line)
             if member and pending:

@@ -22,7 +22,8 @@ def render_yaml(report: Report, fail_on: str) -> str:
     # libyaml's dumper when PyYAML was built with it: the pure-Python one takes longer than the
     # whole diff on the largest pair.
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-    text: str = yaml.dump(
+    # types-PyYAML types ``width`` with a name it leaves undefined, so ``dump`` is partly unknown.
+    text: str = yaml.dump(  # pyright: ignore[reportUnknownMemberType]
         report_document(report, fail_on),
         Dumper=dumper,
         sort_keys=False,

@@ -31,6 +31,7 @@ from ..errors import CodegenError
 from ..ir import RevisionIR
 from ..ir.extensions import EXTENSIONS
 from ..ir.refs import const_of, union_members
+from ..jsonvalues import is_array, is_object
 from ..load import LoadedSchema, load_extension
 from ..pins import ExtensionPin, get_extension_pin, load_extension_pins
 from .methods import EXTENSION_GATE
@@ -49,7 +50,7 @@ class Layered:
     notes: tuple[str, ...]
     origins: Origins = field(default_factory=Origins)
     #: Request method -> the capability that gates it (``EXTENSION_GATE``), for ``gate``.
-    gates: dict[str, str] = field(default_factory=dict)
+    gates: dict[str, str] = field(default_factory=dict[str, str])
 
 
 def _extension(part: str) -> ExtensionPin:
@@ -75,7 +76,7 @@ def split_spec(spec: str) -> tuple[str, list[ExtensionPin]]:
 def _definitions(document: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     key = "$defs" if "$defs" in document else "definitions"
     defs = document.get(key)
-    if not isinstance(defs, dict):
+    if not is_object(defs):
         raise CodegenError("the schema has no '$defs' or 'definitions' object")
     return key, defs
 
@@ -84,13 +85,13 @@ def _rebase(schema: Any, old: str, new: str) -> Any:
     """``schema`` with its local references rewritten from ``#/<old>/`` to ``#/<new>/``."""
     if old == new:
         return schema
-    if isinstance(schema, dict):
+    if is_object(schema):
         out = {k: _rebase(v, old, new) for k, v in schema.items()}
         ref = out.get("$ref")
         if isinstance(ref, str) and ref.startswith(f"#/{old}/"):
             out["$ref"] = f"#/{new}/" + ref.removeprefix(f"#/{old}/")
         return out
-    if isinstance(schema, list):
+    if is_array(schema):
         return [_rebase(v, old, new) for v in schema]
     return schema
 
@@ -100,13 +101,13 @@ def _add_member(defs: dict[str, Any], key: str, union: str, name: str) -> None:
     an inline copy of its member: it becomes an ``anyOf``)."""
     ref = {"$ref": f"#/{key}/{name}"}
     schema = defs.get(union)
-    if isinstance(schema, dict) and union_members(schema):
+    if is_object(schema) and union_members(schema):
         defs[union] = {**schema, "anyOf": [*schema["anyOf"], ref]}
         return
     members = []
-    if isinstance(schema, dict) and "$ref" in schema:
+    if is_object(schema) and "$ref" in schema:
         members = [schema]
-    elif isinstance(schema, dict):
+    elif is_object(schema):
         copied = next((n for n, other in defs.items() if n != union and other == schema), None)
         members = [{"$ref": f"#/{key}/{copied}"}] if copied else []
     defs[union] = {"anyOf": [*members, ref]}

@@ -39,7 +39,7 @@ def render_rules(fmt: str = "text", only: Only | None = None) -> str:
         }
         return json.dumps(document, indent=2) + "\n"
     if fmt == "markdown":
-        lines = [
+        lines: list[str] = [
             "| rule | severity | direction | area | kind | action |",
             "| --- | --- | --- | --- | --- | --- |",
         ]

@@ -35,8 +35,8 @@ class Origins:
     """One side's names that came from an extension, each mapped to the extension's label
     (``tasks@2026-08-21``); empty for a side without extensions."""
 
-    definitions: Mapping[str, str] = field(default_factory=dict)
-    methods: Mapping[str, str] = field(default_factory=dict)
+    definitions: Mapping[str, str] = field(default_factory=dict[str, str])
+    methods: Mapping[str, str] = field(default_factory=dict[str, str])
 
     def with_hoisted(self, ir: RevisionIR) -> Origins:
         """These origins plus the definitions ``ir`` hoisted out of an extension's definition."""
@@ -84,7 +84,7 @@ def attribute(changes: list[Change], old: Origins, new: Origins) -> list[Change]
     """``changes`` with ``origin`` set on those an extension brought (see the docstring)."""
     if not (old.definitions or old.methods or new.definitions or new.methods):
         return changes
-    out = []
+    out: list[Change] = []
     for change in changes:
         origin = _origin(change, old, new)
         out.append(change if origin is None else replace(change, origin=origin))

@@ -23,6 +23,9 @@ from .layers import split_spec
 from .model import Change
 from .report import Report
 
+# The package whose files these are (``__package__`` is optional to a checker).
+_PACKAGE = __name__.rpartition(".")[0]
+
 __all__ = [
     "CHANGELOG_EXIT",
     "OUTPUT_FORMATS",
@@ -59,7 +62,7 @@ def render_output(
 
 def report_schema_text() -> str:
     """``report.schema.json`` as the package carries it (``mcpbind diff schema``)."""
-    return resources.files(__package__).joinpath("report.schema.json").read_text("utf-8")
+    return resources.files(_PACKAGE).joinpath("report.schema.json").read_text("utf-8")
 
 
 def _changelog_text(spec: str) -> tuple[str, str]:

@@ -16,6 +16,7 @@ from typing import Any
 from ..ir import Direction, ResultLink, RevisionIR
 from ..ir.methods import NOTIFICATION_UNIONS, REQUEST_UNIONS
 from ..ir.refs import ref_name
+from ..jsonvalues import JSONObject, is_array, is_object
 
 ENVELOPE_ROOTS = ("JSONRPCMessage",)
 RESULT_UNIONS = (
@@ -35,13 +36,13 @@ def opposite(direction: Direction) -> Direction:
 
 
 def _refs(node: Any) -> Iterator[str]:
-    if isinstance(node, dict):
+    if is_object(node):
         target = ref_name(node)
         if target is not None:
             yield target
         for value in node.values():
             yield from _refs(value)
-    elif isinstance(node, list):
+    elif is_array(node):
         for value in node:
             yield from _refs(value)
 
@@ -70,7 +71,7 @@ def _roots(ir: RevisionIR) -> Iterator[tuple[str, Direction]]:
     yield from NOTIFICATION_UNIONS
     yield from RESULT_UNIONS
     for name, definition in ir.definitions.items():
-        props = definition.schema.get("properties") or {}
+        props: JSONObject = definition.schema.get("properties") or {}
         if name in ENVELOPE_ROOTS or ("jsonrpc" in props and "error" in props):
             yield from ((name, d) for d in Direction)
 

@@ -167,7 +167,7 @@ def render_text(report: Report, color: bool = True, verbose: bool = False) -> st
 
 def _tally(changes: list[Change], color: bool) -> list[str]:
     """One line per severity counting its rules: the whole step at a glance."""
-    lines = []
+    lines: list[str] = []
     for severity in reversed(Severity):
         counts = Counter(c.rule.value for c in changes if c.severity is severity)
         if counts:

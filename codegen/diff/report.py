@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CodegenError
+from ..jsonvalues import is_array, is_object
 from .changelog_check import ChangelogCheck
 from .model import Change, Subject
 from .rules import Rule, Severity
@@ -68,12 +69,12 @@ def read_ignores(path: Path) -> list[Ignore]:
 
 def parse_ignores(entries: object, where: str) -> list[Ignore]:
     """The ``[[ignore]]`` tables of an ignore or config file (``where`` names it in errors)."""
-    if not isinstance(entries, list):
+    if not is_array(entries):
         raise CodegenError(f"{where}: 'ignore' must be a list of [[ignore]] tables")
     out: list[Ignore] = []
     for number, entry in enumerate(entries, 1):
         at = f"{where}: ignore #{number}"
-        if not isinstance(entry, dict) or set(entry) - {"rule", "path", "reason"}:
+        if not is_object(entry) or set(entry) - {"rule", "path", "reason"}:
             raise CodegenError(f"{at}: keys are rule, path and reason")
         rule, glob, reason = entry.get("rule"), entry.get("path"), entry.get("reason")
         if not isinstance(rule, str):
@@ -195,11 +196,11 @@ class Report:
     old: str
     new: str
     changes: list[Change]
-    fixups: dict[str, list[str]] = field(default_factory=dict)
+    fixups: dict[str, list[str]] = field(default_factory=dict[str, list[str]])
     raw: bool = False
-    notes: list[str] = field(default_factory=list)
-    ignored: list[tuple[Change, Ignore]] = field(default_factory=list)
-    unused_ignores: list[Ignore] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list[str])
+    ignored: list[tuple[Change, Ignore]] = field(default_factory=list[tuple[Change, Ignore]])
+    unused_ignores: list[Ignore] = field(default_factory=list[Ignore])
     filtered: int = 0
     #: What was compared: two protocol revisions' ``schema`` or two server ``surface`` snapshots.
     kind: str = "schema"

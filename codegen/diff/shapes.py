@@ -12,6 +12,7 @@ from typing import Any
 
 from ..ir import JSONSchema
 from ..ir.refs import ref_name
+from ..jsonvalues import JSONObject, is_array, is_object
 
 # Keywords that document a schema without constraining it.
 ANNOTATIONS = frozenset(
@@ -25,10 +26,10 @@ UPPER_BOUNDS = frozenset({"maximum", "exclusiveMaximum", "maxItems", "maxLength"
 
 def union_members(node: Any) -> list[Any] | None:
     """The members of an ``anyOf``/``oneOf`` node, or None when it is not a union."""
-    if isinstance(node, dict):
+    if is_object(node):
         for key in UNION_KEYS:
             members = node.get(key)
-            if isinstance(members, list):
+            if is_array(members):
                 return members
     return None
 
@@ -52,7 +53,7 @@ def effective(schema: Any, defs: Mapping[str, Any]) -> Any:
 
 
 def _effective(schema: Any, defs: Mapping[str, Any], seen: frozenset[str]) -> Any:
-    if not isinstance(schema, dict) or not isinstance(schema.get("allOf"), list):
+    if not is_object(schema) or not is_array(schema.get("allOf")):
         return schema
     merged: JSONSchema = {k: v for k, v in schema.items() if k != "allOf"}
     props: dict[str, Any] = {}
@@ -63,18 +64,18 @@ def _effective(schema: Any, defs: Mapping[str, Any], seen: frozenset[str]) -> An
             if target in seen or target not in defs:
                 continue
             part = _effective(defs[target], defs, seen | {target})
-        if not isinstance(part, dict):
+        if not is_object(part):
             continue
-        for prop, sub in (part.get("properties") or {}).items():
+        part_props: JSONObject = part.get("properties") or {}
+        for prop, sub in part_props.items():
             base = props.get(prop)
-            props[prop] = (
-                {**base, **sub} if isinstance(base, dict) and isinstance(sub, dict) else sub
-            )
+            props[prop] = {**base, **sub} if is_object(base) and is_object(sub) else sub
         required.extend(r for r in part.get("required", []) if r not in required)
         for key, value in part.items():
             if key not in ("properties", "required", "description"):
                 merged.setdefault(key, value)
-    for prop, sub in (schema.get("properties") or {}).items():
+    own: JSONObject = schema.get("properties") or {}
+    for prop, sub in own.items():
         props[prop] = sub
     required.extend(r for r in schema.get("required", []) if r not in required)
     merged["type"] = "object"
@@ -86,12 +87,12 @@ def _effective(schema: Any, defs: Mapping[str, Any], seen: frozenset[str]) -> An
 
 def types_of(node: Any) -> frozenset[str] | None:
     """The JSON types a node allows by its ``type`` keyword; None when it has none."""
-    if not isinstance(node, dict):
+    if not is_object(node):
         return None
     kind = node.get("type")
     if isinstance(kind, str):
         return frozenset({kind})
-    if isinstance(kind, list):
+    if is_array(kind):
         return frozenset(k for k in kind if isinstance(k, str))
     return None
 
@@ -108,22 +109,22 @@ def is_open(additional: Any) -> bool:
 
 def is_any(node: Any) -> bool:
     """A schema that constrains nothing (``{}``, or only annotations)."""
-    return isinstance(node, dict) and all(k in ANNOTATIONS for k in node)
+    return is_object(node) and all(k in ANNOTATIONS for k in node)
 
 
 def strip(node: Any) -> Any:
     """The node without annotations at any depth (property names are kept, whatever they are)."""
-    if isinstance(node, dict):
+    if is_object(node):
         out: dict[str, Any] = {}
         for key, value in node.items():
             if key in ANNOTATIONS:
                 continue
-            if key == "properties" and isinstance(value, dict):
+            if key == "properties" and is_object(value):
                 out[key] = {p: strip(v) for p, v in value.items()}
             else:
                 out[key] = strip(value)
         return out
-    if isinstance(node, list):
+    if is_array(node):
         return [strip(v) for v in node]
     return node
 
@@ -134,7 +135,7 @@ def literal(value: Any) -> str:
 
 def describe(node: Any) -> str:
     """A short human summary of what a node allows: ``array[ContentBlock]``, ``"ref/resource"``."""
-    if not isinstance(node, dict):
+    if not is_object(node):
         return "any" if node is True or node is None else "nothing"
     target = ref_name(node)
     if target is not None:
@@ -142,11 +143,11 @@ def describe(node: Any) -> str:
     members = union_members(node)
     if members is not None:
         return " | ".join(describe(m) for m in members)
-    if isinstance(node.get("allOf"), list):
+    if is_array(node.get("allOf")):
         return " & ".join(describe(m) for m in node["allOf"])
     if "const" in node:
         return literal(node["const"])
-    if isinstance(node.get("enum"), list):
+    if is_array(node.get("enum")):
         return " | ".join(literal(v) for v in node["enum"])
     kinds = types_of(node)
     if kinds is None:
@@ -155,7 +156,7 @@ def describe(node: Any) -> str:
         return f"array[{describe(node.get('items', {}))}]"
     if kinds == frozenset({"object"}):
         additional = node.get("additionalProperties")
-        if not node.get("properties") and isinstance(additional, dict) and additional:
+        if not node.get("properties") and is_object(additional) and additional:
             return f"map[{describe(additional)}]"
         return "object"
     text = "|".join(sorted(kinds))
@@ -165,7 +166,7 @@ def describe(node: Any) -> str:
 
 def signature(node: Any, stable: frozenset[str]) -> str:
     """A name-independent type tag: refs keep their target only when it exists on both sides."""
-    if not isinstance(node, dict):
+    if not is_object(node):
         return "any"
     target = ref_name(node)
     if target is not None:
@@ -192,7 +193,7 @@ def features(schema: Any, stable: frozenset[str], core: bool = False) -> frozens
 
 
 def _features(schema: Any, stable: frozenset[str], core: bool) -> Iterator[tuple[str, ...]]:
-    if not isinstance(schema, dict):
+    if not is_object(schema):
         return
     target = ref_name(schema)
     if target is not None:
@@ -200,15 +201,17 @@ def _features(schema: Any, stable: frozenset[str], core: bool) -> Iterator[tuple
     for member in union_members(schema) or []:
         yield ("member", signature(member, stable))
     required = schema.get("required", [])
-    for prop, sub in (schema.get("properties") or {}).items():
+    properties: JSONObject = schema.get("properties") or {}
+    for prop, sub in properties.items():
         if core and prop not in required:
             continue
         yield ("property", prop, signature(sub, stable))
-        if isinstance(sub, dict) and "const" in sub:
+        if is_object(sub) and "const" in sub:
             yield ("const", prop, literal(sub["const"]))
     for prop in required:
         yield ("required", prop)
-    for value in schema.get("enum", []) if isinstance(schema.get("enum"), list) else []:
+    enum: object = schema.get("enum", [])
+    for value in enum if is_array(enum) else ():
         yield ("enum", literal(value))
     kinds = types_of(schema)
     if kinds is not None:

@@ -15,6 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CodegenError
+from ..jsonvalues import is_array, is_object
+
+# The package whose files these are (``__package__`` is optional to a checker).
+_PACKAGE = __name__.rpartition(".")[0]
 
 SURFACE_FORMAT = "mcpbind.surface/1"
 _PREFIX = "mcpbind.surface/"
@@ -43,7 +47,7 @@ LISTS = (
 
 def surface_schema() -> dict[str, Any]:
     """``surface.schema.json``, as the package carries it."""
-    text = resources.files(__package__).joinpath("surface.schema.json").read_text("utf-8")
+    text = resources.files(_PACKAGE).joinpath("surface.schema.json").read_text("utf-8")
     schema: dict[str, Any] = json.loads(text)
     return schema
 
@@ -59,7 +63,7 @@ def read_json(path: Path) -> Any | None:
 def is_snapshot(document: Any) -> bool:
     """True for a JSON object that says it is a server-surface snapshot (of any version)."""
     return (
-        isinstance(document, dict)
+        is_object(document)
         and isinstance(document.get("format"), str)
         and document["format"].startswith(_PREFIX)
     )
@@ -67,8 +71,8 @@ def is_snapshot(document: Any) -> bool:
 
 def load_snapshot(path: Path, document: Any) -> dict[str, Any]:
     """``document`` (read from ``path``) checked as a snapshot; ``CodegenError`` if it is not one."""
-    if not isinstance(document, dict) or document.get("format") != SURFACE_FORMAT:
-        found = document.get("format") if isinstance(document, dict) else None
+    if not is_object(document) or document.get("format") != SURFACE_FORMAT:
+        found = document.get("format") if is_object(document) else None
         raise CodegenError(
             f"{path}: snapshot format {found!r} is not supported (this mcpbind reads "
             f"{SURFACE_FORMAT!r})"
@@ -88,7 +92,7 @@ def load_snapshot(path: Path, document: Any) -> dict[str, Any]:
 
 def check(value: Any, schema: Any, root: dict[str, Any], where: str) -> str | None:
     """The first way ``value`` fails ``schema`` (``where`` is its JSON pointer), or None."""
-    if not isinstance(schema, dict):
+    if not is_object(schema):
         return None
     ref = schema.get("$ref")
     if isinstance(ref, str):
@@ -106,12 +110,12 @@ def check(value: Any, schema: Any, root: dict[str, Any], where: str) -> str | No
             return f"{at}: expected {' or '.join(names)}"
     if isinstance(value, str) and len(value) < schema.get("minLength", 0):
         return f"{at}: must not be empty"
-    if isinstance(value, list) and "items" in schema:
+    if is_array(value) and "items" in schema:
         for index, item in enumerate(value):
             problem = check(item, schema["items"], root, f"{where}/{index}")
             if problem is not None:
                 return problem
-    if isinstance(value, dict):
+    if is_object(value):
         return _check_object(value, schema, root, where)
     return None
 

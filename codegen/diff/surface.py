@@ -28,6 +28,7 @@ from typing import Any
 
 from ..ir import Direction
 from ..ir.refs import definitions_of
+from ..jsonvalues import is_object
 from . import rules
 from .compare import DefinitionComparer, Delta
 from .model import SUBJECT_ORDER, Change, Finding, Subject
@@ -277,7 +278,9 @@ class _Surface:
 
     def _inputs(self, name: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> list[Finding]:
         base = f"{name}.inputSchema"
-        arguments = (old.get("properties") or {}).keys() | (new.get("properties") or {}).keys()
+        old_args: Mapping[str, Any] = old.get("properties") or {}
+        new_args: Mapping[str, Any] = new.get("properties") or {}
+        arguments = old_args.keys() | new_args.keys()
         out: list[Finding] = []
         for delta in self._deltas(old, new, base):
             sender = delta.impact.sender
@@ -535,6 +538,6 @@ def _flags(capabilities: Mapping[str, Any], prefix: str = "") -> frozenset[str]:
             continue
         path = f"{prefix}{key}"
         found.add(path)
-        if isinstance(value, Mapping):
+        if is_object(value):
             found |= _flags(value, f"{path}.")
     return frozenset(found)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from ..jsonvalues import is_array, is_object
 from .deltas import Delta, delta, of_spec
 from .rules import Impact, Rule, Severity, Variance
 from .shapes import describe, literal
@@ -136,7 +137,7 @@ def spec_delta(rule: str, path: str, what: str, old: Any = None, new: Any = None
 
 def is_null(node: Any) -> bool:
     """``{"type": "null"}`` (with annotations at most): the member that makes a union nullable."""
-    return isinstance(node, dict) and node.get("type") == "null" and "const" not in node
+    return is_object(node) and node.get("type") == "null" and "const" not in node
 
 
 def nullable(added: bool, path: str, how: str, old: Any, new: Any) -> Delta:
@@ -160,7 +161,7 @@ def const_and_enum(old: dict[str, Any], new: dict[str, Any], path: str) -> list[
         text = f"now fixed to {literal(new['const'])}"
         out.append(_rule("CONST_ADDED", path, text, describe(old), new["const"]))
     old_enum, new_enum = old.get("enum"), new.get("enum")
-    if isinstance(old_enum, list) and isinstance(new_enum, list):
+    if is_array(old_enum) and is_array(new_enum):
         for value in new_enum:
             if value not in old_enum:
                 if value is None:
@@ -175,10 +176,10 @@ def const_and_enum(old: dict[str, Any], new: dict[str, Any], path: str) -> list[
                     continue
                 text = f"enum value {literal(value)} removed"
                 out.append(delta(Rule.ENUM_VALUE_REMOVED, path, text, value, None))
-    elif isinstance(old_enum, list):
+    elif is_array(old_enum):
         text = f"no longer restricted to {describe(old)}"
         out.append(_rule("ENUM_REMOVED", path, text, old_enum, describe(new)))
-    elif isinstance(new_enum, list):
+    elif is_array(new_enum):
         text = f"now restricted to {describe(new)}"
         out.append(_rule("ENUM_ADDED", path, text, describe(old), new_enum))
     return out

@@ -17,6 +17,7 @@ from typing import Any
 from ..errors import CodegenError
 from ..ir import JSONSchema
 from ..ir.refs import ref_name
+from ..jsonvalues import is_array, is_object
 from .schema_prep import SUPPORT
 
 MARKER = "ABSENT_IF_NONE"
@@ -29,7 +30,7 @@ def admits_null(node: Any, defs: dict[str, JSONSchema], seen: frozenset[str] = f
     """Whether ``null`` is valid against ``node`` (``$ref`` into ``defs`` followed)."""
     if node is True:
         return True
-    if not isinstance(node, dict):
+    if not is_object(node):
         return False
     target = ref_name(node)
     if target is not None:
@@ -39,14 +40,14 @@ def admits_null(node: Any, defs: dict[str, JSONSchema], seen: frozenset[str] = f
     if "enum" in node:
         return None in node["enum"]
     for key in ("anyOf", "oneOf"):
-        if isinstance(node.get(key), list):
+        if is_array(node.get(key)):
             return any(admits_null(member, defs, seen) for member in node[key])
-    if isinstance(node.get("allOf"), list) and not all(
+    if is_array(node.get("allOf")) and not all(
         admits_null(member, defs, seen) for member in node["allOf"]
     ):
         return False
     kind = node.get("type")
-    return kind is None or kind == "null" or (isinstance(kind, list) and "null" in kind)
+    return kind is None or kind == "null" or (is_array(kind) and "null" in kind)
 
 
 def _own_properties(schema: JSONSchema) -> tuple[dict[str, Any], set[str]]:
@@ -55,11 +56,11 @@ def _own_properties(schema: JSONSchema) -> tuple[dict[str, Any], set[str]]:
     props: dict[str, Any] = dict(schema.get("properties", {}))
     required = set(schema.get("required", []))
     for member in schema.get("allOf", []):
-        if isinstance(member, dict) and ref_name(member) is None:
+        if is_object(member) and ref_name(member) is None:
             inner, inner_required = _own_properties(member)
             props.update(inner)
             required |= inner_required
-        elif isinstance(member, dict):
+        elif is_object(member):
             required |= set(member.get("required", []))
     return props, required
 

@@ -17,6 +17,7 @@ from .absent import absent_if_none_fields, mark_absent_if_none
 from .aliases import plain_model_aliases
 from .lazy import LazyModels, split_models
 from .ordering import settle_definitions
+from .overrides import mark_narrowed_overrides
 from .schema_prep import SUPPORT, prepare_document
 
 MODEL_BASE_CLASS = f"{SUPPORT}.MCPModel"
@@ -57,6 +58,7 @@ def emit_models(ir: RevisionIR) -> LazyModels:
     if not isinstance(source, str):
         raise CodegenError(f"revision {ir.revision}: datamodel-code-generator returned no module")
     settled = plain_model_aliases(settle_definitions(_strip_dcg_banner(source)))
+    settled = mark_narrowed_overrides(settled)
     marked, _ = mark_absent_if_none(settled, absent_if_none_fields(document["$defs"]))
     return split_models(marked, ir.revision)
 

@@ -17,6 +17,12 @@ wherever the dependencies allow it), the future import and the rebuild calls are
 reference that still points forward (a genuine cycle between classes) is quoted where it stands,
 inside ``Annotated[...]`` so that a field's alias stays visible when its class is created; pydantic
 resolves such a string from the module the first time the model is used.
+
+A ``TypeAliasType``'s value is resolved as late, so its references (quoted ones included) may be
+quoted too. When a cycle runs through aliases, one that names itself goes first: pyright cannot
+resolve an alias's reference to itself when it reaches that alias through an earlier alias's
+forward reference (``JSONObject`` naming ``"JSONValue"`` before ``JSONValue`` is defined), and
+leaves the whole cycle unknown.
 """
 
 from __future__ import annotations
@@ -41,9 +47,11 @@ class _Definition:
     # Source lines before ``text`` (``text`` begins on line ``start + 1``).
     start: int
     # Names of other definitions needed when the statement runs (bases, values, defaults).
-    hard: set[str] = field(default_factory=set)
-    # Names needed only by field annotations, which may be quoted if need be.
-    soft: set[str] = field(default_factory=set)
+    hard: set[str] = field(default_factory=set[str])
+    # Names needed only by field annotations or an alias's value, which may be quoted if need be.
+    soft: set[str] = field(default_factory=set[str])
+    # The value of ``Name = TypeAliasType("Name", value)``.
+    alias_value: ast.expr | None = None
 
 
 def settle_definitions(source: str) -> str:
@@ -128,6 +136,16 @@ def _names(nodes: Iterable[ast.AST | None], known: set[str]) -> set[str]:
 
 def _collect_references(definition: _Definition, known: set[str]) -> None:
     node = definition.node
+    value = _alias_value(node)
+    if value is not None:
+        definition.alias_value = value
+        plain, quoted = _names([value], known), _quoted_names(value, known)
+        if definition.name in plain | quoted:
+            # Recursive: whatever it names may be quoted, so it can go first in its cycle.
+            definition.soft = plain | quoted
+        else:
+            definition.hard, definition.soft = plain, quoted
+        return
     if not isinstance(node, ast.ClassDef):
         definition.hard = _names([node], known) - {definition.name}
         return
@@ -143,6 +161,33 @@ def _collect_references(definition: _Definition, known: set[str]) -> None:
         raise CodegenError(f"types.py: class {definition.name} needs itself to be created")
 
 
+def _alias_value(node: ast.stmt) -> ast.expr | None:
+    """``value`` when ``node`` is ``Name = TypeAliasType("Name", value)``."""
+    if (
+        isinstance(node, ast.Assign)
+        and isinstance(node.value, ast.Call)
+        and isinstance(node.value.func, ast.Name)
+        and node.value.func.id == "TypeAliasType"
+        and len(node.value.args) == 2
+        and not node.value.keywords
+    ):
+        return node.value.args[1]
+    return None
+
+
+def _quoted_names(node: ast.AST, known: set[str]) -> set[str]:
+    """Definitions named inside the strings of ``node`` (forward references)."""
+    found: set[str] = set()
+    for child in ast.walk(node):
+        if isinstance(child, ast.Constant) and isinstance(child.value, str):
+            try:
+                quoted = ast.parse(child.value, mode="eval")
+            except SyntaxError:
+                continue
+            found |= _names([quoted], known)
+    return found
+
+
 def _order(definitions: list[_Definition]) -> list[_Definition]:
     """Each definition after what it needs, else in the generator's order.
 
@@ -154,7 +199,10 @@ def _order(definitions: list[_Definition]) -> list[_Definition]:
     ordered: list[_Definition] = []
     while pending:
         runnable = [d for d in pending.values() if d.hard <= done]
-        ready = [d for d in runnable if d.soft - {d.name} <= done] or runnable
+        ready = [d for d in runnable if d.soft - {d.name} <= done]
+        if not ready:
+            # Only cycles are left: an alias naming itself first (see the module docstring).
+            ready = [d for d in runnable if d.alias_value and d.name in d.soft] or runnable
         if not ready:
             stuck = ", ".join(sorted(pending))
             raise CodegenError(f"types.py: definitions that need each other to run: {stuck}")
@@ -174,6 +222,11 @@ def _quote_forward_references(definition: _Definition, later: set[str], source: 
     annotation under the future import.
     """
     node = definition.node
+    if definition.alias_value is not None:
+        value = definition.alias_value
+        if not _names([value], later):
+            return definition.text
+        return _edited(definition, [(value, _quoted_in_alias(value, later, source))])
     if not isinstance(node, ast.ClassDef):
         return definition.text
     edits: list[tuple[ast.expr, str]] = []
@@ -189,8 +242,11 @@ def _quote_forward_references(definition: _Definition, later: set[str], source: 
             bound.update(
                 n.id for t in statement.targets for n in ast.walk(t) if isinstance(n, ast.Name)
             )
-    if not edits:
-        return definition.text
+    return _edited(definition, edits) if edits else definition.text
+
+
+def _edited(definition: _Definition, edits: list[tuple[ast.expr, str]]) -> str:
+    """The definition's text with each expression replaced, the last first."""
     text_lines = definition.text.splitlines(keepends=True)
     for annotation, replacement in reversed(edits):
         first = annotation.lineno - definition.start - 1
@@ -225,6 +281,22 @@ def _quoted(annotation: ast.expr, later: set[str], source: str) -> str:
     if '"' in text or "Annotated[" in text:
         raise CodegenError(f"types.py: cannot quote the annotation {text!r}")
     return f'"{text}"'
+
+
+def _quoted_in_alias(value: ast.expr, later: set[str], source: str) -> str:
+    """An alias's ``value`` with each ``later`` name quoted where it stands, inside the
+    subscripts (``Union[...]``, ``list[...]``) that take a string as a forward reference."""
+    if not _names([value], later):
+        return _segment(source, value)
+    if isinstance(value, ast.Name):
+        return f'"{value.id}"'
+    if isinstance(value, ast.Subscript) and not (
+        isinstance(value.value, ast.Name) and value.value.id == "Annotated"
+    ):
+        items = value.slice.elts if isinstance(value.slice, ast.Tuple) else [value.slice]
+        parts = ", ".join(_quoted_in_alias(item, later, source) for item in items)
+        return f"{_segment(source, value.value)}[{parts}]"
+    return _quoted(value, later, source)
 
 
 def _segment(source: str, node: ast.expr) -> str:

@@ -21,6 +21,8 @@ from .tables import (
     sent_by,
 )
 
+# The package whose files these are (``__package__`` is optional to a checker).
+_PACKAGE = __name__.rpartition(".")[0]
 _ENV = jinja2.Environment(
     loader=jinja2.PackageLoader("mcpbind.codegen", "templates"),
     undefined=jinja2.StrictUndefined,
@@ -149,7 +151,7 @@ def render_revision_modules(ir: RevisionIR) -> dict[str, str]:
 
 def support_source() -> str:
     """The text of ``generated/support.py``: this package's ``support.py``, byte for byte."""
-    return resources.files(__package__).joinpath("support.py").read_bytes().decode("utf-8")
+    return resources.files(_PACKAGE).joinpath("support.py").read_bytes().decode("utf-8")
 
 
 def render_names(per_revision: list[RevisionNames]) -> str:

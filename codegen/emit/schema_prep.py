@@ -19,6 +19,7 @@ from typing import Any
 
 from ..ir import JSONSchema, RevisionIR
 from ..ir.refs import DEFS_PREFIX, const_of, ref_name
+from ..jsonvalues import is_array, is_object
 
 COERCING_FORMATS = frozenset({"uri", "uri-reference", "uri-template", "byte", "binary"})
 DISCRIMINATOR_PROPERTIES = ("method", "type", "resultType")
@@ -45,7 +46,7 @@ def _strict_scalars(node: JSONSchema) -> JSONSchema:
     kind = node.get("type")
     if kind is None or "const" in node or "enum" in node:
         return node
-    kinds = kind if isinstance(kind, list) else [kind]
+    kinds = kind if is_array(kind) else [kind]
     if not all(k in SCALAR_TYPES for k in kinds):
         return node
     if "number" in kinds:
@@ -63,7 +64,7 @@ def _scalar(kind: str) -> JSONSchema:
 
 def _meta_not_required(node: JSONSchema) -> None:
     required = node.get("required")
-    if isinstance(required, list) and META in required:
+    if is_array(required) and META in required:
         rest = [name for name in required if name != META]
         if rest:
             node["required"] = rest
@@ -83,9 +84,9 @@ class _Preparer:
         return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$defs": defs}
 
     def visit(self, node: Any) -> Any:
-        if isinstance(node, list):
+        if is_array(node):
             return [self.visit(v) for v in node]
-        if not isinstance(node, dict):
+        if not is_object(node):
             return node
         target = ref_name(node)
         if target is not None:
@@ -94,7 +95,7 @@ class _Preparer:
         for key, value in node.items():
             if key == "format" and value in COERCING_FORMATS:
                 continue
-            if key == "properties" and isinstance(value, dict):
+            if key == "properties" and is_object(value):
                 out[key] = {prop: self.visit(schema) for prop, schema in value.items()}
             elif key in ("const", "enum", "default", "examples", "required"):
                 out[key] = value
@@ -109,14 +110,14 @@ class _Preparer:
 
     def discriminator(self, node: JSONSchema) -> str | None:
         members = node.get("anyOf", node.get("oneOf"))
-        if not isinstance(members, list) or len(members) < 2:
+        if not is_array(members) or len(members) < 2:
             return None
         targets = [ref_name(m) for m in members]
         if any(t is None for t in targets):
             return None
         by_class = {d.class_name: d for d in self.ir.definitions.values()}
         for prop in DISCRIMINATOR_PROPERTIES:
-            values = []
+            values: list[str] = []
             for target in targets:
                 assert target is not None
                 definition = by_class.get(target)

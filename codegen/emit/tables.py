@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from ..errors import CodegenError
 from ..ir import Direction, RevisionIR
 from ..ir.refs import ref_name
+from ..jsonvalues import is_object
 from .names import constant, snake, stem
 
 
@@ -60,7 +61,7 @@ def _item_expr(ir: RevisionIR, result: str, page_items: str | None) -> str | Non
     if page_items is None:
         return None
     prop = ir.definitions[result].schema.get("properties", {}).get(page_items, {})
-    name = ref_name(prop.get("items") if isinstance(prop, dict) else None)
+    name = ref_name(prop.get("items") if is_object(prop) else None)
     if name is None or name not in ir.definitions:
         return "Any"
     return f"types.{ir.definitions[name].class_name}"
@@ -68,7 +69,7 @@ def _item_expr(ir: RevisionIR, result: str, page_items: str | None) -> str | Non
 
 def method_views(ir: RevisionIR) -> list[MethodView]:
     cls = {name: d.class_name for name, d in ir.definitions.items()}
-    views = []
+    views: list[MethodView] = []
     for m in ir.methods:
         views.append(
             MethodView(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..jsonvalues import is_object
 from .model import CapabilityFlag, JSONSchema
 from .refs import ref_name
 
@@ -11,7 +12,7 @@ SIDES = (("client", "ClientCapabilities"), ("server", "ServerCapabilities"))
 
 
 def _kind(schema: Any) -> str:
-    if not isinstance(schema, dict):
+    if not is_object(schema):
         return "any"
     kind = schema.get("type")
     if kind == "object" and "properties" not in schema:
@@ -29,10 +30,10 @@ def _walk(
         seen = seen | {target}
         schema = defs.get(target, {})
     flags: list[CapabilityFlag] = []
-    props = schema.get("properties") if isinstance(schema, dict) else None
+    props = schema.get("properties") if is_object(schema) else None
     if path:
         flags.append(CapabilityFlag(side, path, "object" if props else _kind(schema)))
-    for name, sub in sorted((props or {}).items()):
+    for name, sub in sorted(props.items() if is_object(props) else ()):
         flags.extend(_walk(defs, side, sub, (*path, name), seen))
     return flags
 

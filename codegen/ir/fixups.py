@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..jsonvalues import is_array, is_object
 from .model import FixupRecord
 
 
@@ -25,10 +26,10 @@ class Fixup:
 
 def _widen_type_list(node: Any, extra: tuple[str, ...]) -> bool:
     """Add ``extra`` to a ``type`` list holding ``integer``; True if anything was added."""
-    if not isinstance(node, dict):
+    if not is_object(node):
         return False
     types = node.get("type")
-    if not isinstance(types, list) or "integer" not in types:
+    if not is_array(types) or "integer" not in types:
         return False
     missing = [t for t in extra if t not in types]
     if not missing:
@@ -46,8 +47,8 @@ def _elicit_content_numbers(defs: dict[str, Any]) -> bool:
     """2025-06-18 types the values ``{"type": [string, integer, boolean]}``; later revisions add
     a ``string[]`` member and hold the scalars in ``anyOf``: both forms are widened."""
     content = defs.get("ElicitResult", {}).get("properties", {}).get("content", {})
-    values = content.get("additionalProperties", {}) if isinstance(content, dict) else {}
-    if not isinstance(values, dict):
+    values: object = content.get("additionalProperties", {}) if is_object(content) else {}
+    if not is_object(values):
         return False
     members = values.get("anyOf", [values])
     return any(_widen_type_list(m, ("number",)) for m in members)
@@ -62,15 +63,15 @@ RESULT_TYPE = "resultType"
 
 
 def _result_type_constants(defs: dict[str, Any]) -> bool:
-    if not isinstance(defs.get(INPUT_REQUIRED_RESULT), dict):
+    if not is_object(defs.get(INPUT_REQUIRED_RESULT)):
         return False
     changed = False
     for name, schema in defs.items():
-        if name == BASE_RESULT or not isinstance(schema, dict):
+        if name == BASE_RESULT or not is_object(schema):
             continue
         props = schema.get("properties", {})
-        node = props.get(RESULT_TYPE) if isinstance(props, dict) else None
-        if not isinstance(node, dict) or "const" in node or "enum" in node:
+        node = props.get(RESULT_TYPE) if is_object(props) else None
+        if not is_object(node) or "const" in node or "enum" in node:
             continue
         if node.get("type") != "string" or RESULT_TYPE not in schema.get("required", []):
             continue
@@ -85,7 +86,7 @@ def _number_schema_bounds(defs: dict[str, Any]) -> bool:
     changed = False
     for key in ("minimum", "maximum", "default"):
         node = props.get(key)
-        if isinstance(node, dict) and node.get("type") == "integer":
+        if is_object(node) and node.get("type") == "integer":
             node["type"] = "number"
             changed = True
     return changed

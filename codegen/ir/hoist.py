@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 from ..errors import CodegenError
+from ..jsonvalues import is_array, is_object
 from .model import JSONSchema
 from .refs import DEFS_PREFIX, const_of, ref_name
 
@@ -26,10 +27,10 @@ def pascal(word: str) -> str:
 
 def is_class_like(node: Any) -> bool:
     """An inline schema that becomes a model class of its own when emitted."""
-    if not isinstance(node, dict) or "$ref" in node:
+    if not is_object(node) or "$ref" in node:
         return False
     props = node.get("properties")
-    return (isinstance(props, dict) and bool(props)) or "allOf" in node
+    return (is_object(props) and bool(props)) or "allOf" in node
 
 
 class _Hoister:
@@ -52,9 +53,9 @@ class _Hoister:
         raise CodegenError(f"cannot name the inline object at {pointer}: {base!r} is taken")
 
     def visit(self, node: Any, place: str, pointer: str, top: bool = False) -> Any:
-        if isinstance(node, list):
+        if is_array(node):
             return [self.visit(v, place, f"{pointer}/{i}") for i, v in enumerate(node)]
-        if not isinstance(node, dict):
+        if not is_object(node):
             return node
         target = ref_name(node)
         if target is not None:
@@ -70,7 +71,7 @@ class _Hoister:
         result: JSONSchema = {}
         for key, value in node.items():
             sub = f"{pointer}/{key}"
-            if key == "properties" and isinstance(value, dict):
+            if key == "properties" and is_object(value):
                 result[key] = {
                     prop: self.visit(schema, place + pascal(prop), f"{sub}/{prop}")
                     for prop, schema in value.items()
@@ -79,12 +80,12 @@ class _Hoister:
                 result[key] = self.visit(value, place + "Item", sub)
             elif key == "additionalProperties":
                 result[key] = self.visit(value, place + "Value", sub)
-            elif key in _COMPOSITIONS and isinstance(value, list):
+            elif key in _COMPOSITIONS and is_array(value):
                 result[key] = [
                     self.visit(member, place + self.member_suffix(member, i), f"{sub}/{i}")
                     for i, member in enumerate(value)
                 ]
-            elif key == "allOf" and isinstance(value, list):
+            elif key == "allOf" and is_array(value):
                 # allOf members merge into the model being defined here: not classes of their own.
                 result[key] = [
                     self.visit(m, place, f"{sub}/{i}", top=True) for i, m in enumerate(value)

@@ -17,6 +17,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from ..jsonvalues import is_array, is_object
 from .model import JSONSchema
 
 __all__ = ["is_reserved_meta_key", "reserved_meta_keys"]
@@ -34,16 +35,16 @@ def is_reserved_meta_key(key: str) -> bool:
 
 
 def _named_keys(node: Any) -> Iterator[str]:
-    if isinstance(node, dict):
+    if is_object(node):
         properties = node.get("properties")
-        if isinstance(properties, dict):
-            yield from (key for key in properties if isinstance(key, str))
+        if is_object(properties):
+            yield from properties
         description = node.get("description")
         if isinstance(description, str):
             yield from _PROSE_KEY.findall(description)
         for value in node.values():
             yield from _named_keys(value)
-    elif isinstance(node, list):
+    elif is_array(node):
         for value in node:
             yield from _named_keys(value)
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import CodegenError
+from ..jsonvalues import is_object
 from .model import Direction, JSONSchema, Method, Notification, ResultLink
 from .refs import const_of, ref_name, union_members
 
@@ -52,7 +53,7 @@ def message_members(defs: dict[str, JSONSchema], union: str) -> list[str]:
     """
     schema = defs.get(union)
     members = union_members(schema)
-    if members or not isinstance(schema, dict):
+    if members or not is_object(schema):
         return members
     target = ref_name(schema)
     if target is not None:
@@ -116,7 +117,7 @@ def _results(defs: dict[str, JSONSchema], request: str) -> tuple[tuple[str, ...]
 def _capability_flags(defs: dict[str, JSONSchema], definition: str) -> dict[str, JSONSchema]:
     schema = defs.get(definition, {})
     props = schema.get("properties", {})
-    return props if isinstance(props, dict) else {}
+    return props if is_object(props) else {}
 
 
 def _capability(defs: dict[str, JSONSchema], method: str, direction: Direction) -> str | None:
@@ -191,7 +192,7 @@ def _task_capability(
 def _page_items(defs: dict[str, JSONSchema], params: str | None, result: str) -> str | None:
     """The list property of a paginated result: params take a ``cursor``, the result gives
     ``nextCursor`` and exactly one array property."""
-    params_props = defs.get(params, {}).get("properties", {}) if params else {}
+    params_props: JSONSchema = defs.get(params, {}).get("properties", {}) if params else {}
     result_props = defs.get(result, {}).get("properties", {})
     if "cursor" not in params_props or "nextCursor" not in result_props:
         return None

@@ -3612,11 +3612,13 @@ def _ServerNotification():
 
 def _URLElicitationRequiredErrorError():
     class URLElicitationRequiredErrorError(Error):
-        code: Literal[-32042] = -32042
+        # The schema narrows the base's field here (see mcpbind.codegen.emit.overrides).
+        code: Literal[-32042] = -32042  # pyright: ignore[reportIncompatibleVariableOverride]
         """
         The error type that occurred.
         """
-        data: URLElicitationRequiredErrorErrorData
+        # The schema narrows the base's field here (see mcpbind.codegen.emit.overrides).
+        data: URLElicitationRequiredErrorErrorData  # pyright: ignore[reportGeneralTypeIssues]
 
     return URLElicitationRequiredErrorError
 

@@ -3109,11 +3109,13 @@ ServerNotification = TypeAliasType(
 
 
 class URLElicitationRequiredErrorError(Error):
-    code: Literal[-32042] = -32042
+    # The schema narrows the base's field here (see mcpbind.codegen.emit.overrides).
+    code: Literal[-32042] = -32042  # pyright: ignore[reportIncompatibleVariableOverride]
     """
     The error type that occurred.
     """
-    data: URLElicitationRequiredErrorErrorData
+    # The schema narrows the base's field here (see mcpbind.codegen.emit.overrides).
+    data: URLElicitationRequiredErrorErrorData  # pyright: ignore[reportGeneralTypeIssues]
 
 
 class CreateMessageResult(MCPModel):

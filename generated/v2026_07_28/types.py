@@ -350,7 +350,8 @@ def _Error():
 
 def _HeaderMismatchErrorError():
     class HeaderMismatchErrorError(Error):
-        code: Literal[-32020] = -32020
+        # The schema narrows the base's field here (see mcpbind.codegen.emit.overrides).
+        code: Literal[-32020] = -32020  # pyright: ignore[reportIncompatibleVariableOverride]
         """
         The error type that occurred.
         """
@@ -2196,11 +2197,13 @@ def _ToolListChangedNotification():
 
 def _UnsupportedProtocolVersionErrorError():
     class UnsupportedProtocolVersionErrorError(Error):
-        code: Literal[-32022] = -32022
+        # The schema narrows the base's field here (see mcpbind.codegen.emit.overrides).
+        code: Literal[-32022] = -32022  # pyright: ignore[reportIncompatibleVariableOverride]
         """
         The error type that occurred.
         """
-        data: UnsupportedProtocolVersionErrorErrorData
+        # The schema narrows the base's field here (see mcpbind.codegen.emit.overrides).
+        data: UnsupportedProtocolVersionErrorErrorData  # pyright: ignore[reportGeneralTypeIssues]
 
     return UnsupportedProtocolVersionErrorError
 
@@ -3085,6 +3088,14 @@ def _ElicitRequest():
     return ElicitRequest
 
 
+def _JSONValue():
+    JSONValue = TypeAliasType(
+        "JSONValue",
+        Optional[Union["JSONObject", "list[JSONValue]", StrictStr, StrictBool, JSONNumber]],
+    )
+    return JSONValue
+
+
 def _JSONArray():
     JSONArray = TypeAliasType("JSONArray", list["JSONValue"])
     return JSONArray
@@ -3293,14 +3304,6 @@ def _GetPromptResultResponse():
     return GetPromptResultResponse
 
 
-def _JSONValue():
-    JSONValue = TypeAliasType(
-        "JSONValue",
-        Optional[Union[JSONObject, "list[JSONValue]", StrictStr, StrictBool, JSONNumber]],
-    )
-    return JSONValue
-
-
 def _MissingRequiredClientCapabilityErrorErrorData():
     class MissingRequiredClientCapabilityErrorErrorData(MCPModel):
         requiredCapabilities: ClientCapabilities
@@ -3313,11 +3316,13 @@ def _MissingRequiredClientCapabilityErrorErrorData():
 
 def _MissingRequiredClientCapabilityErrorError():
     class MissingRequiredClientCapabilityErrorError(Error):
-        code: Literal[-32021] = -32021
+        # The schema narrows the base's field here (see mcpbind.codegen.emit.overrides).
+        code: Literal[-32021] = -32021  # pyright: ignore[reportIncompatibleVariableOverride]
         """
         The error type that occurred.
         """
-        data: MissingRequiredClientCapabilityErrorErrorData
+        # The schema narrows the base's field here (see mcpbind.codegen.emit.overrides).
+        data: MissingRequiredClientCapabilityErrorErrorData  # pyright: ignore[reportGeneralTypeIssues]
 
     return MissingRequiredClientCapabilityErrorError
 
@@ -3446,28 +3451,6 @@ def _CallToolRequest():
         params: CallToolRequestParams
 
     return CallToolRequest
-
-
-def _ClientRequest():
-    ClientRequest = TypeAliasType(
-        "ClientRequest",
-        Annotated[
-            Union[
-                "DiscoverRequest",
-                "ListResourcesRequest",
-                "ListResourceTemplatesRequest",
-                "ReadResourceRequest",
-                "SubscriptionsListenRequest",
-                "ListPromptsRequest",
-                "GetPromptRequest",
-                "ListToolsRequest",
-                CallToolRequest,
-                "CompleteRequest",
-            ],
-            Field(discriminator="method"),
-        ],
-    )
-    return ClientRequest
 
 
 def _CompleteRequestParams():
@@ -3875,6 +3858,28 @@ def _SubscriptionsListenRequest():
     return SubscriptionsListenRequest
 
 
+def _ClientRequest():
+    ClientRequest = TypeAliasType(
+        "ClientRequest",
+        Annotated[
+            Union[
+                "DiscoverRequest",
+                "ListResourcesRequest",
+                "ListResourceTemplatesRequest",
+                "ReadResourceRequest",
+                "SubscriptionsListenRequest",
+                "ListPromptsRequest",
+                "GetPromptRequest",
+                "ListToolsRequest",
+                CallToolRequest,
+                "CompleteRequest",
+            ],
+            Field(discriminator="method"),
+        ],
+    )
+    return ClientRequest
+
+
 __getattr__, __dir__ = define_on_use(
     globals(),
     {
@@ -4178,6 +4183,7 @@ __getattr__, __dir__ = define_on_use(
             ("ElicitRequestFormParams", "ElicitRequestURLParams"),
         ),
         "ElicitRequest": (_ElicitRequest, ("ElicitRequestParams",)),
+        "JSONValue": (_JSONValue, ("JSONObject",)),
         "JSONArray": (_JSONArray, ("JSONValue",)),
         "JSONObject": (_JSONObject, ("JSONValue",)),
         "ClientCapabilitiesElicitation": (_ClientCapabilitiesElicitation, ("JSONObject",)),
@@ -4205,7 +4211,6 @@ __getattr__, __dir__ = define_on_use(
             _GetPromptResultResponse,
             ("GetPromptResult", "InputRequiredResult", "RequestId"),
         ),
-        "JSONValue": (_JSONValue, ("JSONObject",)),
         "MissingRequiredClientCapabilityErrorErrorData": (
             _MissingRequiredClientCapabilityErrorErrorData,
             ("ClientCapabilities",),
@@ -4228,21 +4233,6 @@ __getattr__, __dir__ = define_on_use(
         ),
         "CallToolRequestParams": (_CallToolRequestParams, ("InputResponses", "RequestMetaObject")),
         "CallToolRequest": (_CallToolRequest, ("CallToolRequestParams", "RequestId")),
-        "ClientRequest": (
-            _ClientRequest,
-            (
-                "CallToolRequest",
-                "CompleteRequest",
-                "DiscoverRequest",
-                "GetPromptRequest",
-                "ListPromptsRequest",
-                "ListResourceTemplatesRequest",
-                "ListResourcesRequest",
-                "ListToolsRequest",
-                "ReadResourceRequest",
-                "SubscriptionsListenRequest",
-            ),
-        ),
         "CompleteRequestParams": (
             _CompleteRequestParams,
             (
@@ -4315,6 +4305,21 @@ __getattr__, __dir__ = define_on_use(
         "SubscriptionsListenRequest": (
             _SubscriptionsListenRequest,
             ("RequestId", "SubscriptionsListenRequestParams"),
+        ),
+        "ClientRequest": (
+            _ClientRequest,
+            (
+                "CallToolRequest",
+                "CompleteRequest",
+                "DiscoverRequest",
+                "GetPromptRequest",
+                "ListPromptsRequest",
+                "ListResourceTemplatesRequest",
+                "ListResourcesRequest",
+                "ListToolsRequest",
+                "ReadResourceRequest",
+                "SubscriptionsListenRequest",
+            ),
         ),
     },
 )

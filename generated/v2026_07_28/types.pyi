@@ -319,7 +319,8 @@ class Error(MCPModel):
 
 
 class HeaderMismatchErrorError(Error):
-    code: Literal[-32020] = -32020
+    # The schema narrows the base's field here (see mcpbind.codegen.emit.overrides).
+    code: Literal[-32020] = -32020  # pyright: ignore[reportIncompatibleVariableOverride]
     """
     The error type that occurred.
     """
@@ -1951,11 +1952,13 @@ class ToolListChangedNotification(MCPModel):
 
 
 class UnsupportedProtocolVersionErrorError(Error):
-    code: Literal[-32022] = -32022
+    # The schema narrows the base's field here (see mcpbind.codegen.emit.overrides).
+    code: Literal[-32022] = -32022  # pyright: ignore[reportIncompatibleVariableOverride]
     """
     The error type that occurred.
     """
-    data: UnsupportedProtocolVersionErrorErrorData
+    # The schema narrows the base's field here (see mcpbind.codegen.emit.overrides).
+    data: UnsupportedProtocolVersionErrorErrorData  # pyright: ignore[reportGeneralTypeIssues]
 
 
 class UntitledMultiSelectEnumSchema(MCPModel):
@@ -2742,6 +2745,11 @@ class ElicitRequest(MCPModel):
     params: ElicitRequestParams
 
 
+JSONValue = TypeAliasType(
+    "JSONValue", Optional[Union["JSONObject", "list[JSONValue]", StrictStr, StrictBool, JSONNumber]]
+)
+
+
 JSONArray = TypeAliasType("JSONArray", list["JSONValue"])
 
 
@@ -2922,11 +2930,6 @@ class GetPromptResultResponse(MCPModel):
     result: Annotated[InputRequiredResult | GetPromptResult, Field(discriminator="resultType")]
 
 
-JSONValue = TypeAliasType(
-    "JSONValue", Optional[Union[JSONObject, "list[JSONValue]", StrictStr, StrictBool, JSONNumber]]
-)
-
-
 class MissingRequiredClientCapabilityErrorErrorData(MCPModel):
     requiredCapabilities: ClientCapabilities
     """
@@ -2935,11 +2938,13 @@ class MissingRequiredClientCapabilityErrorErrorData(MCPModel):
 
 
 class MissingRequiredClientCapabilityErrorError(Error):
-    code: Literal[-32021] = -32021
+    # The schema narrows the base's field here (see mcpbind.codegen.emit.overrides).
+    code: Literal[-32021] = -32021  # pyright: ignore[reportIncompatibleVariableOverride]
     """
     The error type that occurred.
     """
-    data: MissingRequiredClientCapabilityErrorErrorData
+    # The schema narrows the base's field here (see mcpbind.codegen.emit.overrides).
+    data: MissingRequiredClientCapabilityErrorErrorData  # pyright: ignore[reportGeneralTypeIssues]
 
 
 class MissingRequiredClientCapabilityError(MCPModel):
@@ -3049,26 +3054,6 @@ class CallToolRequest(MCPModel):
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["tools/call"] = "tools/call"
     params: CallToolRequestParams
-
-
-ClientRequest = TypeAliasType(
-    "ClientRequest",
-    Annotated[
-        Union[
-            "DiscoverRequest",
-            "ListResourcesRequest",
-            "ListResourceTemplatesRequest",
-            "ReadResourceRequest",
-            "SubscriptionsListenRequest",
-            "ListPromptsRequest",
-            "GetPromptRequest",
-            "ListToolsRequest",
-            CallToolRequest,
-            "CompleteRequest",
-        ],
-        Field(discriminator="method"),
-    ],
-)
 
 
 class CompleteRequestParams(MCPModel):
@@ -3409,3 +3394,23 @@ class SubscriptionsListenRequest(MCPModel):
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["subscriptions/listen"] = "subscriptions/listen"
     params: SubscriptionsListenRequestParams
+
+
+ClientRequest = TypeAliasType(
+    "ClientRequest",
+    Annotated[
+        Union[
+            "DiscoverRequest",
+            "ListResourcesRequest",
+            "ListResourceTemplatesRequest",
+            "ReadResourceRequest",
+            "SubscriptionsListenRequest",
+            "ListPromptsRequest",
+            "GetPromptRequest",
+            "ListToolsRequest",
+            CallToolRequest,
+            "CompleteRequest",
+        ],
+        Field(discriminator="method"),
+    ],
+)

@@ -10,12 +10,14 @@ from mcpbind.codegen.emit.aliases import plain_model_aliases
 from mcpbind.codegen.emit.lazy import split_models
 from mcpbind.codegen.emit.names import constant, snake
 from mcpbind.codegen.emit.ordering import settle_definitions
+from mcpbind.codegen.emit.overrides import WHY, mark_narrowed_overrides
 from mcpbind.codegen.emit.schema_prep import prepare_document
 from mcpbind.codegen.errors import CodegenError
 from mcpbind.codegen.format import format_python, revision_header
 from mcpbind.codegen.ir import RevisionIR
 from mcpbind.codegen.load import load_revision
 from mcpbind.codegen.pipeline import generate_revision, package_dir
+from pydantic import TypeAdapter
 
 
 def test_prepared_document_drops_coercing_formats_and_types_scalars_strictly(
@@ -174,6 +176,61 @@ def test_a_name_the_class_body_already_binds_is_quoted() -> None:
     out = settle_definitions(source)
     assert "    str: str = 'a'\n" in out
     assert '    name: "str | None" = None\n' in out
+
+
+RECURSIVE_ALIASES = """from typing import Optional, Union
+from typing_extensions import TypeAliasType
+
+
+JSONArray = TypeAliasType("JSONArray", list["JSONValue"])
+
+
+JSONObject = TypeAliasType("JSONObject", dict[str, "JSONValue"])
+
+
+JSONValue = TypeAliasType("JSONValue", Optional[Union[JSONObject, "list[JSONValue]", int]])
+"""
+
+
+def test_an_alias_naming_itself_goes_first_in_its_cycle() -> None:
+    """pyright cannot resolve a recursive alias it reaches through an earlier alias's forward
+    reference, so JSONValue comes first, its reference to JSONObject quoted."""
+    out = settle_definitions(RECURSIVE_ALIASES)
+    assert out.index("JSONValue = ") < out.index("JSONArray = ") < out.index("JSONObject = ")
+    assert 'Optional[Union["JSONObject", "list[JSONValue]", int]]' in out
+    module = ModuleType("settled_aliases")
+    sys.modules[module.__name__] = module
+    try:
+        exec(compile(out, "<settled_aliases>", "exec", dont_inherit=True), module.__dict__)
+        value = TypeAdapter(module.JSONValue).validate_python({"a": [1, None, {"b": 2}]})
+    finally:
+        del sys.modules[module.__name__]
+    assert value == {"a": [1, None, {"b": 2}]}
+
+
+NARROWING = '''class Error(MCPModel):
+    code: JSONInteger
+    data: Any | None = None
+    message: StrictStr
+
+
+class PinnedError(Error):
+    code: Literal[-1] = -1
+    """The error type."""
+    data: PinnedData
+    message: StrictStr
+'''
+
+
+def test_a_field_narrowing_its_bases_carries_pyrights_ignore_for_that_rule() -> None:
+    lines = mark_narrowed_overrides(NARROWING).splitlines(keepends=True)
+    narrowed = "    code: Literal[-1] = -1  # pyright: ignore[reportIncompatibleVariableOverride]\n"
+    required = "    data: PinnedData  # pyright: ignore[reportGeneralTypeIssues]\n"
+    assert lines[lines.index(narrowed) - 1] == "    " + WHY
+    assert lines[lines.index(required) - 1] == "    " + WHY
+    # The base's own fields, and a field the subclass repeats as it was, stay as they were.
+    assert "    code: JSONInteger\n" in lines and lines.count("    message: StrictStr\n") == 2
+    assert sum(line.strip() == WHY.strip() for line in lines) == 2
 
 
 ALIASES = '''class Result(MCPModel):
