@@ -30,6 +30,12 @@ STRICT_CLEAN = (
     "examples",
     "mcpbind/codegen",
     "mcpbind/generated",
+    "mcpbind/runtime/auth",
+    "mcpbind/runtime/cli",
+    "mcpbind/runtime/cluster",
+    "mcpbind/runtime/skills",
+    "mcpbind/runtime/tasks",
+    "mcpbind/runtime/testing",
 )
 # Import resolution: what goes wrong when a checker does not see the package.
 UNRESOLVED = {"reportMissingImports", "reportMissingModuleSource", "reportAttributeAccessIssue"}
