@@ -22,7 +22,7 @@ from typing import Any
 from auth_server_as import LocalAuthorizationServer
 from joserfc import jwt
 from joserfc.errors import JoseError
-from joserfc.jwk import KeySet, RSAKey
+from joserfc.jwk import ECKey, KeySet, RSAKey
 from joserfc.jws import extract_compact
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -55,7 +55,11 @@ class MachineAuthorizationServer(LocalAuthorizationServer):
     used_jtis: set[str] = field(default_factory=set)
 
     def add_client(
-        self, client_id: str, *, secret: str | None = None, public_key: RSAKey | None = None
+        self,
+        client_id: str,
+        *,
+        secret: str | None = None,
+        public_key: RSAKey | ECKey | None = None,
     ) -> None:
         """A pre-registered client: with a secret, a public key (``private_key_jwt``) or
         neither (a public client)."""

@@ -18,7 +18,7 @@ import httpx
 import pytest
 from auth_server_kit import Setup, modern_whoami_headers, protected, whoami_2026
 from auth_server_machines import MachineAuthorizationServer
-from joserfc.jwk import RSAKey
+from joserfc.jwk import ECKey, RSAKey
 from mcpbind.generated.v2025_11_25 import types
 from mcpbind.generated.v2026_07_28 import types as modern_types
 from mcpbind.runtime import Client
@@ -28,6 +28,7 @@ from mcpbind.runtime.auth import (
     FileTokenStore,
     JwtBearerAuth,
     OAuthFlow,
+    TokenRequestError,
     TokenStore,
 )
 from mcpbind.runtime.auth._dpop import access_token_hash
@@ -242,3 +243,52 @@ async def test_dpop_false_gets_and_sends_a_bearer_token(grant: str, revision: st
             h["authorization"] == f"Bearer {token.access_token}" and "dpop" not in h
             for h in presented
         )
+
+
+async def test_private_key_jwt_with_an_ec_key() -> None:
+    """``signing_algorithm="ES256"``: the client assertion is signed with the EC key, the
+    token still bound to the DPoP key (a different key: the client's identity is not its
+    proof-of-possession key)."""
+    async with protected(
+        authorization=machine_server(), dpop=DPoPVerifier(), dpop_required=True
+    ) as setup:
+        server = setup.authorization
+        assert isinstance(server, MachineAuthorizationServer)
+        key = ECKey.generate_key("P-256")
+        server.add_client("robot", public_key=key)
+        auth = ClientCredentialsAuth(
+            setup.url, client_id="robot", private_key=key.as_pem(private=True).decode(),
+            signing_algorithm="ES256",
+        )  # fmt: skip
+        assert await call_whoami(setup, auth, "2026-07-28") == "robot"
+        assert server.client_auth == ["private_key_jwt"]
+        assertion = server.token_requests[0]["client_assertion"]
+        assert jwt_parts(assertion)[0]["alg"] == "ES256"
+        token = await auth.token()
+        assert token is not None and token.dpop_bound and token.dpop_key is not None
+        assert DPoPKey.from_jwk(token.dpop_key).thumbprint != key.thumbprint()
+
+
+BAD_KEYS: dict[str, tuple[str, str, str]] = {
+    # name: (PEM, signing_algorithm, what the error says)
+    "not a PEM": ("-----BEGIN PRIVATE KEY-----\nbm9wZQ==\n-----END PRIVATE KEY-----\n", "RS256",
+                  "not a private RSA key"),
+    "an EC key for RS256": (ECKey.generate_key("P-256").as_pem(private=True).decode(), "RS256",
+                            "not a private RSA key"),
+    "a public key": (RSAKey.generate_key(2048).as_pem(private=False).decode(), "RS256",
+                     "not a public one"),
+    "a MAC algorithm": (RSAKey.generate_key(2048).as_pem(private=True).decode(), "HS256",
+                        "unsupported private_key_jwt algorithm 'HS256'"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", list(BAD_KEYS), ids=list(BAD_KEYS))
+async def test_a_bad_private_key_is_a_clear_error_and_nothing_is_sent(case: str) -> None:
+    pem, algorithm, message = BAD_KEYS[case]
+    async with protected(authorization=machine_server(), dpop=DPoPVerifier()) as setup:
+        auth = ClientCredentialsAuth(
+            setup.url, client_id="robot", private_key=pem, signing_algorithm=algorithm
+        )
+        with pytest.raises(TokenRequestError, match=message):
+            await auth.authorize()
+        assert setup.authorization.token_requests == []
