@@ -4,7 +4,9 @@
 ``client_credentials`` (RFC 6749 4.4) and the JWT bearer grant (RFC 7523 2.1), and takes
 ``private_key_jwt`` client authentication (RFC 7523 2.2, each assertion's ``jti`` used once).
 The JWT bearer assertions it trusts are signed by ``identity_provider`` (``sign_assertion``
-makes one, as a workload identity or an enterprise IdP would). Like the code grant, both bind
+makes one, as a workload identity or an enterprise IdP would), each used once; like a client
+assertion, it is checked after the DPoP proof, so a request refused for want of a nonce has
+not used it up. Like the code grant, both bind
 their access token to the DPoP proof's key (``cnf.jkt``, ``token_type`` DPoP) when a valid
 proof comes; ``DPoPVerifier(require_nonce=True)`` as its ``dpop`` adds the nonce round trip.
 Neither issues a refresh token (RFC 6749 4.4.3): the client asks again.
@@ -167,6 +169,9 @@ class MachineAuthorizationServer(LocalAuthorizationServer):
             or not isinstance(claims.get("sub"), str)
             or not isinstance(claims.get("exp"), int)
             or claims["exp"] <= time.time()
+            or not isinstance(claims.get("jti"), str)
+            or claims["jti"] in self.used_jtis
         ):
             return None
+        self.used_jtis.add(claims["jti"])  # a grant is used once (RFC 7523 3, item 7)
         return dict(claims)

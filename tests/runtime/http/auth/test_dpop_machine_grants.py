@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -222,6 +223,30 @@ async def test_nonces_at_both_servers_cost_one_retry_each(grant: str, revision: 
         presented = [jwt_parts(h["dpop"])[1] for _, _, h in recorder.sent if "dpop" in h]
         assert "nonce" not in presented[0] and all("nonce" in p for p in presented[1:])
         assert len(presented) >= 2
+
+
+@pytest.mark.parametrize("grant", GRANTS)
+async def test_an_expired_token_is_granted_again_bound_to_the_same_key(grant: str) -> None:
+    """No refresh token: past its expiry the flow asks for a new grant, with a proof by the
+    key it already holds (and, for JWT bearer, a fresh assertion)."""
+    async with protected(
+        authorization=machine_server(), dpop=DPoPVerifier(), dpop_required=True
+    ) as setup:
+        server = setup.authorization
+        assert isinstance(server, MachineAuthorizationServer)
+        auth, subject = machine_auth(grant, setup)
+        first = await auth.authorize()
+        stored = first.to_dict() | {"expires_at": time.time() - 1}
+        await auth.store.save(f"tokens {setup.url}", stored)
+        assert await call_whoami(setup, auth, "2025-11-25") == subject
+        assert len(server.token_requests) == 2
+        heads = [jwt_parts(proof)[0] for proof in server.token_proofs if proof is not None]
+        assert len(heads) == 2 and heads[0]["jwk"] == heads[1]["jwk"]
+        fresh = await auth.token()
+        assert fresh is not None and fresh.access_token != first.access_token
+        assert fresh.dpop_key == first.dpop_key
+        if grant == "jwt_bearer":
+            assert len(server.assertions) == 2
 
 
 @pytest.mark.parametrize("revision", ERAS)
