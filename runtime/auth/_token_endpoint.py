@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Final
 
 import httpx
 
@@ -29,6 +29,12 @@ logger = logging.getLogger(__name__)
 JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 #: A token this close to its expiry is refreshed before use.
 EXPIRY_LEEWAY = 30.0
+#: The key type each ``private_key_jwt`` signing algorithm takes.
+_KEY_TYPES: Final = {
+    **dict.fromkeys(("RS256", "RS384", "RS512", "PS256", "PS384", "PS512"), "RSA"),
+    **dict.fromkeys(("ES256", "ES384", "ES512"), "EC"),
+    "EdDSA": "OKP",
+}
 
 
 @dataclass
@@ -109,9 +115,24 @@ def _client_auth(identity: ClientIdentity, server: ServerMetadata) -> Any:
     if method == "private_key_jwt":
         rfc7523 = _deps.load("authlib.oauth2.rfc7523")
         jwk = _deps.load("joserfc.jwk")
+        errors = _deps.load("joserfc.errors")
+        algorithm = identity.signing_algorithm
+        # The key type follows the algorithm: joserfc guessing it from the PEM would let a key
+        # of another kind through to fail later, less clearly (and warns about it).
+        key_type = _KEY_TYPES.get(algorithm)
+        if key_type is None:
+            raise TokenRequestError(f"unsupported private_key_jwt algorithm {algorithm!r}")
         if identity.private_key is None:
             raise TokenRequestError("private_key_jwt needs a private key")
-        secret = jwk.import_key(identity.private_key)
+        try:
+            secret = jwk.import_key(identity.private_key, key_type)
+        except (errors.JoseError, ValueError, TypeError) as exc:
+            raise TokenRequestError(
+                f"the private key is not a private {key_type} key in PEM, as {algorithm} "
+                f"needs ({type(exc).__name__})"
+            ) from None
+        if not secret.is_private:
+            raise TokenRequestError("private_key_jwt needs a private key, not a public one")
         # The audience is the authorization server's issuer (RFC 7523 section 3).
         method = rfc7523.PrivateKeyJWT(
             server.token_endpoint, claims={"aud": server.issuer}, alg=identity.signing_algorithm

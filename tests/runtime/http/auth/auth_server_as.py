@@ -63,6 +63,8 @@ class LocalAuthorizationServer:
     dpop: DPoPVerifier | None = None
     #: The DPoP proofs the token endpoint received (None: a request without one).
     token_proofs: list[str | None] = field(default_factory=list)
+    grant_types: Sequence[str] = ("authorization_code", "refresh_token")
+    auth_methods: Sequence[str] = ("none", "client_secret_basic", "client_secret_post")
 
     # -- tokens -------------------------------------------------------------------------
 
@@ -140,13 +142,9 @@ class LocalAuthorizationServer:
             "jwks_uri": f"{base}/jwks",
             "introspection_endpoint": f"{base}/introspect",
             "response_types_supported": ["code"],
-            "grant_types_supported": ["authorization_code", "refresh_token"],
+            "grant_types_supported": list(self.grant_types),
             "code_challenge_methods_supported": ["S256"],
-            "token_endpoint_auth_methods_supported": [
-                "none",
-                "client_secret_basic",
-                "client_secret_post",
-            ],
+            "token_endpoint_auth_methods_supported": list(self.auth_methods),
             "scopes_supported": list(self.scopes_supported),
             "authorization_response_iss_parameter_supported": True,
         } | (
@@ -246,7 +244,7 @@ class LocalAuthorizationServer:
                 return JSONResponse({"error": "invalid_grant"}, 400)
             return self._tokens(grant, jkt)
         if kind != "authorization_code":
-            return JSONResponse({"error": "unsupported_grant_type"}, 400)
+            return await self._other_grant(kind, form, client_id, jkt)
         grant = self.grants.pop(form.get("code", ""), None)
         verifier = form.get("code_verifier", "").encode()
         digest = base64.urlsafe_b64encode(hashlib.sha256(verifier).digest()).rstrip(b"=")
@@ -259,6 +257,12 @@ class LocalAuthorizationServer:
         ):
             return JSONResponse({"error": "invalid_grant"}, 400)
         return self._tokens(grant, jkt)
+
+    async def _other_grant(
+        self, kind: str | None, form: dict[str, str], client_id: str, jkt: str | None
+    ) -> Response:
+        """A grant beyond the code and refresh grants (``auth_server_machines`` adds some)."""
+        return JSONResponse({"error": "unsupported_grant_type"}, 400)
 
     async def _introspect(self, request: Request) -> Response:
         self.introspections += 1

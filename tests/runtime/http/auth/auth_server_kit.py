@@ -100,13 +100,16 @@ async def protected(
     legacy: bool = False,
     asgi: Callable[[ResourceServer], Any] | None = None,
     as_dpop: DPoPVerifier | None = None,
+    authorization: LocalAuthorizationServer | None = None,
     **options: Any,
 ) -> AsyncIterator[Setup]:
     """The test AS and an MCP server protected by a ``ResourceServer`` trusting it, whose
     ``verifier`` is ``"jwt"`` (keys from the AS's JWKS) or ``"introspection"``. ``asgi`` makes
     the served app from the resource server, instead of the ``whoami`` server here.
-    ``as_dpop`` makes the AS bind tokens to DPoP keys."""
-    authorization = LocalAuthorizationServer(dpop=as_dpop)
+    ``as_dpop`` makes the AS bind tokens to DPoP keys; ``authorization`` is the AS to serve
+    (e.g. one granting more), given its ``dpop`` already."""
+    if authorization is None:
+        authorization = LocalAuthorizationServer(dpop=as_dpop)
     async with serving(authorization.app) as issuer:
         authorization.issuer = issuer
         port = free_port()

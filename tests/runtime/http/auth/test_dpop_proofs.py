@@ -89,8 +89,9 @@ BAD_PROOFS: dict[str, tuple[dict[str, Any], dict[str, Any], str]] = {
     "wrong method": ({"htm": "GET"}, {}, "htm"),
     "wrong URL": ({"htu": "https://mcp.example.com/other"}, {}, "htu"),
     "wrong host": ({"htu": "https://evil.example.com/mcp"}, {}, "htu"),
-    "stale iat": ({"iat": int(time.time()) - 120}, {}, "iat"),
-    "iat in the future": ({"iat": int(time.time()) + 60}, {}, "iat"),
+    # iat_offset: seconds from the time the test runs (not when this module was imported).
+    "stale iat": ({"iat_offset": -120}, {}, "iat"),
+    "iat in the future": ({"iat_offset": 60}, {}, "iat"),
     "iat not a number": ({"iat": "now"}, {}, "iat"),
     "missing ath": ({"drop": ("ath",)}, {}, "ath"),
     "ath of another token": ({"ath": ath("another-token")}, {}, "ath"),
@@ -103,8 +104,11 @@ BAD_PROOFS: dict[str, tuple[dict[str, Any], dict[str, Any], str]] = {
 
 @pytest.mark.parametrize("case", list(BAD_PROOFS), ids=list(BAD_PROOFS))
 def test_each_bad_proof_gets_invalid_dpop_proof(case: str) -> None:
-    options, overrides, rule = BAD_PROOFS[case]
+    given, changed, rule = BAD_PROOFS[case]
+    options, overrides = dict(given), dict(changed)  # copies: the table is shared
     verifier = overrides.pop("verifier", DPoPVerifier())
+    if "iat_offset" in options:
+        options["iat"] = int(time.time()) + options.pop("iat_offset")
     proof = forge(**options)
     error = refused(verifier, proof, **overrides)
     assert error.error == "invalid_dpop_proof"
