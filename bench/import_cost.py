@@ -12,9 +12,12 @@ Measured, each in fresh processes (``PYTHONHASHSEED=0``, ``.pyc`` present after 
   server (``examples/server.py``) spawned and asked ``initialize`` (2025-11-25) by
   ``runtime_stdio``'s blocking driver: the wall time from spawn to the answer, and under
   callgrind the instructions of a server that answers it and exits.
+* ``floor``: ``bench/floor_stdio.py``, the running stack under the runtime and nothing of it
+  (anyio's asyncio backend on uvloop, orjson, the model base, one model built on the first
+  request), spawned, answered and counted the same way in the same rounds: what a first answer
+  cannot go below on this machine.
 * ``idle RSS``: the same servers after ``initialize`` and one ``echo`` call, idle for 0.5 s,
-  against the floor: ``bench/bare_stdio.py`` with the stack under the runtime imported (anyio,
-  uvloop, orjson, pydantic) and doing the same.
+  against that floor and ``bench/bare_stdio.py`` with the stack imported but not running.
 
 Timed figures are medians (and for the first answers, minimums) of ``--rounds`` interleaved
 rounds; callgrind counts are one run each (they do not move with the machine's load).
@@ -47,6 +50,7 @@ STACK = (
     "import anyio, uvloop, orjson, pydantic, runpy; runpy.run_path({path!r}, run_name='__main__')"
 )
 BARE = [sys.executable, "-c", STACK.format(path=str(ROOT / "bench" / "bare_stdio.py"))]
+RUNNING = [sys.executable, str(ROOT / "bench" / "floor_stdio.py")]
 ECHO = {"name": "echo", "arguments": {"text": "hello"}}
 REVISION = "2025-11-25"
 
@@ -136,24 +140,28 @@ def main() -> None:
     parser.add_argument("--no-callgrind", action="store_true")
     args = parser.parse_args()
     timed_import(ONE_CLASS)  # warm-up: .pyc files written
-    first_answer(APP), first_answer(SERVER)
+    first_answer(APP), first_answer(SERVER), first_answer(RUNNING)
     samples: dict[str, list[float]] = {
         "one class ms": [],
         "floor ms": [],
         "first answer ms": [],
         "server answer ms": [],
+        "floor answer ms": [],
         "idle RSS MiB": [],
         "server RSS MiB": [],
         "floor RSS MiB": [],
+        "bare RSS MiB": [],
     }
     for _ in range(args.rounds):
         samples["one class ms"].append(timed_import(ONE_CLASS) * 1000)
         samples["floor ms"].append(timed_import(FLOOR) * 1000)
         samples["first answer ms"].append(first_answer(APP) * 1000)
         samples["server answer ms"].append(first_answer(SERVER) * 1000)
+        samples["floor answer ms"].append(first_answer(RUNNING) * 1000)
         samples["idle RSS MiB"].append(idle_rss(APP))
         samples["server RSS MiB"].append(idle_rss(SERVER))
-        samples["floor RSS MiB"].append(idle_rss(BARE))
+        samples["floor RSS MiB"].append(idle_rss(RUNNING))
+        samples["bare RSS MiB"].append(idle_rss(BARE))
     medians = {name: statistics.median(values) for name, values in samples.items()}
     load = os.getloadavg()[0]
     print(f"medians (minimums) of {args.rounds} rounds (load average {load:.2f}):")
@@ -167,12 +175,15 @@ def main() -> None:
     floor = callgrind_total([sys.executable, "-c", FLOOR])
     answer = callgrind_total(APP, initialize)
     server = callgrind_total(SERVER, initialize)
+    running = callgrind_total(RUNNING, initialize)
     print("instructions (callgrind, one run each):")
     print(f"  {'one class':>18}: {one / 1e6:8.1f} M")
     print(f"  {'floor':>18}: {floor / 1e6:8.1f} M")
     print(f"  {'revision cost':>18}: {(one - floor) / 1e6:8.1f} M")
     print(f"  {'first answer':>18}: {answer / 1e6:8.1f} M")
     print(f"  {'server answer':>18}: {server / 1e6:8.1f} M")
+    print(f"  {'floor answer':>18}: {running / 1e6:8.1f} M")
+    print(f"  {'app over floor':>18}: {(answer - running) / 1e6:8.1f} M")
 
 
 if __name__ == "__main__":

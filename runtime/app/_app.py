@@ -22,7 +22,6 @@ from mcpbind.generated.support import Direction
 from mcpbind.runtime.core.bindings import Bindings
 from mcpbind.runtime.core.session import Session
 from mcpbind.runtime.core.transport import Connection
-from mcpbind.runtime.endpoints.middleware import Middleware
 from mcpbind.runtime.endpoints.server import Server
 from pydantic import BaseModel
 from typing_extensions import TypeVar
@@ -41,6 +40,7 @@ from ._ui import UI_EXTENSION, UI_MIME_TYPE, UiTool, has_views, resource_meta, t
 from ._visibility import Visibility
 
 if TYPE_CHECKING:
+    from mcpbind.runtime.endpoints.middleware import Middleware
     from mcpbind.runtime.transports.http.server import StreamableHTTPServer
 
 __all__ = ["App"]
@@ -51,7 +51,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 LifespanT = TypeVar("LifespanT", default=Any)
 
 #: A middleware, returned as it came by ``@app.middleware``.
-M = TypeVar("M", bound=Middleware)
+M = TypeVar("M", bound="Middleware")
 
 #: The registries whose changes clients may hear of, by the capability that names them.
 _LISTED = ("tools", "resources", "prompts")

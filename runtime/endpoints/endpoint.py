@@ -21,15 +21,10 @@ from mcpbind.runtime.core.session import RequestContext, Route, Session
 from mcpbind.runtime.core.transport import Envelope
 from mcpbind.runtime.core.watched import WatchedDict, plain
 
-from .middleware import (
-    Middleware,
-    OutgoingMiddleware,
-    install as install_middleware,
-    install_outgoing,
-)
-
 if typing.TYPE_CHECKING:
     from mcpbind.runtime.tasks import TaskSupport
+
+    from .middleware import Middleware, OutgoingMiddleware
 
 __all__ = ["Endpoint", "ServedExtension"]
 
@@ -138,8 +133,11 @@ class Endpoint:
         if not callable(middleware):
             raise TypeError(f"a middleware is an async callable, not {type(middleware).__name__}")
         if not self.middleware:
+            # Here, not at the top: an endpoint without middleware never loads its module.
+            from .middleware import install
+
             # Every endpoint class (``Client``, ``Server``) is the router of its sessions.
-            install_middleware(typing.cast(Router, self), self.middleware)
+            install(typing.cast(Router, self), self.middleware)
         if outermost:
             self.middleware.insert(0, middleware)
         else:
@@ -157,7 +155,7 @@ class Endpoint:
         if chain is None:
             chain = self._outgoing = []
             for session in self._running_sessions():
-                install_outgoing(session, chain)
+                self._new_session(session)  # on the chain's seam, as a new one is
         if outermost:
             chain.insert(0, middleware)
         else:
@@ -177,6 +175,9 @@ class Endpoint:
         is any (the one check a session costs; none per request)."""
         chain = self._outgoing
         if chain is not None:
+            # Here, not at the top: an endpoint without middleware never loads its module.
+            from .middleware import install_outgoing
+
             install_outgoing(session, chain)
         return session
 

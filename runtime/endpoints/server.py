@@ -6,7 +6,7 @@ import contextlib
 import signal
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Any, Generic
+from typing import TYPE_CHECKING, Any, Generic
 
 import anyio
 from mcpbind import generated
@@ -41,13 +41,14 @@ from mcpbind.runtime.eras.input_required import RequestStateKeeper
 from mcpbind.runtime.eras.lifecycle import ASSUME_INITIALIZED, HandshakeServer, ServerLifecycle
 from mcpbind.runtime.eras.stateless import StatelessServer
 from mcpbind.runtime.eras.subscriptions import Subscriptions
-from mcpbind.runtime.transports.memory import memory_pair
 from mcpbind.runtime.transports.stdio import stdio_server
 from typing_extensions import TypeVar
 
 from .broadcast import Delivery, deliver
 from .endpoint import Endpoint
-from .middleware import Middleware
+
+if TYPE_CHECKING:
+    from .middleware import Middleware
 
 __all__ = ["Server"]
 
@@ -296,6 +297,9 @@ class Server(Endpoint, Generic[LifespanT]):
         lifespan is entered first unless something already runs it (``LifespanStartupError``
         here if it fails).
         """
+        # Here, not at the top: a server on stdio or HTTP never loads the memory transport.
+        from mcpbind.runtime.transports.memory import memory_pair
+
         async with (
             self.running(),
             memory_pair() as (near, far),

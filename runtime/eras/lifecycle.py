@@ -246,7 +246,9 @@ class HandshakeServer:
         session.bindings = bindings
         session.peer.revision = bindings.revision
         session.peer.info = params.clientInfo
-        session.peer.capabilities = dump(params.capabilities)
+        # Through the params' own serializer, built with its validator: dumping the nested
+        # model alone would build ClientCapabilities' (5 M instructions of a first answer).
+        session.peer.capabilities = dump(params)["capabilities"]
         session.peer.phase = "initialized"
         result: dict[str, Any] = {
             "protocolVersion": bindings.revision,
