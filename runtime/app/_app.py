@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import (
-    AsyncIterator,
+    AsyncGenerator,
     Callable,
     Coroutine,
     Iterable,
@@ -548,7 +548,7 @@ class App(AppSkills, Generic[LifespanT]):
         return self.server.lifespan_context
 
     @asynccontextmanager
-    async def running(self) -> AsyncIterator[LifespanT]:
+    async def running(self) -> AsyncGenerator[LifespanT, None]:
         """The lifespan entered while the block runs (or shared with whatever entered it):
         see ``Server.running``."""
         async with self.server.running() as value:
