@@ -7,14 +7,7 @@ registered on the runtime ``Server`` per revision, the first time a client speak
 from __future__ import annotations
 
 import weakref
-from collections.abc import (
-    AsyncGenerator,
-    Callable,
-    Coroutine,
-    Iterable,
-    Mapping,
-    Sequence,
-)
+from collections.abc import AsyncGenerator, Callable, Coroutine, Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING, Any, Generic, Literal, overload
 
