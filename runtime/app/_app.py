@@ -7,14 +7,7 @@ registered on the runtime ``Server`` per revision, the first time a client speak
 from __future__ import annotations
 
 import weakref
-from collections.abc import (
-    AsyncIterator,
-    Callable,
-    Coroutine,
-    Iterable,
-    Mapping,
-    Sequence,
-)
+from collections.abc import AsyncGenerator, Callable, Coroutine, Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING, Any, Generic, Literal, overload
 
@@ -548,7 +541,7 @@ class App(AppSkills, Generic[LifespanT]):
         return self.server.lifespan_context
 
     @asynccontextmanager
-    async def running(self) -> AsyncIterator[LifespanT]:
+    async def running(self) -> AsyncGenerator[LifespanT, None]:
         """The lifespan entered while the block runs (or shared with whatever entered it):
         see ``Server.running``."""
         async with self.server.running() as value:

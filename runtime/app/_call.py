@@ -28,7 +28,7 @@ class ArgumentsError(ValueError):
 
 def describe_errors(exc: ValidationError, what: str = "argument") -> str:
     """A validation error as one line per problem: where, what was expected, what was given."""
-    lines = []
+    lines: list[str] = []
     for error in exc.errors(include_url=False, include_context=False):
         where = ".".join(str(part) for part in error["loc"]) or "(arguments)"
         line = f"{what} {where!r}: {error['msg']}"

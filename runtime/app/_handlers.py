@@ -121,7 +121,7 @@ def _call_tool(app: App, revision: str, spec: MethodSpec[Any, Any]) -> Handler:
         if entry is None:
             raise McpError(INVALID_PARAMS, f"Unknown tool: {params.name}", {"name": params.name})
         ctx = Context(app, context, revision)
-        arguments = params.arguments or {}
+        arguments: dict[str, Any] = params.arguments or {}
         timeout = app.tool_timeout if entry.timeout is None else entry.timeout
         if timeout is None:  # no limit: no wrapper coroutine on the per-call path
             data = await entry.run(arguments, ctx, app.mask_errors, app.on_tool_exception)
@@ -192,7 +192,7 @@ def _complete(app: App, revision: str, spec: MethodSpec[Any, Any]) -> Handler:
             getattr(ref, "name", None) if ref.type == "ref/prompt" else getattr(ref, "uri", None)
         )
         name, prefix = params.argument.name, params.argument.value
-        given = getattr(getattr(params, "context", None), "arguments", None) or {}
+        given: dict[str, Any] = getattr(getattr(params, "context", None), "arguments", None) or {}
         fn = app.completions.get((ref.type, str(target), name))
         if fn is not None:
             values = await complete(fn, prefix, dict(given))

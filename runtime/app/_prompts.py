@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from mcpbind.runtime.core.errors import INVALID_PARAMS, McpError
 from pydantic import BaseModel
@@ -49,7 +49,7 @@ class PromptEntry:
         self.tags = tags
 
     def arguments(self) -> list[dict[str, Any]]:
-        out = []
+        out: list[dict[str, Any]] = []
         for name, param in self.signature.parameters.items():
             field = self.signature.model.model_fields.get(name)
             argument: dict[str, Any] = {
@@ -90,25 +90,33 @@ class PromptEntry:
         if isinstance(value, BaseModel) and type(value).__name__ == "GetPromptResult":
             data: dict[str, Any] = value.model_dump(mode="json", by_alias=True, exclude_unset=True)
             return data
-        items = value if isinstance(value, list | tuple) else [value]
+        items = cast("Sequence[Any]", value) if isinstance(value, list | tuple) else [value]
         result: dict[str, Any] = {"messages": [_message(item) for item in items]}
         if self.description is not None:
             result["description"] = self.description
         return result
 
 
-def _message(item: Any) -> dict[str, Any]:
+def _message(item: object) -> dict[str, Any]:
     if isinstance(item, BaseModel):
         item = item.model_dump(mode="json", by_alias=True, exclude_unset=True)
     if isinstance(item, str):
         return {"role": "user", "content": {"type": "text", "text": item}}
+    message = _as_message(item)
+    if message is None:
+        raise TypeError(f"a prompt function returned {type(item).__name__}, not a message")
+    content: Any = message["content"]
+    if not isinstance(content, dict):
+        blocks = to_content(content, "mcpbind://prompt/content")
+        content = blocks[0] if blocks else {"type": "text", "text": ""}
+    return {"role": message["role"], "content": content}
+
+
+def _as_message(item: object) -> dict[str, Any] | None:
+    """``item`` if it is a dict with a role and content (a message), else None."""
     if isinstance(item, dict) and "role" in item and "content" in item:
-        content = item["content"]
-        if not isinstance(content, dict):
-            blocks = to_content(content, "mcpbind://prompt/content")
-            content = blocks[0] if blocks else {"type": "text", "text": ""}
-        return {"role": item["role"], "content": content}
-    raise TypeError(f"a prompt function returned {type(item).__name__}, not a message")
+        return cast("dict[str, Any]", item)
+    return None
 
 
 def make_prompt(

@@ -17,7 +17,7 @@ import base64
 import inspect
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import pydantic_core
 from mcpbind.runtime.core.errors import INVALID_PARAMS, McpError
@@ -124,8 +124,10 @@ def contents(value: Any, uri: str, mime_type: str | None) -> list[dict[str, Any]
     """A resource function's return value as resource contents."""
     if _is_contents(value):
         value = [value]
-    if isinstance(value, list) and value and all(_is_contents(v) for v in value):
-        return [v.model_dump(mode="json", by_alias=True, exclude_unset=True) for v in value]
+    if isinstance(value, list):
+        items = cast("Sequence[Any]", value)
+        if items and all(_is_contents(v) for v in items):
+            return [v.model_dump(mode="json", by_alias=True, exclude_unset=True) for v in items]
     if isinstance(value, bytes | bytearray):
         blob = base64.b64encode(bytes(value)).decode("ascii")
         return [{"uri": uri, "blob": blob, "mimeType": mime_type or "application/octet-stream"}]

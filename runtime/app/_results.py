@@ -16,7 +16,8 @@ where the schema says so) and sent as ``structuredContent``.
 from __future__ import annotations
 
 import base64
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, cast
 
 import pydantic_core
 from pydantic import BaseModel
@@ -51,7 +52,7 @@ def binary_block(data: bytes, uri: str) -> dict[str, Any]:
     }
 
 
-def _is_generated(value: Any, names: frozenset[str] | set[str]) -> bool:
+def _is_generated(value: object, names: frozenset[str] | set[str]) -> bool:
     cls = type(value)
     return cls.__name__ in names and cls.__module__.startswith("mcpbind.generated.")
 
@@ -66,7 +67,8 @@ def as_data(value: Any) -> Any:
     if isinstance(value, BaseModel):
         return _dump(value)
     if isinstance(value, list | tuple):
-        return [as_data(v) for v in value]
+        items = cast("Sequence[Any]", value)
+        return [as_data(v) for v in items]
     return value
 
 
@@ -80,8 +82,10 @@ def to_content(value: Any, uri: str) -> list[dict[str, Any]]:
         return [binary_block(bytes(value), uri)]
     if isinstance(value, BaseModel) and _is_generated(value, CONTENT_TYPE_NAMES):
         return [_dump(value)]
-    if isinstance(value, list | tuple) and value and all(_is_block(v) for v in value):
-        return [block for v in value for block in to_content(v, uri)]
+    if isinstance(value, list | tuple):
+        items = cast("Sequence[Any]", value)
+        if items and all(_is_block(v) for v in items):
+            return [block for v in items for block in to_content(v, uri)]
     text = pydantic_core.to_json(value, fallback=str, indent=2).decode()
     return [{"type": "text", "text": text}]
 

@@ -258,14 +258,15 @@ def output_type(fn_name: str, annotation: Any) -> OutputType | None:
     wrap = False
     origin = get_origin(bare)
     if isinstance(bare, type) and not isinstance(bare, GenericAlias) and origin is None:
-        if is_typeddict(bare):
-            model = _readable_typeddict(bare)
-        elif issubclass(bare, BaseModel) or dataclasses.is_dataclass(bare):
-            model = bare
-        elif bare in (str, int, float, bool, NoneType):
+        cls: type[Any] = bare
+        if is_typeddict(cls):
+            model = _readable_typeddict(cls)
+        elif issubclass(cls, BaseModel) or dataclasses.is_dataclass(cls):
+            model = cls
+        elif cls in (str, int, float, bool, NoneType):
             model, wrap = None, True
         else:
-            model = _from_class(bare)
+            model = _from_class(cls)
             if model is None:
                 return None
     elif bare is None:

@@ -10,8 +10,9 @@ import asyncio
 import contextlib
 import signal
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from contextlib import AbstractAsyncContextManager
+from types import FrameType
 from typing import Any
 
 import anyio
@@ -42,7 +43,7 @@ def run_http(
 
 
 @contextlib.contextmanager
-def _cancelled_by_sigterm(scope: anyio.CancelScope) -> Iterator[None]:
+def _cancelled_by_sigterm(scope: anyio.CancelScope) -> Generator[None, None, None]:
     """SIGTERM stops serving as Ctrl-C does, so the lifespan's exit part runs instead of the
     process dying on the spot. A plain handler, not the loop's: uvicorn replaces the handlers
     while it serves and calls the previous one after its own shutdown, which (uvloop's signal
@@ -51,7 +52,11 @@ def _cancelled_by_sigterm(scope: anyio.CancelScope) -> Iterator[None]:
         yield  # signals are the main thread's: SIGTERM keeps its meaning
         return
     loop = asyncio.get_running_loop()
-    previous = signal.signal(signal.SIGTERM, lambda *_: loop.call_soon_threadsafe(scope.cancel))
+
+    def on_sigterm(signum: int, frame: FrameType | None) -> None:
+        loop.call_soon_threadsafe(scope.cancel)
+
+    previous = signal.signal(signal.SIGTERM, on_sigterm)
     try:
         yield
     finally:

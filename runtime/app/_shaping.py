@@ -15,10 +15,13 @@ import logging
 import typing
 from collections.abc import Callable
 from types import ModuleType, UnionType
-from typing import Annotated, Any, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, get_args, get_origin
 
 from pydantic import BaseModel
 from typing_extensions import TypeAliasType
+
+if TYPE_CHECKING:
+    from mcpbind.runtime.core.jsonvalue import JsonValue
 
 __all__ = ["Shaper", "prune_object", "result_class", "shape_result", "shaper"]
 
@@ -89,17 +92,25 @@ def _compile(annotation: Any) -> Pruner | None:
         inner = _compile(args[0]) if args else None
         if inner is None:
             return None
-        return lambda value: [inner(v) for v in value] if type(value) is list else value
+
+        def prune_list(value: JsonValue) -> Any:
+            return [inner(v) for v in value] if type(value) is list else value
+
+        return prune_list
     models = [m for m in members if isinstance(m, type) and issubclass(m, BaseModel)]
     if not models:
         return None
     if len(models) == 1:
         only = models[0]
-        return lambda value: prune_object(value, only) if type(value) is dict else value
+
+        def prune_one(value: JsonValue) -> Any:
+            return prune_object(value, only) if type(value) is dict else value
+
+        return prune_one
     tags = {_type_tag(m): m for m in models}
     tagged = None not in tags
 
-    def pick(value: Any) -> Any:
+    def pick(value: JsonValue) -> Any:
         if type(value) is not dict:
             return value
         chosen = tags.get(value.get("type")) if tagged else _pick(models, value)
@@ -121,7 +132,7 @@ def prune_object(value: dict[str, Any], cls: type[BaseModel]) -> dict[str, Any]:
     declare dropped, at every level that is a generated model (schemas, arguments and
     ``_meta`` are the user's data, kept whole)."""
     pruners = _pruners(cls)
-    out = {}
+    out: dict[str, Any] = {}
     for key, item in value.items():
         if key in pruners:
             pruner = pruners[key]
@@ -162,7 +173,7 @@ class Shaper:
         self, blocks: list[dict[str, Any]], known: dict[Any, type[BaseModel]], where: str
     ) -> list[dict[str, Any]]:
         """Content blocks this revision can carry: unknown types converted or left out."""
-        out = []
+        out: list[dict[str, Any]] = []
         text = known.get("text")
         for block in blocks:
             if text is not None and len(block) == 2 and block.get("type") == "text":
@@ -229,14 +240,16 @@ def shape_result(
         content = shaping.content(data["content"], shaping.tool_content, where)
         data = {key: value for key, value in data.items() if key != "content"}
     if type(data.get("messages")) is list and cls.__name__ == "GetPromptResult":
-        messages = []
+        messages: list[JsonValue] = []
+        message: JsonValue
         for message in data["messages"]:
-            block = message.get("content") if type(message) is dict else None
-            if type(block) is dict:
-                kept = shaping.content([block], shaping.prompt_content, where)
-                if not kept:
-                    continue
-                message = {**message, "content": kept[0]}
+            if type(message) is dict:
+                block: JsonValue = message.get("content")
+                if type(block) is dict:
+                    kept = shaping.content([block], shaping.prompt_content, where)
+                    if not kept:
+                        continue
+                    message = {**message, "content": kept[0]}
             messages.append(message)
         data = {**data, "messages": messages}
     out = prune_object(data, cls)

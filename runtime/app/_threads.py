@@ -23,7 +23,7 @@ import contextlib
 import contextvars
 import threading
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from typing import Any, Final, TypeVar
 
 import anyio
@@ -49,7 +49,7 @@ _abandon: contextvars.ContextVar[bool] = contextvars.ContextVar("mcpbind_abandon
 
 
 @contextlib.contextmanager
-def abandoning() -> Iterator[None]:
+def abandoning() -> Generator[None, None, None]:
     """Within it, a cancelled ``run_sync`` returns at once, its thread's late result dropped."""
     token = _abandon.set(True)
     try:

@@ -19,9 +19,12 @@ None of these names is in the pinned protocol schemas; they are the extension's
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from typing_extensions import TypedDict
+
+if TYPE_CHECKING:
+    from mcpbind.runtime.core.jsonvalue import JsonValue
 
 __all__ = [
     "UI_EXTENSION",
@@ -123,9 +126,11 @@ def content_meta(
     return [{**item, "_meta": {**item.get("_meta", {}), _UI: meta[_UI]}} for item in contents]
 
 
-def supports_ui(capabilities: Any) -> bool:
+def supports_ui(capabilities: JsonValue) -> bool:
     """Whether a client declared the extension (``capabilities.extensions``)."""
-    extensions = capabilities.get("extensions") if isinstance(capabilities, dict) else None
+    extensions: JsonValue = (
+        capabilities.get("extensions") if isinstance(capabilities, dict) else None
+    )
     return isinstance(extensions, dict) and isinstance(extensions.get(UI_EXTENSION), dict)
 
 
@@ -137,7 +142,8 @@ def for_client(tools: list[dict[str, Any]], capabilities: Any) -> list[dict[str,
 
 
 def _model_visible(tool: dict[str, Any]) -> bool:
-    ui = (tool.get("_meta") or {}).get(_UI)
+    meta: dict[str, Any] = tool.get("_meta") or {}
+    ui: JsonValue = meta.get(_UI)
     visibility = ui.get("visibility") if isinstance(ui, dict) else None
     return visibility is None or "model" in visibility
 
@@ -145,5 +151,5 @@ def _model_visible(tool: dict[str, Any]) -> bool:
 def has_views(tools: Iterable[Any], resources: Iterable[Any]) -> bool:
     """Whether the app has anything of the extension: a view, or a tool naming one."""
     return any(r.mime_type == UI_MIME_TYPE for r in resources) or any(
-        isinstance((t.meta or {}).get(_UI), dict) for t in tools
+        bool(t.meta) and isinstance(t.meta.get(_UI), dict) for t in tools
     )

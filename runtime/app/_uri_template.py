@@ -109,7 +109,7 @@ def _expression(template: str, body: str) -> Expression:
     operator = body[:1] if body[:1] in _OPERATORS and body[:1] != "" else ""
     if body[:1] and body[:1] in "=,!@|":
         raise ValueError(f"URI template {template!r}: the operator {body[:1]!r} is reserved")
-    specs = []
+    specs: list[VarSpec] = []
     for item in body[len(operator) :].split(","):
         found = _VARSPEC.fullmatch(item)
         if found is None:

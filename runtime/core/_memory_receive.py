@@ -3,9 +3,12 @@
 Used by ``transport.take`` for memory streams (the in-memory pair, the HTTP transports).
 """
 
+# This module's job is anyio's private layout: pyright's private-use check is off here alone.
+# pyright: reportPrivateUsage=false
+
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream
@@ -17,16 +20,18 @@ __all__ = ["receive_directly"]
 # sequential stdio round trip. ``_wait_for_item`` queues itself directly, through the stream's
 # internals as anyio 4 lays them out (checked here, once); with any other layout ``take``
 # simply uses ``receive``.
-try:
+if TYPE_CHECKING:
     from anyio.streams.memory import _MemoryObjectItemReceiver, _MemoryObjectStreamState
-
-    _WAIT_DIRECTLY = "waiting_receivers" in getattr(
-        _MemoryObjectStreamState, "__dataclass_fields__", {}
-    ) and {"_state", "_closed", "_waiters"} <= set(
-        getattr(MemoryObjectReceiveStream, "__dataclass_fields__", {})
-    )
-except ImportError:  # pragma: no cover - another anyio layout
-    _WAIT_DIRECTLY = False
+else:
+    try:
+        from anyio.streams.memory import _MemoryObjectItemReceiver, _MemoryObjectStreamState
+    except ImportError:  # pragma: no cover - another anyio layout
+        _MemoryObjectStreamState = None  # no fields: the check below says no
+_WAIT_DIRECTLY = "waiting_receivers" in getattr(
+    _MemoryObjectStreamState, "__dataclass_fields__", {}
+) and {"_state", "_closed", "_waiters"} <= set(
+    getattr(MemoryObjectReceiveStream, "__dataclass_fields__", {})
+)
 
 
 async def _wait_for_item(stream: MemoryObjectReceiveStream[Any]) -> Any:

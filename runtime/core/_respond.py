@@ -15,6 +15,7 @@ from .logsafe import printable
 from .routing import Route
 
 if TYPE_CHECKING:
+    from .jsonvalue import JsonValue
     from .session import Session
 
 __all__ = ["respond"]
@@ -49,7 +50,7 @@ async def respond(
             printable(request_id),
         )
         return rpc.error_response(request_id, INTERNAL_ERROR, "Internal error")
-    meta = raw.get("_meta") if raw else None
+    meta: JsonValue = raw.get("_meta") if raw else None
     context = RequestContext(
         session, request_id, method, meta if type(meta) is dict else None, transport_context
     )

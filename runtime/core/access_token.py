@@ -29,7 +29,7 @@ class AccessToken:
     expires_at: int | None
     audience: tuple[str, ...]
     issuer: str | None = None
-    claims: Mapping[str, Any] = field(default_factory=dict, repr=False)
+    claims: Mapping[str, Any] = field(default_factory=dict[str, Any], repr=False)
 
     @property
     def principal(self) -> str:

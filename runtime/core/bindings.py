@@ -29,7 +29,9 @@ def adapter(tp: Any) -> TypeAdapter[Any]:
     that discriminator, never by trying each member in turn.
     """
     key = _discriminator(tp)
-    return TypeAdapter(tp if key is None else Annotated[tp, Field(discriminator=key)])
+    # Annotated's tuple form: ``tp`` is a value here, which the subscript form may not hold.
+    form: Any = tp if key is None else Annotated[(tp, Field(discriminator=key))]
+    return TypeAdapter(form)
 
 
 def _discriminator(tp: Any) -> str | None:
@@ -38,7 +40,8 @@ def _discriminator(tp: Any) -> str | None:
     members = get_args(tp)
     if not all(isinstance(m, type) and issubclass(m, MCPModel) for m in members):
         return None
-    shared = set.intersection(*(set(m.__const_values__) for m in members))
+    names: list[set[str]] = [set(m.__const_values__) for m in members]
+    shared = names[0].intersection(*names[1:])
     for key in sorted(shared):
         values = [m.__const_values__[key] for m in members]
         if len(set(values)) == len(values):
@@ -54,8 +57,9 @@ def validator(tp: Any) -> Callable[[Any], Any]:
     Python wrapper around it (it runs for every request's params). Asking for it builds a
     deferred model's validator now. Else an adapter's.
     """
-    if isinstance(tp, type) and issubclass(tp, BaseModel):
-        validate: Callable[[Any], Any] = tp.__pydantic_validator__.validate_python
+    model: object = tp  # narrowed below, while ``tp`` stays what the adapter takes
+    if isinstance(model, type) and issubclass(model, BaseModel):
+        validate: Callable[[Any], Any] = model.__pydantic_validator__.validate_python
         return validate
     return adapter(tp).validate_python
 
@@ -76,7 +80,7 @@ def dumper(cls: Any) -> Callable[[Any], Any]:
     )
 
 
-def dump(value: Any) -> Any:
+def dump(value: object) -> Any:
     """A model (or a value holding models) as JSON-ready data, without unset optional fields.
 
     ``exclude_unset``, not ``exclude_none``: an explicit ``null`` (a nullable field, a JSON value
@@ -162,5 +166,6 @@ def _load(revision: str, local: Direction) -> Bindings:
     if revision not in generated.ERAS:
         generated.load(revision)  # raises the LookupError that lists the revisions there are
     bindings = Bindings.__new__(Bindings)
-    bindings._orient(revision, generated.ERAS[revision], local)
+    # The class's own helper, from its loader (one module, not a method: functools.cache).
+    bindings._orient(revision, generated.ERAS[revision], local)  # pyright: ignore[reportPrivateUsage]
     return bindings

@@ -55,7 +55,7 @@ def resident_size(value: Any) -> int:
     while stack:
         item = stack.pop()
         total += size(item)
-        kind = type(item)
+        kind = item.__class__  # type() of an Any is type[Unknown] to pyright
         if kind is dict:
             total += sum(map(size, item))
             values: Any = item.values()
@@ -64,7 +64,7 @@ def resident_size(value: Any) -> int:
         else:
             continue
         for member in values:
-            member_kind = type(member)
+            member_kind = member.__class__
             if member_kind is dict or member_kind is list:
                 stack.append(member)
             else:

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import typing
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
+
+if TYPE_CHECKING:
+    from .jsonvalue import JsonValue
 
 __all__ = ["capability_tree", "has_capability", "merge"]
 
@@ -45,7 +48,7 @@ def capability_tree(paths: Iterable[str], model: Any) -> dict[str, Any]:
                 elif not isinstance(node.get(part), dict):
                     node[part] = {}
             else:
-                child = node.get(part)
+                child: JsonValue = node.get(part)
                 if not isinstance(child, dict):
                     child = node[part] = {}
                 node, cls = child, sub
@@ -54,7 +57,7 @@ def capability_tree(paths: Iterable[str], model: Any) -> dict[str, Any]:
 
 def has_capability(capabilities: Mapping[str, Any], path: str) -> bool:
     """Whether a capability object advertises a dotted path (present, and not false)."""
-    node: Any = capabilities
+    node: JsonValue | Mapping[str, Any] = capabilities
     for part in path.split("."):
         if not isinstance(node, Mapping) or node.get(part) in (None, False):
             return False
@@ -65,6 +68,7 @@ def has_capability(capabilities: Mapping[str, Any], path: str) -> bool:
 def merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
     """Deep-merge ``extra`` into a copy of ``base`` (user capabilities over derived ones)."""
     out = dict(base)
+    value: JsonValue | Mapping[str, Any]
     for key, value in extra.items():
         if isinstance(value, Mapping) and isinstance(out.get(key), dict):
             out[key] = merge(out[key], value)

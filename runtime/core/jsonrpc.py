@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Final, NoReturn, TypeGuard
+from typing import TYPE_CHECKING, Any, Final, NoReturn, TypeGuard
 
 import orjson
 
 from .errors import INVALID_REQUEST, PARSE_ERROR
+
+if TYPE_CHECKING:
+    from .jsonvalue import JsonValue
 
 __all__ = [
     "ERROR_RESPONSE",
@@ -128,7 +131,7 @@ def encode(message: Any) -> bytes:
         return text.encode()
 
 
-def is_request_id(value: Any) -> TypeGuard[int | str]:
+def is_request_id(value: object) -> TypeGuard[int | str]:
     """MCP ids are strings or integers: never null, never a float, never a bool."""
     kind = type(value)
     return kind is int or kind is str
@@ -144,7 +147,7 @@ def error_response(
     return {"jsonrpc": "2.0", "id": request_id, "error": error}
 
 
-def classify(message: Any) -> int | Invalid:
+def classify(message: JsonValue) -> int | Invalid:
     """Tell what kind of JSON-RPC message a parsed value is.
 
     Returns ``REQUEST``, ``NOTIFICATION``, ``RESPONSE`` or ``ERROR_RESPONSE``, or an ``Invalid``

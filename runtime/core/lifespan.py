@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, Final, Generic
 
@@ -91,7 +91,7 @@ class SharedLifespan(Generic[T]):
         return value
 
     @asynccontextmanager
-    async def shared(self) -> AsyncIterator[T]:
+    async def shared(self) -> AsyncGenerator[T, None]:
         """The lifespan entered while the block runs (entered here, or shared with whoever
         entered it first); ``LifespanStartupError`` if entering it raised."""
         while self._starting is not None:

@@ -49,11 +49,14 @@ class LoopPath:
     #: True for ``AsyncioPath``: the loop-only operations are there.
     native: bool = False
 
-    def clock(self) -> float:
+    # Static: AsyncioPath's are the C functions themselves.
+    @staticmethod
+    def clock() -> float:
         """Seconds on a monotonic clock (the one anyio's deadlines read)."""
         raise NotImplementedError
 
-    def event(self) -> Event:
+    @staticmethod
+    def event() -> Event:
         """A new event."""
         raise NotImplementedError
 
@@ -65,10 +68,12 @@ class AnyioPath(LoopPath):
 
     native = False
 
-    def clock(self) -> float:
+    @staticmethod
+    def clock() -> float:
         return anyio.current_time()
 
-    def event(self) -> Event:
+    @staticmethod
+    def event() -> Event:
         return anyio.Event()
 
 

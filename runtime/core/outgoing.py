@@ -13,9 +13,9 @@ import logging
 import math
 import weakref
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Generator
 from contextvars import ContextVar
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 from mcpbind.generated.names import INITIALIZE, NOTIFICATIONS_CANCELLED
@@ -34,6 +34,9 @@ from .logsafe import LogLimiter, printable
 from .loop_path import Event, LoopPath, loop_path
 from .routing import SessionOptions
 from .transport import Connection, Envelope, put
+
+if TYPE_CHECKING:
+    from .jsonvalue import JsonValue
 
 __all__ = ["DEADLINE_HOLD", "REQUEST_SENT", "UNCANCELLABLE", "Outgoing", "RawSend"]
 
@@ -101,7 +104,7 @@ def _weak_hold(owner: Outgoing) -> Callable[[RequestId], contextlib.AbstractCont
     ref = weakref.ref(owner)
 
     @contextlib.contextmanager
-    def hold(request_id: RequestId) -> Iterator[None]:
+    def hold(request_id: RequestId) -> Generator[None, None, None]:
         target = ref()
         if target is None:
             yield
@@ -299,7 +302,7 @@ class Outgoing:
                 return
 
     @contextlib.contextmanager
-    def hold_deadline(self, request_id: RequestId) -> Iterator[None]:
+    def hold_deadline(self, request_id: RequestId) -> Generator[None, None, None]:
         """While in this block, request ``request_id``'s deadline does not run: the time spent
         is added to it (and to its hard cap) when the last hold ends."""
         pending = self._pending.get(request_id)
@@ -376,7 +379,7 @@ class Outgoing:
         with contextlib.suppress(ConnectionClosedError):
             await self.send_raw(message, related_id)
 
-    def _on_response(self, message: dict[str, Any], kind: int) -> None:
+    def _on_response(self, message: dict[str, Any], kind: object) -> None:
         request_id = message.get("id")
         pending = self._pending.get(request_id) if rpc.is_request_id(request_id) else None
         if pending is None or pending.has_result or pending.error is not None:
@@ -396,7 +399,7 @@ class Outgoing:
             pending.result = message["result"]
             pending.has_result = True
         else:
-            error = message.get("error")
+            error: JsonValue = message.get("error")
             if type(error) is dict and type(error.get("code")) is int:
                 pending.error = McpError(
                     error["code"], str(error.get("message", "")), error.get("data")

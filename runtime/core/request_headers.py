@@ -22,7 +22,7 @@ import logging
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from mcpbind.generated.names import (
     META_PROTOCOL_VERSION as PROTOCOL_VERSION,
@@ -33,6 +33,9 @@ from mcpbind.generated.names import (
     TASKS_UPDATE,
     TOOLS_CALL,
 )
+
+if TYPE_CHECKING:
+    from .jsonvalue import JsonValue
 
 __all__ = [
     "NAME_SOURCES",
@@ -105,15 +108,15 @@ def encode_value(value: str) -> str:
 def standard_headers(message: Mapping[str, Any]) -> dict[str, str]:
     """``MCP-Protocol-Version``, ``Mcp-Method`` and ``Mcp-Name`` of a stateless-era request;
     empty for any other message (a handshake-era one carries no ``_meta`` version)."""
-    params = message.get("params")
-    meta = params.get("_meta") if type(params) is dict else None
-    version = meta.get(PROTOCOL_VERSION_META) if type(meta) is dict else None
+    params: JsonValue = message.get("params")
+    meta: JsonValue = params.get("_meta") if type(params) is dict else None
+    version: JsonValue = meta.get(PROTOCOL_VERSION_META) if type(meta) is dict else None
     method = message.get("method")
     if type(version) is not str or type(method) is not str:
         return {}
     headers = {"MCP-Protocol-Version": version, "Mcp-Method": method}
     source = NAME_SOURCES.get(method)
-    name = params.get(source) if source is not None and type(params) is dict else None
+    name: JsonValue = params.get(source) if source is not None and type(params) is dict else None
     if type(name) is str:
         headers["Mcp-Name"] = encode_value(name)
     return headers
@@ -134,7 +137,7 @@ def _header_text(value: Any) -> str | None:
 
 
 def _primitive(schema: Mapping[str, Any]) -> bool:
-    kind = schema.get("type")
+    kind: JsonValue = schema.get("type")
     if type(kind) is str:
         return kind in _PRIMITIVES
     if type(kind) is list:
@@ -144,7 +147,10 @@ def _primitive(schema: Mapping[str, Any]) -> bool:
 
 
 def _annotations(
-    schema: Any, path: tuple[str, ...], static: bool, found: list[tuple[tuple[str, ...], bool, Any]]
+    schema: JsonValue,
+    path: tuple[str, ...],
+    static: bool,
+    found: list[tuple[tuple[str, ...], bool, Any]],
 ) -> None:
     """Every ``x-mcp-header`` in ``schema``: its property path, whether only ``properties``
     led there, and the annotated subschema (as ``(path, static, schema)``)."""
@@ -156,6 +162,7 @@ def _annotations(
         return
     if _X_MCP_HEADER in schema:
         found.append((path, static and bool(path), schema))
+    value: JsonValue
     for key, value in schema.items():
         if key in _DATA_KEYWORDS:
             continue
@@ -203,14 +210,15 @@ def header_annotations(input_schema: Any) -> list[tuple[str, tuple[str, ...]]]:
 class ToolHeaders:
     """What ``tools/list`` taught about ``x-mcp-header``: tool name -> (header, property path)."""
 
-    tools: dict[str, list[tuple[str, tuple[str, ...]]]] = field(default_factory=dict)
+    tools: dict[str, list[tuple[str, tuple[str, ...]]]] = field(default_factory=lambda: {})
 
-    def learn(self, result: Any) -> Any:
+    def learn(self, result: JsonValue) -> Any:
         """``result`` (a raw ``tools/list`` result) without its invalid tools, which are logged;
         the valid ones' annotations are remembered."""
         if type(result) is not dict or type(result.get("tools")) is not list:
             return result
         kept: list[Any] = []
+        tool: JsonValue
         for tool in result["tools"]:
             if type(tool) is not dict or type(tool.get("name")) is not str:
                 kept.append(tool)
@@ -228,17 +236,17 @@ class ToolHeaders:
 
     def headers_for(self, message: Mapping[str, Any]) -> Mapping[str, str]:
         """The ``Mcp-Param-*`` headers of a ``tools/call`` of a known tool; else none."""
-        params = message.get("params")
+        params: JsonValue = message.get("params")
         if message.get("method") != TOOLS_CALL or type(params) is not dict:
             return {}
-        name = params.get("name")
+        name: JsonValue = params.get("name")
         annotated = self.tools.get(name) if type(name) is str else None
-        arguments = params.get("arguments")
+        arguments: JsonValue = params.get("arguments")
         if not annotated or type(arguments) is not dict:
             return {}
         headers: dict[str, str] = {}
         for header, path in annotated:
-            value: Any = arguments
+            value: JsonValue = arguments
             for step in path:
                 value = value.get(step) if type(value) is dict else None
             text = _header_text(value)

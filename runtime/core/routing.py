@@ -20,7 +20,10 @@ from .errors import INVALID_PARAMS, McpError
 from .transport import Envelope
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from .context import RequestContext
+    from .jsonvalue import JsonValue
     from .session import Session
 
 __all__ = ["Handler", "OutgoingCall", "PeerState", "Route", "Router", "SessionOptions"]
@@ -77,7 +80,7 @@ class PeerState:
     revision: str | None = None
     era: str | None = None
     info: Any = None
-    capabilities: dict[str, Any] = field(default_factory=dict)
+    capabilities: dict[str, Any] = field(default_factory=lambda: {})
     instructions: str | None = None
     phase: str = "new"
 
@@ -118,13 +121,16 @@ class Route:
             raw = {}
         return validator(spec.params_type)(raw)
 
-    def dump_result(self, result: Any, params: dict[str, Any] | None = None) -> Any:
+    def dump_result(
+        self, result: JsonValue | BaseModel, params: dict[str, Any] | None = None
+    ) -> Any:
         """A handler's return value as JSON data, validated if it was not already a model.
 
         ``params`` are the request's raw params: when they carry ``task`` and the method may be
         task-augmented, the handler answers with the task it created (``task_result_type``).
         """
         kind: Any = type(result)
+        data: JsonValue | BaseModel
         if is_model(kind):
             data = dumper(kind)(result)
         elif self.spec is not None:

@@ -23,7 +23,7 @@ from mcpbind.generated.names import NOTIFICATIONS_CANCELLED, NOTIFICATIONS_PROGR
 from mcpbind.generated.support import MCPModel, MethodSpec, RequestOptions
 from pydantic import ValidationError
 
-from . import _eager as eager, jsonrpc as rpc
+from . import _eager as eager, jsonrpc as rpc, jsonvalue
 from ._background import Background, Host
 from ._drain import drain
 from ._flag import Flag
@@ -314,7 +314,7 @@ class Session(Outgoing):
                     envelope = await take(incoming)
                 except (anyio.EndOfStream, anyio.ClosedResourceError):
                     return
-                message = envelope.message
+                message: jsonvalue.JsonValue | rpc.Malformed = envelope.message
                 if type(message) is list:
                     await self._on_batch(message, envelope)
                 else:
@@ -417,7 +417,7 @@ class Session(Outgoing):
     ) -> None:
         request_id: RequestId = message["id"]
         method: str = message["method"]
-        params = message.get("params")
+        params: jsonvalue.JsonValue = message.get("params")
         if params is not None and type(params) is not dict:
             await self._answer(
                 rpc.error_response(
@@ -548,7 +548,7 @@ class Session(Outgoing):
 
     def _on_notification(self, message: dict[str, Any], envelope: Envelope) -> None:
         method: str = message["method"]
-        params = message.get("params")
+        params: jsonvalue.JsonValue = message.get("params")
         if params is not None and type(params) is not dict:
             logger.warning("dropped notification %s: params is not an object", printable(method))
             return

@@ -87,9 +87,9 @@ class MessageSink(Protocol):
     once the transport closed it.
     """
 
-    def send_nowait(self, item: Envelope) -> None: ...
+    def send_nowait(self, item: Envelope, /) -> None: ...
 
-    async def send(self, item: Envelope) -> None: ...
+    async def send(self, item: Envelope, /) -> None: ...
 
     def close(self) -> None: ...
 
@@ -110,7 +110,7 @@ class Connection:
     incoming: MessageSource
     outgoing: MessageSink
     close_reason: Callable[[], str | None] = field(default=_no_reason)
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=lambda: {})
 
 
 #: The ``Connection.extra`` key of a session the runtime opens to its own server (the HTTP

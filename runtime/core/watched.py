@@ -9,7 +9,10 @@ invalidates the cache.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .jsonvalue import JsonValue
 
 __all__ = ["WatchedDict", "plain"]
 
@@ -18,7 +21,7 @@ def _nothing() -> None:
     return None
 
 
-def plain(value: Any) -> Any:
+def plain(value: JsonValue) -> Any:
     """A deep copy of ``value`` with every dict (watched or not) a plain ``dict``."""
     if isinstance(value, dict):
         return {key: plain(item) for key, item in value.items()}
@@ -43,7 +46,7 @@ class WatchedDict(dict[str, Any]):
         for key, value in dict(items).items():
             super().__setitem__(key, self._watch(value))
 
-    def _watch(self, value: Any) -> Any:
+    def _watch(self, value: JsonValue) -> Any:
         if isinstance(value, dict) and not (
             isinstance(value, WatchedDict) and value._on_change is self._on_change
         ):

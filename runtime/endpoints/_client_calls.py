@@ -9,7 +9,7 @@ the result type out of the stub. An unbound client (stub type ``Any``) gets ``An
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast, overload
 
 from mcpbind.generated.names import PROMPTS_GET, RESOURCES_READ, TOOLS_CALL, TOOLS_LIST
 from mcpbind.generated.support import MCPModel, MethodSpec, PaginatedMethodSpec, RequestOptions
@@ -81,11 +81,11 @@ class ClientCalls(Generic[StubT]):
         options: RequestOptions | None = None,
     ) -> AsyncIterator[R]:
         """Every page of a paginated list method, following ``nextCursor`` to the end."""
-        base = dump(params) or {}
+        base: dict[str, Any] = dump(params) or {}
         seen: set[str] = set()
         cursor: str | None = None
         while True:
-            body = dict(base)
+            body: dict[str, Any] = dict(base)
             if cursor is not None:
                 body["cursor"] = cursor
             page = await self.send_request(spec, body or None, options)
@@ -191,5 +191,7 @@ class ClientCalls(Generic[StubT]):
         spec = bindings.methods.get(TOOLS_LIST)
         if not isinstance(spec, PaginatedMethodSpec):
             raise CapabilityError(f"revision {bindings.revision} has no tools/list")
-        tools: list[ItemT] = await self.list_all(spec, None, options)
+        # The item type is the stub's (the revision's Tool): isinstance cannot say it.
+        paginated = cast("PaginatedMethodSpec[Any, Any, ItemT]", spec)
+        tools: list[ItemT] = await self.list_all(paginated, None, options)
         return tools

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from contextlib import AbstractAsyncContextManager
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 from urllib.parse import urlsplit
 
 from mcpbind.runtime.core.transport import Connection
@@ -63,8 +63,8 @@ def transport_for(
     if isinstance(target, AbstractAsyncContextManager) or (
         hasattr(target, "__aenter__") and hasattr(target, "__aexit__")
     ):
-        transport: AbstractAsyncContextManager[Connection] = target
-        return transport
+        # Checked by shape only: its yield type is the caller's word.
+        return cast("AbstractAsyncContextManager[Connection]", target)
     raise TypeError(
         f"Client() takes a transport, StdioParameters, an http(s) URL, or an App or Server "
         f"(anything with memory_transport()); got {type(target).__name__}"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar, overload
@@ -49,6 +49,7 @@ from .cache import ResponseCache
 from .endpoint import Endpoint
 
 if TYPE_CHECKING:
+    from mcpbind.runtime.core.jsonvalue import JsonValue
     from mcpbind.runtime.tasks import ExtensionTaskHandle, TaskHandle
 
 __all__ = ["Client"]
@@ -201,7 +202,8 @@ class Client(
             self._session = session
             tg.start_soon(session.run)
             await session.wait_started()
-            await self.lifecycle.open(self, session)
+            # Client is a ClientSide; pyright cannot bind list_tools's self type to Self.
+            await self.lifecycle.open(self, session)  # pyright: ignore[reportArgumentType]
             self._check_bound(session)
         except BaseException:
             if self._session is not None:
@@ -339,7 +341,10 @@ class Client(
             self.cache.failed(spec.method, body, exc)
             lifecycle = self.lifecycle
             if not isinstance(lifecycle, StatelessClient) or not await lifecycle.recover(
-                self, session, spec, exc
+                self,  # pyright: ignore[reportArgumentType]
+                session,
+                spec,
+                exc,
             ):
                 raise
         return await session.send_request(spec, body, options)
@@ -385,7 +390,7 @@ class Client(
         task_ids: Sequence[str] = (),
         meta: Mapping[str, Any] | None = None,
         ack_timeout: float = 30.0,
-    ) -> AsyncIterator[Subscription]:
+    ) -> AsyncGenerator[Subscription, None]:
         """Open a ``subscriptions/listen`` subscription; iterate it for its notifications.
 
         ``async with client.listen(tools_list_changed=True) as notifications: async for n in
@@ -464,7 +469,7 @@ class Client(
     ) -> Callable[[], Awaitable[None]] | None:
         self.cache.notified(method, params)
         if self._subscriptions and params is not None:
-            meta = params.get("_meta")
+            meta: JsonValue = params.get("_meta")
             key = meta.get(META_SUBSCRIPTION_ID) if type(meta) is dict else None
             subscription = self._subscriptions.get(key) if key is not None else None
             if subscription is not None:
@@ -484,10 +489,10 @@ class Client(
             return params
 
     def prepare_call(self, call: OutgoingCall) -> None:
-        self.lifecycle.prepare_call(self, call)
+        self.lifecycle.prepare_call(self, call)  # pyright: ignore[reportArgumentType]
 
     async def finish_call(self, call: OutgoingCall) -> Any:
-        return await self.lifecycle.finish_call(self, call)
+        return await self.lifecycle.finish_call(self, call)  # pyright: ignore[reportArgumentType]
 
 
 def _bound_offer(

@@ -229,7 +229,7 @@ class Endpoint:
         Returns the methods registered.
         """
         bindings = Bindings.load(revision, self.local)
-        done = []
+        done: list[str] = []
         for name, spec in bindings.incoming_requests.items():
             fn = getattr(handlers, spec.handler_name, None)
             if fn is not None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import signal
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING, Any, Generic
 
@@ -238,7 +238,7 @@ class Server(Endpoint, Generic[LifespanT]):
         return self.lifespan.value
 
     @asynccontextmanager
-    async def running(self) -> AsyncIterator[LifespanT]:
+    async def running(self) -> AsyncGenerator[LifespanT, None]:
         """The lifespan entered while the block runs, or shared with whatever entered it first
         (it is exited after the last one leaves); yields its value. ``LifespanStartupError``
         if it raises on entering. Every way of serving enters it: call this yourself around
@@ -290,7 +290,7 @@ class Server(Endpoint, Generic[LifespanT]):
             await self.serve(connection)
 
     @asynccontextmanager
-    async def memory_transport(self) -> AsyncIterator[Connection]:
+    async def memory_transport(self) -> AsyncGenerator[Connection, None]:
         """A transport to this server in the same process: ``Client(server.memory_transport())``.
 
         The server side runs in a task of the caller's; leaving the context ends it. The

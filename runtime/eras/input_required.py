@@ -51,6 +51,7 @@ from pydantic import BaseModel, ValidationError
 
 if TYPE_CHECKING:
     from mcpbind.runtime.core.context import RequestContext
+    from mcpbind.runtime.core.jsonvalue import JsonValue
     from mcpbind.runtime.core.routing import Handler, Route
 
     from ._sealing import Cipher
@@ -214,12 +215,12 @@ class RequestStateKeeper:
         if plain is None:
             raise _bad_state("failed its integrity check")
         try:
-            payload = json.loads(plain)
+            payload: JsonValue = json.loads(plain)
         except ValueError:
             raise _bad_state("failed its integrity check") from None
         if type(payload) is not dict or payload.get("v") != _VERSION:
             raise _bad_state("has an unknown format")
-        expires = payload.get("exp")
+        expires: JsonValue = payload.get("exp")
         if expires is not None and (type(expires) is not int or time.time() > expires):
             raise _bad_state("has expired; start the request again without it")
         return payload
@@ -280,8 +281,8 @@ class InputRounds:
     def capabilities(self) -> dict[str, Any]:
         """The client's capabilities, from the request's ``_meta``."""
         if self._capabilities is None:
-            meta = self._raw.get("_meta")
-            found = meta.get(CLIENT_CAPABILITIES) if type(meta) is dict else None
+            meta: JsonValue = self._raw.get("_meta")
+            found: JsonValue = meta.get(CLIENT_CAPABILITIES) if type(meta) is dict else None
             self._capabilities = found if type(found) is dict else {}
         return self._capabilities
 
@@ -312,8 +313,8 @@ class InputRounds:
         for field, label in (("m", "method"), ("r", "revision"), ("p", "params"), ("u", "caller")):
             if state.get(field) != binding[field]:
                 raise _bad_state(f"belongs to another request (its {label} differs)")
-        answers = state.get("a")
-        asked = state.get("q")
+        answers: JsonValue = state.get("a")
+        asked: JsonValue = state.get("q")
         if type(answers) is not dict or type(asked) is not dict:
             raise _bad_state("has an unknown format")
         self.answers = answers
@@ -444,13 +445,18 @@ def _handler_asked(result: Any) -> Any:
     """A handler's result as data when it may be an ``InputRequiredResult`` of its own, else
     None. A generated model's ``resultType`` is read where it lives: dumping every result to
     read one member was a serialisation per request (the result is dumped once more to answer)."""
-    cls: Any = type(result)
+    instance: object = result  # type() of an Any is type[Unknown] to pyright
+    cls: Any = type(instance)
     key = _kind_key(cls) if is_model(cls) else None
     if key is not None:
-        said = getattr(result, key) if key else (result.__pydantic_extra__ or {}).get("resultType")
+        if key:
+            said = getattr(result, key)
+        else:
+            extra: dict[str, Any] = result.__pydantic_extra__ or {}
+            said = extra.get("resultType")
         if (type(said) is str and said != INPUT_REQUIRED) or said is None:
             return None
-    data = _as_data(result)
+    data: JsonValue = _as_data(result)
     return data if type(data) is dict and data.get("resultType") == INPUT_REQUIRED else None
 
 

@@ -10,7 +10,7 @@ handshake era (2024-11-05 .. 2025-11-25) is implemented here; the stateless era 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mcpbind import generated
 from mcpbind.generated.names import INITIALIZE, NOTIFICATIONS_INITIALIZED, PING
@@ -29,6 +29,9 @@ from mcpbind.runtime.core.session import RequestContext, Route, Session
 
 from .input_required import RequestStateKeeper
 from .subscriptions import Subscriptions
+
+if TYPE_CHECKING:
+    from mcpbind.runtime.core.jsonvalue import JsonValue
 
 __all__ = [
     "ASSUME_INITIALIZED",
@@ -182,8 +185,8 @@ class HandshakeClient:
             }
         )
         session.peer.phase = "initializing"
-        raw = await session.send_request_raw(spec, dump(params))
-        version = raw.get("protocolVersion") if isinstance(raw, dict) else None
+        raw: JsonValue = await session.send_request_raw(spec, dump(params))
+        version: JsonValue = raw.get("protocolVersion") if isinstance(raw, dict) else None
         if version not in self.supported:
             session.close(f"the server answered protocol version {version!r}")
             raise ProtocolVersionError(

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from typing import Any, Final, NamedTuple, get_args
+from typing import TYPE_CHECKING, Any, Final, NamedTuple, get_args
 
 from mcpbind import generated
 from mcpbind.generated.names import (
@@ -46,6 +46,9 @@ from pydantic import BaseModel, ValidationError
 
 from .input_required import input_result_type, with_input_rounds
 from .lifecycle import HandshakeServer, ServerSide, era_revisions
+
+if TYPE_CHECKING:
+    from mcpbind.runtime.core.jsonvalue import JsonValue
 
 __all__ = [
     "CLIENT_CAPABILITIES",
@@ -166,8 +169,8 @@ class StatelessServer:
         if session.peer.era == LEGACY:
             assert self.legacy is not None
             return self.legacy.gate(server, session, method, params)
-        meta = params.get("_meta") if params else None
-        version = meta.get(PROTOCOL_VERSION) if type(meta) is dict else None
+        meta: JsonValue = params.get("_meta") if params else None
+        version: JsonValue = meta.get(PROTOCOL_VERSION) if type(meta) is dict else None
         if (
             version is None
             and self.legacy is not None

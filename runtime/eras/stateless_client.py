@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from mcpbind.generated.names import SERVER_DISCOVER, TOOLS_CALL, TOOLS_LIST
 from mcpbind.generated.support import Direction, MethodSpec, RequestOptions
@@ -40,6 +40,9 @@ from .stateless import (
     implementation,
 )
 
+if TYPE_CHECKING:
+    from mcpbind.runtime.core.jsonvalue import JsonValue
+
 __all__ = ["StatelessClient"]
 
 logger = logging.getLogger("mcpbind.runtime")
@@ -53,9 +56,10 @@ def _legacy_sign(error: McpError) -> bool:
     (``streamable-http.md``, "Backward Compatibility"): not another status (401 asks for
     credentials), nor an exchange that failed without one (the server may be down).
     """
-    if not isinstance(error.data, dict) or HTTP_STATUS not in error.data:
+    data: JsonValue = error.data
+    if not isinstance(data, dict) or HTTP_STATUS not in data:
         return True
-    return error.data[HTTP_STATUS] in (400, 404, 405)
+    return data[HTTP_STATUS] in (400, 404, 405)
 
 
 class StatelessClient:
@@ -133,7 +137,8 @@ class StatelessClient:
                 )
             except McpError as exc:
                 if exc.code == UNSUPPORTED_PROTOCOL_VERSION and attempt == 0:
-                    data = exc.data if isinstance(exc.data, dict) else {}
+                    given: JsonValue = exc.data
+                    data: dict[str, Any] = given if isinstance(given, dict) else {}
                     offered = data.get("supported")
                     if self._handshake_only(offered):
                         await self._fall_back(
@@ -167,14 +172,14 @@ class StatelessClient:
             peer.era = "stateless"
             peer.revision = version
             peer.capabilities = dump(result.capabilities)
-            server_meta = dump(result.meta) if result.meta is not None else {}
+            server_meta: dict[str, Any] = dump(result.meta) if result.meta is not None else {}
             peer.info = implementation(bindings, server_meta.get(SERVER_INFO))
             peer.instructions = result.instructions
             peer.phase = "operating"
             return
         raise ProtocolVersionError("the server refused every protocol version offered")
 
-    def _handshake_only(self, offered: Any) -> bool:
+    def _handshake_only(self, offered: JsonValue) -> bool:
         """True if ``offered`` shares no stateless revision with us but a handshake one with
         ``legacy``: a dual-era server that lacks our era, served by falling back."""
         if self.legacy is None or type(offered) is not list:
@@ -225,7 +230,8 @@ class StatelessClient:
             await client.list_tools()
             return True
         if error.code == UNSUPPORTED_PROTOCOL_VERSION:
-            data = error.data if isinstance(error.data, dict) else {}
+            given: JsonValue = error.data
+            data: dict[str, Any] = given if isinstance(given, dict) else {}
             version = self._choose(data.get("supported"), error)
             if version != session.bindings.revision:
                 session.bindings = Bindings.load(version, Direction.CLIENT_TO_SERVER)
@@ -266,14 +272,14 @@ class StatelessClient:
     async def finish_call(self, client: ClientSide, call: OutgoingCall) -> Any:
         spec, body = call.spec, call.body
         rounds = 0
-        raw = self._complete(spec, call.raw)
+        raw: JsonValue = self._complete(spec, call.raw)
         while type(raw) is dict and raw.get("resultType") == INPUT_REQUIRED:
             rounds += 1
             if rounds > self.max_input_rounds:
                 raise InvalidResultError(
                     f"{spec.method} still required input after {self.max_input_rounds} rounds"
                 )
-            retry = dict(body) if body else {}
+            retry: dict[str, Any] = dict(body) if body else {}
             requests = raw.get("inputRequests")
             if requests:
                 retry["inputResponses"] = await self.answer_input(
@@ -288,7 +294,7 @@ class StatelessClient:
             raw = self._complete(spec, await call.session.request_raw(spec, retry, call.options))
         return raw
 
-    def _complete(self, spec: MethodSpec[Any, Any], raw: Any) -> Any:
+    def _complete(self, spec: MethodSpec[Any, Any], raw: JsonValue) -> Any:
         """``raw`` with the absent ``resultType`` that means complete (``mrtr.md``), and, over
         HTTP, a ``tools/list`` page without the tools whose ``x-mcp-header`` is invalid."""
         if type(raw) is not dict:
@@ -300,25 +306,30 @@ class StatelessClient:
         return raw
 
     async def answer_input(
-        self, client: ClientSide, session: Session, method: str, requests: Any
+        self,
+        client: ClientSide,
+        session: Session,
+        method: str,
+        requests: object,
     ) -> dict[str, Any]:
         """The ``inputResponses`` to a result's (or a task's) ``inputRequests`` of a request
         for ``method``: each answered by the client's own handler for the method it names."""
         if type(requests) is not dict:
             raise InvalidResultError(f"{method}: inputRequests is not an object")
+        asked = cast("dict[str, Any]", requests)  # a JSON object: its keys are strings
         return {
             key: await self._answer(client, session, method, key, request)
-            for key, request in requests.items()
+            for key, request in asked.items()
         }
 
     async def _answer(
-        self, client: ClientSide, session: Session, asking: str, key: str, request: Any
+        self, client: ClientSide, session: Session, asking: str, key: str, request: JsonValue
     ) -> Any:
         """One input request, answered by the client's handler for its method."""
         if type(request) is not dict or type(request.get("method")) is not str:
             raise InvalidResultError(f"{asking}: input request {key!r} is malformed")
         method: str = request["method"]
-        params = request.get("params")
+        params: JsonValue = request.get("params")
         route = client.find_route(session.bindings, method)
         if isinstance(route, McpError) or route.handler is None:
             raise CapabilityError(
@@ -326,6 +337,6 @@ class StatelessClient:
                 "which this client has no handler for"
             )
         parsed = route.parse_params(params if type(params) is dict else None)
-        meta = params.get("_meta") if type(params) is dict else None
+        meta: JsonValue = params.get("_meta") if type(params) is dict else None
         context = RequestContext(session, key, method, meta if type(meta) is dict else None, None)
         return route.dump_result(await route.handler(parsed, context))

@@ -36,6 +36,7 @@ from mcpbind.runtime.core.session import Target
 
 if TYPE_CHECKING:
     from mcpbind.runtime.core.context import RequestContext
+    from mcpbind.runtime.core.jsonvalue import JsonValue
     from mcpbind.runtime.core.session import Session
 
 __all__ = [
@@ -93,7 +94,7 @@ def honoured(capabilities: Mapping[str, Any], requested: Mapping[str, Any]) -> d
         for flag, (_, capability) in FLAGS.items()
         if requested.get(flag) is True and has_capability(capabilities, capability)
     }
-    uris = requested.get(URIS)
+    uris: JsonValue = requested.get(URIS)
     if isinstance(uris, list) and has_capability(capabilities, "resources.subscribe"):
         out[URIS] = [uri for uri in uris if isinstance(uri, str)]
     return out
@@ -194,7 +195,12 @@ class Subscriptions:
     # -- handshake era --------------------------------------------------------------------
 
     def track(
-        self, session: Session, method: str, route: Route | McpError, params: Any, offered: bool
+        self,
+        session: Session,
+        method: str,
+        route: Route | McpError,
+        params: JsonValue,
+        offered: bool,
     ) -> Route | McpError:
         """Route ``resources/subscribe``/``unsubscribe`` so this registry learns of it: around
         the user's handler, or (if the server ``offered`` ``resources.subscribe``) instead."""

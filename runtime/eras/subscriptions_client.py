@@ -13,10 +13,13 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+if TYPE_CHECKING:
+    from mcpbind.runtime.core.jsonvalue import JsonValue
 
 __all__ = [
     "ListenNotification",
@@ -51,8 +54,8 @@ class Subscription:
 
     requested: dict[str, Any]
     request_id: int | str | None = None
-    acknowledged: dict[str, Any] = field(default_factory=dict)
-    refused: list[str] = field(default_factory=list)
+    acknowledged: dict[str, Any] = field(default_factory=dict[str, Any])
+    refused: list[str] = field(default_factory=list[str])
     acknowledged_at_all: bool = False
     ready: anyio.Event = field(default_factory=anyio.Event)
     error: BaseException | None = None
@@ -64,13 +67,14 @@ class Subscription:
 
     def acknowledge(self, params: Mapping[str, Any]) -> None:
         """The server's acknowledgement: record what it agreed to, then let the opener go."""
-        agreed = params.get("notifications")
+        agreed: JsonValue = params.get("notifications")
         self.acknowledged = dict(agreed) if isinstance(agreed, Mapping) else {}
         refused: list[str] = []
+        wanted: JsonValue
         for key, wanted in self.requested.items():
-            got = self.acknowledged.get(key)
+            got: JsonValue = self.acknowledged.get(key)
             if isinstance(wanted, list):
-                have = set(got) if isinstance(got, list) else set()
+                have: set[Any] = set(got) if isinstance(got, list) else set()
                 refused.extend(f"{key}:{uri}" for uri in wanted if uri not in have)
             elif wanted and not got:
                 refused.append(key)

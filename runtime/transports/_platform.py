@@ -129,12 +129,14 @@ class ProcessTree(Protocol):
 
     def end(self, force: bool) -> bool:
         """Ask every process to stop (``force``: kill it); False if none was left."""
+        ...
 
     def running(self) -> bool:
         """Whether any of them still runs (zombies do not count)."""
+        ...
 
 
-def process_tree(process: subprocess.Popen[bytes]) -> ProcessTree:
+def process_tree(process: subprocess.Popen[Any]) -> ProcessTree:
     return _PsutilTree(process) if PORTABLE else _GroupTree(process.pid)
 
 
@@ -231,7 +233,7 @@ class _PsutilTree:
                             grew = True
 
     def _alive(self) -> list[Any]:
-        alive = []
+        alive: list[Any] = []
         for proc in self.known.values():
             with contextlib.suppress(Exception):
                 if proc.is_running() and proc.status() != "zombie":

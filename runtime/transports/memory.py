@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 
 import anyio
@@ -12,7 +12,9 @@ __all__ = ["memory_pair"]
 
 
 @asynccontextmanager
-async def memory_pair(buffer: int = STREAM_BUFFER) -> AsyncIterator[tuple[Connection, Connection]]:
+async def memory_pair(
+    buffer: int = STREAM_BUFFER,
+) -> AsyncGenerator[tuple[Connection, Connection], None]:
     """Two connected in-memory connections, for tests and in-process use.
 
     Messages pass as the same dicts, without serialisation, which also keeps tests honest

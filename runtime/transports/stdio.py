@@ -13,7 +13,7 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Literal
@@ -82,7 +82,7 @@ async def stdio_server(
     max_message: int = MAX_SERVER_MESSAGE,
     max_batch: int = MAX_BATCH,
     memory_budget: MemoryBudget | None = None,
-) -> AsyncIterator[Connection]:
+) -> AsyncGenerator[Connection, None]:
     """The server end: messages on ``stdin``/``stdout`` (file descriptors).
 
     ``guard_stdout`` keeps anything but MCP messages off the real stdout: the protocol gets a
@@ -357,7 +357,7 @@ class _Child:
 
 
 @asynccontextmanager
-async def stdio_client(params: StdioParameters) -> AsyncIterator[Connection]:
+async def stdio_client(params: StdioParameters) -> AsyncGenerator[Connection, None]:
     """The client end: spawn the server in its own process group and talk over its stdio.
 
     If the server exits, the incoming stream ends at once (after what it wrote is read), so the

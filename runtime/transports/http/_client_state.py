@@ -28,6 +28,8 @@ from .common import PROTOCOL_VERSION, SESSION_ID
 if TYPE_CHECKING:
     import asyncio  # annotations only: the tasks come from the fast path seam
 
+    from mcpbind.runtime.core.jsonvalue import JsonValue
+
     from .legacy_sse import LegacySSEChannel
 
 __all__ = ["TRANSPORT_ERROR", "ClientState", "HttpTransportError", "error_body", "request_id_of"]
@@ -44,14 +46,14 @@ class HttpTransportError(Exception):
 
 def error_body(body: bytes) -> dict[str, Any] | None:
     """The ``error`` member of ``body`` if it is a JSON-RPC error response, else None."""
-    parsed = rpc.decode(body)
-    error = parsed.get("error") if type(parsed) is dict else None
+    parsed: JsonValue | rpc.Malformed = rpc.decode(body)
+    error: JsonValue = parsed.get("error") if type(parsed) is dict else None
     if type(error) is dict and type(error.get("code")) is int and type(error.get("message")) is str:
         return error
     return None
 
 
-def request_id_of(message: Any) -> int | str | None:
+def request_id_of(message: JsonValue) -> int | str | None:
     if type(message) is dict and "method" in message and rpc.is_request_id(message.get("id")):
         return message["id"]  # type: ignore[no-any-return]
     return None
@@ -111,7 +113,7 @@ class ClientState:
             headers[PROTOCOL_VERSION] = self.protocol_version
         return headers
 
-    async def _feed(self, message: Any) -> None:
+    async def _feed(self, message: JsonValue) -> None:
         """Hand a parsed message to the session, learning the version from the handshake."""
         if (
             self._initialize_id is not None
@@ -119,7 +121,7 @@ class ClientState:
             and message.get("id") == self._initialize_id
             and "method" not in message
         ):
-            result = message.get("result")
+            result: JsonValue = message.get("result")
             if type(result) is dict and type(result.get("protocolVersion")) is str:
                 self.protocol_version = result["protocolVersion"]
         with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):

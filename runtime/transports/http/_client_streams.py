@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 import anyio
 import httpx
@@ -13,6 +14,9 @@ from mcpbind.runtime.core import jsonrpc as rpc
 from ._client_state import ClientState
 from ._stream_state import StreamState
 from .common import LAST_EVENT_ID, SSE
+
+if TYPE_CHECKING:
+    from mcpbind.runtime.core.jsonvalue import JsonValue
 
 __all__ = ["DRAIN_TIMEOUT", "StreamReader"]
 
@@ -40,7 +44,7 @@ class StreamReader(ClientState):
                 state.seen(event)
                 if not event.data or event.event not in ("message", ""):
                     continue
-                message = rpc.decode(event.data)
+                message: JsonValue | rpc.Malformed = rpc.decode(event.data)
                 if isinstance(message, rpc.Malformed):
                     logger.warning("dropped an SSE event that is not JSON: %s", message.reason)
                     continue

@@ -32,6 +32,8 @@ from .asgi import CONNECTION_ERROR, RETRY_AFTER, error, respond, status_for
 from .common import JSON, PROTOCOL_VERSION, SESSION_ID, SSE, accepts
 
 if TYPE_CHECKING:
+    from mcpbind.runtime.core.jsonvalue import JsonValue
+
     from .server import StreamableHTTPServer
 
 __all__ = ["accepted", "exchange", "per_request", "poolable", "pooled"]
@@ -114,7 +116,7 @@ async def exchange(
         return None
     version = headers.get(PROTOCOL_VERSION)
     if version is None and messages[0].get("method") == INITIALIZE:
-        params = messages[0].get("params")
+        params: JsonValue = messages[0].get("params")
         version = params.get("protocolVersion") if type(params) is dict else None
     mode = initial_mode(
         owner, headers.get("accept"), modern and messages[0]["method"] == SUBSCRIPTIONS_LISTEN
@@ -280,13 +282,13 @@ async def pooled(
         session.terminate("the request is complete")
 
 
-def _finished(answer: Any) -> bool:
+def _finished(answer: JsonValue) -> bool:
     """Whether a JSON answer ends all the work of its request: an error, or a complete (or
     input-required) result. A task's result (``resultType: task``) does not: its handler goes
     on, and what it sends must not reach a later request that reuses its id."""
     if type(answer) is not dict:
         return False
-    result = answer.get("result")
+    result: JsonValue = answer.get("result")
     if type(result) is not dict:
         return "error" in answer
     return result.get("resultType", _COMPLETE) in _FINAL

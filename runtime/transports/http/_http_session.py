@@ -25,6 +25,8 @@ from .event_store import EventStore
 if TYPE_CHECKING:
     import asyncio  # annotations only: the tasks come from the fast path seam
 
+    from mcpbind.runtime.core.jsonvalue import JsonValue
+
     from .server import StreamableHTTPServer
 
 __all__ = ["HttpRequestContext", "HttpSession"]
@@ -238,7 +240,7 @@ class HttpSession:
             return
         if stream.mode == SSE_MODE:
             raise anyio.WouldBlock
-        message = envelope.message
+        message: JsonValue = envelope.message
         if type(message) is dict and "method" not in message:
             self._answer(stream, related, message)
         elif stream.mode == JSON_MODE:
@@ -290,7 +292,7 @@ class HttpSession:
         self._settle(stream, related)
 
     def _learn_version(self, message: dict[str, Any], related: RequestId) -> None:
-        result = message.get("result")
+        result: JsonValue = message.get("result")
         if (
             message.get("id") == related
             and type(result) is dict
@@ -314,17 +316,17 @@ class HttpSession:
 
     async def _route(self, envelope: Envelope) -> Stream | None:
         """Route under the lock; returns the stream whose consumer may need to catch up."""
-        message = envelope.message
+        message: JsonValue = envelope.message
         related = envelope.related_id
         stream = self.by_request.get(related) if related is not None else self.standalone
         if stream is None:
             logger.debug("dropped a message for request %r, whose stream has ended", related)
             return None
-        is_response = type(message) is dict and "method" not in message
+        response = message if type(message) is dict and "method" not in message else None
         if stream.mode != SSE_MODE:
-            if is_response:
+            if response is not None:
                 assert related is not None
-                self._answer(stream, related, message)
+                self._answer(stream, related, response)
                 return None
             if stream.mode == JSON_MODE:
                 return None
@@ -341,9 +343,9 @@ class HttpSession:
             stream.queue.append(encode_event(message, event_id=event_id))
             if len(stream.queue) > BACKLOG:
                 stream.queue.popleft()
-        if is_response and related is not None:
+        if response is not None and related is not None:
             if self.protocol_version is None:
-                self._learn_version(message, related)
+                self._learn_version(response, related)
             self._settle(stream, related)
         return stream
 
@@ -404,7 +406,7 @@ class HttpSession:
         """Hand client messages to the session; a cancellation also settles its stream."""
         for message in messages:
             if message.get("method") == NOTIFICATIONS_CANCELLED:
-                params = message.get("params")
+                params: JsonValue = message.get("params")
                 self._abandon(params.get("requestId") if type(params) is dict else None)
             await self.inbox.put(Envelope(message, context))
 

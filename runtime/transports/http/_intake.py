@@ -9,7 +9,7 @@ digit to Python and 5,000 digits are too many for ``int``, and both used to end 
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from mcpbind.runtime.core import jsonrpc as rpc
 from mcpbind.runtime.core.bounded import remember
@@ -30,6 +30,9 @@ from .asgi import (
 )
 from .binding import HeaderFacts
 from .common import JSON, LAST_EVENT_ID, PROTOCOL_VERSION, SESSION_ID
+
+if TYPE_CHECKING:
+    from mcpbind.runtime.core.jsonvalue import JsonValue
 
 __all__ = ["HeaderView", "header_view", "malformed_header", "mcp_headers", "parse_post"]
 
@@ -166,7 +169,8 @@ async def parse_post(
     if isinstance(parsed, rpc.Malformed):
         await error(send, 400, PARSE_ERROR, f"Parse error: {parsed.reason}")
         return None
-    batch = type(parsed) is list
+    shape: JsonValue = parsed  # checked below, while ``parsed`` stays Any for the list
+    batch = type(shape) is list
     messages: list[Any] = parsed if batch else [parsed]
     if not messages:
         await error(send, 400, INVALID_REQUEST, "Invalid Request: empty batch")

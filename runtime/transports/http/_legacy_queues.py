@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from mcpbind.generated.names import NOTIFICATIONS_CANCELLED
@@ -25,6 +25,9 @@ from mcpbind.runtime.core.transport import Envelope
 
 from .asgi import CONTROL_BYTES, held_for
 from .common import encode_event
+
+if TYPE_CHECKING:
+    from mcpbind.runtime.core.jsonvalue import JsonValue
 
 __all__ = ["Answers", "Inbox", "Outbox", "Reservation"]
 
@@ -99,8 +102,9 @@ class Answers:
     def __init__(self) -> None:
         self._waiting: dict[Any, deque[Reservation]] = {}
 
-    def read(self, message: Any, held: Reservation) -> None:
+    def read(self, message: JsonValue, held: Reservation) -> None:
         """The session read ``message`` (a batch or one message): wait for its requests."""
+        item: JsonValue
         for item in message if type(message) is list else (message,):
             if type(item) is not dict:
                 continue
@@ -112,7 +116,7 @@ class Answers:
                 held.unanswered += 1
                 self._waiting.setdefault(request_id, deque()).append(held)
             elif method == NOTIFICATIONS_CANCELLED:
-                params = item.get("params")
+                params: JsonValue = item.get("params")
                 if type(params) is dict:
                     self.answered(params.get("requestId"))
         if held.unanswered == 0:
@@ -226,8 +230,9 @@ class Outbox:
             raise anyio.ClosedResourceError
         if self._chunks and (self.bytes >= self.max_bytes or self.budget.exceeded):
             raise anyio.WouldBlock
-        message = item.message
+        message: JsonValue = item.message
         chunk = encode_event(message, event="message")
+        part: JsonValue
         for part in message if type(message) is list else (message,):  # a batch's answer
             if type(part) is dict and "method" not in part:
                 self.answers.answered(part.get("id"))

@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 from mcpbind.generated.names import META_CLIENT_CAPABILITIES as CLIENT_CAPABILITIES, TOOLS_LIST
@@ -22,6 +22,9 @@ from mcpbind.runtime.core.transport import RUNTIME_OWN, Connection, Envelope, ta
 from mcpbind.runtime.transports.memory import memory_pair
 
 from .binding import META_VERSION, ToolHeader, header_annotations
+
+if TYPE_CHECKING:
+    from mcpbind.runtime.core.jsonvalue import JsonValue
 
 __all__ = ["ToolHeaderCache"]
 
@@ -85,7 +88,8 @@ class ToolHeaderCache:
                 cursor: Any = None
                 for page in range(MAX_PAGES):
                     result = await _request(near, page, revision, cursor)
-                    listed = result.get("tools") if result is not None else None
+                    listed: JsonValue = result.get("tools") if result is not None else None
+                    tool: JsonValue
                     for tool in listed if type(listed) is list else ():
                         if type(tool) is dict and type(tool.get("name")) is str:
                             tools[tool["name"]] = header_annotations(tool.get("inputSchema"))
@@ -110,7 +114,7 @@ async def _request(
     message = {"jsonrpc": "2.0", "id": request_id, "method": TOOLS_LIST, "params": params}
     await connection.outgoing.send(Envelope(message))
     while True:
-        reply = (await take(connection.incoming)).message
+        reply: JsonValue = (await take(connection.incoming)).message
         if type(reply) is dict and reply.get("id") == request_id and "method" not in reply:
-            result = reply.get("result")
+            result: JsonValue = reply.get("result")
             return result if type(result) is dict else None

@@ -5,7 +5,7 @@ No request or response objects on the hot path: a POST decodes only the headers 
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from mcpbind.runtime.core import jsonrpc as rpc
 from mcpbind.runtime.core.admission import SERVER_UNAVAILABLE
@@ -22,6 +22,9 @@ from mcpbind.runtime.core.errors import (
 from starlette.types import Receive, Scope, Send
 
 from .common import JSON, LAST_EVENT_ID, PROTOCOL_VERSION, SESSION_ID, SSE
+
+if TYPE_CHECKING:
+    from mcpbind.runtime.core.jsonvalue import JsonValue
 
 __all__ = [
     "CONNECTION_ERROR",
@@ -126,11 +129,11 @@ async def error(
     await respond(send, status, body, JSON, headers or None)
 
 
-def status_for(response: Any) -> int:
+def status_for(response: JsonValue) -> int:
     """The HTTP status of a JSON answer in the stateless era: an error's code decides it
     (streamable-http.md: 400 for refusals of the request, 404 for an unknown method)."""
-    error_body = response.get("error") if type(response) is dict else None
-    code = error_body.get("code") if type(error_body) is dict else None
+    error_body: JsonValue = response.get("error") if type(response) is dict else None
+    code: JsonValue = error_body.get("code") if type(error_body) is dict else None
     return ERROR_STATUS.get(code, 200) if type(code) is int else 200
 
 

@@ -16,7 +16,7 @@ import binascii
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from mcpbind.generated.names import (
     META_CLIENT_CAPABILITIES as CLIENT_CAPABILITIES,
@@ -29,6 +29,9 @@ from mcpbind.runtime.core.request_headers import (
     SENTINEL_START,
     header_annotations as annotated,
 )
+
+if TYPE_CHECKING:
+    from mcpbind.runtime.core.jsonvalue import JsonValue
 
 __all__ = [
     "HEADER_MISMATCH",
@@ -68,10 +71,10 @@ class ToolHeader:
     path: tuple[str, ...]
 
 
-def meta_version(message: Any) -> Any:
+def meta_version(message: JsonValue) -> Any:
     """``params._meta["io.modelcontextprotocol/protocolVersion"]`` of a message, or None."""
-    params = message.get("params") if type(message) is dict else None
-    meta = params.get("_meta") if type(params) is dict else None
+    params: JsonValue = message.get("params") if type(message) is dict else None
+    meta: JsonValue = params.get("_meta") if type(params) is dict else None
     return meta.get(META_VERSION) if type(meta) is dict else None
 
 
@@ -100,8 +103,8 @@ def header_annotations(schema: Any) -> list[ToolHeader]:
     return [ToolHeader(name.lower(), path) for name, path in annotated(schema)]
 
 
-def _at(arguments: Any, path: Sequence[str]) -> Any:
-    node = arguments
+def _at(arguments: JsonValue, path: Sequence[str]) -> Any:
+    node: JsonValue = arguments
     for key in path:
         if type(node) is not dict:
             return None
@@ -167,8 +170,8 @@ def check_facts(facts: HeaderFacts, message: dict[str, Any], version: str | None
     the headers' ``HeaderFacts``."""
     if facts.repeated is not None:
         return facts.repeated
-    params = message.get("params")
-    meta = params.get("_meta") if type(params) is dict else None
+    params: JsonValue = message.get("params")
+    meta: JsonValue = params.get("_meta") if type(params) is dict else None
     if version is None:
         return Refusal(HEADER_MISMATCH, "Header mismatch: MCP-Protocol-Version header missing")
     if type(meta) is not dict:
@@ -196,7 +199,7 @@ def check_facts(facts: HeaderFacts, message: dict[str, Any], version: str | None
             f"body value {method!r}",
         )
     key = NAME_SOURCES.get(method)
-    named = params.get(key) if key is not None and type(params) is dict else None
+    named: JsonValue = params.get(key) if key is not None and type(params) is dict else None
     if type(named) is str:
         said = facts.name_raw
         if said is None:
@@ -216,8 +219,8 @@ def check_params(
     """Check the ``Mcp-Param-*`` headers of a ``tools/call`` against its arguments."""
     if not tool_headers:
         return None
-    params = message.get("params")
-    arguments = params.get("arguments") if type(params) is dict else None
+    params: JsonValue = message.get("params")
+    arguments: JsonValue = params.get("arguments") if type(params) is dict else None
     for annotation in tool_headers:
         value = _at(arguments, annotation.path)
         if value is None:

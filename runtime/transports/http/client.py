@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, Mapping
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -63,6 +63,8 @@ from .legacy_sse import LegacySSEChannel
 
 if TYPE_CHECKING:
     import asyncio  # annotations only: the tasks come from the fast path seam
+
+    from mcpbind.runtime.core.jsonvalue import JsonValue
 
 __all__ = ["HttpTransportError", "streamable_http_client"]
 
@@ -114,10 +116,16 @@ class _StreamableClient(StreamReader):
                 self.readers[request_id] = scope
                 tg.start_soon(self._post_scoped, message, request_id, scope)
         else:
-            method = message.get("method") if type(message) is dict else None
+            sent: JsonValue = message
+            request = sent if type(sent) is dict else None
+            method = request.get("method") if request is not None else None
             if request_id is not None:
                 self._initialize_id = request_id
-            if method == NOTIFICATIONS_CANCELLED and self._cancel_reader(message):
+            if (
+                method == NOTIFICATIONS_CANCELLED
+                and request is not None
+                and self._cancel_reader(request)
+            ):
                 return
             await self._post(message, request_id)
             if method == NOTIFICATIONS_INITIALIZED:
@@ -126,7 +134,7 @@ class _StreamableClient(StreamReader):
     def post_at_once(self, envelope: Envelope) -> bool:
         """POST a request on the pool from the sender's own task, if that is all it takes
         (``_Outgoing``): True if done."""
-        message = envelope.message
+        message: JsonValue = envelope.message
         if self.poster is None or self.legacy is not None or type(message) is not dict:
             return False
         request_id = request_id_of(message)
@@ -141,8 +149,8 @@ class _StreamableClient(StreamReader):
         True if that request was a stateless-era one, whose cancellation is closing its stream
         and nothing more (the notification is then not sent).
         """
-        params = message.get("params")
-        target = params.get("requestId") if type(params) is dict else None
+        params: JsonValue = message.get("params")
+        target: JsonValue = params.get("requestId") if type(params) is dict else None
         if not rpc.is_request_id(target):
             return False
         scope = self.readers.get(target)
@@ -196,11 +204,10 @@ class _StreamableClient(StreamReader):
         except (httpx.HTTPError, HttpTransportError) as exc:
             await self._fail(request_id, f"could not send the message: {exc}")
 
-    async def _post(self, message: Any, request_id: int | str | None) -> None:
+    async def _post(self, message: JsonValue, request_id: int | str | None) -> None:
         headers = self.headers_for(f"{JSON}, {SSE}")
         headers["content-type"] = JSON
-        metadata = standard_headers(message) if type(message) is dict else {}
-        if metadata:
+        if type(message) is dict and (metadata := standard_headers(message)):
             headers.pop(PROTOCOL_VERSION, None)
             headers.update(metadata)
             headers.update(self.hook.headers_for(message))
@@ -260,7 +267,7 @@ class _StreamableClient(StreamReader):
                 and request_id != self._initialize_id
                 and answer.content_type() == _JSON_BYTES
             ):
-                parsed = rpc.decode(await answer.read())
+                parsed: JsonValue | rpc.Malformed = rpc.decode(await answer.read())
                 if isinstance(parsed, rpc.Malformed):
                     await self._fail(request_id, f"the server sent invalid JSON: {parsed.reason}")
                     return
@@ -322,7 +329,7 @@ class _StreamableClient(StreamReader):
         if content_type == SSE:
             await self._read_post_stream(response, request_id)
         elif content_type == JSON:
-            parsed = rpc.decode(await response.aread())
+            parsed: JsonValue | rpc.Malformed = rpc.decode(await response.aread())
             if isinstance(parsed, rpc.Malformed):
                 await self._fail(request_id, f"the server sent invalid JSON: {parsed.reason}")
                 return
@@ -414,7 +421,7 @@ async def streamable_http_client(
     max_reconnects: int = 5,
     fallback_to_sse: bool = True,
     auth: httpx.Auth | None = None,
-) -> AsyncIterator[Connection]:
+) -> AsyncGenerator[Connection, None]:
     """A Streamable HTTP transport to ``url`` (the server's MCP endpoint).
 
     ``headers`` go on every request (e.g. ``Authorization``). ``timeout`` bounds connecting and
@@ -458,7 +465,7 @@ async def streamable_http_client(
             state.poster = FastPoster(url, tls, timeout, sse_read_timeout)
     try:
         async with anyio.create_task_group() as tg, out_send:
-            state._tg = tg
+            state._tg = tg  # pyright: ignore[reportPrivateUsage]  (before write_loop runs)
             tg.start_soon(state.write_loop, out_receive, tg)
             yield Connection(
                 inbox,

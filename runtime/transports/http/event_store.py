@@ -180,7 +180,7 @@ class InMemoryEventStore:
             return None
         self._release(stream, seq)
         events = self._events
-        replay = []
+        replay: list[tuple[str, Any]] = []
         for n in stream.seqs:
             key = f"{stream_id}/{n}"
             message = events[key].message

@@ -12,9 +12,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import secrets
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import unquote, urljoin, urlsplit
 
 import anyio
@@ -37,6 +37,9 @@ from .lifespan import asgi_lifespan, owner_running
 from .protection import Protection
 from .security import LOOPBACK_HOSTS, HostGuard
 from .server import HttpRequestContext
+
+if TYPE_CHECKING:
+    from mcpbind.runtime.core.jsonvalue import JsonValue
 
 __all__ = ["LegacySSEChannel", "LegacySSEServer", "combined_app", "sse_client"]
 
@@ -135,7 +138,7 @@ class LegacySSEServer:
         self._tg: TaskGroup | None = None
 
     @asynccontextmanager
-    async def run(self) -> AsyncIterator[LegacySSEServer]:
+    async def run(self) -> AsyncGenerator[LegacySSEServer, None]:
         """Host the sessions while open; ends them all on exit. The ``Server``'s lifespan, when
         ``serve`` is a server's, is entered first (shared with whatever else runs it)."""
         async with owner_running(self.serve), anyio.create_task_group() as tg:
@@ -312,7 +315,7 @@ class LegacySSEServer:
             return _refusal(400, CONNECTION_ERROR, "Bad Request: the body was cut short")
         body = b"".join(chunks)
         chunks.clear()
-        message = rpc.decode(body)
+        message: JsonValue | rpc.Malformed = rpc.decode(body)
         del body
         if size > CONTROL_BYTES and not isinstance(message, rpc.Malformed):
             held.settle(resident_size(message))
@@ -349,7 +352,7 @@ def combined_app(
     run_streamable = getattr(streamable, "run", None)
 
     @asynccontextmanager
-    async def run_both() -> AsyncIterator[None]:
+    async def run_both() -> AsyncGenerator[None, None]:
         async with legacy.run():
             if run_streamable is not None:
                 async with run_streamable():
@@ -443,7 +446,7 @@ async def sse_client(
     sse_read_timeout: float = 300.0,
     http_client: httpx.AsyncClient | None = None,
     auth: httpx.Auth | None = None,
-) -> AsyncIterator[Connection]:
+) -> AsyncGenerator[Connection, None]:
     """An HTTP+SSE (2024-11-05) transport to the server's SSE endpoint ``url``; ``auth`` (e.g.
     an ``auth.OAuthClientAuth``) authorizes its requests."""
     in_send, in_receive = anyio.create_memory_object_stream[Envelope](STREAM_BUFFER)
@@ -475,10 +478,9 @@ async def sse_client(
                 try:
                     await channel.post(envelope.message)
                 except httpx.HTTPError as exc:
-                    request_id = (
-                        envelope.message.get("id") if type(envelope.message) is dict else None
-                    )
-                    if "method" in envelope.message and rpc.is_request_id(request_id):
+                    sent: JsonValue = envelope.message
+                    request_id = sent.get("id") if type(sent) is dict else None
+                    if type(sent) is dict and "method" in sent and rpc.is_request_id(request_id):
                         await feed(
                             rpc.error_response(
                                 request_id, -32000, f"could not send the request: {exc}"

@@ -48,7 +48,7 @@ class HostGuard:
     allowed_origins: Iterable[str] | None = None
     _hosts: set[str] = field(init=False, repr=False)
     _origins: set[str] = field(init=False, repr=False)
-    _seen_hosts: dict[str, bool] = field(init=False, repr=False, default_factory=dict)
+    _seen_hosts: dict[str, bool] = field(init=False, repr=False, default_factory=lambda: {})
 
     def __post_init__(self) -> None:
         self._hosts = {h.strip().lower() for h in self.allowed_hosts}

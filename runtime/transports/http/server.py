@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import logging
 import secrets
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, Final
 
@@ -53,6 +53,7 @@ from anyio.abc import TaskGroup
 from mcpbind.generated.names import INITIALIZE, SUBSCRIPTIONS_LISTEN, TOOLS_CALL
 from mcpbind.runtime.core.budget import MemoryBudget, process_budget
 from mcpbind.runtime.core.errors import INVALID_REQUEST, UNSUPPORTED_PROTOCOL_VERSION
+from mcpbind.runtime.core.jsonvalue import JsonValue
 from mcpbind.runtime.core.logsafe import printable
 from mcpbind.runtime.core.revisions import STATELESS_REVISIONS
 from mcpbind.runtime.core.transport import Connection
@@ -204,7 +205,7 @@ class StreamableHTTPServer:
     # -- lifetime -----------------------------------------------------------------------
 
     @asynccontextmanager
-    async def run(self) -> AsyncIterator[StreamableHTTPServer]:
+    async def run(self) -> AsyncGenerator[StreamableHTTPServer, None]:
         """Host the sessions (and the idle reaper) while open; ends every session on exit.
 
         The ASGI lifespan calls this; enter it yourself from the lifespan of a framework the app
@@ -479,7 +480,7 @@ class StreamableHTTPServer:
             await self._check_version(send, version, request_id, stateless_only=True)
             return
         if refusal is None and method == TOOLS_CALL:
-            params = message.get("params")
+            params: JsonValue = message.get("params")
             name = params.get("name") if type(params) is dict else None
             if type(name) is str and version is not None:
                 tool_headers = self.tool_headers.cached(version, name)

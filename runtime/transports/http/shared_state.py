@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
@@ -103,7 +103,7 @@ class InProcessState:
         self.worker_id = worker_id or default_worker_id()
 
     @asynccontextmanager
-    async def _attached(self) -> AsyncIterator[None]:
+    async def _attached(self) -> AsyncGenerator[None, None]:
         yield
 
     def attach(self, server: StreamableHTTPServer) -> AbstractAsyncContextManager[None]:

@@ -22,7 +22,7 @@ import asyncio
 import logging
 import socket
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from typing import Any, Final
 
@@ -233,7 +233,7 @@ async def serving(
     max_head_bytes: int = DEFAULT_MAX_HEAD_BYTES,
     memory_budget: MemoryBudget | None = None,
     **options: Any,
-) -> AsyncIterator[str]:
+) -> AsyncGenerator[str, None]:
     """Serve ``app`` on uvicorn (lifespan on) while the block runs; yields ``http://host:port``.
 
     At most ``max_connections`` connections are open at once (kept under ``ulimit -n``); a
