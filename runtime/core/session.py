@@ -315,7 +315,9 @@ class Session(Outgoing):
                 except (anyio.EndOfStream, anyio.ClosedResourceError):
                     return
                 message = envelope.message
-                if type(message) is list:
+                if envelope.request:  # classified by its transport: a valid request
+                    await self._on_request(message, envelope, None, envelope.size)
+                elif type(message) is list:
                     await self._on_batch(message, envelope)
                 else:
                     await self._on_message(message, envelope, None, envelope.size)
