@@ -430,14 +430,9 @@ class Session(Outgoing):
             return
         admission = self._admission
         if request_id in admission:
+            why = "this request id is already in use"
             await self._answer(
-                rpc.error_response(
-                    request_id,
-                    INVALID_REQUEST,
-                    "Invalid Request",
-                    "this request id is already in use",
-                ),
-                batch,
+                rpc.error_response(request_id, INVALID_REQUEST, "Invalid Request", why), batch
             )
             return
         route = self.router.route_request(self, method, params)
