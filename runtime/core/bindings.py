@@ -16,6 +16,7 @@ from typing import Annotated, Any, Union, get_args, get_origin
 from mcpbind import generated
 from mcpbind.generated.support import Direction, MCPModel, MethodSpec, NotificationSpec
 from pydantic import BaseModel, Field, TypeAdapter
+from pydantic_core import SchemaValidator
 
 __all__ = ["Bindings", "adapter", "dump", "dumper", "is_model", "validator"]
 
@@ -55,13 +56,17 @@ def validator(tp: Any) -> Callable[[Any], Any]:
 
     For a model, its core validator's own method: what ``model_validate`` calls, without the
     Python wrapper around it (it runs for every request's params). Asking for it builds a
-    deferred model's validator now. Else an adapter's.
+    deferred model's validator now. Else an adapter's core validator, likewise: the adapter's
+    own ``validate_python`` passes eight keywords on, each call (a seventh of validating a
+    small union, as a cross-era result check does per request).
     """
     model: object = tp  # narrowed below, while ``tp`` stays what the adapter takes
     if isinstance(model, type) and issubclass(model, BaseModel):
         validate: Callable[[Any], Any] = model.__pydantic_validator__.validate_python
         return validate
-    return adapter(tp).validate_python
+    found = adapter(tp)
+    core = found.validator
+    return core.validate_python if isinstance(core, SchemaValidator) else found.validate_python
 
 
 @functools.cache

@@ -315,7 +315,9 @@ class Session(Outgoing):
                 except (anyio.EndOfStream, anyio.ClosedResourceError):
                     return
                 message: jsonvalue.JsonValue | rpc.Malformed = envelope.message
-                if type(message) is list:
+                if envelope.request and type(message) is dict:  # a valid request: classified
+                    await self._on_request(message, envelope, None, envelope.size)
+                elif type(message) is list:
                     await self._on_batch(message, envelope)
                 else:
                     await self._on_message(message, envelope, None, envelope.size)
@@ -428,14 +430,9 @@ class Session(Outgoing):
             return
         admission = self._admission
         if request_id in admission:
+            why = "this request id is already in use"
             await self._answer(
-                rpc.error_response(
-                    request_id,
-                    INVALID_REQUEST,
-                    "Invalid Request",
-                    "this request id is already in use",
-                ),
-                batch,
+                rpc.error_response(request_id, INVALID_REQUEST, "Invalid Request", why), batch
             )
             return
         route = self.router.route_request(self, method, params)

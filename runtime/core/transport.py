@@ -18,7 +18,9 @@ Each message travels in an ``Envelope``:
   frame's length in bytes where the transport knows it (0: the session measures the params
   itself), counted against the session's byte budget for pending requests; ``prepaid`` says
   the transport holds those bytes in the process's ``MemoryBudget`` until the request is
-  answered (legacy SSE does), so the session does not hold them a second time;
+  answered (legacy SSE does), so the session does not hold them a second time; ``request``
+  says the transport has already classified the message as a valid request (Streamable HTTP
+  must, to answer an invalid one with a status), so the session does not classify it again;
 * outgoing: ``message`` is a dict to serialise; ``related_id`` is the id of the incoming request
   this message answers or belongs to (a response, or a progress/log notification or nested
   request sent by its handler), so a transport with per-request channels (Streamable HTTP) can
@@ -63,6 +65,7 @@ class Envelope:
     related_id: int | str | None = None
     size: int = 0
     prepaid: bool = False
+    request: bool = False
 
 
 class MessageSource(Protocol):

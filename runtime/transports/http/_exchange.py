@@ -36,11 +36,14 @@ if TYPE_CHECKING:
 
     from .server import StreamableHTTPServer
 
-__all__ = ["accepted", "exchange", "per_request", "poolable", "pooled"]
+__all__ = ["accepted", "batch_allowed", "exchange", "per_request", "poolable", "pooled"]
 
 _COMPLETE = "complete"
 #: The kinds of result after which nothing of the request runs on.
 _FINAL = frozenset({_COMPLETE, "input_required"})
+
+#: The first revision without JSON-RPC batches.
+BATCHES_REMOVED: Final = "2025-06-18"
 
 _accept_cache: dict[str, tuple[bool, bool]] = {}
 _JSON_TYPE: Final = (b"content-type", JSON.encode())
@@ -53,6 +56,19 @@ def accepted(accept: str | None) -> tuple[bool, bool]:
     if found is None:
         found = remember(_accept_cache, key, (accepts(accept, JSON), accepts(accept, SSE)), 64)
     return found
+
+
+async def batch_allowed(send: Send, revision: str | None) -> bool:
+    """JSON-RPC batches went away in 2025-06-18: refuse one sent at that revision or later."""
+    if revision is not None and revision >= BATCHES_REMOVED:
+        await error(
+            send,
+            400,
+            INVALID_REQUEST,
+            f"Invalid Request: JSON-RPC batches are not part of MCP {revision}",
+        )
+        return False
+    return True
 
 
 def initial_mode(owner: StreamableHTTPServer, accept: str | None, listen: bool) -> str | None:
@@ -81,9 +97,11 @@ async def exchange(
     headers: dict[str, str],
     messages: list[Any],
     batch: bool,
+    size: int = 0,
     modern: bool = False,
 ) -> Any:
     """Deliver POSTed messages; answer 202, or with the JSON or SSE carrying the responses.
+    ``size``: a lone message's length, as ``parse_post`` gives it (0: the session measures).
 
     Returns the JSON answer when it was answered at once with nothing of it pending, else None."""
     if batch:
@@ -133,7 +151,7 @@ async def exchange(
 
     context = HttpRequestContext(scope, session.id, close_sse_stream)
     try:
-        if batch or not session.deliver_nowait(messages[0], context):
+        if batch or not session.deliver_nowait(messages[0], context, size):
             await session.deliver(messages, context)
     except (anyio.BrokenResourceError, anyio.ClosedResourceError):
         stream.detach(token)
@@ -198,6 +216,7 @@ async def per_request(
     messages: list[Any],
     batch: bool,
     assume: str | None,
+    size: int = 0,
     modern: bool = False,
 ) -> None:
     """Serve one POST on a session of its own, started as initialised at ``assume``.
@@ -207,7 +226,7 @@ async def per_request(
     the POST if that is cancelled. A stateless-era request that can be (``poolable``) is
     served on an idle session of the pool instead (``pooled``)."""
     if modern and owner.pool is not None and poolable(messages[0]):
-        await pooled(owner, owner.pool, scope, receive, send, headers, messages, assume)
+        await pooled(owner, owner.pool, scope, receive, send, headers, messages, assume, size)
         return
     session = HttpSession(owner, None, assume=assume, resumable=False)
     if not session.native:
@@ -215,14 +234,14 @@ async def per_request(
             tg.start_soon(session.run)
             try:
                 await exchange(
-                    owner, session, scope, receive, send, headers, messages, batch, modern
+                    owner, session, scope, receive, send, headers, messages, batch, size, modern
                 )
             finally:
                 session.terminate("the request is complete")
         return
     task = session.start_alone()
     try:
-        await exchange(owner, session, scope, receive, send, headers, messages, batch, modern)
+        await exchange(owner, session, scope, receive, send, headers, messages, batch, size, modern)
     finally:
         session.terminate("the request is complete")
         try:
@@ -257,6 +276,7 @@ async def pooled(
     headers: dict[str, str],
     messages: list[Any],
     assume: str | None,
+    size: int = 0,
 ) -> None:
     """Serve a stateless-era request on an idle session of the pool (a new one if none is).
 
@@ -272,7 +292,7 @@ async def pooled(
     session = pool.take(owner, assume)
     try:
         answer = await exchange(
-            owner, session, scope, receive, send, headers, messages, False, True
+            owner, session, scope, receive, send, headers, messages, False, size, True
         )
     except BaseException:
         session.cancel()  # the POST itself is stopped or failed: so is its request, at once

@@ -395,12 +395,12 @@ class HttpSession:
 
     # -- what the client sends ----------------------------------------------------------------
 
-    def deliver_nowait(self, message: Any, context: HttpRequestContext) -> bool:
-        """``deliver`` of one message that is not a cancellation, when the inbox has room at
-        once (``False``: nothing done, ``deliver`` it)."""
+    def deliver_nowait(self, message: Any, context: HttpRequestContext, size: int = 0) -> bool:
+        """``deliver`` of one request (``parse_post`` classified it: the session need not) when
+        the inbox has room at once (``False``: nothing done, ``deliver`` it)."""
         if message.get("method") == NOTIFICATIONS_CANCELLED:
             return False
-        return self.inbox.put_nowait(Envelope(message, context))
+        return self.inbox.put_nowait(Envelope(message, context, size=size, request=True))
 
     async def deliver(self, messages: Sequence[Any], context: HttpRequestContext) -> None:
         """Hand client messages to the session; a cancellation also settles its stream."""

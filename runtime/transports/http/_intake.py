@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from mcpbind.runtime.core import jsonrpc as rpc
 from mcpbind.runtime.core.bounded import remember
-from mcpbind.runtime.core.budget import READ_FACTOR, MemoryBudget
+from mcpbind.runtime.core.budget import READ_FACTOR, SMALL_MESSAGE, MemoryBudget
 from mcpbind.runtime.core.errors import INVALID_REQUEST, PARSE_ERROR
 from starlette.types import Receive, Scope, Send
 
@@ -135,8 +135,10 @@ def header_view(scope: Scope) -> HeaderView:
 
 async def parse_post(
     receive: Receive, send: Send, headers: dict[str, str], limit: int, budget: MemoryBudget
-) -> tuple[list[Any], bool] | None:
-    """The POSTed messages and whether it was a batch, or None once refused.
+) -> tuple[list[Any], bool, int] | None:
+    """The POSTed messages, whether it was a batch, and the body's length when it is what a
+    session holds a request at (``Envelope.size``: up to ``SMALL_MESSAGE``, else 0, and the
+    session measures it parsed); or None once refused.
 
     The body's bytes are held in the memory ``budget`` while it is read and parsed (``held_for``);
     one that does not fit is refused unread with 503 and ``Retry-After`` (what it carries, once
@@ -160,10 +162,10 @@ async def parse_post(
         return None
     except Disconnected:
         return None
+    size = len(body)
     try:
         parsed = rpc.decode(body)
     finally:
-        size = len(body)
         budget.release(size * READ_FACTOR if size > CONTROL_BYTES else size)  # ``held_for``
         del body
     if isinstance(parsed, rpc.Malformed):
@@ -180,4 +182,4 @@ async def parse_post(
         if isinstance(kind, rpc.Invalid):
             await error(send, 400, kind.code, f"Invalid Request: {kind.reason}", kind.request_id)
             return None
-    return messages, batch
+    return messages, batch, size if size <= SMALL_MESSAGE else 0

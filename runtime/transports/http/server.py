@@ -46,7 +46,7 @@ import logging
 import secrets
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, Final
+from typing import Any
 
 import anyio
 from anyio.abc import TaskGroup
@@ -59,10 +59,10 @@ from mcpbind.runtime.core.revisions import STATELESS_REVISIONS
 from mcpbind.runtime.core.transport import Connection
 from starlette.types import Receive, Scope, Send
 
-from ._exchange import accepted, exchange, per_request, poolable, pooled
+from ._exchange import accepted, batch_allowed, exchange, per_request, poolable, pooled
 from ._get_stream import serve_get
 from ._http_session import HttpRequestContext, HttpSession
-from ._intake import header_view, parse_post
+from ._intake import HeaderView, header_view, parse_post
 from ._pool import SessionPool
 from ._streams import RequestId
 from ._token_expiry import serve_until_expiry
@@ -95,8 +95,6 @@ logger = logging.getLogger("mcpbind.runtime.http")
 
 #: Runs one MCP session over a connection until its ``incoming`` ends (``Server.serve``).
 SessionRunner = Callable[[Connection], Awaitable[None]]
-#: The first revision without JSON-RPC batches.
-BATCHES_REMOVED: Final = "2025-06-18"
 
 
 class StreamableHTTPServer:
@@ -288,7 +286,7 @@ class StreamableHTTPServer:
         if auth is None:
             if scope["method"] == "POST":  # ``serve_here``'s first case, without its frame
                 self.counters["served"] += 1
-                await self._post(scope, receive, send, headers)
+                await self._post(scope, receive, send, headers, view)
             else:
                 await self.serve_here(scope, receive, send, headers)
             return
@@ -366,7 +364,12 @@ class StreamableHTTPServer:
     # -- POST ---------------------------------------------------------------------------
 
     async def _post(
-        self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str]
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        headers: dict[str, str],
+        view: HeaderView | None = None,
     ) -> None:
         if not any(accepted(headers.get("accept"))):
             await error(
@@ -379,13 +382,15 @@ class StreamableHTTPServer:
         parsed = await parse_post(receive, send, headers, self.max_body_bytes, self.memory_budget)
         if parsed is None:
             return
-        messages, batch = parsed
+        messages, batch, size = parsed
         if self.auth is not None and not await self.auth.admit_operations(scope, send, messages):
             return
         version = headers.get(PROTOCOL_VERSION)
         version = version.strip() if version is not None else None
         if version in STATELESS_REVISIONS or (not batch and meta_version(messages[0]) is not None):
-            await self._post_modern(scope, receive, send, headers, messages, batch, version)
+            await self._post_modern(
+                scope, receive, send, headers, messages, batch, version, view, size
+            )
             return
         initialize = (
             any(m.get("method") == INITIALIZE and "id" in m for m in messages)
@@ -405,10 +410,10 @@ class StreamableHTTPServer:
         ):
             return
         if self.stateless:
-            if batch and not await self._batch_allowed(send, version):
+            if batch and not await batch_allowed(send, version):
                 return
             assume = None if initialize else version or DEFAULT_PROTOCOL_VERSION
-            await per_request(self, scope, receive, send, headers, messages, batch, assume)
+            await per_request(self, scope, receive, send, headers, messages, batch, assume, size)
             return
         if initialize and not headers.get(SESSION_ID):
             session = await self._new_session(send)
@@ -418,26 +423,14 @@ class StreamableHTTPServer:
             session = await self._session_for(scope, send, headers)
         if session is None:
             return
-        if batch and not await self._batch_allowed(send, version or session.protocol_version):
+        if batch and not await batch_allowed(send, version or session.protocol_version):
             return
         session.busy += 1  # not reaped while busy; touched when done
         try:
-            await exchange(self, session, scope, receive, send, headers, messages, batch)
+            await exchange(self, session, scope, receive, send, headers, messages, batch, size)
         finally:
             session.busy -= 1
             session.touch()
-
-    async def _batch_allowed(self, send: Send, revision: str | None) -> bool:
-        """JSON-RPC batches went away in 2025-06-18: refuse one sent at that revision or later."""
-        if revision is not None and revision >= BATCHES_REMOVED:
-            await error(
-                send,
-                400,
-                INVALID_REQUEST,
-                f"Invalid Request: JSON-RPC batches are not part of MCP {revision}",
-            )
-            return False
-        return True
 
     async def _post_modern(
         self,
@@ -448,6 +441,8 @@ class StreamableHTTPServer:
         messages: list[Any],
         batch: bool,
         version: str | None,
+        view: HeaderView | None = None,
+        size: int = 0,
     ) -> None:
         """A stateless-era POST: one request, its headers checked against its body
         (``_binding``), served on a session of its own. ``Mcp-Session-Id`` is ignored."""
@@ -467,7 +462,8 @@ class StreamableHTTPServer:
             return
         request_id = message["id"]
         method = message["method"]
-        view = header_view(scope)
+        if view is None:  # ``__call__`` passes the one it made
+            view = header_view(scope)
         mcp, bad = view.mcp()
         refusal = (
             Refusal(HEADER_MISMATCH, f"Header mismatch: malformed {bad} header")
@@ -507,10 +503,10 @@ class StreamableHTTPServer:
             return
         pool = self.pool
         if pool is not None and poolable(message):  # ``per_request``'s first case, directly
-            await pooled(self, pool, scope, receive, send, headers, messages, version)
+            await pooled(self, pool, scope, receive, send, headers, messages, version, size)
             return
         await per_request(
-            self, scope, receive, send, headers, messages, False, version, modern=True
+            self, scope, receive, send, headers, messages, False, version, size, modern=True
         )
 
     async def _new_session(self, send: Send) -> HttpSession | None:

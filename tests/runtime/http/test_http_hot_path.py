@@ -17,6 +17,8 @@ import anyio
 import pytest
 from httpkit import MODERN, MODERN_META, build_dual_server
 from mcpbind.runtime import RequestContext, Server
+from mcpbind.runtime.core import jsonrpc as rpc
+from mcpbind.runtime.core.admission import Admission
 from mcpbind.runtime.http import StreamableHTTPServer
 from mcpbind.runtime.transports.http import _intake
 from mcpbind.runtime.transports.http.binding import HeaderFacts, check_facts, check_request
@@ -283,3 +285,37 @@ async def test_header_facts_are_kept_per_view_and_check_like_check_request() -> 
     assert check_facts(view.facts(), request, MODERN) is None
     refused = check_facts(view.facts(), wrong_name, MODERN)
     assert refused is not None and "Mcp-Name" in refused.message
+
+
+async def test_a_lone_request_is_classified_once_and_held_at_its_body_length(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``parse_post`` classifies what it admits; its session takes the lone request as such
+    (``Envelope.request``) and holds it at the body's length, with no second look."""
+    classified: list[Any] = []
+    sizes: list[int] = []
+    classify, admit = rpc.classify, Admission.admit
+
+    def counting(message: Any) -> Any:
+        classified.append(message.get("id") if type(message) is dict else None)
+        return classify(message)
+
+    def recording(self: Admission, entry: Any, prepaid: bool = False) -> bool | None:
+        sizes.append(entry.size)
+        return admit(self, entry, prepaid)
+
+    monkeypatch.setattr(rpc, "classify", counting)
+    monkeypatch.setattr(Admission, "admit", recording)
+    app = StreamableHTTPServer(build_dual_server().serve)
+    async with asgi(app) as client:
+        await client.post(call(1, text="a"), named(b"echo"))  # fetches the tool headers too
+        classified.clear()
+        sizes.clear()
+        status, answer = await client.post(call(2, text="b"), named(b"echo"))
+        assert status == 200 and answer["result"]["content"][0]["text"] == "b"
+        assert classified == [2]
+        assert sizes == [len(json.dumps(call(2, text="b")).encode())]
+        # What the transport finds invalid is still refused there, never handed on.
+        sizes.clear()
+        status, answer = await client.post({"jsonrpc": "2.0", "id": 3, "method": 5}, BASE)
+        assert status == 400 and answer["error"]["code"] == -32600 and sizes == []
