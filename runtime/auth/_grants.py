@@ -260,8 +260,11 @@ class JwtBearerAuth(ClientCredentialsAuth):
     async def _grant(
         self, http: httpx.AsyncClient, server: ServerMetadata, resource: str, scope: str | None
     ) -> Token:
-        grant = await self.assertion(server.issuer, resource)
+        async def renew() -> dict[str, str]:
+            # Asked again for a retry: an assertion may be single-use (its jti, RFC 7523 3).
+            return {"assertion": await self.assertion(server.issuer, resource)}
+
         return await request_token(
-            http, server, self._identity(server), JWT_BEARER, assertion=grant, scope=scope,
-            resource=resource, dpop=self._dpop_for(server),
+            http, server, self._identity(server), JWT_BEARER, scope=scope, resource=resource,
+            dpop=self._dpop_for(server), renew=renew, **await renew(),
         )  # fmt: skip

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Final
 
@@ -170,9 +171,13 @@ async def request_token(
     grant_type: str,
     *,
     dpop: DPoPProver | None = None,
+    renew: Callable[[], Awaitable[dict[str, str]]] | None = None,
     **params: str | None,
 ) -> Token:
-    """POST a ``grant_type`` request to ``server``'s token endpoint; the token it returns."""
+    """POST a ``grant_type`` request to ``server``'s token endpoint; the token it returns.
+
+    ``renew`` gives the parameters to send afresh on a retry (a grant assertion, which the
+    server may take as used once it has seen it)."""
     parameters = _deps.load("authlib.oauth2.rfc6749.parameters")
     wrappers = _deps.load("authlib.oauth2.rfc6749.wrappers")
     given = {name: value for name, value in params.items() if value}
@@ -202,6 +207,8 @@ async def request_token(
     response, fresh_nonce = await post()
     if fresh_nonce and response.status_code == 400 and _error_of(response)[0] == USE_DPOP_NONCE:
         logger.debug("the token endpoint asked for a DPoP nonce: retrying once with it")
+        if renew is not None:
+            given.update(await renew())
         response, _ = await post()
     if response.status_code != 200:
         raise _refusal(response)

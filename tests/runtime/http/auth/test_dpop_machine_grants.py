@@ -218,6 +218,9 @@ async def test_nonces_at_both_servers_cost_one_retry_each(grant: str, revision: 
         if grant == "private_key_jwt":  # a client assertion is single-use: a fresh one
             first, second = (form["client_assertion"] for form in server.token_requests)
             assert first != second
+        if grant == "jwt_bearer":  # so may a grant assertion be: the provider is asked again
+            first, second = (form["assertion"] for form in server.token_requests)
+            assert first != second
 
         # The resource server: the first presentation of the token asked for its nonce.
         presented = [jwt_parts(h["dpop"])[1] for _, _, h in recorder.sent if "dpop" in h]
