@@ -14,6 +14,7 @@ without symlinks), the regular install runs instead, and it must match the check
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -23,6 +24,12 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 LINKED = ("codegen", "generated", "runtime", "schema")
 
 os.environ.pop("MCPBIND_SCHEMA_DIR", None)
+
+# A shell without job control starts a background command (``pytest ... &``) with SIGINT
+# ignored, and every process it starts inherits that: the tests that stop a server with SIGINT
+# need it as a terminal gives it.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def links_work(root: Path) -> bool:

@@ -320,9 +320,12 @@ class Server(Endpoint, Generic[LifespanT]):
             # The receiver before the lifespan: a signal while it starts is kept, and handled
             # once serving begins, so the lifespan's exit part still runs (asyncio's own SIGINT
             # handling would cancel the lifespan between its "enter" and its try).
+            # SIGINT only where it is not ignored (a background job's): as asyncio does.
+            wanted = [signal.SIGTERM]
+            if signal.getsignal(signal.SIGINT) != signal.SIG_IGN:
+                wanted.append(signal.SIGINT)
             try:
-                receiver = anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT)
-                signals = stack.enter_context(receiver)
+                signals = stack.enter_context(anyio.open_signal_receiver(*wanted))
             except (NotImplementedError, RuntimeError, ValueError):
                 signals = None  # not the main thread, or no signals here: the default stays
             async with self.running(), anyio.create_task_group() as tg:

@@ -193,11 +193,12 @@ def test_a_failing_stdio_startup_exits_1_with_one_line(mode: str) -> None:
 
 
 @contextmanager
-def started(*command: str) -> Iterator[subprocess.Popen[bytes]]:
+def started(*command: str, **options: Any) -> Iterator[subprocess.Popen[bytes]]:
     """A child process, killed if the test fails before it ended."""
     process = subprocess.Popen(
-        command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-    )
+        command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        **options,
+    )  # fmt: skip
     try:
         yield process
     finally:
@@ -223,6 +224,22 @@ def test_a_signal_still_runs_the_exit_part_over_stdio(log: Path, signum: int) ->
         wait_for(log, 1, process)
         process.send_signal(signum)
         process.wait(timeout=20)
+    assert lines(log) == [f"enter {process.pid}", f"exit {process.pid}"]
+
+
+def ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def test_a_stdio_server_started_with_sigint_ignored_keeps_it_ignored(log: Path) -> None:
+    # As a shell without job control starts a background job: Ctrl-C is not for it.
+    with started(sys.executable, LIFESPAN_APP, "stdio", preexec_fn=ignore_sigint) as process:
+        wait_for(log, 1, process)
+        process.send_signal(signal.SIGINT)
+        time.sleep(0.5)
+        assert process.poll() is None
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=20) == 0
     assert lines(log) == [f"enter {process.pid}", f"exit {process.pid}"]
 
 
