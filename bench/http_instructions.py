@@ -16,12 +16,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import re
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
+
+import _callgrind
 
 ROOT = Path(__file__).resolve().parent
 VERSION = "2025-11-25"
@@ -109,21 +109,7 @@ def instructions(era: str, count: int, out: Path, pythonpath: str | None) -> int
     env = dict(os.environ)
     if pythonpath:
         env["PYTHONPATH"] = pythonpath
-    command = [
-        "valgrind",
-        "--tool=callgrind",
-        f"--callgrind-out-file={out}",
-        sys.executable,
-        __file__,
-        "--drive",
-        era,
-        str(count),
-    ]
-    subprocess.run(command, check=True, env=env, capture_output=True)
-    found = re.search(r"^(?:summary|totals): (\d+)", out.read_text(errors="replace"), re.M)
-    if found is None:
-        raise SystemExit(f"no totals in {out}")
-    return int(found.group(1))
+    return _callgrind.run([sys.executable, __file__, "--drive", era, str(count)], out, env)
 
 
 def main() -> None:

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -39,6 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 
+import _callgrind  # noqa: E402
 from runtime_stdio import Driver, rss_mib  # noqa: E402
 
 PROBE = "import time\nt = time.perf_counter()\n{statement}\nprint(repr(time.perf_counter() - t))\n"
@@ -81,17 +81,12 @@ def callgrind_total(argv: list[str], drive: Callable[[Driver], None] | None = No
     """Instructions ``argv`` runs under callgrind; ``drive`` talks to it before its input closes."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "callgrind.out"
-        command = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *argv]
         if drive is None:
-            subprocess.run(command, check=True, capture_output=True, env=environment(), cwd=ROOT)
-        else:
-            driver = start(command)
-            drive(driver)
-            driver.close(grace=300)
-        found = re.search(r"^(?:summary|totals): (\d+)", out.read_text(), re.MULTILINE)
-        if found is None:
-            raise SystemExit(f"no totals from callgrind for {argv}")
-        return int(found.group(1))
+            return _callgrind.run(argv, out, environment(), ROOT)
+        driver = start(_callgrind.command(argv, out))
+        drive(driver)
+        driver.close(grace=300)
+        return _callgrind.total(out)
 
 
 def start(argv: list[str]) -> Driver:

@@ -15,14 +15,13 @@ from __future__ import annotations
 import argparse
 import functools
 import os
-import re
-import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import _callgrind
 import orjson
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -82,22 +81,7 @@ def same_bytes() -> None:
 
 def instructions(way: str, name: str, count: int, out: Path) -> int:
     env = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONPATH": str(ROOT)}
-    command = [
-        "valgrind",
-        "--tool=callgrind",
-        f"--callgrind-out-file={out}",
-        sys.executable,
-        __file__,
-        "--run",
-        way,
-        name,
-        str(count),
-    ]
-    done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
-    found = re.search(r"Collected : (\d+)", done.stderr)
-    if found is None:
-        raise SystemExit(done.stderr)
-    return int(found.group(1))
+    return _callgrind.run([sys.executable, __file__, "--run", way, name, str(count)], out, env)
 
 
 def main() -> None:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
 import tempfile
 from pathlib import Path
@@ -22,6 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "bench")]
 
+import _callgrind  # noqa: E402
 from runtime_stdio import IN_FLIGHT, Driver  # noqa: E402
 
 SERVERS = {
@@ -38,8 +38,7 @@ def instructions(
 ) -> int:
     """Instructions the server ran to start, answer ``count`` echo calls (or pings) and exit;
     ``pipelined``: the calls ``IN_FLIGHT`` at a time, so requests arrive in bursts."""
-    command = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *argv]
-    driver = Driver(command)
+    driver = Driver(_callgrind.command(argv, out))
     driver.initialize()
     if pipelined and count:
         driver.pipelined(count, ECHO)
@@ -48,11 +47,7 @@ def instructions(
     # Under valgrind a loaded machine can take longer than the usual 5 s to exit and write the
     # totals; killing it then left no totals to read.
     driver.close(grace=300)
-    text = out.read_text(errors="replace")
-    found = re.search(r"^(?:summary|totals): (\d+)", text, re.MULTILINE)
-    if found is None:
-        raise SystemExit(f"no totals in {out}")
-    return int(found.group(1))
+    return _callgrind.total(out)
 
 
 def main() -> None:
