@@ -28,7 +28,7 @@ from typing import Any, Final
 
 import anyio
 import uvicorn
-from mcpbind.runtime.core.budget import MemoryBudget, process_budget
+from mcpbind.runtime.core.budget import REQUEST_BYTES, MemoryBudget, process_budget
 from starlette.types import ASGIApp
 from uvicorn.config import HTTP_PROTOCOLS
 from uvicorn.importer import import_from_string
@@ -112,6 +112,7 @@ class _HeadGuard(asyncio.Protocol):
         self._head_bytes = 0
         self._counted = True
         self._buffers_held = 0  # bytes held in the budget for uvicorn's buffer of a body
+        self._request_held = 0  # bytes held for the open request's objects (``REQUEST_BYTES``)
         if limits.open > limits.max_connections:
             victim = next(iter(limits.idle), None)
             if victim is None:
@@ -131,6 +132,10 @@ class _HeadGuard(asyncio.Protocol):
         if cycle is not self._head_cycle:  # a head is complete (this chunk may hold body too)
             self._head_cycle = cycle
             self._head_done()
+            if not self._request_held:
+                # Its objects are made whatever the budget (a ping must go on): charged.
+                self._request_held = REQUEST_BYTES
+                self.limits.budget.charge(REQUEST_BYTES)
             if cycle is not None and cycle.more_body and not cycle.response_complete:
                 self._reserve_read_ahead()
             return
@@ -147,12 +152,25 @@ class _HeadGuard(asyncio.Protocol):
 
     def on_response_complete(self) -> None:
         self._release_buffers()
+        if self._request_held:
+            self.limits.budget.release(self._request_held)
+            self._request_held = 0
+        cycle = self.cycle
+        if cycle.body:
+            # A body the app did not read (a POST refused unread, answered 503): uvicorn keeps
+            # what it buffered of it until the connection's next request, though the app can no
+            # longer read it (``receive`` answers a disconnect now). Measured: about 100 KiB a
+            # refused 3 MiB POST, 10 MiB over 100 of them, held after the budget gave it back.
+            cycle.body = cycle.body[:0]
         super().on_response_complete()  # type: ignore[misc]
         if not self.transport.is_closing():
             self.limits.idle[self] = None  # uvicorn's keep-alive timer closes it later
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._release_buffers()
+        if self._request_held:
+            self.limits.budget.release(self._request_held)
+            self._request_held = 0
         self._head_done()
         if self._counted:
             self._counted = False
@@ -240,7 +258,8 @@ async def serving(
     peer has ``header_timeout`` seconds to send each request head, of ``max_head_bytes`` at
     most (431 beyond). What uvicorn may read of a request body ahead of the app is reserved in
     ``memory_budget`` (default ``process_budget()``) until the body has come or is answered;
-    with no room, that connection is not read until the app asks for its body. ``options`` go to
+    with no room, that connection is not read until the app asks for its body. Each request is
+    held there at ``REQUEST_BYTES`` from its complete head until its response is complete. ``options`` go to
     ``uvicorn.Config`` (``http="h11"`` etc. is honoured and guarded the same way). On the way
     out, an app with ``close_subscriptions`` (``StreamableHTTPServer``) first ends its open
     listen streams gracefully.
