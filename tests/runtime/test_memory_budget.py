@@ -810,3 +810,40 @@ async def test_uvicorn_drops_what_it_read_of_a_body_answered_unread(http_impl: s
         assert buffered[0] > 0
         assert len(cycles[0].body) == 0, "dropped once answered"
         assert budget.used == 0, "the request and its read-ahead given back"
+
+
+@pytest.mark.parametrize("http_impl", ["httptools", "h11"])
+async def test_uvicorn_keeps_a_pipelined_body_when_an_earlier_answer_completes(
+    http_impl: str,
+) -> None:
+    # httptools makes a pipelined request's cycle the protocol's before the earlier response
+    # completes: the body dropped then is the earlier request's, never the one waiting.
+    from mcpbind.runtime.transports.http.uvicorn import serving
+
+    budget = MemoryBudget(8 * MIB)
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        if scope["path"] == "/first":
+            await anyio.sleep(0.2)  # the second request has all come meanwhile
+            body = b""
+        else:
+            body = (await receive())["body"]
+        headers = [(b"content-length", b"%d" % len(body))]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+    request = b"POST /%s HTTP/1.1\r\nhost: x\r\ncontent-length: %d\r\n\r\n%s"
+    async with serving(app, memory_budget=budget, http=http_impl) as base:
+        host, port = base.removeprefix("http://").split(":")
+        async with await anyio.connect_tcp(host, int(port)) as stream:
+            await stream.send(
+                request % (b"first", 5, b"first") + request % (b"second", 5, b"hello")
+            )
+            answer = b""
+            with anyio.fail_after(10):
+                while not answer.endswith(b"hello"):
+                    answer += await stream.receive()
+        assert answer.count(b"HTTP/1.1 200") == 2
+    assert budget.used == 0
