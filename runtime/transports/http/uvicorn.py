@@ -28,7 +28,7 @@ from typing import Any, Final
 
 import anyio
 import uvicorn
-from mcpbind.runtime.core.budget import MemoryBudget, process_budget
+from mcpbind.runtime.core.budget import REQUEST_BYTES, MemoryBudget, process_budget
 from starlette.types import ASGIApp
 from uvicorn.config import HTTP_PROTOCOLS
 from uvicorn.importer import import_from_string
@@ -112,6 +112,7 @@ class _HeadGuard(asyncio.Protocol):
         self._head_bytes = 0
         self._counted = True
         self._buffers_held = 0  # bytes held in the budget for uvicorn's buffer of a body
+        self._requests = 0  # heads complete whose response is not: held at ``REQUEST_BYTES``
         if limits.open > limits.max_connections:
             victim = next(iter(limits.idle), None)
             if victim is None:
@@ -131,6 +132,11 @@ class _HeadGuard(asyncio.Protocol):
         if cycle is not self._head_cycle:  # a head is complete (this chunk may hold body too)
             self._head_cycle = cycle
             self._head_done()
+            # Its objects are made whatever the budget (a ping must go on): charged, inline
+            # (``charge`` and ``release`` calls cost 1.8k instructions a request; ``peak`` is
+            # brought up to date by the next ``reserve``).
+            self._requests += 1
+            self.limits.budget.used += REQUEST_BYTES
             if cycle is not None and cycle.more_body and not cycle.response_complete:
                 self._reserve_read_ahead()
             return
@@ -146,13 +152,31 @@ class _HeadGuard(asyncio.Protocol):
             self._drop("a request head over the size limit")
 
     def on_response_complete(self) -> None:
-        self._release_buffers()
+        # What uvicorn may still hold of the body, and one request's objects (a pipelined
+        # request's head may have come meanwhile: its own are held until its response).
+        held = self._buffers_held
+        if self._requests:
+            self._requests -= 1
+            held += REQUEST_BYTES
+        if held:
+            self._buffers_held = 0
+            self.limits.budget.used -= held  # ``release``, inline
+        cycle = self.cycle
+        if cycle.body and cycle.response_complete:  # not a pipelined request's, come meanwhile
+            # A body the app did not read (a POST refused unread, answered 503): uvicorn keeps
+            # what it buffered of it until the connection's next request, though the app can no
+            # longer read it (``receive`` answers a disconnect now). Measured: about 100 KiB a
+            # refused 3 MiB POST, 10 MiB over 100 of them, held after the budget gave it back.
+            cycle.body = cycle.body[:0]
         super().on_response_complete()  # type: ignore[misc]
         if not self.transport.is_closing():
             self.limits.idle[self] = None  # uvicorn's keep-alive timer closes it later
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._release_buffers()
+        if self._requests:
+            self.limits.budget.release(self._requests * REQUEST_BYTES)
+            self._requests = 0
         self._head_done()
         if self._counted:
             self._counted = False
@@ -240,7 +264,8 @@ async def serving(
     peer has ``header_timeout`` seconds to send each request head, of ``max_head_bytes`` at
     most (431 beyond). What uvicorn may read of a request body ahead of the app is reserved in
     ``memory_budget`` (default ``process_budget()``) until the body has come or is answered;
-    with no room, that connection is not read until the app asks for its body. ``options`` go to
+    with no room, that connection is not read until the app asks for its body. Each request is
+    held there at ``REQUEST_BYTES`` from its complete head until its response is complete. ``options`` go to
     ``uvicorn.Config`` (``http="h11"`` etc. is honoured and guarded the same way). On the way
     out, an app with ``close_subscriptions`` (``StreamableHTTPServer``) first ends its open
     listen streams gracefully.
