@@ -228,10 +228,10 @@ runpy.run_module(module, run_name="__main__", alter_sys=True)
 
 #: What no stdio server that spoke 2025-11-25 and answered ``tools/call`` needs: the HTTP stack,
 #: the CLI, the optional layers and their libraries (OAuth, OpenTelemetry, the cluster's
-#: Redis), the ``cryptography`` that only seals stateless-era ``requestState``, a client, the
-#: tasks extension, middleware it was not given, the memory transport, the revision's stubs
-#: and handler protocols (``client``, ``server``: a server that never calls its peer reads
-#: neither), and every other revision's bindings.
+#: Redis), the ``cryptography`` that only seals stateless-era ``requestState``, a client (and
+#: the stdio client's spawning end), the tasks extension, middleware it was not given, the
+#: memory transport, the revision's stubs and handler protocols (``client``, ``server``: a
+#: server that never calls its peer reads neither), and every other revision's bindings.
 NOT_FOR_STDIO = (
     *HTTP,
     "click",
@@ -254,6 +254,8 @@ NOT_FOR_STDIO = (
     "mcpbind.runtime.eras.subscriptions_client",
     "mcpbind.runtime.eras.stateless_client",
     "mcpbind.runtime.eras._sealing",
+    # The stdio client's end: spawning and stopping a server process.
+    "mcpbind.runtime.transports.stdio_client",
     # Loaded where an endpoint is given middleware, or a memory transport is opened.
     "mcpbind.runtime.endpoints.middleware",
     "mcpbind.runtime.transports.memory",
