@@ -445,7 +445,7 @@ ImplementationT = TypeVar("ImplementationT")
 ServerCapabilitiesT = TypeVar("ServerCapabilitiesT")
 
 
-@_deferrable("implementation", "server_capabilities")
+@_deferrable("client_stub", "server_stub", "implementation", "server_capabilities")
 @dataclass(frozen=True)
 class Revision(Generic[ClientStubT, ServerStubT, ImplementationT, ServerCapabilitiesT]):
     """One revision's bindings as a typed value (each revision package's ``BINDINGS``).
@@ -457,9 +457,10 @@ class Revision(Generic[ClientStubT, ServerStubT, ImplementationT, ServerCapabili
 
     name: str
     era: str
-    client_stub: Callable[[RequestSender], ClientStubT]
-    server_stub: Callable[[RequestSender], ServerStubT]
-    # Either may be given with ``deferred`` (as ``MethodSpec``'s classes).
+    # Each of these four may be given with ``deferred`` (as ``MethodSpec``'s classes): the stubs'
+    # module is imported when a client first binds to them. Not hashed: a hash would resolve them.
+    client_stub: Callable[[RequestSender], ClientStubT] = field(hash=False)
+    server_stub: Callable[[RequestSender], ServerStubT] = field(hash=False)
     implementation: type[ImplementationT] = field(hash=False)
     server_capabilities: type[ServerCapabilitiesT] = field(hash=False)
     # The factories are parametrised so that strict checkers know the empty tables' types.

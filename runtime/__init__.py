@@ -114,10 +114,10 @@ if TYPE_CHECKING:
         Subscription as Subscription,
     )
     from .transports.memory import memory_pair as memory_pair
-    from .transports.stdio import (
+    from .transports.stdio import stdio_server as stdio_server
+    from .transports.stdio_client import (
         StdioParameters as StdioParameters,
         stdio_client as stdio_client,
-        stdio_server as stdio_server,
     )
 
 install(globals())

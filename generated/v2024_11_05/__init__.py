@@ -8,16 +8,23 @@
 ``types`` holds a class for every schema definition, ``methods`` the method table, ``client`` the
 typed stubs and ``server`` the dispatch tables and handler protocols. ``BINDINGS`` is all of it as
 one typed value, for a runtime to bind to (``Client(transport, bindings=BINDINGS)``). Importing
-the package defines no model: each class is created the first time it is read.
+the package defines no model: each class is created the first time it is read, and ``client`` and
+``server`` are imported the first time they are read (a server that never calls its peer reads
+neither).
 """
 
 from __future__ import annotations
 
-from typing import Final
+import importlib
+from types import ModuleType
+from typing import TYPE_CHECKING, Final
 
 from ..support import Revision, deferred
-from . import client, methods, server, types
+from . import methods, types
 from .methods import ERA, METHODS, NOTIFICATIONS, REVISION
+
+if TYPE_CHECKING:
+    from . import client, server
 
 __all__ = [
     "BINDINGS",
@@ -31,13 +38,27 @@ __all__ = [
     "types",
 ]
 
+_ON_USE = frozenset({"client", "server"})
+
+
+def __getattr__(name: str) -> ModuleType:
+    """``client`` and ``server`` (PEP 562), imported on first read."""
+    if name in _ON_USE:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _stubs() -> ModuleType:
+    return importlib.import_module(f"{__name__}.client")
+
+
 BINDINGS: Final[
     Revision[client.ClientStub, client.ServerStub, types.Implementation, types.ServerCapabilities]
 ] = Revision(
     name=REVISION,
     era=ERA,
-    client_stub=client.ClientStub,
-    server_stub=client.ServerStub,
+    client_stub=deferred(lambda: _stubs().ClientStub),
+    server_stub=deferred(lambda: _stubs().ServerStub),
     implementation=deferred(lambda: types.Implementation),
     server_capabilities=deferred(lambda: types.ServerCapabilities),
     methods=METHODS,

@@ -25,7 +25,6 @@ from ._context import LOG_LEVELS, Context
 from ._handlers import handlers_for
 from ._prompts import PromptEntry, make_prompt
 from ._resources import TEMPLATE_VARIABLE, ResourceEntry, make_resource
-from ._serving import run_http
 from ._skills import AppSkills
 from ._timeout import check_timeout
 from ._tools import ToolEntry, make_tool
@@ -566,6 +565,9 @@ class App(AppSkills, Generic[LifespanT]):
         """Serve Streamable HTTP on uvicorn until interrupted (blocking); ``options`` go to
         ``http_app`` (binding beyond loopback needs ``allowed_hosts`` widened there too). A
         lifespan that fails to start ends the process with its one-line error, status 1."""
+        # Loaded here: a stdio server never holds uvicorn's runner.
+        from ._serving import run_http
+
         run_http(self.running, lambda: self.http_app(**options), host, port)
 
     def memory_transport(self) -> AbstractAsyncContextManager[Connection]:

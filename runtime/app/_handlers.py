@@ -38,7 +38,6 @@ from ._pages import page
 from ._shaping import result_class, shape_result
 from ._timeout import timed
 from ._ui import content_meta, for_client
-from ._uri_template import UnsafeValue
 
 if TYPE_CHECKING:
     from ._app import App
@@ -143,7 +142,9 @@ def _read_resource(app: App, revision: str, spec: MethodSpec[Any, Any]) -> Handl
         uri = str(params.uri)
         try:
             found = app.find_resource(uri)
-        except UnsafeValue as exc:
+        except ValueError as exc:
+            # Only a template's traversal guard raises here (``_uri_template.UnsafeValue``, a
+            # ValueError); naming that class would load the templates' module into every app.
             raise McpError(not_found, f"Resource not found: {exc}", {"uri": uri}) from None
         if found is None:
             raise McpError(not_found, "Resource not found", {"uri": uri})

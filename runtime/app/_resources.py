@@ -17,7 +17,7 @@ import base64
 import inspect
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import pydantic_core
 from mcpbind.runtime.core.errors import INVALID_PARAMS, McpError
@@ -26,7 +26,9 @@ from pydantic import BaseModel
 from ._call import ArgumentsError, call, validate
 from ._results import as_data
 from ._schema import Signature, read_signature
-from ._uri_template import UriTemplate, Values
+
+if TYPE_CHECKING:
+    from ._uri_template import UriTemplate, Values
 
 __all__ = ["TEMPLATE_VARIABLE", "ResourceEntry", "make_resource"]
 
@@ -165,8 +167,15 @@ def make_resource(
     """A ``ResourceEntry``; ``TypeError`` when the function's parameters and the template's
     variables differ (every variable must be a parameter, and the other way round),
     ``ValueError`` for a template that is not RFC 6570 or cannot be matched."""
-    template = UriTemplate(uri, guard=traversal_guard)
-    variables = template.variables
+    template: UriTemplate | None = None
+    variables: tuple[str, ...] = ()
+    if "{" in uri or "}" in uri:
+        # Only a URI with a brace can be a template (or a malformed one): the parser's module
+        # is loaded by the first of them, so an app of static resources never holds it.
+        from ._uri_template import UriTemplate
+
+        template = UriTemplate(uri, guard=traversal_guard)
+        variables = template.variables
     label = name or getattr(fn, "__name__", None) or uri
     signature = read_signature(fn, context_cls, label)
     if set(variables) != set(signature.parameters) or len(set(variables)) != len(variables):
@@ -186,7 +195,7 @@ def make_resource(
         icons=as_data(list(icons)) if icons is not None else None,
         meta=dict(meta) if meta is not None else None,
         variables=variables,
-        template=template if template.is_template else None,
+        template=template if template is not None and template.is_template else None,
         required=tuple(
             name
             for name in variables

@@ -5,7 +5,7 @@ lookups the handlers make, which honour them. A base of ``App``, kept apart to k
 from __future__ import annotations
 
 from collections.abc import Callable, Coroutine, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcpbind.runtime.endpoints.server import Server
 
@@ -13,8 +13,10 @@ from ._completion import values_of
 from ._prompts import PromptEntry
 from ._resources import ResourceEntry
 from ._tools import ToolEntry
-from ._uri_template import Values
 from ._visibility import Visibility
+
+if TYPE_CHECKING:
+    from ._uri_template import Values
 
 __all__ = ["VisibleRegistries"]
 

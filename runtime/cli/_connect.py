@@ -12,7 +12,7 @@ from typing import Any
 import click
 from mcpbind.runtime.core.transport import Connection
 from mcpbind.runtime.endpoints.client import Client
-from mcpbind.runtime.transports.stdio import StdioParameters
+from mcpbind.runtime.transports.stdio_client import StdioParameters
 
 from ._common import CliError, reason
 from ._target import load_target

@@ -152,8 +152,11 @@ class Route:
 
 
 def _result_type(spec: MethodSpec[Any, Any], params: dict[str, Any] | None) -> Any:
-    """What a request's result must be: its task form's when its params carry ``task``."""
-    if spec.task_result_type is not None and params is not None and "task" in params:
+    """What a request's result must be: its task form's when its params carry ``task``.
+
+    ``task`` is looked for first: reading ``task_result_type`` defines its class (and ``Task``),
+    which a server that is never asked for a task need not hold."""
+    if params is not None and "task" in params and spec.task_result_type is not None:
         return spec.task_result_type
     return spec.result_type
 

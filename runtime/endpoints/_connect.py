@@ -15,7 +15,7 @@ from typing import Any, Protocol, cast, runtime_checkable
 from urllib.parse import urlsplit
 
 from mcpbind.runtime.core.transport import Connection
-from mcpbind.runtime.transports.stdio import StdioParameters, stdio_client
+from mcpbind.runtime.transports.stdio_client import StdioParameters, stdio_client
 
 __all__ = ["InMemoryTarget", "Target", "transport_for"]
 

@@ -39,7 +39,7 @@ from mcpbind.runtime.core.transport import Connection, Envelope
 from mcpbind.runtime.eras.lifecycle import ClientLifecycle, HandshakeClient
 from mcpbind.runtime.eras.stateless_client import StatelessClient
 from mcpbind.runtime.eras.subscriptions_client import ListenNotification, Subscription
-from mcpbind.runtime.transports.stdio import StdioParameters
+from mcpbind.runtime.transports.stdio_client import StdioParameters
 from pydantic import ValidationError
 from typing_extensions import TypeVar as DefaultTypeVar
 

@@ -147,6 +147,24 @@ def test_importing_a_revision_builds_no_validator() -> None:
     assert "pydantic.plugin._loader" not in modules
 
 
+def test_a_revision_imports_its_stubs_and_protocols_on_first_read() -> None:
+    """A revision package imports ``client`` (the stubs) and ``server`` (the dispatch tables and
+    handler protocols) when they are first read; ``BINDINGS`` names the stubs all the same."""
+    probe = """
+import sys
+from mcpbind.generated import v2025_11_25 as revision
+print(sorted(m for m in sys.modules if m.startswith(revision.__name__ + ".")))
+assert revision.BINDINGS.client_stub is revision.client.ClientStub
+assert revision.BINDINGS.server_stub is revision.client.ServerStub
+assert revision.server.ServerHandlers.__module__ == revision.__name__ + ".server"
+"""
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=REPO_ROOT
+    )
+    prefix = "mcpbind.generated.v2025_11_25."
+    assert result.stdout.split("\n")[0] == str([prefix + "methods", prefix + "types"])
+
+
 def test_importing_the_tasks_extension_builds_no_validator() -> None:
     """The tasks extension's wire models (2026-07-28 only) are built when a session first uses
     them, not when the extension is imported."""
@@ -183,7 +201,8 @@ def test_an_app_without_task_tools_never_imports_the_tasks_extension() -> None:
 
 
 #: Runs an example server (``python -m <sys.argv[2]>``) and, once stdin closes and it exits,
-#: writes the modules it holds and the models whose validators it built to ``sys.argv[1]``.
+#: writes the models whose validators it built, the modules it holds and the classes of the
+#: revision's ``types`` it defined to ``sys.argv[1]``, a line each.
 IDLE_SERVER = """
 import atexit, runpy, sys
 out, module = sys.argv[1:3]
@@ -197,8 +216,11 @@ def report():
             yield sub
             yield from walk(sub)
     built = {c.__qualname__ for c in walk(BaseModel) if c.__dict__.get("__pydantic_complete__")}
+    types = sys.modules.get("mcpbind.generated.v2025_11_25.types")
+    defined = [n for n, v in vars(types).items() if isinstance(v, type) and issubclass(v, BaseModel)]
     with open(out, "w") as file:
-        file.write(" ".join(sorted(built)) + "\\n" + " ".join(sorted(sys.modules)))
+        file.write(" ".join(sorted(built)) + "\\n" + " ".join(sorted(sys.modules)) + "\\n")
+        file.write(" ".join(sorted(defined)))
 
 atexit.register(report)
 runpy.run_module(module, run_name="__main__", alter_sys=True)
@@ -206,9 +228,10 @@ runpy.run_module(module, run_name="__main__", alter_sys=True)
 
 #: What no stdio server that spoke 2025-11-25 and answered ``tools/call`` needs: the HTTP stack,
 #: the CLI, the optional layers and their libraries (OAuth, OpenTelemetry, the cluster's
-#: Redis), the ``cryptography`` that only seals stateless-era ``requestState``, a client, the
-#: tasks extension, middleware it was not given, the memory transport, and every other
-#: revision's bindings.
+#: Redis), the ``cryptography`` that only seals stateless-era ``requestState``, a client (and
+#: the stdio client's spawning end), the tasks extension, middleware it was not given, the
+#: memory transport, the revision's stubs and handler protocols (``client``, ``server``: a
+#: server that never calls its peer reads neither), and every other revision's bindings.
 NOT_FOR_STDIO = (
     *HTTP,
     "click",
@@ -231,16 +254,28 @@ NOT_FOR_STDIO = (
     "mcpbind.runtime.eras.subscriptions_client",
     "mcpbind.runtime.eras.stateless_client",
     "mcpbind.runtime.eras._sealing",
+    # The stdio client's end: spawning and stopping a server process.
+    "mcpbind.runtime.transports.stdio_client",
     # Loaded where an endpoint is given middleware, or a memory transport is opened.
     "mcpbind.runtime.endpoints.middleware",
     "mcpbind.runtime.transports.memory",
+    "mcpbind.generated.v2025_11_25.client",
+    "mcpbind.generated.v2025_11_25.server",
     *(generated.module_name(r) for r in generated.REVISIONS if r != "2025-11-25"),
 )
 
+#: What the example app does not use: URI templates (its one resource is static) and the
+#: uvicorn runner of ``run_http``.
+NOT_FOR_THIS_APP = ("mcpbind.runtime.app._uri_template", "mcpbind.runtime.app._serving")
 
-def _serve_once(tmp_path: Path, module: str) -> tuple[set[str], set[str]]:
+#: Classes of the revision no untasked ``tools/call`` needs: its task form's result.
+TASK_RESULT = {"CreateTaskResult", "Task"}
+
+
+def _serve_once(tmp_path: Path, module: str) -> tuple[set[str], set[str], set[str]]:
     """``module`` served over real pipes: the handshake, then an ``echo`` call; the models it
-    built validators for and the modules it held when it exited."""
+    built validators for, the modules it held and the revision's classes it defined when it
+    exited."""
     out = tmp_path / "idle.txt"
     messages = [
         {
@@ -274,16 +309,18 @@ def _serve_once(tmp_path: Path, module: str) -> tuple[set[str], set[str]]:
     answers = [json.loads(line) for line in result.stdout.splitlines()]
     assert [a.get("id") for a in answers] == [1, 2]
     assert answers[1]["result"]["content"][0]["text"] == "hello"
-    built_line, modules_line = out.read_text().split("\n")
-    return set(built_line.split()), set(modules_line.split())
+    built_line, modules_line, defined_line = out.read_text().split("\n")
+    return set(built_line.split()), set(modules_line.split()), set(defined_line.split())
 
 
 def test_an_idle_stdio_server_holds_only_what_it_serves_with(tmp_path: Path) -> None:
     """The example server over real pipes, after the handshake and an echo: no HTTP stack, no
     client, no app layer, no other revision's bindings, and validators only for the handful of
     models it met (not one per generated class): what keeps its idle RSS down."""
-    built, modules = _serve_once(tmp_path, "examples.server")
+    built, modules, defined = _serve_once(tmp_path, "examples.server")
     assert "mcpbind.generated.v2025_11_25.types" in modules
+    assert {"CallToolResult", "InitializeResult"} <= defined
+    assert not defined & TASK_RESULT, sorted(defined & TASK_RESULT)
     unwanted = (*NOT_FOR_STDIO, "mcpbind.runtime.app")
     assert not _under(modules, unwanted), sorted(_under(modules, unwanted))
     # The tools it lists, what it parses and answers: a few, never a revision's worth.
@@ -295,9 +332,12 @@ def test_an_idle_app_server_holds_only_what_it_serves_with(tmp_path: Path) -> No
     """The example app (``examples/app_server.py``) likewise: its app layer, and nothing of
     HTTP, the CLI, the optional layers, a client or another revision; models for its own
     arguments and outputs and the messages it met, never a revision's worth."""
-    built, modules = _serve_once(tmp_path, "examples.app_server")
+    built, modules, defined = _serve_once(tmp_path, "examples.app_server")
     assert {"mcpbind.runtime.app._app", "mcpbind.generated.v2025_11_25.types"} <= modules
-    assert not _under(modules, NOT_FOR_STDIO), sorted(_under(modules, NOT_FOR_STDIO))
+    unwanted = (*NOT_FOR_STDIO, *NOT_FOR_THIS_APP)
+    assert not _under(modules, unwanted), sorted(_under(modules, unwanted))
+    assert {"CallToolResult", "InitializeResult"} <= defined
+    assert not defined & TASK_RESULT, sorted(defined & TASK_RESULT)
     assert {"echoArguments", "CallToolRequestParams", "InitializeRequestParams"} <= built
     assert len(built) <= 16, sorted(built)
 
