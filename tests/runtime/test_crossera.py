@@ -322,3 +322,27 @@ def test_a_stamped_member_is_never_taken_as_proven() -> None:
     dumped["level"] = "z"  # as if stamped
     assert prove(WithLevel, Target, frozenset({"level"})).holds(dumped) is False
     assert _agree(WithLevel, Target, dumped, frozenset({"level"})) == "invalid"
+
+
+def _nested(inner: Any, depth: int) -> Any:
+    for _ in range(depth):
+        inner = list[inner]  # type: ignore[valid-type]
+    return inner
+
+
+class DeepSource(_Open):
+    deep: _nested(Item, 16)  # type: ignore[valid-type]
+
+
+class DeepTarget(_Open):
+    deep: _nested(ItemT, 16)  # type: ignore[valid-type]
+
+
+@pytest.mark.parametrize(("label", "expected"), [(None, "valid"), ("l", "invalid")])
+def test_a_proof_deeper_than_its_written_function_agrees(label: str | None, expected: str) -> None:
+    """Past the written function's depth the proof objects take over; the answer is the same."""
+    value: Any = {"kind": "a", "label": label}
+    for _ in range(16):
+        value = [value]
+    data = dumper(DeepSource)(DeepSource.model_validate({"deep": value}))
+    assert _agree(DeepSource, DeepTarget, data, frozenset()) == expected
