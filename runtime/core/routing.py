@@ -26,7 +26,15 @@ if TYPE_CHECKING:
     from .jsonvalue import JsonValue
     from .session import Session
 
-__all__ = ["Handler", "OutgoingCall", "PeerState", "Route", "Router", "SessionOptions"]
+__all__ = [
+    "Handler",
+    "OutgoingCall",
+    "PeerState",
+    "ResultCheck",
+    "Route",
+    "Router",
+    "SessionOptions",
+]
 
 #: The results a stamp completes: those that say nothing of their kind, or that they are
 #: complete (an ``input_required`` one has other members, and none of the cache fields).
@@ -88,6 +96,15 @@ class PeerState:
 Handler = Callable[[Any, "RequestContext"], Awaitable[Any]]
 
 
+class ResultCheck(Protocol):
+    """What a route's ``check`` is (``eras.crossera.cross_era_check``)."""
+
+    def __call__(self, kind: Any, data: Any, params: dict[str, Any] | None) -> None:
+        """Raise the ``ValidationError`` of ``data`` (a result dumped from an instance of class
+        ``kind``, then stamped) if it is invalid where it is served."""
+        ...
+
+
 @dataclass(slots=True)
 class Route:
     """How to answer one incoming request: the handler and the spec that types it.
@@ -98,8 +115,9 @@ class Route:
     ``initialize``, which must take effect before the requests that follow it). ``stamp`` holds
     members a complete result gets when its handler left them out (the stateless era's
     ``resultType``);
-    ``check`` is the spec of the revision being served when the handler was written for another:
-    its results must be valid under both.
+    ``check`` is set when the handler was written for another revision than the one served:
+    its results must be valid under both, and ``check`` (``ResultCheck``) raises the
+    ``ValidationError`` of one that is not.
     """
 
     spec: MethodSpec[Any, Any] | None
@@ -107,7 +125,7 @@ class Route:
     immediate: dict[str, Any] | None = None
     inline: bool = False
     stamp: dict[str, Any] | None = None
-    check: MethodSpec[Any, Any] | None = None
+    check: ResultCheck | None = None
 
     def parse_params(self, raw: dict[str, Any] | None) -> Any:
         """Validate params with the generated class; a missing optional params object becomes
@@ -140,14 +158,16 @@ class Route:
                 # A plain dict may leave out what the served revision requires and the runtime
                 # knows (a complete result's ``resultType``): stamped before it is validated.
                 result = {**self.stamp, **result}
-            data = dump(validator(_result_type(self.spec, params))(result))
+            model: Any = validator(_result_type(self.spec, params))(result)
+            kind = model.__class__
+            data = dump(model)
         else:
             data = result
         if self.stamp is not None and type(data) is dict and data.get("resultType") in _STAMPED:
             for key, value in self.stamp.items():
                 data.setdefault(key, value)
         if self.check is not None:
-            validator(_result_type(self.check, params))(data)
+            self.check(kind, data, params)
         return data
 
 

@@ -40,10 +40,11 @@ from mcpbind.runtime.core.errors import (
     McpError,
 )
 from mcpbind.runtime.core.revisions import STATELESS_REVISIONS
-from mcpbind.runtime.core.routing import OutgoingCall
+from mcpbind.runtime.core.routing import OutgoingCall, ResultCheck
 from mcpbind.runtime.core.session import RequestContext, Route, Session
 from pydantic import BaseModel, ValidationError
 
+from .crossera import cross_era_check
 from .input_required import input_result_type, with_input_rounds
 from .lifecycle import HandshakeServer, ServerSide, era_revisions
 
@@ -90,11 +91,13 @@ def _cross_era_stamp(spec: MethodSpec[Any, Any]) -> dict[str, Any]:
 class _Plan(NamedTuple):
     """How a (revision, method) is served, from the generated tables: the bindings, the
     method's spec there (None: not of that revision), the stamp a handler written for another
-    revision gets, and whether its result may ask the client for input (rounds)."""
+    revision gets and the check of its results, and whether its result may ask the client for
+    input (rounds)."""
 
     bindings: Bindings
     served: MethodSpec[Any, Any] | None
     cross_stamp: dict[str, Any]
+    cross_check: ResultCheck | None
     rounds: bool
 
 
@@ -232,7 +235,7 @@ class StatelessServer:
             served = plan.served
             if route.spec is not None and route.spec.revision != version and served is not None:
                 route.stamp = plan.cross_stamp
-                route.check = served
+                route.check = plan.cross_check
             if plan.rounds:
                 assert served is not None
                 # Its handler may ask the client (context.peer): in rounds, by InputRequiredResult.
@@ -244,10 +247,12 @@ class StatelessServer:
         the methods of that revision: a client may name anything)."""
         bindings = Bindings.load(version, Direction.SERVER_TO_CLIENT)
         served = bindings.methods.get(method)
+        stamp = _cross_era_stamp(served) if served is not None else _RESULT_STAMP
         plan = _Plan(
             bindings,
             served,
-            _cross_era_stamp(served) if served is not None else _RESULT_STAMP,
+            stamp,
+            cross_era_check(served, frozenset(stamp)) if served is not None else None,
             served is not None and input_result_type(served) is not None,
         )
         if served is not None:

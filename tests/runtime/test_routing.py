@@ -47,8 +47,28 @@ def test_an_invalid_dict_result_is_caught() -> None:
 
 
 def test_a_model_of_another_type_is_checked_when_the_route_says_so(validated: list[Any]) -> None:
-    """A handler written for another revision: its typed result is checked against the served
-    one (``check``), once."""
+    """A handler written for another revision: its result is handed to the route's ``check``
+    once, with its class (which the check's proof is keyed by), as dumped and stamped."""
+    seen: list[tuple[Any, Any, Any]] = []
+
+    def check(kind: Any, data: Any, params: dict[str, Any] | None) -> None:
+        seen.append((kind, data, params))
+
     result = types.CallToolResult(content=[types.TextContent(text="hi")])
-    Route(SPEC, check=SPEC).dump_result(result, None)
-    assert validated == [types.CallToolResult]
+    Route(SPEC, stamp={"resultType": "complete"}, check=check).dump_result(result, None)
+    assert seen == [
+        (
+            types.CallToolResult,
+            {"content": [{"type": "text", "text": "hi"}], "resultType": "complete"},
+            None,
+        )
+    ]
+    assert validated == []
+
+
+def test_a_dict_result_is_checked_as_the_class_it_validated_into() -> None:
+    seen: list[Any] = []
+    Route(SPEC, check=lambda kind, data, params: seen.append(kind)).dump_result(
+        {"content": []}, None
+    )
+    assert seen == [types.CallToolResult]

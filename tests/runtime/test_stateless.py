@@ -146,6 +146,37 @@ async def test_a_handshake_era_result_invalid_under_the_served_revision_is_an_er
         assert reply["error"]["code"] == -32603
 
 
+async def test_a_handshake_era_result_valid_there_but_not_here_is_an_error() -> None:
+    """Valid for 2025-11-25 (an open model: any extra member), refused by 2026-07-28 (its
+    ``resultType``, and 2026-07-28's own ``ttlMs``): the proven check catches both, while the
+    same handler's plain results pass."""
+    server = echo_server()
+    results = iter(
+        [
+            v2025_11_25.types.ListToolsResult(tools=[], resultType="bogus"),
+            v2025_11_25.types.ListToolsResult(tools=[], ttlMs="soon"),
+            v2025_11_25.types.ListToolsResult(tools=[], _meta={"k": 1}),
+        ]
+    )
+
+    @server.handler(v2025_11_25.methods.TOOLS_LIST)
+    async def list_tools(params: Any, context: RequestContext) -> Any:
+        return next(results)
+
+    async with raw_client_of(server, initialize=None) as peer:
+        codes = []
+        for index in range(3):
+            request = {
+                "jsonrpc": "2.0",
+                "id": index,
+                "method": "tools/list",
+                "params": {"_meta": META},
+            }
+            reply = await peer.request(request)
+            codes.append(reply["error"]["code"] if "error" in reply else reply["result"]["_meta"])
+        assert codes == [-32603, -32603, {"k": 1}]
+
+
 async def test_one_server_serves_both_eras_at_once() -> None:
     server = echo_server()
     async with raw_client_of(server) as legacy, raw_client_of(server, initialize=None) as modern:
