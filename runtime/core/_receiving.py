@@ -23,7 +23,7 @@ from ._background import Background
 from ._respond import respond
 from .admission import BATCH_REVISIONS, Admission, BatchReply, Incoming, measure, unavailable
 from .errors import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, ConnectionClosedError, McpError
-from .handler_tasks import HandlerTasks
+from .handler_tasks import Borrowed, HandlerTasks
 from .logsafe import LogLimiter, printable
 from .outgoing import Outgoing
 from .routing import PeerState, Router
@@ -194,7 +194,9 @@ class Receiving(Outgoing):
         envelope: Envelope,
         batch: BatchReply | None,
         size: int,
-    ) -> None:
+        here: bool = False,
+    ) -> Borrowed | None:
+        """Check, admit and start a request (``here``: in the calling task, ``serve_here``)."""
         request_id: RequestId = message["id"]
         method: str = message["method"]
         params: jsonvalue.JsonValue = message.get("params")
@@ -205,30 +207,30 @@ class Receiving(Outgoing):
                 ),
                 batch,
             )
-            return
+            return None
         admission = self._admission
         if request_id in admission:
             why = "this request id is already in use"
             await self._answer(
                 rpc.error_response(request_id, INVALID_REQUEST, "Invalid Request", why), batch
             )
-            return
+            return None
         session: Session = self  # type: ignore[assignment]  # the one class built on this
         route = self.router.route_request(session, method, params)
         if isinstance(route, McpError):
             await self._answer(
                 {"jsonrpc": "2.0", "id": request_id, "error": route.to_error()}, batch
             )
-            return
+            return None
         if route.immediate is not None:
             await self._answer(
                 {"jsonrpc": "2.0", "id": request_id, "result": route.immediate}, batch
             )
-            return
+            return None
         if route.inline:
             response = await respond(session, route, request_id, method, params, envelope.context)
             await self._answer(response, batch)
-            return
+            return None
         entry = Incoming(
             request_id, method, params, route, envelope.context, size or measure(params), batch
         )
@@ -236,20 +238,39 @@ class Receiving(Outgoing):
         if admitted is None:
             refused = admission.refusal(entry.size)
             await self._answer(unavailable(request_id, "busy", refused), batch)
-            return
+            return None
         if batch is not None:
             batch.open += 1
         if admitted:
             if self._eager and batch is None:
-                await self._start_handler(entry)
-                return
+                return await self._start_handler(entry, here)
             handlers = self._handlers
             assert handlers is not None
             handlers.start(request_id, self._handle, entry)
+        return None
 
-    async def _start_handler(self, entry: Incoming) -> None:
+    def serve_here(
+        self, message: dict[str, Any], envelope: Envelope
+    ) -> Coroutine[Any, Any, Borrowed | None]:
+        """Serve one request in the calling task, not the reading one: a fast path for a
+        transport that received it in a task of its own (a pooled stateless-era POST,
+        ``transports/http/_exchange.py``), which saves handing it to the reading task and
+        waking both. The same checks, admission, handler and answer as a request read from the
+        input; ``message`` must be a valid request (``envelope.request``).
+
+        Awaited, None once it is answered (or refused, or queued for a handler slot); a
+        ``Borrowed`` when its handler has to wait: the caller drives it to its end with
+        ``run()``, in this same task. Only while the session reads on the native path
+        (``SERVING``); a closed session raises ``anyio.ClosedResourceError``, as its input
+        would. (A plain method returning the coroutine: one coroutine fewer per request.)"""
+        if self._closed_error is not None or self._input_closed is not None:
+            raise anyio.ClosedResourceError
+        return self._on_request(message, envelope, None, envelope.size, True)
+
+    async def _start_handler(self, entry: Incoming, here: bool = False) -> Borrowed | None:
         """Handle a request in the reading task (``_eager.py``): answered at once if its handler
-        never waits; else this task stays the handler's, and a new one reads on."""
+        never waits; else this task stays the handler's, and a new one reads on. ``here``: the
+        task is the caller's of ``serve_here``, which keeps the handler (``Borrowed``)."""
         request_id = entry.request_id
         try:
             started = eager.start(self._handle(entry))
@@ -261,12 +282,15 @@ class Receiving(Outgoing):
             raise
         if started is None:
             self._on_handler_done(request_id)
-            return
+            return None
         handlers = self._handlers
         assert handlers is not None
+        if here:
+            return handlers.borrow(request_id, started)
         handlers.adopt_current(request_id)
         self._relay.start()
         await started
+        return None
 
     async def _handle(self, entry: Incoming) -> None:
         session: Session = self  # type: ignore[assignment]  # the one class built on this

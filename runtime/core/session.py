@@ -34,7 +34,7 @@ from .errors import ConnectionClosedError, InvalidResultError, McpError, Request
 from .handler_tasks import HandlerTasks
 from .logsafe import LogLimiter, printable
 from .routing import OutgoingCall, PeerState, Route, Router, SessionOptions
-from .transport import Connection
+from .transport import SERVING, Connection
 
 __all__ = [
     "PeerState",
@@ -143,6 +143,8 @@ class Session(Receiving):
     async def _serve(self, tg: TaskGroup | None) -> None:
         self._handlers = HandlerTasks(tg, self._on_handler_done, self.loop_path)
         self._live = True
+        if self._eager:
+            self.connection.extra[SERVING] = self
         if self._watching:  # a deadline came before the session ran
             self._spawn(self._watch_deadlines)
         self._started.set()
@@ -164,6 +166,7 @@ class Session(Receiving):
             )
         finally:
             self._live = False  # from here on, ``close()`` interrupts nothing
+            self.connection.extra.pop(SERVING, None)
             reason = self._failure or self.connection.close_reason() or "the connection was closed"
             self._shut(reason)
             await self._handlers.wait_all()
