@@ -9,6 +9,9 @@ been answered with no task at all. When it waits, it stays in the task that star
 task becomes the handler's (cancelling it cancels the handler) and a new task reads on. So a
 handler only ever runs in one task, and whatever it bound to its task (a cancel scope, a lock's
 owner, a timeout) stays true, which moving a started coroutine to another task would break.
+A request a transport serves in its own task (``Receiving.serve_here``) starts the same way; a
+handler that waits there stays in that task too (``handler_tasks.Borrowed``), and the reading
+task, which never saw the request, reads on.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-from collections.abc import Callable, Coroutine, Hashable
+from collections.abc import Awaitable, Callable, Coroutine, Hashable
 from typing import Any
 
 import anyio
@@ -23,7 +23,7 @@ from anyio.abc import TaskGroup
 from .logsafe import printable
 from .loop_path import AsyncioPath, LoopPath
 
-__all__ = ["HandlerTasks"]
+__all__ = ["Borrowed", "HandlerTasks"]
 
 logger = logging.getLogger("mcpbind.runtime")
 
@@ -46,7 +46,7 @@ class HandlerTasks:
     ) -> None:
         self._tg = tg
         self._on_done = on_done
-        self._running: dict[Hashable, asyncio.Task[None] | anyio.CancelScope] = {}
+        self._running: dict[Hashable, asyncio.Task[None] | anyio.CancelScope | Borrowed] = {}
         self._closing = False
         self._spawn: Callable[[Coroutine[Any, Any, None]], asyncio.Task[None]] | None = (
             path.spawn if isinstance(path, AsyncioPath) else None
@@ -79,6 +79,20 @@ class HandlerTasks:
         self._running[key] = task
         task.add_done_callback(functools.partial(self._finished, key))
 
+    def borrow(self, key: Hashable, started: Awaitable[None]) -> Borrowed:
+        """Know the running task, which the session does not own, as the task of ``key`` until
+        ``started`` (the handler's rest, ``_eager.Started``) ends: see ``Borrowed``."""
+        task: asyncio.Task[None] | None = asyncio.current_task()
+        assert task is not None
+        borrowed = self._running[key] = Borrowed(self, key, task, started)
+        return borrowed
+
+    def _give_back(self, key: Hashable, borrowed: Borrowed) -> None:
+        del self._running[key]
+        if borrowed.cancelled:
+            self._note_cancelled(key)
+        self._on_done(key)
+
     def cancel(self, key: Hashable) -> bool:
         """Cancel the task of ``key``; False if there is none."""
         running = self._running.get(key)
@@ -94,8 +108,12 @@ class HandlerTasks:
             running.cancel()
 
     async def wait_all(self) -> None:
-        """Wait until every native task has ended (the task group awaits the others)."""
-        tasks = [task for task in self._running.values() if isinstance(task, asyncio.Task)]
+        """Wait until every native task (and borrowed handler) has ended (the task group awaits the others)."""
+        tasks: list[asyncio.Future[Any]] = [
+            task if isinstance(task, asyncio.Task) else task.done
+            for task in self._running.values()
+            if not isinstance(task, anyio.CancelScope)
+        ]
         if tasks:
             with anyio.CancelScope(shield=True):
                 await asyncio.wait(tasks)
@@ -126,3 +144,51 @@ class HandlerTasks:
     def _note_cancelled(self, key: Hashable) -> None:
         if not self._closing:
             logger.debug("request %r was cancelled; no response sent", printable(key))
+
+
+class Borrowed:
+    """A handler started in a task the session does not own (a stateless HTTP POST's, which
+    serves its own request: ``Receiving.serve_here``) that has to wait: it stays in that task
+    (whatever it bound to its task holds), which ``run()`` drives to the handler's end.
+
+    Cancelling it (a cancellation, the session's end) cancels that task, as cancelling a
+    handler's own task would; ``run()`` then takes the cancellation back once the handler has
+    unwound, so the task goes on with its own work (the POST's answer). A cancellation of the
+    task from elsewhere goes on up.
+    """
+
+    __slots__ = ("_key", "_started", "_task", "_tasks", "cancelled", "done")
+
+    def __init__(
+        self,
+        tasks: HandlerTasks,
+        key: Hashable,
+        task: asyncio.Task[None],
+        started: Awaitable[None],
+    ) -> None:
+        self._tasks = tasks
+        self._key = key
+        self._task = task
+        self._started = started
+        self.cancelled = False
+        #: Set once the handler has ended (``HandlerTasks.wait_all`` waits for it).
+        self.done: asyncio.Future[None] = task.get_loop().create_future()
+
+    def cancel(self) -> None:
+        if not self.cancelled:
+            self.cancelled = True
+            self._task.cancel()
+
+    async def run(self) -> None:
+        """Drive the handler to its end in this task (the one that started it)."""
+        try:
+            await self._started
+        except asyncio.CancelledError:
+            # Ours if the session cancelled it and nobody else asked the task to stop.
+            if not self.cancelled or self._task.cancelling() > 1:
+                raise
+        finally:
+            if self.cancelled:
+                self._task.uncancel()
+            self._tasks._give_back(self._key, self)  # pyright: ignore[reportPrivateUsage]
+            self.done.set_result(None)

@@ -41,6 +41,7 @@ from .jsonrpc import Malformed
 
 __all__ = [
     "RUNTIME_OWN",
+    "SERVING",
     "Connection",
     "Envelope",
     "Malformed",
@@ -120,6 +121,11 @@ class Connection:
 #: transport listing tools to learn their header parameters): no client sent what it carries,
 #: so an endpoint's middleware does not see it.
 RUNTIME_OWN: Final = "mcpbind.runtime_own"
+
+#: The ``Connection.extra`` key under which a session names itself while it reads the
+#: connection on the native path (``loop_path.py``): a transport may then serve a request in
+#: the task that received it (``Session.serve_here``) instead of handing it to the reader.
+SERVING: Final = "mcpbind.serving"
 
 
 async def put(stream: MessageSink, envelope: Envelope) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import math
 import types
-from collections.abc import Generator
+from collections.abc import Coroutine, Generator
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
@@ -22,17 +22,21 @@ from mcpbind.generated.names import INITIALIZE, SUBSCRIPTIONS_LISTEN
 from mcpbind.runtime.core import jsonrpc as rpc
 from mcpbind.runtime.core.bounded import remember
 from mcpbind.runtime.core.errors import INVALID_REQUEST
+from mcpbind.runtime.core.handler_tasks import Borrowed
+from mcpbind.runtime.core.loop_path import AsyncioPath
+from mcpbind.runtime.core.transport import SERVING, Envelope
 from starlette.types import Receive, Scope, Send
 
 from ._http_session import HttpRequestContext, HttpSession
 from ._pool import SessionPool
 from ._sse_writer import WATCH_AFTER, write_sse
-from ._streams import JSON_MODE, SSE_MODE, RequestId
+from ._streams import JSON_MODE, SSE_MODE, RequestId, Stream
 from .asgi import CONNECTION_ERROR, RETRY_AFTER, error, respond, status_for
 from .common import JSON, PROTOCOL_VERSION, SESSION_ID, SSE, accepts
 
 if TYPE_CHECKING:
     from mcpbind.runtime.core.jsonvalue import JsonValue
+    from mcpbind.runtime.core.session import Session
 
     from .server import StreamableHTTPServer
 
@@ -99,9 +103,12 @@ async def exchange(
     batch: bool,
     size: int = 0,
     modern: bool = False,
+    here: bool = False,
 ) -> Any:
     """Deliver POSTed messages; answer 202, or with the JSON or SSE carrying the responses.
     ``size``: a lone message's length, as ``parse_post`` gives it (0: the session measures).
+    ``here``: a lone request (``pooled``) is served in this task when the session allows it
+    (``Session.serve_here``).
 
     Returns the JSON answer when it was answered at once with nothing of it pending, else None."""
     if batch:
@@ -150,13 +157,54 @@ async def exchange(
         await session.close_sse_stream(stream)
 
     context = HttpRequestContext(scope, session.id, close_sse_stream)
+    serving: Session | None = session.connection.extra.get(SERVING) if here else None
     try:
-        if batch or not session.deliver_nowait(messages[0], context, size):
+        if serving is not None:
+            message = messages[0]
+            envelope = Envelope(message, context, size=size, request=True)
+            borrowed = await serving.serve_here(message, envelope)
+            if borrowed is not None:
+                answer = _answer(owner, session, stream, token, receive, send, extra, False, True)
+                return await _beside(session, borrowed, answer)
+        elif batch or not session.deliver_nowait(messages[0], context, size):
             await session.deliver(messages, context)
     except (anyio.BrokenResourceError, anyio.ClosedResourceError):
         stream.detach(token)
         await error(send, 404, CONNECTION_ERROR, "Session not found")
         return None
+    return await _answer(owner, session, stream, token, receive, send, extra, batch, modern)
+
+
+async def _beside(
+    session: HttpSession, borrowed: Borrowed, answer: Coroutine[Any, Any, Any]
+) -> Any:
+    """A request served in the POST's task whose handler has to wait: the handler stays in
+    this task (``Borrowed``: what it bound to its task holds, and it is cancelled with the
+    POST, as the pooled session's request was), and a new task writes the POST's answer
+    meanwhile (JSON once done, or SSE as it goes); this one waits for it after."""
+    path = session.path
+    assert isinstance(path, AsyncioPath)  # a session serves here on the native path only
+    writer = path.spawn(answer)
+    try:
+        await borrowed.run()
+    except BaseException:
+        writer.cancel()
+        raise
+    return await writer
+
+
+async def _answer(
+    owner: StreamableHTTPServer,
+    session: HttpSession,
+    stream: Stream,
+    token: int,
+    receive: Receive,
+    send: Send,
+    extra: dict[str, str],
+    batch: bool,
+    modern: bool,
+) -> Any:
+    """The POST's answer, once its messages are delivered: 202, JSON or SSE (``exchange``)."""
     if stream.mode != SSE_MODE:
         clock = session.clock
         deadline = clock() + owner.sse_after if stream.mode is None else math.inf
@@ -286,13 +334,19 @@ async def pooled(
     server sends no requests in this era, and a session serves one request at a time. It
     goes back to the pool only when its request was answered at once (JSON) with an error or
     a final result (``_finished``) and nothing of it is pending; else (an SSE answer, a task,
-    a cancellation, a failure) it ends like any per-request session. (Work a handler starts
+    a cancellation, a failure) it ends like any per-request session. The request is served in
+    this task (``Session.serve_here``), not handed to the session's reading task, once the
+    session runs on the native path. (Work a handler starts
     itself with ``context.session.start_soon`` outlives its request on a pooled session,
     until the server shuts down: in this era, use a task.)"""
     session = pool.take(owner, assume)
+    if session.native and SERVING not in session.connection.extra:
+        # A new session: its task sets it up in one step, and then this one serves the request
+        # (handed to its reading task instead, the request would stay referenced there).
+        await _one_turn()
     try:
         answer = await exchange(
-            owner, session, scope, receive, send, headers, messages, False, size, True
+            owner, session, scope, receive, send, headers, messages, False, size, True, True
         )
     except BaseException:
         session.cancel()  # the POST itself is stopped or failed: so is its request, at once
