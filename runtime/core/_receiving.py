@@ -95,6 +95,9 @@ class Receiving(Outgoing):
                     await self._on_batch(message, envelope)
                 else:
                     await self._on_message(message, envelope, None, envelope.size)
+                # Not held while waiting for the next one: an idle session would keep its last
+                # message, no longer charged to the memory budget once answered.
+                del envelope, message
                 if self._relay.token is not token:
                     return  # this task ran a handler that had to wait; another one reads now
                 # Nothing holds the reading back: requests queue or are refused, notifications

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import logging
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -408,3 +410,17 @@ async def test_past_the_pending_bound_requests_are_refused_at_once() -> None:
         probe.release.set()
         ids = {(await peer.receive())["id"] for _ in range(4)}
         assert ids == set(range(4))
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio", "trio"])
+async def test_an_idle_session_holds_no_message_it_has_answered() -> None:
+    # A session left idle after a large request must not keep it: once answered it is no
+    # longer charged to the memory budget. (A dict takes no weak reference: count instead.)
+    async with raw_client_of(make_server(Probe())) as peer:
+        message = {"jsonrpc": "2.0", "id": "big", "method": "ping", "params": {}}
+        alone = sys.getrefcount(message)
+        await peer.send(message)
+        assert (await peer.receive())["id"] == "big"
+        await anyio.sleep(0.05)  # the session is back waiting for its next message
+        gc.collect()
+        assert sys.getrefcount(message) == alone, gc.get_referrers(message)
