@@ -33,6 +33,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import _checkout  # noqa: F401  (the checkout ahead of an installed mcpbind)
 import anyio
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -33,6 +33,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+import _checkout  # noqa: F401  (the checkout ahead of an installed mcpbind)
+
 ROOT = Path(__file__).resolve().parent
 REPO = ROOT.parent
 sys.path.insert(0, str(ROOT))

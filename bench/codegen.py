@@ -48,6 +48,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+import _checkout  # noqa: F401  (the checkout ahead of an installed mcpbind)
+
 REPO = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
 GENERATE_AIM = 0.30

@@ -35,6 +35,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import _checkout  # noqa: F401  (the checkout ahead of an installed mcpbind)
+
 LARGEST = ("2025-11-25", "2026-07-28")
 REPO = Path(__file__).resolve().parent.parent
 

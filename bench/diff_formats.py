@@ -23,6 +23,8 @@ import subprocess
 import sys
 import time
 
+import _checkout  # noqa: F401  (the checkout ahead of an installed mcpbind)
+
 PAIR = ("2025-11-25", "2026-07-28")
 VARIANTS: dict[str, tuple[str, ...]] = {
     "text": (),

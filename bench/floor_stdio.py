@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 
+import _checkout  # noqa: F401  (the checkout ahead of an installed mcpbind)
 import anyio
 import orjson
 from bare_stdio import answer

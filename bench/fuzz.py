@@ -19,6 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import _checkout  # noqa: F401  (the checkout ahead of an installed mcpbind)
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

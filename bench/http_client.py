@@ -35,6 +35,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import NamedTuple
 
+import _checkout  # noqa: F401  (the checkout ahead of an installed mcpbind)
 import anyio
 
 ROOT = Path(__file__).resolve().parent

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import _callgrind
+import _checkout  # noqa: F401  (the checkout ahead of an installed mcpbind)
 
 ROOT = Path(__file__).resolve().parent
 VERSION = "2025-11-25"

@@ -20,6 +20,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import _checkout  # noqa: F401  (the checkout ahead of an installed mcpbind)
 import anyio
 import orjson
 

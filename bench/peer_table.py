@@ -48,6 +48,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+import _checkout  # noqa: F401  (the checkout ahead of an installed mcpbind)
+
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "bench"
 PEERS = BENCH / "peers"

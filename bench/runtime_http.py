@@ -45,6 +45,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import _checkout  # noqa: F401  (the checkout ahead of an installed mcpbind)
 import anyio
 import orjson
 from mcpbind.generated.v2025_11_25 import methods, types

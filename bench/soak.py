@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import _checkout  # noqa: F401  (the checkout ahead of an installed mcpbind)
 import httpx
 import orjson
 

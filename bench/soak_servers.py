@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+import _checkout  # noqa: F401  (the checkout ahead of an installed mcpbind)
 import anyio
 from mcpbind.generated.v2025_11_25 import methods, types
 from mcpbind.runtime import RequestContext, Server, run

@@ -24,6 +24,8 @@ import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+import _checkout  # noqa: F401  (the checkout ahead of an installed mcpbind)
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from http_client import drive, typescript_calls, typescript_unavailable, versions

@@ -18,6 +18,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+import _checkout  # noqa: F401  (the checkout ahead of an installed mcpbind)
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "bench")]
 

@@ -20,6 +20,7 @@ import time
 import tracemalloc
 from typing import Any
 
+import _checkout  # noqa: F401  (the checkout ahead of an installed mcpbind)
 import anyio
 from mcpbind.generated.v2025_11_25 import methods, types
 from mcpbind.runtime import Client, RequestContext, Server, StdioParameters
