@@ -460,8 +460,10 @@ class Client(
         if method == PING and PING in session.bindings.methods:
             return Route(None, immediate={})
         route = self.find_route(session.bindings, method)
-        if self.tasks is not None and isinstance(route, Route):
-            return self.tasks.route(session, method, params, route)
+        if isinstance(route, Route):
+            if self.tasks is not None:
+                return self.tasks.route(session, method, params, route)
+            return self.untasked(method, params, route)
         return route
 
     def route_notification(

@@ -293,6 +293,22 @@ class Endpoint:
         chosen = by_revision.get(bindings.revision) or by_revision[max(by_revision)]
         return Route(chosen[0], chosen[1])
 
+    def untasked(
+        self, method: str, params: dict[str, Any] | None, route: Route
+    ) -> Route | McpError:
+        """``route``, or -32601 for the task form of a request served here without tasks
+        (``enable_tasks`` not called): its handler would answer a plain result where a task is
+        due. As for a tool whose ``taskSupport`` forbids it (tasks.md, "Tool-Level
+        Negotiation"), refused before the handler runs."""
+        if params is None or "task" not in params:
+            return route
+        spec = route.spec
+        if spec is None or spec.task_result_type is None:
+            return route  # no task form in this revision: the member is the handler's
+        return McpError(
+            METHOD_NOT_FOUND, f"{method} is not served as a task here", {"method": method}
+        )
+
     def find_notification(
         self, session: Session, method: str, params: dict[str, Any] | None, envelope: Envelope
     ) -> Callable[[], Awaitable[None]] | None:

@@ -155,8 +155,11 @@ class Server(Endpoint, Generic[LifespanT]):
                 return self.tasks.route_stateless(session, method, params, decided)
             return decided
         route = self.find_route(session.bindings, method)
-        if self.tasks is not None and isinstance(route, Route):
-            route = self.tasks.route(session, method, params, route)
+        if isinstance(route, Route):
+            if self.tasks is not None:
+                route = self.tasks.route(session, method, params, route)
+            else:
+                route = self.untasked(method, params, route)
         if method in _TRACKED and method in session.bindings.incoming_requests:
             offered = has_capability(self.capabilities_for(session.bindings), "resources.subscribe")
             return self.subscriptions.track(session, method, route, params, offered)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import select
 import subprocess
 import sys
@@ -504,6 +505,12 @@ def _key(request_id: Any) -> Any:
 # -- Streamable HTTP --------------------------------------------------------------------------
 
 
+def sse_lines(text: str) -> list[str]:
+    """An event stream's lines: SSE ends them with CR, LF or CRLF only (``str.splitlines``
+    also splits at U+0085, U+2028 and others, which JSON carries unescaped)."""
+    return re.split(r"\r\n|\r|\n", text)
+
+
 BOTH: Final = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 
 
@@ -580,7 +587,7 @@ class HttpPeer:
         if response.headers.get("content-type", "").startswith("text/event-stream"):
             return [
                 json.loads(line[6:])
-                for line in response.text.splitlines()
+                for line in sse_lines(response.text)
                 if line.startswith("data: ") and line[6:].strip()
             ]
         return [response.json()]
@@ -635,7 +642,7 @@ class HttpPeer:
             except httpx.ReadTimeout:
                 assert response.headers["content-type"].startswith("text/event-stream")
             no_traceback(text)
-            for line in text.splitlines():
+            for line in sse_lines(text):
                 if line.startswith("data: ") and line[6:].strip():
                     for answer in responses_in(json.loads(line[6:])):
                         well_formed(answer)
