@@ -463,7 +463,7 @@ class Client(
         if isinstance(route, Route):
             if self.tasks is not None:
                 return self.tasks.route(session, method, params, route)
-            return self.untasked(method, params, route)
+            return self.untasked(session.bindings, method, params, route)
         return route
 
     def route_notification(

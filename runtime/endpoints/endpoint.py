@@ -14,7 +14,7 @@ from typing import Any, Protocol, TypeVar
 
 from mcpbind.generated.support import Direction, MethodSpec, NotificationSpec
 from mcpbind.runtime.core.bindings import Bindings, validator
-from mcpbind.runtime.core.capabilities import capability_tree, merge
+from mcpbind.runtime.core.capabilities import capability_tree, has_capability, merge
 from mcpbind.runtime.core.errors import METHOD_NOT_FOUND, McpError
 from mcpbind.runtime.core.routing import Handler, Router
 from mcpbind.runtime.core.session import RequestContext, Route, Session
@@ -294,17 +294,20 @@ class Endpoint:
         return Route(chosen[0], chosen[1])
 
     def untasked(
-        self, method: str, params: dict[str, Any] | None, route: Route
+        self, bindings: Bindings, method: str, params: dict[str, Any] | None, route: Route
     ) -> Route | McpError:
-        """``route``, or -32601 for the task form of a request served here without tasks
-        (``enable_tasks`` not called): its handler would answer a plain result where a task is
-        due. As for a tool whose ``taskSupport`` forbids it (tasks.md, "Tool-Level
-        Negotiation"), refused before the handler runs."""
+        """``route``, or -32601 for the task form of a request to an endpoint that neither serves
+        tasks (``enable_tasks``) nor advertises the method's task capability for its handler to
+        answer itself: the handler would answer a plain result where a task is due. Refused
+        before it runs, as a tool whose ``taskSupport`` forbids it is (tasks.md, "Tool-Level
+        Negotiation")."""
         if params is None or "task" not in params:
             return route
         spec = route.spec
-        if spec is None or spec.task_result_type is None:
+        if spec is None or spec.task_result_type is None or spec.task_capability is None:
             return route  # no task form in this revision: the member is the handler's
+        if has_capability(self.capabilities_for(bindings), ".".join(spec.task_capability)):
+            return route  # advertised: the handler answers the task form itself
         return McpError(
             METHOD_NOT_FOUND, f"{method} is not served as a task here", {"method": method}
         )

@@ -159,7 +159,7 @@ class Server(Endpoint, Generic[LifespanT]):
             if self.tasks is not None:
                 route = self.tasks.route(session, method, params, route)
             else:
-                route = self.untasked(method, params, route)
+                route = self.untasked(session.bindings, method, params, route)
         if method in _TRACKED and method in session.bindings.incoming_requests:
             offered = has_capability(self.capabilities_for(session.bindings), "resources.subscribe")
             return self.subscriptions.track(session, method, route, params, offered)

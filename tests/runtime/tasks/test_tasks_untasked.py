@@ -1,5 +1,6 @@
 """The task form of a request sent to an endpoint that serves no tasks (``enable_tasks`` not
-called) is refused with -32601 before its handler runs, as a tool whose ``taskSupport`` forbids
+called, no task capability advertised for a handler of its own: ``test_task_form.py`` has that
+case) is refused with -32601 before its handler runs, as a tool whose ``taskSupport`` forbids
 it is (tasks.md, "Tool-Level Negotiation"); before, the handler ran and its plain result failed
 the task form's validation (-32603). Found by ``bench/fuzz.py``."""
 
