@@ -413,16 +413,24 @@ class TasksExtension:
         leave ``inputRequests`` at once, and the task works on when none is left."""
         params, record = await self._find(raw, UpdateTaskParams, context)
         run = self._runs.get(record.task_id)
-        if run is not None and not record.terminal:
-            for key, answer in params.inputResponses.items():
-                slot = run.pending.pop(key, None)
-                if slot is not None:
-                    slot.answer = answer
-                    slot.answered.set()
+        if run is None or record.terminal:
+            return dict(ACK)
+        answered: list[_Input] = []
+        for key, answer in params.inputResponses.items():
+            slot = run.pending.pop(key, None)
+            if slot is not None:
+                slot.answer = answer
+                answered.append(slot)
+        try:
             if not run.pending and record.status == "input_required":
                 record.input_requests = None
+                # Working before the handler wakes: else it may end first (the store's write
+                # awaits) and the move to working, refused, is never announced.
                 if await self.support.store.update(record, "working", None):
                     await self.announce(record, run)
+        finally:
+            for slot in answered:
+                slot.answered.set()
         return dict(ACK)
 
     async def _cancel(self, raw: Any, context: RequestContext) -> Any:

@@ -18,7 +18,13 @@ from mcpbind.generated.names import META_CLIENT_CAPABILITIES
 from mcpbind.generated.v2026_07_28 import methods, types
 from mcpbind.runtime import Client, McpError, RequestContext, StdioParameters
 from mcpbind.runtime.http import serving, streamable_http_client
-from mcpbind.runtime.tasks import TASKS_EXTENSION, ExtensionTaskHandle
+from mcpbind.runtime.tasks import (
+    TASKS_EXTENSION,
+    ExtensionTaskHandle,
+    InMemoryTaskStore,
+    TaskRecord,
+    TaskStatus,
+)
 from tasks_server import build_app
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
@@ -95,6 +101,46 @@ async def test_input_requests_and_answers_are_announced(connect: Connect) -> Non
         assert after == ["working", "completed"]
         assert handle.task is not None
         assert handle.task["result"]["structuredContent"] == {"result": "hello Ada"}
+
+
+class SlowToWork(InMemoryTaskStore):
+    """A store whose move to working takes a while, as a shared store's write does."""
+
+    async def update(
+        self, record: TaskRecord, status: TaskStatus, message: str | None = None
+    ) -> bool:
+        if status == "working":
+            await anyio.sleep(0.3)
+        return await super().update(record, status, message)
+
+
+async def test_an_answer_is_announced_as_working_before_its_handler_goes_on() -> None:
+    """The handler finishes at once once answered; the move back to working is written (and
+    announced) before it wakes, so the listener hears working, then completed."""
+    app = build_app()
+    server = app.http_app()
+    assert app.server.tasks is not None
+    app.server.tasks.store = SlowToWork()
+    async with (
+        serving(server) as url,
+        Client(streamable_http_client(f"{url}/mcp"), protocol_version=MODERN) as client,
+    ):
+
+        @client.handler(methods.ELICITATION_CREATE)
+        async def elicit(params: Any, context: RequestContext) -> types.ElicitResult:
+            raise AssertionError("answered through tasks/update instead")
+
+        handle = await handle_of(client, "ask", {})
+        statuses: list[str] = []
+        with anyio.fail_after(20):
+            async with handle.watch() as states:
+                async for state in states:
+                    statuses.append(state["status"])
+                    if state["status"] == "input_required":
+                        [key] = state["inputRequests"]
+                        await handle.update({key: {"action": "accept", "content": {"name": "Ada"}}})
+        after = statuses[statuses.index("input_required") + 1 :]
+        assert after == ["working", "completed"]
 
 
 async def test_a_cancel_is_announced_and_a_finished_task_needs_no_stream(
