@@ -112,8 +112,11 @@ async def test_a_get_stream_ends_soon_after_its_token_is_revoked() -> None:
         async with http.stream("GET", setup.url, headers=headers) as stream:
             assert stream.status_code == 200
             opened = setup.authorization.introspections
-            await anyio.sleep(1.0)  # re-checked a few times meanwhile: still valid, still open
-            checks = setup.authorization.introspections - opened
+            # Re-checked twice (every 0.3 s) while still valid: the stream stays open. Counted,
+            # not timed, so a loaded machine's slower checks do not fail it.
+            with anyio.fail_after(10):
+                while setup.authorization.introspections - opened < 2:
+                    await anyio.sleep(0.05)
             setup.authorization.revoked.add(token)
             revoked_at = time.monotonic()
             text = ""
@@ -121,7 +124,6 @@ async def test_a_get_stream_ends_soon_after_its_token_is_revoked() -> None:
                 async for chunk in stream.aiter_text():
                     text += chunk
             assert time.monotonic() - revoked_at < 2.0
-        assert checks >= 2
         assert data_lines(text)[-1]["error"]["message"] == REVOKED
 
 
