@@ -40,6 +40,7 @@ def generate_revision(loaded: LoadedSchema) -> RevisionOutput:
     modules = {
         "types.pyi": models.stub,
         "types.py": models.runtime,
+        **{f"{name}.py": source for name, source in models.families.items()},
         **render_revision_modules(ir),
     }
     folder = package_dir(ir.revision)

@@ -11,11 +11,13 @@ bindings can be used on their own.
 from __future__ import annotations
 
 import functools
+import importlib
 import operator
 import threading
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from types import FunctionType
 from typing import (
     TYPE_CHECKING,
     Annotated,
@@ -194,19 +196,23 @@ class MCPModel(BaseModel):
 class _OnUse:
     """The definitions of a generated ``types`` module, each run the first time it is asked for.
 
-    ``table`` maps each name to the function that defines it and the names its definition reads
-    (bases, field types, an alias's members), in the module's order, which puts whatever a
-    definition evaluates before it. Asking for a name runs what it reaches and is not defined
-    yet, in that order, into the module's namespace: a class is created once (``is`` and
-    ``isinstance`` hold), and pydantic finds every class a field names there, quoted or not.
+    ``table`` maps each name to the module beside ``types`` that holds the function defining it
+    (``_<name>``) and the names its definition reads (bases, field types, an alias's members), in
+    the module's order, which puts whatever a definition evaluates before it. Asking for a name
+    runs what it reaches and is not defined yet, in that order, into the module's namespace: a
+    function runs with that namespace as its globals, so a class is created as if written there
+    (its ``__module__`` is ``types``); it is created once (``is`` and ``isinstance`` hold), and
+    pydantic finds every class a field names there, quoted or not. A definitions module is
+    imported when one of its functions is first needed: the code of the others is never loaded.
     """
 
     def __init__(
-        self, namespace: dict[str, Any], table: dict[str, tuple[Callable[[], Any], tuple[str, ...]]]
+        self, namespace: dict[str, Any], table: dict[str, tuple[str, tuple[str, ...]]]
     ) -> None:
         self.namespace = namespace
         self.table = table
         self.order = {name: index for index, name in enumerate(table)}
+        self.package = namespace["__name__"].rpartition(".")[0]
         # Two threads asking for one class must get one class.
         self.lock = threading.RLock()
 
@@ -228,7 +234,9 @@ class _OnUse:
                 reached.add(current)
                 pending.extend(self.table[current][1])
         for current in sorted(reached, key=self.order.__getitem__):
-            value = self.table[current][0]()
+            module = importlib.import_module(f"{self.package}.{self.table[current][0]}")
+            definer = getattr(module, f"_{current}")
+            value = FunctionType(definer.__code__, self.namespace, definer.__name__)()
             if isinstance(value, type) and value.__name__ == current:
                 # Created in a function, it would be ``_Tool.<locals>.Tool``: pickle looks a
                 # class up by its qualified name in its module, where ``Tool`` is.
@@ -240,7 +248,7 @@ class _OnUse:
 
 
 def define_on_use(
-    namespace: dict[str, Any], table: dict[str, tuple[Callable[[], Any], tuple[str, ...]]]
+    namespace: dict[str, Any], table: dict[str, tuple[str, tuple[str, ...]]]
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """A generated ``types`` module's ``__getattr__`` and ``__dir__`` (PEP 562): each class is
     defined when it is first read (``types.Tool``, ``from types import Tool``, pickle), with what

@@ -2,13 +2,17 @@
 each class the first time it is used.
 
 Creating a revision's ~170 pydantic classes was most of what importing it cost (85 ms of a 440 ms
-stdio start, for a server that meets a dozen of them), so the module a program imports holds one
-function per definition instead, each running that definition as it stood, and a table of what
-each one reads (bases, field types, an alias's members, quoted forward references included);
+stdio start, for a server that meets a dozen of them), so each definition is a function that
+runs it as it stood, and ``types.py`` holds a table of what each one reads (bases, field types,
+an alias's members, quoted forward references included);
 ``mcpbind.generated.support.define_on_use`` gives the module its ``__getattr__`` (PEP 562), which
-runs what a name reaches, in the module's order, the first time it is read. The stub is the
-module as it was, every class at the top level, so type checkers see what they always saw; both
-list every name in ``__all__`` (``from types import *`` defines them all).
+runs what a name reaches, in the module's order, the first time it is read. The functions live in
+private modules beside it, a family each (a class with the classes only it reads, such as
+``InitializeRequest`` and its capabilities), imported when one of theirs is first needed and run
+in ``types``' namespace: their code, 400 KB for the ~190 definitions of a revision, is loaded
+only for what a program meets (an idle stdio server: 18 of 110 families). The stub is the module
+as it was, every class at the top level, so type checkers see what they always saw; both list
+every name in ``__all__`` (``from types import *`` defines them all).
 """
 
 from __future__ import annotations
@@ -19,15 +23,19 @@ from dataclasses import dataclass
 
 from ..errors import CodegenError
 
-__all__ = ["LazyModels", "split_models"]
+__all__ = ["FAMILY_PREFIX", "LazyModels", "split_models"]
 
 ON_USE_IMPORT = "from mcpbind.generated.support import define_on_use\n"
+#: A family module's name: ``_types_`` and the class that reads the others (``_types_Tool``).
+FAMILY_PREFIX = "_types_"
 
 
 @dataclass(frozen=True)
 class LazyModels:
     stub: str
     runtime: str
+    #: The definitions' modules beside ``types.py``, by module name (``_types_Tool``).
+    families: dict[str, str]
 
 
 @dataclass(frozen=True)
@@ -35,6 +43,7 @@ class _Definition:
     name: str
     text: str
     reads: tuple[str, ...]
+    is_class: bool
 
 
 def split_models(source: str, revision: str) -> LazyModels:
@@ -54,6 +63,7 @@ def split_models(source: str, revision: str) -> LazyModels:
             name,
             "".join(lines[node.lineno - 1 : node.end_lineno]).rstrip("\n") + "\n",
             tuple(sorted(_reads(node, known) - {name})),
+            isinstance(node, ast.ClassDef),
         )
         for name, node in zip(names, statements, strict=True)
     ]
@@ -61,10 +71,67 @@ def split_models(source: str, revision: str) -> LazyModels:
     split = imports[-1].end_lineno or 0
     header, rest = "".join(lines[:split]), "".join(lines[split:])
     stub = f"{header}\n{exports}\n{rest}"
-    return LazyModels(stub, _runtime(header, exports, definitions, revision))
+    family = _families(definitions)
+    runtime = _runtime(header, exports, definitions, family, revision)
+    return LazyModels(stub, runtime, _family_modules(definitions, family, revision))
 
 
-def _runtime(header: str, exports: str, definitions: list[_Definition], revision: str) -> str:
+def _families(definitions: list[_Definition]) -> dict[str, str]:
+    """Each definition's family module: the family of the one class after it that reads it, if
+    exactly one does (an inline object's class, a capability), else its own. A class before it
+    reads it only quoted (classes that read each other), and unions and aliases adopt nothing:
+    one that lists every request would make a family of the whole revision."""
+    order = {d.name: index for index, d in enumerate(definitions)}
+    readers: dict[str, set[str]] = {d.name: set() for d in definitions}
+    for definition in definitions:
+        if definition.is_class:
+            for read in definition.reads:
+                if order[read] < order[definition.name]:
+                    readers[read].add(definition.name)
+    family: dict[str, str] = {}
+    for definition in reversed(definitions):  # a reader's family is known before its reads'
+        adopters = readers[definition.name]
+        if len(adopters) == 1:
+            family[definition.name] = family[next(iter(adopters))]
+        else:
+            family[definition.name] = f"{FAMILY_PREFIX}{definition.name}"
+    return family
+
+
+def _family_modules(
+    definitions: list[_Definition], family: dict[str, str], revision: str
+) -> dict[str, str]:
+    modules: dict[str, list[str]] = {}
+    for definition in definitions:
+        if definition.name == family[definition.name].removeprefix(FAMILY_PREFIX):
+            doc = (
+                "# Checked as ``types.pyi``: these functions run with ``types``' names as globals.\n"
+                "# type: ignore\n"
+                f'"""{revision}: the definition of ``{definition.name}`` and of what only it reads, '
+                "run in ``types``'\nnamespace when one of them is first used (``types.py`` "
+                'imports nothing from here)."""\n'
+            )
+            modules.setdefault(family[definition.name], [doc])
+    for definition in definitions:
+        modules[family[definition.name]].append(_definer(definition))
+    return {name: "".join(parts) for name, parts in modules.items()}
+
+
+def _definer(definition: _Definition) -> str:
+    return (
+        f"\n\ndef _{definition.name}():\n"
+        f"{textwrap.indent(definition.text, '    ')}"
+        f"    return {definition.name}\n"
+    )
+
+
+def _runtime(
+    header: str,
+    exports: str,
+    definitions: list[_Definition],
+    family: dict[str, str],
+    revision: str,
+) -> str:
     doc = (
         f'"""The models of MCP revision {revision}, each class defined the first time it is used.\n\n'
         "``types.pyi`` beside this module holds the same classes for type checkers; read a class "
@@ -72,13 +139,9 @@ def _runtime(header: str, exports: str, definitions: list[_Definition], revision
         '"""\n'
     )
     parts = [doc, header, ON_USE_IMPORT, "\n", exports]
-    for definition in definitions:
-        parts.append(
-            f"\n\ndef _{definition.name}():\n"
-            f"{textwrap.indent(definition.text, '    ')}"
-            f"    return {definition.name}\n"
-        )
-    table = "".join(f'        "{d.name}": (_{d.name}, {_tuple(d.reads)}),\n' for d in definitions)
+    table = "".join(
+        f'        "{d.name}": ("{family[d.name]}", {_tuple(d.reads)}),\n' for d in definitions
+    )
     parts.append(
         f"\n\n__getattr__, __dir__ = define_on_use(\n    globals(),\n    {{\n{table}    }},\n)\n"
     )

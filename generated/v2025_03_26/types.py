@@ -144,2119 +144,182 @@ __all__ = [
 ]
 
 
-def _BlobResourceContents():
-    class BlobResourceContents(MCPModel):
-        blob: StrictStr
-        """
-        A base64-encoded string representing the binary data of the item.
-        """
-        mimeType: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        The MIME type of this resource, if known.
-        """
-        uri: StrictStr
-        """
-        The URI of this resource.
-        """
-
-    return BlobResourceContents
-
-
-def _CallToolRequestParams():
-    class CallToolRequestParams(MCPModel):
-        arguments: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
-        name: StrictStr
-
-    return CallToolRequestParams
-
-
-def _ClientCapabilitiesRoots():
-    class ClientCapabilitiesRoots(MCPModel):
-        """
-        Present if the client supports listing roots.
-        """
-
-        listChanged: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
-        """
-        Whether the client supports notifications for changes to the roots list.
-        """
-
-    return ClientCapabilitiesRoots
-
-
-def _CompleteRequestParamsArgument():
-    class CompleteRequestParamsArgument(MCPModel):
-        """
-        The argument's information
-        """
-
-        name: StrictStr
-        """
-        The name of the argument
-        """
-        value: StrictStr
-        """
-        The value of the argument to use for completion matching.
-        """
-
-    return CompleteRequestParamsArgument
-
-
-def _CompleteResultCompletion():
-    class CompleteResultCompletion(MCPModel):
-        hasMore: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
-        """
-        Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown.
-        """
-        total: Annotated[JSONInteger | None, ABSENT_IF_NONE] = None
-        """
-        The total number of completion options available. This can exceed the number of values actually sent in the response.
-        """
-        values: list[StrictStr]
-        """
-        An array of completion values. Must not exceed 100 items.
-        """
-
-    return CompleteResultCompletion
-
-
-def _Cursor():
-    Cursor = TypeAliasType("Cursor", StrictStr)
-    return Cursor
-
-
-def _GetPromptRequestParams():
-    class GetPromptRequestParams(MCPModel):
-        arguments: Annotated[dict[str, StrictStr] | None, ABSENT_IF_NONE] = None
-        """
-        Arguments to use for templating the prompt.
-        """
-        name: StrictStr
-        """
-        The name of the prompt or prompt template.
-        """
-
-    return GetPromptRequestParams
-
-
-def _Implementation():
-    class Implementation(MCPModel):
-        """
-        Describes the name and version of an MCP implementation.
-        """
-
-        name: StrictStr
-        version: StrictStr
-
-    return Implementation
-
-
-def _InitializedNotificationParams():
-    class InitializedNotificationParams(MCPModel):
-        model_config = ConfigDict(
-            extra="allow",
-        )
-        __annotations__ = {
-            "__pydantic_extra__": Dict[str, Any],
-        }
-        meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        """
-        This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
-        """
-
-    return InitializedNotificationParams
-
-
-def _JSONRPCErrorError():
-    class JSONRPCErrorError(MCPModel):
-        code: JSONInteger
-        """
-        The error type that occurred.
-        """
-        data: Any | None = None
-        """
-        Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
-        """
-        message: StrictStr
-        """
-        A short description of the error. The message SHOULD be limited to a concise single sentence.
-        """
-
-    return JSONRPCErrorError
-
-
-def _JSONRPCNotificationParams():
-    class JSONRPCNotificationParams(MCPModel):
-        model_config = ConfigDict(
-            extra="allow",
-        )
-        __annotations__ = {
-            "__pydantic_extra__": Dict[str, Any],
-        }
-        meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        """
-        This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
-        """
-
-    return JSONRPCNotificationParams
-
-
-def _ListPromptsRequestParams():
-    class ListPromptsRequestParams(MCPModel):
-        cursor: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        An opaque token representing the current pagination position.
-        If provided, the server should return results starting after this cursor.
-        """
-
-    return ListPromptsRequestParams
-
-
-def _ListResourceTemplatesRequestParams():
-    class ListResourceTemplatesRequestParams(MCPModel):
-        cursor: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        An opaque token representing the current pagination position.
-        If provided, the server should return results starting after this cursor.
-        """
-
-    return ListResourceTemplatesRequestParams
-
-
-def _ListResourcesRequestParams():
-    class ListResourcesRequestParams(MCPModel):
-        cursor: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        An opaque token representing the current pagination position.
-        If provided, the server should return results starting after this cursor.
-        """
-
-    return ListResourcesRequestParams
-
-
-def _ListToolsRequestParams():
-    class ListToolsRequestParams(MCPModel):
-        cursor: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        An opaque token representing the current pagination position.
-        If provided, the server should return results starting after this cursor.
-        """
-
-    return ListToolsRequestParams
-
-
-def _LoggingLevel():
-    LoggingLevel = TypeAliasType(
-        "LoggingLevel",
-        Literal["alert", "critical", "debug", "emergency", "error", "info", "notice", "warning"],
-    )
-    return LoggingLevel
-
-
-def _LoggingMessageNotificationParams():
-    class LoggingMessageNotificationParams(MCPModel):
-        data: Any
-        """
-        The data to be logged, such as a string message or an object. Any JSON serializable type is allowed here.
-        """
-        level: LoggingLevel
-        """
-        The severity of this log message.
-        """
-        logger: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        An optional name of the logger issuing this message.
-        """
-
-    return LoggingMessageNotificationParams
-
-
-def _ModelHint():
-    class ModelHint(MCPModel):
-        """
-        Hints to use for model selection.
-
-        Keys not declared here are currently left unspecified by the spec and are up
-        to the client to interpret.
-        """
-
-        name: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        A hint for a model name.
-
-        The client SHOULD treat this as a substring of a model name; for example:
-         - `claude-3-5-sonnet` should match `claude-3-5-sonnet-20241022`
-         - `sonnet` should match `claude-3-5-sonnet-20241022`, `claude-3-sonnet-20240229`, etc.
-         - `claude` should match any Claude model
-
-        The client MAY also map the string to a different provider's model name or a different model family, as long as it fills a similar niche; for example:
-         - `gemini-1.5-flash` could match `claude-3-haiku-20240307`
-        """
-
-    return ModelHint
-
-
-def _ModelPreferences():
-    class ModelPreferences(MCPModel):
-        """
-        The server's preferences for model selection, requested of the client during sampling.
-
-        Because LLMs can vary along multiple dimensions, choosing the "best" model is
-        rarely straightforward.  Different models excel in different areas—some are
-        faster but less capable, others are more capable but more expensive, and so
-        on. This interface allows servers to express their priorities across multiple
-        dimensions to help clients make an appropriate selection for their use case.
-
-        These preferences are always advisory. The client MAY ignore them. It is also
-        up to the client to decide how to interpret these preferences and how to
-        balance them against other considerations.
-        """
-
-        costPriority: Annotated[JSONNumber | None, Field(ge=0, le=1), ABSENT_IF_NONE] = None
-        """
-        How much to prioritize cost when selecting a model. A value of 0 means cost
-        is not important, while a value of 1 means cost is the most important
-        factor.
-        """
-        hints: Annotated[list[ModelHint] | None, ABSENT_IF_NONE] = None
-        """
-        Optional hints to use for model selection.
-
-        If multiple hints are specified, the client MUST evaluate them in order
-        (such that the first match is taken).
-
-        The client SHOULD prioritize these hints over the numeric priorities, but
-        MAY still use the priorities to select from ambiguous matches.
-        """
-        intelligencePriority: Annotated[JSONNumber | None, Field(ge=0, le=1), ABSENT_IF_NONE] = None
-        """
-        How much to prioritize intelligence and capabilities when selecting a
-        model. A value of 0 means intelligence is not important, while a value of 1
-        means intelligence is the most important factor.
-        """
-        speedPriority: Annotated[JSONNumber | None, Field(ge=0, le=1), ABSENT_IF_NONE] = None
-        """
-        How much to prioritize sampling speed (latency) when selecting a model. A
-        value of 0 means speed is not important, while a value of 1 means speed is
-        the most important factor.
-        """
-
-    return ModelPreferences
-
-
-def _NotificationParams():
-    class NotificationParams(MCPModel):
-        model_config = ConfigDict(
-            extra="allow",
-        )
-        __annotations__ = {
-            "__pydantic_extra__": Dict[str, Any],
-        }
-        meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        """
-        This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
-        """
-
-    return NotificationParams
-
-
-def _PaginatedRequestParams():
-    class PaginatedRequestParams(MCPModel):
-        cursor: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        An opaque token representing the current pagination position.
-        If provided, the server should return results starting after this cursor.
-        """
-
-    return PaginatedRequestParams
-
-
-def _PaginatedResult():
-    class PaginatedResult(MCPModel):
-        meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        """
-        This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
-        """
-        nextCursor: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        An opaque token representing the pagination position after the last returned result.
-        If present, there may be more results available.
-        """
-
-    return PaginatedResult
-
-
-def _ProgressToken():
-    ProgressToken = TypeAliasType("ProgressToken", StrictStr | JSONInteger)
-    return ProgressToken
-
-
-def _PromptArgument():
-    class PromptArgument(MCPModel):
-        """
-        Describes an argument that a prompt can accept.
-        """
-
-        description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        A human-readable description of the argument.
-        """
-        name: StrictStr
-        """
-        The name of the argument.
-        """
-        required: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
-        """
-        Whether this argument must be provided.
-        """
-
-    return PromptArgument
-
-
-def _PromptListChangedNotificationParams():
-    class PromptListChangedNotificationParams(MCPModel):
-        model_config = ConfigDict(
-            extra="allow",
-        )
-        __annotations__ = {
-            "__pydantic_extra__": Dict[str, Any],
-        }
-        meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        """
-        This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
-        """
-
-    return PromptListChangedNotificationParams
-
-
-def _PromptReference():
-    class PromptReference(MCPModel):
-        """
-        Identifies a prompt.
-        """
-
-        name: StrictStr
-        """
-        The name of the prompt or prompt template
-        """
-        type: Literal["ref/prompt"] = "ref/prompt"
-
-    return PromptReference
-
-
-def _ReadResourceRequestParams():
-    class ReadResourceRequestParams(MCPModel):
-        uri: StrictStr
-        """
-        The URI of the resource to read. The URI can use any protocol; it is up to the server how to interpret it.
-        """
-
-    return ReadResourceRequestParams
-
-
-def _RequestId():
-    RequestId = TypeAliasType("RequestId", StrictStr | JSONInteger)
-    return RequestId
-
-
-def _RequestParamsMeta():
-    class RequestParamsMeta(MCPModel):
-        progressToken: Annotated[ProgressToken | None, ABSENT_IF_NONE] = None
-        """
-        If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-        """
-
-    return RequestParamsMeta
-
-
-def _ResourceContents():
-    class ResourceContents(MCPModel):
-        """
-        The contents of a specific resource or sub-resource.
-        """
-
-        mimeType: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        The MIME type of this resource, if known.
-        """
-        uri: StrictStr
-        """
-        The URI of this resource.
-        """
-
-    return ResourceContents
-
-
-def _ResourceListChangedNotificationParams():
-    class ResourceListChangedNotificationParams(MCPModel):
-        model_config = ConfigDict(
-            extra="allow",
-        )
-        __annotations__ = {
-            "__pydantic_extra__": Dict[str, Any],
-        }
-        meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        """
-        This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
-        """
-
-    return ResourceListChangedNotificationParams
-
-
-def _ResourceReference():
-    class ResourceReference(MCPModel):
-        """
-        A reference to a resource or resource template definition.
-        """
-
-        type: Literal["ref/resource"] = "ref/resource"
-        uri: StrictStr
-        """
-        The URI or URI template of the resource.
-        """
-
-    return ResourceReference
-
-
-def _ResourceUpdatedNotificationParams():
-    class ResourceUpdatedNotificationParams(MCPModel):
-        uri: StrictStr
-        """
-        The URI of the resource that has been updated. This might be a sub-resource of the one that the client actually subscribed to.
-        """
-
-    return ResourceUpdatedNotificationParams
-
-
-def _Result():
-    class Result(MCPModel):
-        model_config = ConfigDict(
-            extra="allow",
-        )
-        __annotations__ = {
-            "__pydantic_extra__": Dict[str, Any],
-        }
-        meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        """
-        This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
-        """
-
-    return Result
-
-
-def _Role():
-    Role = TypeAliasType("Role", Literal["assistant", "user"])
-    return Role
-
-
-def _Root():
-    class Root(MCPModel):
-        """
-        Represents a root directory or file that the server can operate on.
-        """
-
-        name: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        An optional name for the root. This can be used to provide a human-readable
-        identifier for the root, which may be useful for display purposes or for
-        referencing the root in other parts of the application.
-        """
-        uri: StrictStr
-        """
-        The URI identifying the root. This *must* start with file:// for now.
-        This restriction may be relaxed in future versions of the protocol to allow
-        other URI schemes.
-        """
-
-    return Root
-
-
-def _RootsListChangedNotificationParams():
-    class RootsListChangedNotificationParams(MCPModel):
-        model_config = ConfigDict(
-            extra="allow",
-        )
-        __annotations__ = {
-            "__pydantic_extra__": Dict[str, Any],
-        }
-        meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        """
-        This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
-        """
-
-    return RootsListChangedNotificationParams
-
-
-def _ServerCapabilitiesPrompts():
-    class ServerCapabilitiesPrompts(MCPModel):
-        """
-        Present if the server offers any prompt templates.
-        """
-
-        listChanged: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
-        """
-        Whether this server supports notifications for changes to the prompt list.
-        """
-
-    return ServerCapabilitiesPrompts
-
-
-def _ServerCapabilitiesResources():
-    class ServerCapabilitiesResources(MCPModel):
-        """
-        Present if the server offers any resources to read.
-        """
-
-        listChanged: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
-        """
-        Whether this server supports notifications for changes to the resource list.
-        """
-        subscribe: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
-        """
-        Whether this server supports subscribing to resource updates.
-        """
-
-    return ServerCapabilitiesResources
-
-
-def _ServerCapabilitiesTools():
-    class ServerCapabilitiesTools(MCPModel):
-        """
-        Present if the server offers any tools to call.
-        """
-
-        listChanged: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
-        """
-        Whether this server supports notifications for changes to the tool list.
-        """
-
-    return ServerCapabilitiesTools
-
-
-def _SetLevelRequestParams():
-    class SetLevelRequestParams(MCPModel):
-        level: LoggingLevel
-        """
-        The level of logging that the client wants to receive from the server. The server should send all logs at this level and higher (i.e., more severe) to the client as notifications/message.
-        """
-
-    return SetLevelRequestParams
-
-
-def _SubscribeRequestParams():
-    class SubscribeRequestParams(MCPModel):
-        uri: StrictStr
-        """
-        The URI of the resource to subscribe to. The URI can use any protocol; it is up to the server how to interpret it.
-        """
-
-    return SubscribeRequestParams
-
-
-def _TextResourceContents():
-    class TextResourceContents(MCPModel):
-        mimeType: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        The MIME type of this resource, if known.
-        """
-        text: StrictStr
-        """
-        The text of the item. This must only be set if the item can actually be represented as text (not binary data).
-        """
-        uri: StrictStr
-        """
-        The URI of this resource.
-        """
-
-    return TextResourceContents
-
-
-def _ToolAnnotations():
-    class ToolAnnotations(MCPModel):
-        """
-        Additional properties describing a Tool to clients.
-
-        NOTE: all properties in ToolAnnotations are **hints**.
-        They are not guaranteed to provide a faithful description of
-        tool behavior (including descriptive properties like `title`).
-
-        Clients should never make tool use decisions based on ToolAnnotations
-        received from untrusted servers.
-        """
-
-        destructiveHint: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
-        """
-        If true, the tool may perform destructive updates to its environment.
-        If false, the tool performs only additive updates.
-
-        (This property is meaningful only when `readOnlyHint == false`)
-
-        Default: true
-        """
-        idempotentHint: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
-        """
-        If true, calling the tool repeatedly with the same arguments
-        will have no additional effect on the its environment.
-
-        (This property is meaningful only when `readOnlyHint == false`)
-
-        Default: false
-        """
-        openWorldHint: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
-        """
-        If true, this tool may interact with an "open world" of external
-        entities. If false, the tool's domain of interaction is closed.
-        For example, the world of a web search tool is open, whereas that
-        of a memory tool is not.
-
-        Default: true
-        """
-        readOnlyHint: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
-        """
-        If true, the tool does not modify its environment.
-
-        Default: false
-        """
-        title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        A human-readable title for the tool.
-        """
-
-    return ToolAnnotations
-
-
-def _ToolInputSchema():
-    class ToolInputSchema(MCPModel):
-        """
-        A JSON Schema object defining the expected parameters for the tool.
-        """
-
-        properties: Annotated[dict[str, dict[str, Any]] | None, ABSENT_IF_NONE] = None
-        required: Annotated[list[StrictStr] | None, ABSENT_IF_NONE] = None
-        type: Literal["object"] = "object"
-
-    return ToolInputSchema
-
-
-def _ToolListChangedNotificationParams():
-    class ToolListChangedNotificationParams(MCPModel):
-        model_config = ConfigDict(
-            extra="allow",
-        )
-        __annotations__ = {
-            "__pydantic_extra__": Dict[str, Any],
-        }
-        meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        """
-        This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
-        """
-
-    return ToolListChangedNotificationParams
-
-
-def _UnsubscribeRequestParams():
-    class UnsubscribeRequestParams(MCPModel):
-        uri: StrictStr
-        """
-        The URI of the resource to unsubscribe from.
-        """
-
-    return UnsubscribeRequestParams
-
-
-def _Annotations():
-    class Annotations(MCPModel):
-        """
-        Optional annotations for the client. The client can use annotations to inform how objects are used or displayed
-        """
-
-        audience: Annotated[list[Role] | None, ABSENT_IF_NONE] = None
-        """
-        Describes who the intended customer of this object or data is.
-
-        It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
-        """
-        priority: Annotated[JSONNumber | None, Field(ge=0, le=1), ABSENT_IF_NONE] = None
-        """
-        Describes how important this data is for operating the server.
-
-        A value of 1 means "most important," and indicates that the data is
-        effectively required, while 0 means "least important," and indicates that
-        the data is entirely optional.
-        """
-
-    return Annotations
-
-
-def _AudioContent():
-    class AudioContent(MCPModel):
-        """
-        Audio provided to or from an LLM.
-        """
-
-        annotations: Annotated[Annotations | None, ABSENT_IF_NONE] = None
-        """
-        Optional annotations for the client.
-        """
-        data: StrictStr
-        """
-        The base64-encoded audio data.
-        """
-        mimeType: StrictStr
-        """
-        The MIME type of the audio. Different providers may support different audio types.
-        """
-        type: Literal["audio"] = "audio"
-
-    return AudioContent
-
-
-def _CallToolRequest():
-    class CallToolRequest(MCPModel):
-        """
-        Used by the client to invoke a tool provided by the server.
-        """
-
-        method: Literal["tools/call"] = "tools/call"
-        params: CallToolRequestParams
-
-    return CallToolRequest
-
-
-def _CancelledNotificationParams():
-    class CancelledNotificationParams(MCPModel):
-        reason: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        An optional string describing the reason for the cancellation. This MAY be logged or presented to the user.
-        """
-        requestId: RequestId
-        """
-        The ID of the request to cancel.
-
-        This MUST correspond to the ID of a request previously issued in the same direction.
-        """
-
-    return CancelledNotificationParams
-
-
-def _ClientCapabilities():
-    class ClientCapabilities(MCPModel):
-        """
-        Capabilities a client may support. Known capabilities are defined here, in this schema, but this is not a closed set: any client can define its own, additional capabilities.
-        """
-
-        experimental: Annotated[dict[str, dict[str, Any]] | None, ABSENT_IF_NONE] = None
-        """
-        Experimental, non-standard capabilities that the client supports.
-        """
-        roots: Annotated[ClientCapabilitiesRoots | None, ABSENT_IF_NONE] = None
-        """
-        Present if the client supports listing roots.
-        """
-        sampling: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
-        """
-        Present if the client supports sampling from an LLM.
-        """
-
-    return ClientCapabilities
-
-
-def _CompleteRequestParams():
-    class CompleteRequestParams(MCPModel):
-        argument: CompleteRequestParamsArgument
-        """
-        The argument's information
-        """
-        ref: Annotated[PromptReference | ResourceReference, Field(discriminator="type")]
-
-    return CompleteRequestParams
-
-
-def _CompleteResult():
-    class CompleteResult(MCPModel):
-        """
-        The server's response to a completion/complete request
-        """
-
-        meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        """
-        This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
-        """
-        completion: CompleteResultCompletion
-
-    return CompleteResult
-
-
-def _EmbeddedResource():
-    class EmbeddedResource(MCPModel):
-        """
-        The contents of a resource, embedded into a prompt or tool call result.
-
-        It is up to the client how best to render embedded resources for the benefit
-        of the LLM and/or the user.
-        """
-
-        annotations: Annotated[Annotations | None, ABSENT_IF_NONE] = None
-        """
-        Optional annotations for the client.
-        """
-        resource: TextResourceContents | BlobResourceContents
-        type: Literal["resource"] = "resource"
-
-    return EmbeddedResource
-
-
-def _EmptyResult():
-    EmptyResult = Result
-    return EmptyResult
-
-
-def _GetPromptRequest():
-    class GetPromptRequest(MCPModel):
-        """
-        Used by the client to get a prompt provided by the server.
-        """
-
-        method: Literal["prompts/get"] = "prompts/get"
-        params: GetPromptRequestParams
-
-    return GetPromptRequest
-
-
-def _ImageContent():
-    class ImageContent(MCPModel):
-        """
-        An image provided to or from an LLM.
-        """
-
-        annotations: Annotated[Annotations | None, ABSENT_IF_NONE] = None
-        """
-        Optional annotations for the client.
-        """
-        data: StrictStr
-        """
-        The base64-encoded image data.
-        """
-        mimeType: StrictStr
-        """
-        The MIME type of the image. Different providers may support different image types.
-        """
-        type: Literal["image"] = "image"
-
-    return ImageContent
-
-
-def _InitializeRequestParams():
-    class InitializeRequestParams(MCPModel):
-        capabilities: ClientCapabilities
-        clientInfo: Implementation
-        protocolVersion: StrictStr
-        """
-        The latest version of the Model Context Protocol that the client supports. The client MAY decide to support older versions as well.
-        """
-
-    return InitializeRequestParams
-
-
-def _InitializedNotification():
-    class InitializedNotification(MCPModel):
-        """
-        This notification is sent from the client to the server after initialization has finished.
-        """
-
-        method: Literal["notifications/initialized"] = "notifications/initialized"
-        params: Annotated[InitializedNotificationParams | None, ABSENT_IF_NONE] = None
-
-    return InitializedNotification
-
-
-def _JSONRPCError():
-    class JSONRPCError(MCPModel):
-        """
-        A response to a request that indicates an error occurred.
-        """
-
-        error: JSONRPCErrorError
-        id: RequestId
-        jsonrpc: Literal["2.0"] = "2.0"
-
-    return JSONRPCError
-
-
-def _JSONRPCNotification():
-    class JSONRPCNotification(MCPModel):
-        """
-        A notification which does not expect a response.
-        """
-
-        jsonrpc: Literal["2.0"] = "2.0"
-        method: StrictStr
-        params: Annotated[JSONRPCNotificationParams | None, ABSENT_IF_NONE] = None
-
-    return JSONRPCNotification
-
-
-def _JSONRPCRequestParamsMeta():
-    class JSONRPCRequestParamsMeta(MCPModel):
-        progressToken: Annotated[ProgressToken | None, ABSENT_IF_NONE] = None
-        """
-        If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-        """
-
-    return JSONRPCRequestParamsMeta
-
-
-def _JSONRPCResponse():
-    class JSONRPCResponse(MCPModel):
-        """
-        A successful (non-error) response to a request.
-        """
-
-        id: RequestId
-        jsonrpc: Literal["2.0"] = "2.0"
-        result: Result
-
-    return JSONRPCResponse
-
-
-def _ListPromptsRequest():
-    class ListPromptsRequest(MCPModel):
-        """
-        Sent from the client to request a list of prompts and prompt templates the server has.
-        """
-
-        method: Literal["prompts/list"] = "prompts/list"
-        params: Annotated[ListPromptsRequestParams | None, ABSENT_IF_NONE] = None
-
-    return ListPromptsRequest
-
-
-def _ListResourceTemplatesRequest():
-    class ListResourceTemplatesRequest(MCPModel):
-        """
-        Sent from the client to request a list of resource templates the server has.
-        """
-
-        method: Literal["resources/templates/list"] = "resources/templates/list"
-        params: Annotated[ListResourceTemplatesRequestParams | None, ABSENT_IF_NONE] = None
-
-    return ListResourceTemplatesRequest
-
-
-def _ListResourcesRequest():
-    class ListResourcesRequest(MCPModel):
-        """
-        Sent from the client to request a list of resources the server has.
-        """
-
-        method: Literal["resources/list"] = "resources/list"
-        params: Annotated[ListResourcesRequestParams | None, ABSENT_IF_NONE] = None
-
-    return ListResourcesRequest
-
-
-def _ListRootsRequestParamsMeta():
-    class ListRootsRequestParamsMeta(MCPModel):
-        progressToken: Annotated[ProgressToken | None, ABSENT_IF_NONE] = None
-        """
-        If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-        """
-
-    return ListRootsRequestParamsMeta
-
-
-def _ListRootsResult():
-    class ListRootsResult(MCPModel):
-        """
-        The client's response to a roots/list request from the server.
-        This result contains an array of Root objects, each representing a root directory
-        or file that the server can operate on.
-        """
-
-        meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        """
-        This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
-        """
-        roots: list[Root]
-
-    return ListRootsResult
-
-
-def _ListToolsRequest():
-    class ListToolsRequest(MCPModel):
-        """
-        Sent from the client to request a list of tools the server has.
-        """
-
-        method: Literal["tools/list"] = "tools/list"
-        params: Annotated[ListToolsRequestParams | None, ABSENT_IF_NONE] = None
-
-    return ListToolsRequest
-
-
-def _LoggingMessageNotification():
-    class LoggingMessageNotification(MCPModel):
-        """
-        Notification of a log message passed from server to client. If no logging/setLevel request has been sent from the client, the server MAY decide which messages to send automatically.
-        """
-
-        method: Literal["notifications/message"] = "notifications/message"
-        params: LoggingMessageNotificationParams
-
-    return LoggingMessageNotification
-
-
-def _Notification():
-    class Notification(MCPModel):
-        method: StrictStr
-        params: Annotated[NotificationParams | None, ABSENT_IF_NONE] = None
-
-    return Notification
-
-
-def _PaginatedRequest():
-    class PaginatedRequest(MCPModel):
-        method: StrictStr
-        params: Annotated[PaginatedRequestParams | None, ABSENT_IF_NONE] = None
-
-    return PaginatedRequest
-
-
-def _PingRequestParamsMeta():
-    class PingRequestParamsMeta(MCPModel):
-        progressToken: Annotated[ProgressToken | None, ABSENT_IF_NONE] = None
-        """
-        If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-        """
-
-    return PingRequestParamsMeta
-
-
-def _ProgressNotificationParams():
-    class ProgressNotificationParams(MCPModel):
-        message: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        An optional message describing the current progress.
-        """
-        progress: JSONNumber
-        """
-        The progress thus far. This should increase every time progress is made, even if the total is unknown.
-        """
-        progressToken: ProgressToken
-        """
-        The progress token which was given in the initial request, used to associate this notification with the request that is proceeding.
-        """
-        total: Annotated[JSONNumber | None, ABSENT_IF_NONE] = None
-        """
-        Total number of items to process (or total progress required), if known.
-        """
-
-    return ProgressNotificationParams
-
-
-def _Prompt():
-    class Prompt(MCPModel):
-        """
-        A prompt or prompt template that the server offers.
-        """
-
-        arguments: Annotated[list[PromptArgument] | None, ABSENT_IF_NONE] = None
-        """
-        A list of arguments to use for templating the prompt.
-        """
-        description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        An optional description of what this prompt provides
-        """
-        name: StrictStr
-        """
-        The name of the prompt or prompt template.
-        """
-
-    return Prompt
-
-
-def _PromptListChangedNotification():
-    class PromptListChangedNotification(MCPModel):
-        """
-        An optional notification from the server to the client, informing it that the list of prompts it offers has changed. This may be issued by servers without any previous subscription from the client.
-        """
-
-        method: Literal["notifications/prompts/list_changed"] = "notifications/prompts/list_changed"
-        params: Annotated[PromptListChangedNotificationParams | None, ABSENT_IF_NONE] = None
-
-    return PromptListChangedNotification
-
-
-def _ReadResourceRequest():
-    class ReadResourceRequest(MCPModel):
-        """
-        Sent from the client to the server, to read a specific resource URI.
-        """
-
-        method: Literal["resources/read"] = "resources/read"
-        params: ReadResourceRequestParams
-
-    return ReadResourceRequest
-
-
-def _ReadResourceResult():
-    class ReadResourceResult(MCPModel):
-        """
-        The server's response to a resources/read request from the client.
-        """
-
-        meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        """
-        This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
-        """
-        contents: list[TextResourceContents | BlobResourceContents]
-
-    return ReadResourceResult
-
-
-def _RequestParams():
-    class RequestParams(MCPModel):
-        model_config = ConfigDict(
-            extra="allow",
-        )
-        __annotations__ = {
-            "__pydantic_extra__": Dict[str, Any],
-        }
-        meta: Annotated[RequestParamsMeta | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-
-    return RequestParams
-
-
-def _Resource():
-    class Resource(MCPModel):
-        """
-        A known resource that the server is capable of reading.
-        """
-
-        annotations: Annotated[Annotations | None, ABSENT_IF_NONE] = None
-        """
-        Optional annotations for the client.
-        """
-        description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        A description of what this resource represents.
-
-        This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
-        """
-        mimeType: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        The MIME type of this resource, if known.
-        """
-        name: StrictStr
-        """
-        A human-readable name for this resource.
-
-        This can be used by clients to populate UI elements.
-        """
-        size: Annotated[JSONInteger | None, ABSENT_IF_NONE] = None
-        """
-        The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
-
-        This can be used by Hosts to display file sizes and estimate context window usage.
-        """
-        uri: StrictStr
-        """
-        The URI of this resource.
-        """
-
-    return Resource
-
-
-def _ResourceListChangedNotification():
-    class ResourceListChangedNotification(MCPModel):
-        """
-        An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This may be issued by servers without any previous subscription from the client.
-        """
-
-        method: Literal["notifications/resources/list_changed"] = (
-            "notifications/resources/list_changed"
-        )
-        params: Annotated[ResourceListChangedNotificationParams | None, ABSENT_IF_NONE] = None
-
-    return ResourceListChangedNotification
-
-
-def _ResourceTemplate():
-    class ResourceTemplate(MCPModel):
-        """
-        A template description for resources available on the server.
-        """
-
-        annotations: Annotated[Annotations | None, ABSENT_IF_NONE] = None
-        """
-        Optional annotations for the client.
-        """
-        description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        A description of what this template is for.
-
-        This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
-        """
-        mimeType: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        The MIME type for all resources that match this template. This should only be included if all resources matching this template have the same type.
-        """
-        name: StrictStr
-        """
-        A human-readable name for the type of resource this template refers to.
-
-        This can be used by clients to populate UI elements.
-        """
-        uriTemplate: StrictStr
-        """
-        A URI template (according to RFC 6570) that can be used to construct resource URIs.
-        """
-
-    return ResourceTemplate
-
-
-def _ResourceUpdatedNotification():
-    class ResourceUpdatedNotification(MCPModel):
-        """
-        A notification from the server to the client, informing it that a resource has changed and may need to be read again. This should only be sent if the client previously sent a resources/subscribe request.
-        """
-
-        method: Literal["notifications/resources/updated"] = "notifications/resources/updated"
-        params: ResourceUpdatedNotificationParams
-
-    return ResourceUpdatedNotification
-
-
-def _RootsListChangedNotification():
-    class RootsListChangedNotification(MCPModel):
-        """
-        A notification from the client to the server, informing it that the list of roots has changed.
-        This notification should be sent whenever the client adds, removes, or modifies any root.
-        The server should then request an updated list of roots using the ListRootsRequest.
-        """
-
-        method: Literal["notifications/roots/list_changed"] = "notifications/roots/list_changed"
-        params: Annotated[RootsListChangedNotificationParams | None, ABSENT_IF_NONE] = None
-
-    return RootsListChangedNotification
-
-
-def _ServerCapabilities():
-    class ServerCapabilities(MCPModel):
-        """
-        Capabilities that a server may support. Known capabilities are defined here, in this schema, but this is not a closed set: any server can define its own, additional capabilities.
-        """
-
-        completions: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
-        """
-        Present if the server supports argument autocompletion suggestions.
-        """
-        experimental: Annotated[dict[str, dict[str, Any]] | None, ABSENT_IF_NONE] = None
-        """
-        Experimental, non-standard capabilities that the server supports.
-        """
-        logging: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
-        """
-        Present if the server supports sending log messages to the client.
-        """
-        prompts: Annotated[ServerCapabilitiesPrompts | None, ABSENT_IF_NONE] = None
-        """
-        Present if the server offers any prompt templates.
-        """
-        resources: Annotated[ServerCapabilitiesResources | None, ABSENT_IF_NONE] = None
-        """
-        Present if the server offers any resources to read.
-        """
-        tools: Annotated[ServerCapabilitiesTools | None, ABSENT_IF_NONE] = None
-        """
-        Present if the server offers any tools to call.
-        """
-
-    return ServerCapabilities
-
-
-def _SetLevelRequest():
-    class SetLevelRequest(MCPModel):
-        """
-        A request from the client to the server, to enable or adjust logging.
-        """
-
-        method: Literal["logging/setLevel"] = "logging/setLevel"
-        params: SetLevelRequestParams
-
-    return SetLevelRequest
-
-
-def _SubscribeRequest():
-    class SubscribeRequest(MCPModel):
-        """
-        Sent from the client to request resources/updated notifications from the server whenever a particular resource changes.
-        """
-
-        method: Literal["resources/subscribe"] = "resources/subscribe"
-        params: SubscribeRequestParams
-
-    return SubscribeRequest
-
-
-def _TextContent():
-    class TextContent(MCPModel):
-        """
-        Text provided to or from an LLM.
-        """
-
-        annotations: Annotated[Annotations | None, ABSENT_IF_NONE] = None
-        """
-        Optional annotations for the client.
-        """
-        text: StrictStr
-        """
-        The text content of the message.
-        """
-        type: Literal["text"] = "text"
-
-    return TextContent
-
-
-def _Tool():
-    class Tool(MCPModel):
-        """
-        Definition for a tool the client can call.
-        """
-
-        annotations: Annotated[ToolAnnotations | None, ABSENT_IF_NONE] = None
-        """
-        Optional additional tool information.
-        """
-        description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        A human-readable description of the tool.
-
-        This can be used by clients to improve the LLM's understanding of available tools. It can be thought of like a "hint" to the model.
-        """
-        inputSchema: ToolInputSchema
-        """
-        A JSON Schema object defining the expected parameters for the tool.
-        """
-        name: StrictStr
-        """
-        The name of the tool.
-        """
-
-    return Tool
-
-
-def _ToolListChangedNotification():
-    class ToolListChangedNotification(MCPModel):
-        """
-        An optional notification from the server to the client, informing it that the list of tools it offers has changed. This may be issued by servers without any previous subscription from the client.
-        """
-
-        method: Literal["notifications/tools/list_changed"] = "notifications/tools/list_changed"
-        params: Annotated[ToolListChangedNotificationParams | None, ABSENT_IF_NONE] = None
-
-    return ToolListChangedNotification
-
-
-def _UnsubscribeRequest():
-    class UnsubscribeRequest(MCPModel):
-        """
-        Sent from the client to request cancellation of resources/updated notifications from the server. This should follow a previous resources/subscribe request.
-        """
-
-        method: Literal["resources/unsubscribe"] = "resources/unsubscribe"
-        params: UnsubscribeRequestParams
-
-    return UnsubscribeRequest
-
-
-def _Content():
-    Content = TypeAliasType(
-        "Content",
-        Annotated[
-            TextContent | ImageContent | AudioContent | EmbeddedResource,
-            Field(discriminator="type"),
-        ],
-    )
-    return Content
-
-
-def _CallToolResult():
-    class CallToolResult(MCPModel):
-        """
-        The server's response to a tool call.
-
-        Any errors that originate from the tool SHOULD be reported inside the result
-        object, with `isError` set to true, _not_ as an MCP protocol-level error
-        response. Otherwise, the LLM would not be able to see that an error occurred
-        and self-correct.
-
-        However, any errors in _finding_ the tool, an error indicating that the
-        server does not support tool calls, or any other exceptional conditions,
-        should be reported as an MCP error response.
-        """
-
-        meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        """
-        This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
-        """
-        content: list[Content]
-        isError: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
-        """
-        Whether the tool call ended in an error.
-
-        If not set, this is assumed to be false (the call was successful).
-        """
-
-    return CallToolResult
-
-
-def _CancelledNotification():
-    class CancelledNotification(MCPModel):
-        """
-        This notification can be sent by either side to indicate that it is cancelling a previously-issued request.
-
-        The request SHOULD still be in-flight, but due to communication latency, it is always possible that this notification MAY arrive after the request has already finished.
-
-        This notification indicates that the result will be unused, so any associated processing SHOULD cease.
-
-        A client MUST NOT attempt to cancel its `initialize` request.
-        """
-
-        method: Literal["notifications/cancelled"] = "notifications/cancelled"
-        params: CancelledNotificationParams
-
-    return CancelledNotification
-
-
-def _CompleteRequest():
-    class CompleteRequest(MCPModel):
-        """
-        A request from the client to the server, to ask for completion options.
-        """
-
-        method: Literal["completion/complete"] = "completion/complete"
-        params: CompleteRequestParams
-
-    return CompleteRequest
-
-
-def _CreateMessageResult():
-    class CreateMessageResult(MCPModel):
-        """
-        The client's response to a sampling/create_message request from the server. The client should inform the user before returning the sampled message, to allow them to inspect the response (human in the loop) and decide whether to allow the server to see it.
-        """
-
-        meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        """
-        This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
-        """
-        content: Annotated[TextContent | ImageContent | AudioContent, Field(discriminator="type")]
-        model: StrictStr
-        """
-        The name of the model that generated the message.
-        """
-        role: Role
-        stopReason: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        The reason why sampling stopped, if known.
-        """
-
-    return CreateMessageResult
-
-
-def _InitializeRequest():
-    class InitializeRequest(MCPModel):
-        """
-        This request is sent from the client to the server when it first connects, asking it to begin initialization.
-        """
-
-        method: Literal["initialize"] = "initialize"
-        params: InitializeRequestParams
-
-    return InitializeRequest
-
-
-def _InitializeResult():
-    class InitializeResult(MCPModel):
-        """
-        After receiving an initialize request from the client, the server sends this response.
-        """
-
-        meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        """
-        This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
-        """
-        capabilities: ServerCapabilities
-        instructions: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        Instructions describing how to use the server and its features.
-
-        This can be used by clients to improve the LLM's understanding of available tools, resources, etc. It can be thought of like a "hint" to the model. For example, this information MAY be added to the system prompt.
-        """
-        protocolVersion: StrictStr
-        """
-        The version of the Model Context Protocol that the server wants to use. This may not match the version that the client requested. If the client cannot support this version, it MUST disconnect.
-        """
-        serverInfo: Implementation
-
-    return InitializeResult
-
-
-def _JSONRPCBatchResponse():
-    JSONRPCBatchResponse = TypeAliasType(
-        "JSONRPCBatchResponse", list[JSONRPCResponse | JSONRPCError]
-    )
-    return JSONRPCBatchResponse
-
-
-def _JSONRPCRequestParams():
-    class JSONRPCRequestParams(MCPModel):
-        model_config = ConfigDict(
-            extra="allow",
-        )
-        __annotations__ = {
-            "__pydantic_extra__": Dict[str, Any],
-        }
-        meta: Annotated[JSONRPCRequestParamsMeta | None, Field(alias="_meta"), ABSENT_IF_NONE] = (
-            None
-        )
-
-    return JSONRPCRequestParams
-
-
-def _ListPromptsResult():
-    class ListPromptsResult(MCPModel):
-        """
-        The server's response to a prompts/list request from the client.
-        """
-
-        meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        """
-        This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
-        """
-        nextCursor: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        An opaque token representing the pagination position after the last returned result.
-        If present, there may be more results available.
-        """
-        prompts: list[Prompt]
-
-    return ListPromptsResult
-
-
-def _ListResourceTemplatesResult():
-    class ListResourceTemplatesResult(MCPModel):
-        """
-        The server's response to a resources/templates/list request from the client.
-        """
-
-        meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        """
-        This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
-        """
-        nextCursor: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        An opaque token representing the pagination position after the last returned result.
-        If present, there may be more results available.
-        """
-        resourceTemplates: list[ResourceTemplate]
-
-    return ListResourceTemplatesResult
-
-
-def _ListResourcesResult():
-    class ListResourcesResult(MCPModel):
-        """
-        The server's response to a resources/list request from the client.
-        """
-
-        meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        """
-        This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
-        """
-        nextCursor: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        An opaque token representing the pagination position after the last returned result.
-        If present, there may be more results available.
-        """
-        resources: list[Resource]
-
-    return ListResourcesResult
-
-
-def _ListRootsRequestParams():
-    class ListRootsRequestParams(MCPModel):
-        model_config = ConfigDict(
-            extra="allow",
-        )
-        __annotations__ = {
-            "__pydantic_extra__": Dict[str, Any],
-        }
-        meta: Annotated[ListRootsRequestParamsMeta | None, Field(alias="_meta"), ABSENT_IF_NONE] = (
-            None
-        )
-
-    return ListRootsRequestParams
-
-
-def _ListToolsResult():
-    class ListToolsResult(MCPModel):
-        """
-        The server's response to a tools/list request from the client.
-        """
-
-        meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        """
-        This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
-        """
-        nextCursor: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        An opaque token representing the pagination position after the last returned result.
-        If present, there may be more results available.
-        """
-        tools: list[Tool]
-
-    return ListToolsResult
-
-
-def _PingRequestParams():
-    class PingRequestParams(MCPModel):
-        model_config = ConfigDict(
-            extra="allow",
-        )
-        __annotations__ = {
-            "__pydantic_extra__": Dict[str, Any],
-        }
-        meta: Annotated[PingRequestParamsMeta | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-
-    return PingRequestParams
-
-
-def _ProgressNotification():
-    class ProgressNotification(MCPModel):
-        """
-        An out-of-band notification used to inform the receiver of a progress update for a long-running request.
-        """
-
-        method: Literal["notifications/progress"] = "notifications/progress"
-        params: ProgressNotificationParams
-
-    return ProgressNotification
-
-
-def _PromptMessage():
-    class PromptMessage(MCPModel):
-        """
-        Describes a message returned as part of a prompt.
-
-        This is similar to `SamplingMessage`, but also supports the embedding of
-        resources from the MCP server.
-        """
-
-        content: Annotated[
-            TextContent | ImageContent | AudioContent | EmbeddedResource,
-            Field(discriminator="type"),
-        ]
-        role: Role
-
-    return PromptMessage
-
-
-def _Request():
-    class Request(MCPModel):
-        method: StrictStr
-        params: Annotated[RequestParams | None, ABSENT_IF_NONE] = None
-
-    return Request
-
-
-def _SamplingMessage():
-    class SamplingMessage(MCPModel):
-        """
-        Describes a message issued to or received from an LLM API.
-        """
-
-        content: Annotated[TextContent | ImageContent | AudioContent, Field(discriminator="type")]
-        role: Role
-
-    return SamplingMessage
-
-
-def _ServerNotification():
-    ServerNotification = TypeAliasType(
-        "ServerNotification",
-        Annotated[
-            CancelledNotification
-            | ProgressNotification
-            | ResourceListChangedNotification
-            | ResourceUpdatedNotification
-            | PromptListChangedNotification
-            | ToolListChangedNotification
-            | LoggingMessageNotification,
-            Field(discriminator="method"),
-        ],
-    )
-    return ServerNotification
-
-
-def _ClientNotification():
-    ClientNotification = TypeAliasType(
-        "ClientNotification",
-        Annotated[
-            CancelledNotification
-            | InitializedNotification
-            | ProgressNotification
-            | RootsListChangedNotification,
-            Field(discriminator="method"),
-        ],
-    )
-    return ClientNotification
-
-
-def _ClientResult():
-    ClientResult = TypeAliasType("ClientResult", Result | CreateMessageResult | ListRootsResult)
-    return ClientResult
-
-
-def _CreateMessageRequestParams():
-    class CreateMessageRequestParams(MCPModel):
-        includeContext: Annotated[
-            Literal["allServers", "none", "thisServer"] | None, ABSENT_IF_NONE
-        ] = None
-        """
-        A request to include context from one or more MCP servers (including the caller), to be attached to the prompt. The client MAY ignore this request.
-        """
-        maxTokens: JSONInteger
-        """
-        The maximum number of tokens to sample, as requested by the server. The client MAY choose to sample fewer tokens than requested.
-        """
-        messages: list[SamplingMessage]
-        metadata: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
-        """
-        Optional metadata to pass through to the LLM provider. The format of this metadata is provider-specific.
-        """
-        modelPreferences: Annotated[ModelPreferences | None, ABSENT_IF_NONE] = None
-        """
-        The server's preferences for which model to select. The client MAY ignore these preferences.
-        """
-        stopSequences: Annotated[list[StrictStr] | None, ABSENT_IF_NONE] = None
-        systemPrompt: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        An optional system prompt the server wants to use for sampling. The client MAY modify or omit this prompt.
-        """
-        temperature: Annotated[JSONNumber | None, ABSENT_IF_NONE] = None
-
-    return CreateMessageRequestParams
-
-
-def _GetPromptResult():
-    class GetPromptResult(MCPModel):
-        """
-        The server's response to a prompts/get request from the client.
-        """
-
-        meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        """
-        This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
-        """
-        description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        An optional description for the prompt.
-        """
-        messages: list[PromptMessage]
-
-    return GetPromptResult
-
-
-def _JSONRPCRequest():
-    class JSONRPCRequest(MCPModel):
-        """
-        A request that expects a response.
-        """
-
-        id: RequestId
-        jsonrpc: Literal["2.0"] = "2.0"
-        method: StrictStr
-        params: Annotated[JSONRPCRequestParams | None, ABSENT_IF_NONE] = None
-
-    return JSONRPCRequest
-
-
-def _ListRootsRequest():
-    class ListRootsRequest(MCPModel):
-        """
-        Sent from the server to request a list of root URIs from the client. Roots allow
-        servers to ask for specific directories or files to operate on. A common example
-        for roots is providing a set of repositories or directories a server should operate
-        on.
-
-        This request is typically used when the server needs to understand the file system
-        structure or access specific locations that the client has permission to read from.
-        """
-
-        method: Literal["roots/list"] = "roots/list"
-        params: Annotated[ListRootsRequestParams | None, ABSENT_IF_NONE] = None
-
-    return ListRootsRequest
-
-
-def _PingRequest():
-    class PingRequest(MCPModel):
-        """
-        A ping, issued by either the server or the client, to check that the other party is still alive. The receiver must promptly respond, or else may be disconnected.
-        """
-
-        method: Literal["ping"] = "ping"
-        params: Annotated[PingRequestParams | None, ABSENT_IF_NONE] = None
-
-    return PingRequest
-
-
-def _ServerResult():
-    ServerResult = TypeAliasType(
-        "ServerResult",
-        Result
-        | InitializeResult
-        | ListResourcesResult
-        | ListResourceTemplatesResult
-        | ReadResourceResult
-        | ListPromptsResult
-        | GetPromptResult
-        | ListToolsResult
-        | CallToolResult
-        | CompleteResult,
-    )
-    return ServerResult
-
-
-def _ClientRequest():
-    ClientRequest = TypeAliasType(
-        "ClientRequest",
-        Annotated[
-            InitializeRequest
-            | PingRequest
-            | ListResourcesRequest
-            | ListResourceTemplatesRequest
-            | ReadResourceRequest
-            | SubscribeRequest
-            | UnsubscribeRequest
-            | ListPromptsRequest
-            | GetPromptRequest
-            | ListToolsRequest
-            | CallToolRequest
-            | SetLevelRequest
-            | CompleteRequest,
-            Field(discriminator="method"),
-        ],
-    )
-    return ClientRequest
-
-
-def _CreateMessageRequest():
-    class CreateMessageRequest(MCPModel):
-        """
-        A request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it.
-        """
-
-        method: Literal["sampling/createMessage"] = "sampling/createMessage"
-        params: CreateMessageRequestParams
-
-    return CreateMessageRequest
-
-
-def _JSONRPCBatchRequest():
-    JSONRPCBatchRequest = TypeAliasType(
-        "JSONRPCBatchRequest", list[JSONRPCRequest | JSONRPCNotification]
-    )
-    return JSONRPCBatchRequest
-
-
-def _JSONRPCMessage():
-    JSONRPCMessage = TypeAliasType(
-        "JSONRPCMessage",
-        JSONRPCRequest
-        | JSONRPCNotification
-        | list[JSONRPCRequest | JSONRPCNotification]
-        | JSONRPCResponse
-        | JSONRPCError
-        | list[JSONRPCResponse | JSONRPCError],
-    )
-    return JSONRPCMessage
-
-
-def _ServerRequest():
-    ServerRequest = TypeAliasType(
-        "ServerRequest",
-        Annotated[
-            PingRequest | CreateMessageRequest | ListRootsRequest, Field(discriminator="method")
-        ],
-    )
-    return ServerRequest
-
-
 __getattr__, __dir__ = define_on_use(
     globals(),
     {
-        "BlobResourceContents": (_BlobResourceContents, ()),
-        "CallToolRequestParams": (_CallToolRequestParams, ()),
-        "ClientCapabilitiesRoots": (_ClientCapabilitiesRoots, ()),
-        "CompleteRequestParamsArgument": (_CompleteRequestParamsArgument, ()),
-        "CompleteResultCompletion": (_CompleteResultCompletion, ()),
-        "Cursor": (_Cursor, ()),
-        "GetPromptRequestParams": (_GetPromptRequestParams, ()),
-        "Implementation": (_Implementation, ()),
-        "InitializedNotificationParams": (_InitializedNotificationParams, ()),
-        "JSONRPCErrorError": (_JSONRPCErrorError, ()),
-        "JSONRPCNotificationParams": (_JSONRPCNotificationParams, ()),
-        "ListPromptsRequestParams": (_ListPromptsRequestParams, ()),
-        "ListResourceTemplatesRequestParams": (_ListResourceTemplatesRequestParams, ()),
-        "ListResourcesRequestParams": (_ListResourcesRequestParams, ()),
-        "ListToolsRequestParams": (_ListToolsRequestParams, ()),
-        "LoggingLevel": (_LoggingLevel, ()),
-        "LoggingMessageNotificationParams": (_LoggingMessageNotificationParams, ("LoggingLevel",)),
-        "ModelHint": (_ModelHint, ()),
-        "ModelPreferences": (_ModelPreferences, ("ModelHint",)),
-        "NotificationParams": (_NotificationParams, ()),
-        "PaginatedRequestParams": (_PaginatedRequestParams, ()),
-        "PaginatedResult": (_PaginatedResult, ()),
-        "ProgressToken": (_ProgressToken, ()),
-        "PromptArgument": (_PromptArgument, ()),
-        "PromptListChangedNotificationParams": (_PromptListChangedNotificationParams, ()),
-        "PromptReference": (_PromptReference, ()),
-        "ReadResourceRequestParams": (_ReadResourceRequestParams, ()),
-        "RequestId": (_RequestId, ()),
-        "RequestParamsMeta": (_RequestParamsMeta, ("ProgressToken",)),
-        "ResourceContents": (_ResourceContents, ()),
-        "ResourceListChangedNotificationParams": (_ResourceListChangedNotificationParams, ()),
-        "ResourceReference": (_ResourceReference, ()),
-        "ResourceUpdatedNotificationParams": (_ResourceUpdatedNotificationParams, ()),
-        "Result": (_Result, ()),
-        "Role": (_Role, ()),
-        "Root": (_Root, ()),
-        "RootsListChangedNotificationParams": (_RootsListChangedNotificationParams, ()),
-        "ServerCapabilitiesPrompts": (_ServerCapabilitiesPrompts, ()),
-        "ServerCapabilitiesResources": (_ServerCapabilitiesResources, ()),
-        "ServerCapabilitiesTools": (_ServerCapabilitiesTools, ()),
-        "SetLevelRequestParams": (_SetLevelRequestParams, ("LoggingLevel",)),
-        "SubscribeRequestParams": (_SubscribeRequestParams, ()),
-        "TextResourceContents": (_TextResourceContents, ()),
-        "ToolAnnotations": (_ToolAnnotations, ()),
-        "ToolInputSchema": (_ToolInputSchema, ()),
-        "ToolListChangedNotificationParams": (_ToolListChangedNotificationParams, ()),
-        "UnsubscribeRequestParams": (_UnsubscribeRequestParams, ()),
-        "Annotations": (_Annotations, ("Role",)),
-        "AudioContent": (_AudioContent, ("Annotations",)),
-        "CallToolRequest": (_CallToolRequest, ("CallToolRequestParams",)),
-        "CancelledNotificationParams": (_CancelledNotificationParams, ("RequestId",)),
-        "ClientCapabilities": (_ClientCapabilities, ("ClientCapabilitiesRoots",)),
+        "BlobResourceContents": ("_types_BlobResourceContents", ()),
+        "CallToolRequestParams": ("_types_CallToolRequest", ()),
+        "ClientCapabilitiesRoots": ("_types_InitializeRequest", ()),
+        "CompleteRequestParamsArgument": ("_types_CompleteRequest", ()),
+        "CompleteResultCompletion": ("_types_CompleteResult", ()),
+        "Cursor": ("_types_Cursor", ()),
+        "GetPromptRequestParams": ("_types_GetPromptRequest", ()),
+        "Implementation": ("_types_Implementation", ()),
+        "InitializedNotificationParams": ("_types_InitializedNotification", ()),
+        "JSONRPCErrorError": ("_types_JSONRPCError", ()),
+        "JSONRPCNotificationParams": ("_types_JSONRPCNotification", ()),
+        "ListPromptsRequestParams": ("_types_ListPromptsRequest", ()),
+        "ListResourceTemplatesRequestParams": ("_types_ListResourceTemplatesRequest", ()),
+        "ListResourcesRequestParams": ("_types_ListResourcesRequest", ()),
+        "ListToolsRequestParams": ("_types_ListToolsRequest", ()),
+        "LoggingLevel": ("_types_LoggingLevel", ()),
+        "LoggingMessageNotificationParams": (
+            "_types_LoggingMessageNotification",
+            ("LoggingLevel",),
+        ),
+        "ModelHint": ("_types_CreateMessageRequest", ()),
+        "ModelPreferences": ("_types_CreateMessageRequest", ("ModelHint",)),
+        "NotificationParams": ("_types_Notification", ()),
+        "PaginatedRequestParams": ("_types_PaginatedRequest", ()),
+        "PaginatedResult": ("_types_PaginatedResult", ()),
+        "ProgressToken": ("_types_ProgressToken", ()),
+        "PromptArgument": ("_types_ListPromptsResult", ()),
+        "PromptListChangedNotificationParams": ("_types_PromptListChangedNotification", ()),
+        "PromptReference": ("_types_CompleteRequest", ()),
+        "ReadResourceRequestParams": ("_types_ReadResourceRequest", ()),
+        "RequestId": ("_types_RequestId", ()),
+        "RequestParamsMeta": ("_types_Request", ("ProgressToken",)),
+        "ResourceContents": ("_types_ResourceContents", ()),
+        "ResourceListChangedNotificationParams": ("_types_ResourceListChangedNotification", ()),
+        "ResourceReference": ("_types_CompleteRequest", ()),
+        "ResourceUpdatedNotificationParams": ("_types_ResourceUpdatedNotification", ()),
+        "Result": ("_types_JSONRPCResponse", ()),
+        "Role": ("_types_Role", ()),
+        "Root": ("_types_ListRootsResult", ()),
+        "RootsListChangedNotificationParams": ("_types_RootsListChangedNotification", ()),
+        "ServerCapabilitiesPrompts": ("_types_InitializeResult", ()),
+        "ServerCapabilitiesResources": ("_types_InitializeResult", ()),
+        "ServerCapabilitiesTools": ("_types_InitializeResult", ()),
+        "SetLevelRequestParams": ("_types_SetLevelRequest", ("LoggingLevel",)),
+        "SubscribeRequestParams": ("_types_SubscribeRequest", ()),
+        "TextResourceContents": ("_types_TextResourceContents", ()),
+        "ToolAnnotations": ("_types_ListToolsResult", ()),
+        "ToolInputSchema": ("_types_ListToolsResult", ()),
+        "ToolListChangedNotificationParams": ("_types_ToolListChangedNotification", ()),
+        "UnsubscribeRequestParams": ("_types_UnsubscribeRequest", ()),
+        "Annotations": ("_types_Annotations", ("Role",)),
+        "AudioContent": ("_types_AudioContent", ("Annotations",)),
+        "CallToolRequest": ("_types_CallToolRequest", ("CallToolRequestParams",)),
+        "CancelledNotificationParams": ("_types_CancelledNotification", ("RequestId",)),
+        "ClientCapabilities": ("_types_InitializeRequest", ("ClientCapabilitiesRoots",)),
         "CompleteRequestParams": (
-            _CompleteRequestParams,
+            "_types_CompleteRequest",
             ("CompleteRequestParamsArgument", "PromptReference", "ResourceReference"),
         ),
-        "CompleteResult": (_CompleteResult, ("CompleteResultCompletion",)),
+        "CompleteResult": ("_types_CompleteResult", ("CompleteResultCompletion",)),
         "EmbeddedResource": (
-            _EmbeddedResource,
+            "_types_GetPromptResult",
             ("Annotations", "BlobResourceContents", "TextResourceContents"),
         ),
-        "EmptyResult": (_EmptyResult, ("Result",)),
-        "GetPromptRequest": (_GetPromptRequest, ("GetPromptRequestParams",)),
-        "ImageContent": (_ImageContent, ("Annotations",)),
+        "EmptyResult": ("_types_EmptyResult", ("Result",)),
+        "GetPromptRequest": ("_types_GetPromptRequest", ("GetPromptRequestParams",)),
+        "ImageContent": ("_types_ImageContent", ("Annotations",)),
         "InitializeRequestParams": (
-            _InitializeRequestParams,
+            "_types_InitializeRequest",
             ("ClientCapabilities", "Implementation"),
         ),
-        "InitializedNotification": (_InitializedNotification, ("InitializedNotificationParams",)),
-        "JSONRPCError": (_JSONRPCError, ("JSONRPCErrorError", "RequestId")),
-        "JSONRPCNotification": (_JSONRPCNotification, ("JSONRPCNotificationParams",)),
-        "JSONRPCRequestParamsMeta": (_JSONRPCRequestParamsMeta, ("ProgressToken",)),
-        "JSONRPCResponse": (_JSONRPCResponse, ("RequestId", "Result")),
-        "ListPromptsRequest": (_ListPromptsRequest, ("ListPromptsRequestParams",)),
+        "InitializedNotification": (
+            "_types_InitializedNotification",
+            ("InitializedNotificationParams",),
+        ),
+        "JSONRPCError": ("_types_JSONRPCError", ("JSONRPCErrorError", "RequestId")),
+        "JSONRPCNotification": ("_types_JSONRPCNotification", ("JSONRPCNotificationParams",)),
+        "JSONRPCRequestParamsMeta": ("_types_JSONRPCRequest", ("ProgressToken",)),
+        "JSONRPCResponse": ("_types_JSONRPCResponse", ("RequestId", "Result")),
+        "ListPromptsRequest": ("_types_ListPromptsRequest", ("ListPromptsRequestParams",)),
         "ListResourceTemplatesRequest": (
-            _ListResourceTemplatesRequest,
+            "_types_ListResourceTemplatesRequest",
             ("ListResourceTemplatesRequestParams",),
         ),
-        "ListResourcesRequest": (_ListResourcesRequest, ("ListResourcesRequestParams",)),
-        "ListRootsRequestParamsMeta": (_ListRootsRequestParamsMeta, ("ProgressToken",)),
-        "ListRootsResult": (_ListRootsResult, ("Root",)),
-        "ListToolsRequest": (_ListToolsRequest, ("ListToolsRequestParams",)),
+        "ListResourcesRequest": ("_types_ListResourcesRequest", ("ListResourcesRequestParams",)),
+        "ListRootsRequestParamsMeta": ("_types_ListRootsRequest", ("ProgressToken",)),
+        "ListRootsResult": ("_types_ListRootsResult", ("Root",)),
+        "ListToolsRequest": ("_types_ListToolsRequest", ("ListToolsRequestParams",)),
         "LoggingMessageNotification": (
-            _LoggingMessageNotification,
+            "_types_LoggingMessageNotification",
             ("LoggingMessageNotificationParams",),
         ),
-        "Notification": (_Notification, ("NotificationParams",)),
-        "PaginatedRequest": (_PaginatedRequest, ("PaginatedRequestParams",)),
-        "PingRequestParamsMeta": (_PingRequestParamsMeta, ("ProgressToken",)),
-        "ProgressNotificationParams": (_ProgressNotificationParams, ("ProgressToken",)),
-        "Prompt": (_Prompt, ("PromptArgument",)),
+        "Notification": ("_types_Notification", ("NotificationParams",)),
+        "PaginatedRequest": ("_types_PaginatedRequest", ("PaginatedRequestParams",)),
+        "PingRequestParamsMeta": ("_types_PingRequest", ("ProgressToken",)),
+        "ProgressNotificationParams": ("_types_ProgressNotification", ("ProgressToken",)),
+        "Prompt": ("_types_ListPromptsResult", ("PromptArgument",)),
         "PromptListChangedNotification": (
-            _PromptListChangedNotification,
+            "_types_PromptListChangedNotification",
             ("PromptListChangedNotificationParams",),
         ),
-        "ReadResourceRequest": (_ReadResourceRequest, ("ReadResourceRequestParams",)),
+        "ReadResourceRequest": ("_types_ReadResourceRequest", ("ReadResourceRequestParams",)),
         "ReadResourceResult": (
-            _ReadResourceResult,
+            "_types_ReadResourceResult",
             ("BlobResourceContents", "TextResourceContents"),
         ),
-        "RequestParams": (_RequestParams, ("RequestParamsMeta",)),
-        "Resource": (_Resource, ("Annotations",)),
+        "RequestParams": ("_types_Request", ("RequestParamsMeta",)),
+        "Resource": ("_types_ListResourcesResult", ("Annotations",)),
         "ResourceListChangedNotification": (
-            _ResourceListChangedNotification,
+            "_types_ResourceListChangedNotification",
             ("ResourceListChangedNotificationParams",),
         ),
-        "ResourceTemplate": (_ResourceTemplate, ("Annotations",)),
+        "ResourceTemplate": ("_types_ListResourceTemplatesResult", ("Annotations",)),
         "ResourceUpdatedNotification": (
-            _ResourceUpdatedNotification,
+            "_types_ResourceUpdatedNotification",
             ("ResourceUpdatedNotificationParams",),
         ),
         "RootsListChangedNotification": (
-            _RootsListChangedNotification,
+            "_types_RootsListChangedNotification",
             ("RootsListChangedNotificationParams",),
         ),
         "ServerCapabilities": (
-            _ServerCapabilities,
+            "_types_InitializeResult",
             ("ServerCapabilitiesPrompts", "ServerCapabilitiesResources", "ServerCapabilitiesTools"),
         ),
-        "SetLevelRequest": (_SetLevelRequest, ("SetLevelRequestParams",)),
-        "SubscribeRequest": (_SubscribeRequest, ("SubscribeRequestParams",)),
-        "TextContent": (_TextContent, ("Annotations",)),
-        "Tool": (_Tool, ("ToolAnnotations", "ToolInputSchema")),
+        "SetLevelRequest": ("_types_SetLevelRequest", ("SetLevelRequestParams",)),
+        "SubscribeRequest": ("_types_SubscribeRequest", ("SubscribeRequestParams",)),
+        "TextContent": ("_types_TextContent", ("Annotations",)),
+        "Tool": ("_types_ListToolsResult", ("ToolAnnotations", "ToolInputSchema")),
         "ToolListChangedNotification": (
-            _ToolListChangedNotification,
+            "_types_ToolListChangedNotification",
             ("ToolListChangedNotificationParams",),
         ),
-        "UnsubscribeRequest": (_UnsubscribeRequest, ("UnsubscribeRequestParams",)),
-        "Content": (_Content, ("AudioContent", "EmbeddedResource", "ImageContent", "TextContent")),
-        "CallToolResult": (_CallToolResult, ("Content",)),
-        "CancelledNotification": (_CancelledNotification, ("CancelledNotificationParams",)),
-        "CompleteRequest": (_CompleteRequest, ("CompleteRequestParams",)),
+        "UnsubscribeRequest": ("_types_UnsubscribeRequest", ("UnsubscribeRequestParams",)),
+        "Content": (
+            "_types_CallToolResult",
+            ("AudioContent", "EmbeddedResource", "ImageContent", "TextContent"),
+        ),
+        "CallToolResult": ("_types_CallToolResult", ("Content",)),
+        "CancelledNotification": ("_types_CancelledNotification", ("CancelledNotificationParams",)),
+        "CompleteRequest": ("_types_CompleteRequest", ("CompleteRequestParams",)),
         "CreateMessageResult": (
-            _CreateMessageResult,
+            "_types_CreateMessageResult",
             ("AudioContent", "ImageContent", "Role", "TextContent"),
         ),
-        "InitializeRequest": (_InitializeRequest, ("InitializeRequestParams",)),
-        "InitializeResult": (_InitializeResult, ("Implementation", "ServerCapabilities")),
-        "JSONRPCBatchResponse": (_JSONRPCBatchResponse, ("JSONRPCError", "JSONRPCResponse")),
-        "JSONRPCRequestParams": (_JSONRPCRequestParams, ("JSONRPCRequestParamsMeta",)),
-        "ListPromptsResult": (_ListPromptsResult, ("Prompt",)),
-        "ListResourceTemplatesResult": (_ListResourceTemplatesResult, ("ResourceTemplate",)),
-        "ListResourcesResult": (_ListResourcesResult, ("Resource",)),
-        "ListRootsRequestParams": (_ListRootsRequestParams, ("ListRootsRequestParamsMeta",)),
-        "ListToolsResult": (_ListToolsResult, ("Tool",)),
-        "PingRequestParams": (_PingRequestParams, ("PingRequestParamsMeta",)),
-        "ProgressNotification": (_ProgressNotification, ("ProgressNotificationParams",)),
+        "InitializeRequest": ("_types_InitializeRequest", ("InitializeRequestParams",)),
+        "InitializeResult": ("_types_InitializeResult", ("Implementation", "ServerCapabilities")),
+        "JSONRPCBatchResponse": (
+            "_types_JSONRPCBatchResponse",
+            ("JSONRPCError", "JSONRPCResponse"),
+        ),
+        "JSONRPCRequestParams": ("_types_JSONRPCRequest", ("JSONRPCRequestParamsMeta",)),
+        "ListPromptsResult": ("_types_ListPromptsResult", ("Prompt",)),
+        "ListResourceTemplatesResult": (
+            "_types_ListResourceTemplatesResult",
+            ("ResourceTemplate",),
+        ),
+        "ListResourcesResult": ("_types_ListResourcesResult", ("Resource",)),
+        "ListRootsRequestParams": ("_types_ListRootsRequest", ("ListRootsRequestParamsMeta",)),
+        "ListToolsResult": ("_types_ListToolsResult", ("Tool",)),
+        "PingRequestParams": ("_types_PingRequest", ("PingRequestParamsMeta",)),
+        "ProgressNotification": ("_types_ProgressNotification", ("ProgressNotificationParams",)),
         "PromptMessage": (
-            _PromptMessage,
+            "_types_GetPromptResult",
             ("AudioContent", "EmbeddedResource", "ImageContent", "Role", "TextContent"),
         ),
-        "Request": (_Request, ("RequestParams",)),
+        "Request": ("_types_Request", ("RequestParams",)),
         "SamplingMessage": (
-            _SamplingMessage,
+            "_types_CreateMessageRequest",
             ("AudioContent", "ImageContent", "Role", "TextContent"),
         ),
         "ServerNotification": (
-            _ServerNotification,
+            "_types_ServerNotification",
             (
                 "CancelledNotification",
                 "LoggingMessageNotification",
@@ -2268,7 +331,7 @@ __getattr__, __dir__ = define_on_use(
             ),
         ),
         "ClientNotification": (
-            _ClientNotification,
+            "_types_ClientNotification",
             (
                 "CancelledNotification",
                 "InitializedNotification",
@@ -2276,17 +339,20 @@ __getattr__, __dir__ = define_on_use(
                 "RootsListChangedNotification",
             ),
         ),
-        "ClientResult": (_ClientResult, ("CreateMessageResult", "ListRootsResult", "Result")),
+        "ClientResult": (
+            "_types_ClientResult",
+            ("CreateMessageResult", "ListRootsResult", "Result"),
+        ),
         "CreateMessageRequestParams": (
-            _CreateMessageRequestParams,
+            "_types_CreateMessageRequest",
             ("ModelPreferences", "SamplingMessage"),
         ),
-        "GetPromptResult": (_GetPromptResult, ("PromptMessage",)),
-        "JSONRPCRequest": (_JSONRPCRequest, ("JSONRPCRequestParams", "RequestId")),
-        "ListRootsRequest": (_ListRootsRequest, ("ListRootsRequestParams",)),
-        "PingRequest": (_PingRequest, ("PingRequestParams",)),
+        "GetPromptResult": ("_types_GetPromptResult", ("PromptMessage",)),
+        "JSONRPCRequest": ("_types_JSONRPCRequest", ("JSONRPCRequestParams", "RequestId")),
+        "ListRootsRequest": ("_types_ListRootsRequest", ("ListRootsRequestParams",)),
+        "PingRequest": ("_types_PingRequest", ("PingRequestParams",)),
         "ServerResult": (
-            _ServerResult,
+            "_types_ServerResult",
             (
                 "CallToolResult",
                 "CompleteResult",
@@ -2301,7 +367,7 @@ __getattr__, __dir__ = define_on_use(
             ),
         ),
         "ClientRequest": (
-            _ClientRequest,
+            "_types_ClientRequest",
             (
                 "CallToolRequest",
                 "CompleteRequest",
@@ -2318,14 +384,17 @@ __getattr__, __dir__ = define_on_use(
                 "UnsubscribeRequest",
             ),
         ),
-        "CreateMessageRequest": (_CreateMessageRequest, ("CreateMessageRequestParams",)),
-        "JSONRPCBatchRequest": (_JSONRPCBatchRequest, ("JSONRPCNotification", "JSONRPCRequest")),
+        "CreateMessageRequest": ("_types_CreateMessageRequest", ("CreateMessageRequestParams",)),
+        "JSONRPCBatchRequest": (
+            "_types_JSONRPCBatchRequest",
+            ("JSONRPCNotification", "JSONRPCRequest"),
+        ),
         "JSONRPCMessage": (
-            _JSONRPCMessage,
+            "_types_JSONRPCMessage",
             ("JSONRPCError", "JSONRPCNotification", "JSONRPCRequest", "JSONRPCResponse"),
         ),
         "ServerRequest": (
-            _ServerRequest,
+            "_types_ServerRequest",
             ("CreateMessageRequest", "ListRootsRequest", "PingRequest"),
         ),
     },

@@ -208,3967 +208,211 @@ __all__ = [
 ]
 
 
-def _BaseMetadata():
-    class BaseMetadata(MCPModel):
-        """
-        Base interface for metadata with name (identifier) and title (display name) properties.
-        """
-
-        name: StrictStr
-        """
-        Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
-        """
-        title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-        even by those unfamiliar with domain-specific terminology.
-
-        If not provided, the name should be used for display (except for Tool,
-        where `annotations.title` should be given precedence over using `name`,
-        if present).
-        """
-
-    return BaseMetadata
-
-
-def _BlobResourceContents():
-    class BlobResourceContents(MCPModel):
-        meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-        blob: StrictStr
-        """
-        A base64-encoded string representing the binary data of the item.
-        """
-        mimeType: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        The MIME type of this resource, if known.
-        """
-        uri: StrictStr
-        """
-        The URI of this resource.
-        """
-
-    return BlobResourceContents
-
-
-def _BooleanSchema():
-    class BooleanSchema(MCPModel):
-        default: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
-        description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        type: Literal["boolean"] = "boolean"
-
-    return BooleanSchema
-
-
-def _CancelTaskRequestParams():
-    class CancelTaskRequestParams(MCPModel):
-        taskId: StrictStr
-        """
-        The task identifier to cancel.
-        """
-
-    return CancelTaskRequestParams
-
-
-def _ClientCapabilitiesElicitation():
-    class ClientCapabilitiesElicitation(MCPModel):
-        """
-        Present if the client supports elicitation from the server.
-        """
-
-        form: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
-        url: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
-
-    return ClientCapabilitiesElicitation
-
-
-def _ClientCapabilitiesRoots():
-    class ClientCapabilitiesRoots(MCPModel):
-        """
-        Present if the client supports listing roots.
-        """
-
-        listChanged: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
-        """
-        Whether the client supports notifications for changes to the roots list.
-        """
-
-    return ClientCapabilitiesRoots
-
-
-def _ClientCapabilitiesSampling():
-    class ClientCapabilitiesSampling(MCPModel):
-        """
-        Present if the client supports sampling from an LLM.
-        """
-
-        context: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
-        """
-        Whether the client supports context inclusion via includeContext parameter.
-        If not declared, servers SHOULD only use `includeContext: "none"` (or omit it).
-        """
-        tools: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
-        """
-        Whether the client supports tool use via tools and toolChoice parameters.
-        """
-
-    return ClientCapabilitiesSampling
-
-
-def _ClientCapabilitiesTasksRequestsElicitation():
-    class ClientCapabilitiesTasksRequestsElicitation(MCPModel):
-        """
-        Task support for elicitation-related requests.
-        """
-
-        create: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
-        """
-        Whether the client supports task-augmented elicitation/create requests.
-        """
-
-    return ClientCapabilitiesTasksRequestsElicitation
-
-
-def _ClientCapabilitiesTasksRequestsSampling():
-    class ClientCapabilitiesTasksRequestsSampling(MCPModel):
-        """
-        Task support for sampling-related requests.
-        """
-
-        createMessage: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
-        """
-        Whether the client supports task-augmented sampling/createMessage requests.
-        """
-
-    return ClientCapabilitiesTasksRequestsSampling
-
-
-def _CompleteRequestParamsArgument():
-    class CompleteRequestParamsArgument(MCPModel):
-        """
-        The argument's information
-        """
-
-        name: StrictStr
-        """
-        The name of the argument
-        """
-        value: StrictStr
-        """
-        The value of the argument to use for completion matching.
-        """
-
-    return CompleteRequestParamsArgument
-
-
-def _CompleteRequestParamsContext():
-    class CompleteRequestParamsContext(MCPModel):
-        """
-        Additional, optional context for completions
-        """
-
-        arguments: Annotated[dict[str, StrictStr] | None, ABSENT_IF_NONE] = None
-        """
-        Previously-resolved variables in a URI template or prompt.
-        """
-
-    return CompleteRequestParamsContext
-
-
-def _CompleteResultCompletion():
-    class CompleteResultCompletion(MCPModel):
-        hasMore: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
-        """
-        Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown.
-        """
-        total: Annotated[JSONInteger | None, ABSENT_IF_NONE] = None
-        """
-        The total number of completion options available. This can exceed the number of values actually sent in the response.
-        """
-        values: list[StrictStr]
-        """
-        An array of completion values. Must not exceed 100 items.
-        """
-
-    return CompleteResultCompletion
-
-
-def _Cursor():
-    Cursor = TypeAliasType("Cursor", StrictStr)
-    return Cursor
-
-
-def _ElicitResult():
-    class ElicitResult(MCPModel):
-        """
-        The client's response to an elicitation request.
-        """
-
-        meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-        action: Literal["accept", "cancel", "decline"]
-        """
-        The user action in response to the elicitation.
-        - "accept": User submitted the form/confirmed the action
-        - "decline": User explicitly decline the action
-        - "cancel": User dismissed without making an explicit choice
-        """
-        content: Annotated[
-            dict[str, list[StrictStr] | StrictStr | StrictBool | JSONNumber] | None, ABSENT_IF_NONE
-        ] = None
-        """
-        The submitted form data, only present when action is "accept" and mode was "form".
-        Contains values matching the requested schema.
-        Omitted for out-of-band mode responses.
-        """
-
-    return ElicitResult
-
-
-def _ElicitationCompleteNotificationParams():
-    class ElicitationCompleteNotificationParams(MCPModel):
-        elicitationId: StrictStr
-        """
-        The ID of the elicitation that completed.
-        """
-
-    return ElicitationCompleteNotificationParams
-
-
-def _Error():
-    class Error(MCPModel):
-        code: JSONInteger
-        """
-        The error type that occurred.
-        """
-        data: Any | None = None
-        """
-        Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
-        """
-        message: StrictStr
-        """
-        A short description of the error. The message SHOULD be limited to a concise single sentence.
-        """
-
-    return Error
-
-
-def _GetTaskPayloadRequestParams():
-    class GetTaskPayloadRequestParams(MCPModel):
-        taskId: StrictStr
-        """
-        The task identifier to retrieve results for.
-        """
-
-    return GetTaskPayloadRequestParams
-
-
-def _GetTaskPayloadResult():
-    class GetTaskPayloadResult(MCPModel):
-        """
-        The response to a tasks/result request.
-        The structure matches the result type of the original request.
-        For example, a tools/call task would return the CallToolResult structure.
-        """
-
-        model_config = ConfigDict(
-            extra="allow",
-        )
-        __annotations__ = {
-            "__pydantic_extra__": Dict[str, Any],
-        }
-        meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-
-    return GetTaskPayloadResult
-
-
-def _GetTaskRequestParams():
-    class GetTaskRequestParams(MCPModel):
-        taskId: StrictStr
-        """
-        The task identifier to query.
-        """
-
-    return GetTaskRequestParams
-
-
-def _Icon():
-    class Icon(MCPModel):
-        """
-        An optionally-sized icon that can be displayed in a user interface.
-        """
-
-        mimeType: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        Optional MIME type override if the source MIME type is missing or generic.
-        For example: `"image/png"`, `"image/jpeg"`, or `"image/svg+xml"`.
-        """
-        sizes: Annotated[list[StrictStr] | None, ABSENT_IF_NONE] = None
-        """
-        Optional array of strings that specify sizes at which the icon can be used.
-        Each string should be in WxH format (e.g., `"48x48"`, `"96x96"`) or `"any"` for scalable formats like SVG.
-
-        If not provided, the client should assume that the icon can be used at any size.
-        """
-        src: StrictStr
-        """
-        A standard URI pointing to an icon resource. May be an HTTP/HTTPS URL or a
-        `data:` URI with Base64-encoded image data.
-
-        Consumers SHOULD takes steps to ensure URLs serving icons are from the
-        same domain as the client/server or a trusted domain.
-
-        Consumers SHOULD take appropriate precautions when consuming SVGs as they can contain
-        executable JavaScript.
-        """
-        theme: Annotated[Literal["dark", "light"] | None, ABSENT_IF_NONE] = None
-        """
-        Optional specifier for the theme this icon is designed for. `light` indicates
-        the icon is designed to be used with a light background, and `dark` indicates
-        the icon is designed to be used with a dark background.
-
-        If not provided, the client should assume the icon can be used with any theme.
-        """
-
-    return Icon
-
-
-def _Icons():
-    class Icons(MCPModel):
-        """
-        Base interface to add `icons` property.
-        """
-
-        icons: Annotated[list[Icon] | None, ABSENT_IF_NONE] = None
-        """
-        Optional set of sized icons that the client can display in a user interface.
-
-        Clients that support rendering icons MUST support at least the following MIME types:
-        - `image/png` - PNG images (safe, universal compatibility)
-        - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
-
-        Clients that support rendering icons SHOULD also support:
-        - `image/svg+xml` - SVG images (scalable but requires security precautions)
-        - `image/webp` - WebP images (modern, efficient format)
-        """
-
-    return Icons
-
-
-def _Implementation():
-    class Implementation(MCPModel):
-        """
-        Describes the MCP implementation.
-        """
-
-        description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        An optional human-readable description of what this implementation does.
-
-        This can be used by clients or servers to provide context about their purpose
-        and capabilities. For example, a server might describe the types of resources
-        or tools it provides, while a client might describe its intended use case.
-        """
-        icons: Annotated[list[Icon] | None, ABSENT_IF_NONE] = None
-        """
-        Optional set of sized icons that the client can display in a user interface.
-
-        Clients that support rendering icons MUST support at least the following MIME types:
-        - `image/png` - PNG images (safe, universal compatibility)
-        - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
-
-        Clients that support rendering icons SHOULD also support:
-        - `image/svg+xml` - SVG images (scalable but requires security precautions)
-        - `image/webp` - WebP images (modern, efficient format)
-        """
-        name: StrictStr
-        """
-        Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
-        """
-        title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-        even by those unfamiliar with domain-specific terminology.
-
-        If not provided, the name should be used for display (except for Tool,
-        where `annotations.title` should be given precedence over using `name`,
-        if present).
-        """
-        version: StrictStr
-        websiteUrl: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        An optional URL of the website for this implementation.
-        """
-
-    return Implementation
-
-
-def _JSONRPCNotification():
-    class JSONRPCNotification(MCPModel):
-        """
-        A notification which does not expect a response.
-        """
-
-        jsonrpc: Literal["2.0"] = "2.0"
-        method: StrictStr
-        params: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
-
-    return JSONRPCNotification
-
-
-def _LegacyTitledEnumSchema():
-    class LegacyTitledEnumSchema(MCPModel):
-        """
-        Use TitledSingleSelectEnumSchema instead.
-        This interface will be removed in a future version.
-        """
-
-        default: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        enum: list[StrictStr]
-        enumNames: Annotated[list[StrictStr] | None, ABSENT_IF_NONE] = None
-        """
-        (Legacy) Display names for enum values.
-        Non-standard according to JSON schema 2020-12.
-        """
-        title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        type: Literal["string"] = "string"
-
-    return LegacyTitledEnumSchema
-
-
-def _LoggingLevel():
-    LoggingLevel = TypeAliasType(
-        "LoggingLevel",
-        Literal["alert", "critical", "debug", "emergency", "error", "info", "notice", "warning"],
-    )
-    return LoggingLevel
-
-
-def _LoggingMessageNotificationParams():
-    class LoggingMessageNotificationParams(MCPModel):
-        """
-        Parameters for a `notifications/message` notification.
-        """
-
-        meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-        data: Any
-        """
-        The data to be logged, such as a string message or an object. Any JSON serializable type is allowed here.
-        """
-        level: LoggingLevel
-        """
-        The severity of this log message.
-        """
-        logger: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        An optional name of the logger issuing this message.
-        """
-
-    return LoggingMessageNotificationParams
-
-
-def _ModelHint():
-    class ModelHint(MCPModel):
-        """
-        Hints to use for model selection.
-
-        Keys not declared here are currently left unspecified by the spec and are up
-        to the client to interpret.
-        """
-
-        name: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        A hint for a model name.
-
-        The client SHOULD treat this as a substring of a model name; for example:
-         - `claude-3-5-sonnet` should match `claude-3-5-sonnet-20241022`
-         - `sonnet` should match `claude-3-5-sonnet-20241022`, `claude-3-sonnet-20240229`, etc.
-         - `claude` should match any Claude model
-
-        The client MAY also map the string to a different provider's model name or a different model family, as long as it fills a similar niche; for example:
-         - `gemini-1.5-flash` could match `claude-3-haiku-20240307`
-        """
-
-    return ModelHint
-
-
-def _ModelPreferences():
-    class ModelPreferences(MCPModel):
-        """
-        The server's preferences for model selection, requested of the client during sampling.
-
-        Because LLMs can vary along multiple dimensions, choosing the "best" model is
-        rarely straightforward.  Different models excel in different areas—some are
-        faster but less capable, others are more capable but more expensive, and so
-        on. This interface allows servers to express their priorities across multiple
-        dimensions to help clients make an appropriate selection for their use case.
-
-        These preferences are always advisory. The client MAY ignore them. It is also
-        up to the client to decide how to interpret these preferences and how to
-        balance them against other considerations.
-        """
-
-        costPriority: Annotated[JSONNumber | None, Field(ge=0, le=1), ABSENT_IF_NONE] = None
-        """
-        How much to prioritize cost when selecting a model. A value of 0 means cost
-        is not important, while a value of 1 means cost is the most important
-        factor.
-        """
-        hints: Annotated[list[ModelHint] | None, ABSENT_IF_NONE] = None
-        """
-        Optional hints to use for model selection.
-
-        If multiple hints are specified, the client MUST evaluate them in order
-        (such that the first match is taken).
-
-        The client SHOULD prioritize these hints over the numeric priorities, but
-        MAY still use the priorities to select from ambiguous matches.
-        """
-        intelligencePriority: Annotated[JSONNumber | None, Field(ge=0, le=1), ABSENT_IF_NONE] = None
-        """
-        How much to prioritize intelligence and capabilities when selecting a
-        model. A value of 0 means intelligence is not important, while a value of 1
-        means intelligence is the most important factor.
-        """
-        speedPriority: Annotated[JSONNumber | None, Field(ge=0, le=1), ABSENT_IF_NONE] = None
-        """
-        How much to prioritize sampling speed (latency) when selecting a model. A
-        value of 0 means speed is not important, while a value of 1 means speed is
-        the most important factor.
-        """
-
-    return ModelPreferences
-
-
-def _Notification():
-    class Notification(MCPModel):
-        method: StrictStr
-        params: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
-
-    return Notification
-
-
-def _NotificationParams():
-    class NotificationParams(MCPModel):
-        meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-
-    return NotificationParams
-
-
-def _NumberSchema():
-    class NumberSchema(MCPModel):
-        default: Annotated[JSONNumber | None, ABSENT_IF_NONE] = None
-        description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        maximum: Annotated[JSONNumber | None, ABSENT_IF_NONE] = None
-        minimum: Annotated[JSONNumber | None, ABSENT_IF_NONE] = None
-        title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        type: Literal["integer", "number"]
-
-    return NumberSchema
-
-
-def _PaginatedResult():
-    class PaginatedResult(MCPModel):
-        meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-        nextCursor: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        An opaque token representing the pagination position after the last returned result.
-        If present, there may be more results available.
-        """
-
-    return PaginatedResult
-
-
-def _ProgressToken():
-    ProgressToken = TypeAliasType("ProgressToken", StrictStr | JSONInteger)
-    return ProgressToken
-
-
-def _PromptArgument():
-    class PromptArgument(MCPModel):
-        """
-        Describes an argument that a prompt can accept.
-        """
-
-        description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        A human-readable description of the argument.
-        """
-        name: StrictStr
-        """
-        Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
-        """
-        required: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
-        """
-        Whether this argument must be provided.
-        """
-        title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-        even by those unfamiliar with domain-specific terminology.
-
-        If not provided, the name should be used for display (except for Tool,
-        where `annotations.title` should be given precedence over using `name`,
-        if present).
-        """
-
-    return PromptArgument
-
-
-def _PromptListChangedNotification():
-    class PromptListChangedNotification(MCPModel):
-        """
-        An optional notification from the server to the client, informing it that the list of prompts it offers has changed. This may be issued by servers without any previous subscription from the client.
-        """
-
-        jsonrpc: Literal["2.0"] = "2.0"
-        method: Literal["notifications/prompts/list_changed"] = "notifications/prompts/list_changed"
-        params: Annotated[NotificationParams | None, ABSENT_IF_NONE] = None
-
-    return PromptListChangedNotification
-
-
-def _PromptReference():
-    class PromptReference(MCPModel):
-        """
-        Identifies a prompt.
-        """
-
-        name: StrictStr
-        """
-        Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
-        """
-        title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-        even by those unfamiliar with domain-specific terminology.
-
-        If not provided, the name should be used for display (except for Tool,
-        where `annotations.title` should be given precedence over using `name`,
-        if present).
-        """
-        type: Literal["ref/prompt"] = "ref/prompt"
-
-    return PromptReference
-
-
-def _ReadResourceRequestParamsMeta():
-    class ReadResourceRequestParamsMeta(MCPModel):
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-
-        model_config = ConfigDict(
-            extra="allow",
-        )
-        __annotations__ = {
-            "__pydantic_extra__": Dict[str, Any],
-        }
-        progressToken: Annotated[ProgressToken | None, ABSENT_IF_NONE] = None
-        """
-        If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-        """
-
-    return ReadResourceRequestParamsMeta
-
-
-def _RelatedTaskMetadata():
-    class RelatedTaskMetadata(MCPModel):
-        """
-        Metadata for associating messages with a task.
-        Include this in the `_meta` field under the key `io.modelcontextprotocol/related-task`.
-        """
-
-        taskId: StrictStr
-        """
-        The task identifier this message is associated with.
-        """
-
-    return RelatedTaskMetadata
-
-
-def _Request():
-    class Request(MCPModel):
-        method: StrictStr
-        params: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
-
-    return Request
-
-
-def _RequestId():
-    RequestId = TypeAliasType("RequestId", StrictStr | JSONInteger)
-    return RequestId
-
-
-def _RequestParamsMeta():
-    class RequestParamsMeta(MCPModel):
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-
-        model_config = ConfigDict(
-            extra="allow",
-        )
-        __annotations__ = {
-            "__pydantic_extra__": Dict[str, Any],
-        }
-        progressToken: Annotated[ProgressToken | None, ABSENT_IF_NONE] = None
-        """
-        If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-        """
-
-    return RequestParamsMeta
-
-
-def _ResourceContents():
-    class ResourceContents(MCPModel):
-        """
-        The contents of a specific resource or sub-resource.
-        """
-
-        meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-        mimeType: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        The MIME type of this resource, if known.
-        """
-        uri: StrictStr
-        """
-        The URI of this resource.
-        """
-
-    return ResourceContents
-
-
-def _ResourceListChangedNotification():
-    class ResourceListChangedNotification(MCPModel):
-        """
-        An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This may be issued by servers without any previous subscription from the client.
-        """
-
-        jsonrpc: Literal["2.0"] = "2.0"
-        method: Literal["notifications/resources/list_changed"] = (
-            "notifications/resources/list_changed"
-        )
-        params: Annotated[NotificationParams | None, ABSENT_IF_NONE] = None
-
-    return ResourceListChangedNotification
-
-
-def _ResourceRequestParamsMeta():
-    class ResourceRequestParamsMeta(MCPModel):
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-
-        model_config = ConfigDict(
-            extra="allow",
-        )
-        __annotations__ = {
-            "__pydantic_extra__": Dict[str, Any],
-        }
-        progressToken: Annotated[ProgressToken | None, ABSENT_IF_NONE] = None
-        """
-        If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-        """
-
-    return ResourceRequestParamsMeta
-
-
-def _ResourceTemplateReference():
-    class ResourceTemplateReference(MCPModel):
-        """
-        A reference to a resource or resource template definition.
-        """
-
-        type: Literal["ref/resource"] = "ref/resource"
-        uri: StrictStr
-        """
-        The URI or URI template of the resource.
-        """
-
-    return ResourceTemplateReference
-
-
-def _ResourceUpdatedNotificationParams():
-    class ResourceUpdatedNotificationParams(MCPModel):
-        """
-        Parameters for a `notifications/resources/updated` notification.
-        """
-
-        meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-        uri: StrictStr
-        """
-        The URI of the resource that has been updated. This might be a sub-resource of the one that the client actually subscribed to.
-        """
-
-    return ResourceUpdatedNotificationParams
-
-
-def _Result():
-    class Result(MCPModel):
-        model_config = ConfigDict(
-            extra="allow",
-        )
-        __annotations__ = {
-            "__pydantic_extra__": Dict[str, Any],
-        }
-        meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-
-    return Result
-
-
-def _Role():
-    Role = TypeAliasType("Role", Literal["assistant", "user"])
-    return Role
-
-
-def _Root():
-    class Root(MCPModel):
-        """
-        Represents a root directory or file that the server can operate on.
-        """
-
-        meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-        name: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        An optional name for the root. This can be used to provide a human-readable
-        identifier for the root, which may be useful for display purposes or for
-        referencing the root in other parts of the application.
-        """
-        uri: StrictStr
-        """
-        The URI identifying the root. This *must* start with file:// for now.
-        This restriction may be relaxed in future versions of the protocol to allow
-        other URI schemes.
-        """
-
-    return Root
-
-
-def _RootsListChangedNotification():
-    class RootsListChangedNotification(MCPModel):
-        """
-        A notification from the client to the server, informing it that the list of roots has changed.
-        This notification should be sent whenever the client adds, removes, or modifies any root.
-        The server should then request an updated list of roots using the ListRootsRequest.
-        """
-
-        jsonrpc: Literal["2.0"] = "2.0"
-        method: Literal["notifications/roots/list_changed"] = "notifications/roots/list_changed"
-        params: Annotated[NotificationParams | None, ABSENT_IF_NONE] = None
-
-    return RootsListChangedNotification
-
-
-def _ServerCapabilitiesPrompts():
-    class ServerCapabilitiesPrompts(MCPModel):
-        """
-        Present if the server offers any prompt templates.
-        """
-
-        listChanged: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
-        """
-        Whether this server supports notifications for changes to the prompt list.
-        """
-
-    return ServerCapabilitiesPrompts
-
-
-def _ServerCapabilitiesResources():
-    class ServerCapabilitiesResources(MCPModel):
-        """
-        Present if the server offers any resources to read.
-        """
-
-        listChanged: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
-        """
-        Whether this server supports notifications for changes to the resource list.
-        """
-        subscribe: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
-        """
-        Whether this server supports subscribing to resource updates.
-        """
-
-    return ServerCapabilitiesResources
-
-
-def _ServerCapabilitiesTasksRequestsTools():
-    class ServerCapabilitiesTasksRequestsTools(MCPModel):
-        """
-        Task support for tool-related requests.
-        """
-
-        call: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
-        """
-        Whether the server supports task-augmented tools/call requests.
-        """
-
-    return ServerCapabilitiesTasksRequestsTools
-
-
-def _ServerCapabilitiesTools():
-    class ServerCapabilitiesTools(MCPModel):
-        """
-        Present if the server offers any tools to call.
-        """
-
-        listChanged: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
-        """
-        Whether this server supports notifications for changes to the tool list.
-        """
-
-    return ServerCapabilitiesTools
-
-
-def _SetLevelRequestParamsMeta():
-    class SetLevelRequestParamsMeta(MCPModel):
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-
-        model_config = ConfigDict(
-            extra="allow",
-        )
-        __annotations__ = {
-            "__pydantic_extra__": Dict[str, Any],
-        }
-        progressToken: Annotated[ProgressToken | None, ABSENT_IF_NONE] = None
-        """
-        If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-        """
-
-    return SetLevelRequestParamsMeta
-
-
-def _StringSchema():
-    class StringSchema(MCPModel):
-        default: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        format: Annotated[Literal["date", "date-time", "email", "uri"] | None, ABSENT_IF_NONE] = (
-            None
-        )
-        maxLength: Annotated[JSONInteger | None, ABSENT_IF_NONE] = None
-        minLength: Annotated[JSONInteger | None, ABSENT_IF_NONE] = None
-        title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        type: Literal["string"] = "string"
-
-    return StringSchema
-
-
-def _SubscribeRequestParamsMeta():
-    class SubscribeRequestParamsMeta(MCPModel):
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-
-        model_config = ConfigDict(
-            extra="allow",
-        )
-        __annotations__ = {
-            "__pydantic_extra__": Dict[str, Any],
-        }
-        progressToken: Annotated[ProgressToken | None, ABSENT_IF_NONE] = None
-        """
-        If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-        """
-
-    return SubscribeRequestParamsMeta
-
-
-def _TaskAugmentedRequestParamsMeta():
-    class TaskAugmentedRequestParamsMeta(MCPModel):
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-
-        model_config = ConfigDict(
-            extra="allow",
-        )
-        __annotations__ = {
-            "__pydantic_extra__": Dict[str, Any],
-        }
-        progressToken: Annotated[ProgressToken | None, ABSENT_IF_NONE] = None
-        """
-        If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-        """
-
-    return TaskAugmentedRequestParamsMeta
-
-
-def _TaskMetadata():
-    class TaskMetadata(MCPModel):
-        """
-        Metadata for augmenting a request with task execution.
-        Include this in the `task` field of the request parameters.
-        """
-
-        ttl: Annotated[JSONInteger | None, ABSENT_IF_NONE] = None
-        """
-        Requested duration in milliseconds to retain task from creation.
-        """
-
-    return TaskMetadata
-
-
-def _TaskStatus():
-    TaskStatus = TypeAliasType(
-        "TaskStatus", Literal["cancelled", "completed", "failed", "input_required", "working"]
-    )
-    return TaskStatus
-
-
-def _TextResourceContents():
-    class TextResourceContents(MCPModel):
-        meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-        mimeType: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        The MIME type of this resource, if known.
-        """
-        text: StrictStr
-        """
-        The text of the item. This must only be set if the item can actually be represented as text (not binary data).
-        """
-        uri: StrictStr
-        """
-        The URI of this resource.
-        """
-
-    return TextResourceContents
-
-
-def _TitledMultiSelectEnumSchemaItemsAnyOfItem():
-    class TitledMultiSelectEnumSchemaItemsAnyOfItem(MCPModel):
-        const: StrictStr
-        """
-        The constant enum value.
-        """
-        title: StrictStr
-        """
-        Display title for this option.
-        """
-
-    return TitledMultiSelectEnumSchemaItemsAnyOfItem
-
-
-def _TitledSingleSelectEnumSchemaOneOfItem():
-    class TitledSingleSelectEnumSchemaOneOfItem(MCPModel):
-        const: StrictStr
-        """
-        The enum value.
-        """
-        title: StrictStr
-        """
-        Display label for this option.
-        """
-
-    return TitledSingleSelectEnumSchemaOneOfItem
-
-
-def _ToolAnnotations():
-    class ToolAnnotations(MCPModel):
-        """
-        Additional properties describing a Tool to clients.
-
-        NOTE: all properties in ToolAnnotations are **hints**.
-        They are not guaranteed to provide a faithful description of
-        tool behavior (including descriptive properties like `title`).
-
-        Clients should never make tool use decisions based on ToolAnnotations
-        received from untrusted servers.
-        """
-
-        destructiveHint: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
-        """
-        If true, the tool may perform destructive updates to its environment.
-        If false, the tool performs only additive updates.
-
-        (This property is meaningful only when `readOnlyHint == false`)
-
-        Default: true
-        """
-        idempotentHint: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
-        """
-        If true, calling the tool repeatedly with the same arguments
-        will have no additional effect on its environment.
-
-        (This property is meaningful only when `readOnlyHint == false`)
-
-        Default: false
-        """
-        openWorldHint: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
-        """
-        If true, this tool may interact with an "open world" of external
-        entities. If false, the tool's domain of interaction is closed.
-        For example, the world of a web search tool is open, whereas that
-        of a memory tool is not.
-
-        Default: true
-        """
-        readOnlyHint: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
-        """
-        If true, the tool does not modify its environment.
-
-        Default: false
-        """
-        title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        A human-readable title for the tool.
-        """
-
-    return ToolAnnotations
-
-
-def _ToolChoice():
-    class ToolChoice(MCPModel):
-        """
-        Controls tool selection behavior for sampling requests.
-        """
-
-        mode: Annotated[Literal["auto", "none", "required"] | None, ABSENT_IF_NONE] = None
-        """
-        Controls the tool use ability of the model:
-        - "auto": Model decides whether to use tools (default)
-        - "required": Model MUST use at least one tool before completing
-        - "none": Model MUST NOT use any tools
-        """
-
-    return ToolChoice
-
-
-def _ToolExecution():
-    class ToolExecution(MCPModel):
-        """
-        Execution-related properties for a tool.
-        """
-
-        taskSupport: Annotated[
-            Literal["forbidden", "optional", "required"] | None, ABSENT_IF_NONE
-        ] = None
-        """
-        Indicates whether this tool supports task-augmented execution.
-        This allows clients to handle long-running operations through polling
-        the task system.
-
-        - "forbidden": Tool does not support task-augmented execution (default when absent)
-        - "optional": Tool may support task-augmented execution
-        - "required": Tool requires task-augmented execution
-
-        Default: "forbidden"
-        """
-
-    return ToolExecution
-
-
-def _ToolInputSchema():
-    class ToolInputSchema(MCPModel):
-        """
-        A JSON Schema object defining the expected parameters for the tool.
-        """
-
-        schema_: Annotated[StrictStr | None, Field(alias="$schema"), ABSENT_IF_NONE] = None
-        properties: Annotated[dict[str, dict[str, Any]] | None, ABSENT_IF_NONE] = None
-        required: Annotated[list[StrictStr] | None, ABSENT_IF_NONE] = None
-        type: Literal["object"] = "object"
-
-    return ToolInputSchema
-
-
-def _ToolListChangedNotification():
-    class ToolListChangedNotification(MCPModel):
-        """
-        An optional notification from the server to the client, informing it that the list of tools it offers has changed. This may be issued by servers without any previous subscription from the client.
-        """
-
-        jsonrpc: Literal["2.0"] = "2.0"
-        method: Literal["notifications/tools/list_changed"] = "notifications/tools/list_changed"
-        params: Annotated[NotificationParams | None, ABSENT_IF_NONE] = None
-
-    return ToolListChangedNotification
-
-
-def _ToolOutputSchema():
-    class ToolOutputSchema(MCPModel):
-        """
-        An optional JSON Schema object defining the structure of the tool's output returned in
-        the structuredContent field of a CallToolResult.
-
-        Defaults to JSON Schema 2020-12 when no explicit $schema is provided.
-        Currently restricted to type: "object" at the root level.
-        """
-
-        schema_: Annotated[StrictStr | None, Field(alias="$schema"), ABSENT_IF_NONE] = None
-        properties: Annotated[dict[str, dict[str, Any]] | None, ABSENT_IF_NONE] = None
-        required: Annotated[list[StrictStr] | None, ABSENT_IF_NONE] = None
-        type: Literal["object"] = "object"
-
-    return ToolOutputSchema
-
-
-def _ToolUseContent():
-    class ToolUseContent(MCPModel):
-        """
-        A request from the assistant to call a tool.
-        """
-
-        meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        """
-        Optional metadata about the tool use. Clients SHOULD preserve this field when
-        including tool uses in subsequent sampling requests to enable caching optimizations.
-
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-        id: StrictStr
-        """
-        A unique identifier for this tool use.
-
-        This ID is used to match tool results to their corresponding tool uses.
-        """
-        input: dict[str, Any]
-        """
-        The arguments to pass to the tool, conforming to the tool's input schema.
-        """
-        name: StrictStr
-        """
-        The name of the tool to call.
-        """
-        type: Literal["tool_use"] = "tool_use"
-
-    return ToolUseContent
-
-
-def _UnsubscribeRequestParamsMeta():
-    class UnsubscribeRequestParamsMeta(MCPModel):
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-
-        model_config = ConfigDict(
-            extra="allow",
-        )
-        __annotations__ = {
-            "__pydantic_extra__": Dict[str, Any],
-        }
-        progressToken: Annotated[ProgressToken | None, ABSENT_IF_NONE] = None
-        """
-        If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-        """
-
-    return UnsubscribeRequestParamsMeta
-
-
-def _UntitledMultiSelectEnumSchemaItems():
-    class UntitledMultiSelectEnumSchemaItems(MCPModel):
-        """
-        Schema for the array items.
-        """
-
-        enum: list[StrictStr]
-        """
-        Array of enum values to choose from.
-        """
-        type: Literal["string"] = "string"
-
-    return UntitledMultiSelectEnumSchemaItems
-
-
-def _UntitledSingleSelectEnumSchema():
-    class UntitledSingleSelectEnumSchema(MCPModel):
-        """
-        Schema for single-selection enumeration without display titles for options.
-        """
-
-        default: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        Optional default value.
-        """
-        description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        Optional description for the enum field.
-        """
-        enum: list[StrictStr]
-        """
-        Array of enum values to choose from.
-        """
-        title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        Optional title for the enum field.
-        """
-        type: Literal["string"] = "string"
-
-    return UntitledSingleSelectEnumSchema
-
-
-def _Annotations():
-    class Annotations(MCPModel):
-        """
-        Optional annotations for the client. The client can use annotations to inform how objects are used or displayed
-        """
-
-        audience: Annotated[list[Role] | None, ABSENT_IF_NONE] = None
-        """
-        Describes who the intended audience of this object or data is.
-
-        It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
-        """
-        lastModified: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        The moment the resource was last modified, as an ISO 8601 formatted string.
-
-        Should be an ISO 8601 formatted string (e.g., "2025-01-12T15:00:58Z").
-
-        Examples: last activity timestamp in an open file, timestamp when the resource
-        was attached, etc.
-        """
-        priority: Annotated[JSONNumber | None, Field(ge=0, le=1), ABSENT_IF_NONE] = None
-        """
-        Describes how important this data is for operating the server.
-
-        A value of 1 means "most important," and indicates that the data is
-        effectively required, while 0 means "least important," and indicates that
-        the data is entirely optional.
-        """
-
-    return Annotations
-
-
-def _AudioContent():
-    class AudioContent(MCPModel):
-        """
-        Audio provided to or from an LLM.
-        """
-
-        meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-        annotations: Annotated[Annotations | None, ABSENT_IF_NONE] = None
-        """
-        Optional annotations for the client.
-        """
-        data: StrictStr
-        """
-        The base64-encoded audio data.
-        """
-        mimeType: StrictStr
-        """
-        The MIME type of the audio. Different providers may support different audio types.
-        """
-        type: Literal["audio"] = "audio"
-
-    return AudioContent
-
-
-def _CallToolRequestParamsMeta():
-    class CallToolRequestParamsMeta(MCPModel):
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-
-        model_config = ConfigDict(
-            extra="allow",
-        )
-        __annotations__ = {
-            "__pydantic_extra__": Dict[str, Any],
-        }
-        progressToken: Annotated[ProgressToken | None, ABSENT_IF_NONE] = None
-        """
-        If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-        """
-
-    return CallToolRequestParamsMeta
-
-
-def _CancelTaskRequest():
-    class CancelTaskRequest(MCPModel):
-        """
-        A request to cancel a task.
-        """
-
-        id: RequestId
-        jsonrpc: Literal["2.0"] = "2.0"
-        method: Literal["tasks/cancel"] = "tasks/cancel"
-        params: CancelTaskRequestParams
-
-    return CancelTaskRequest
-
-
-def _CancelledNotificationParams():
-    class CancelledNotificationParams(MCPModel):
-        """
-        Parameters for a `notifications/cancelled` notification.
-        """
-
-        meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-        reason: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        An optional string describing the reason for the cancellation. This MAY be logged or presented to the user.
-        """
-        requestId: Annotated[RequestId | None, ABSENT_IF_NONE] = None
-        """
-        The ID of the request to cancel.
-
-        This MUST correspond to the ID of a request previously issued in the same direction.
-        This MUST be provided for cancelling non-task requests.
-        This MUST NOT be used for cancelling tasks (use the `tasks/cancel` request instead).
-        """
-
-    return CancelledNotificationParams
-
-
-def _ClientCapabilitiesTasksRequests():
-    class ClientCapabilitiesTasksRequests(MCPModel):
-        """
-        Specifies which request types can be augmented with tasks.
-        """
-
-        elicitation: Annotated[
-            ClientCapabilitiesTasksRequestsElicitation | None, ABSENT_IF_NONE
-        ] = None
-        """
-        Task support for elicitation-related requests.
-        """
-        sampling: Annotated[ClientCapabilitiesTasksRequestsSampling | None, ABSENT_IF_NONE] = None
-        """
-        Task support for sampling-related requests.
-        """
-
-    return ClientCapabilitiesTasksRequests
-
-
-def _CompleteRequestParamsMeta():
-    class CompleteRequestParamsMeta(MCPModel):
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-
-        model_config = ConfigDict(
-            extra="allow",
-        )
-        __annotations__ = {
-            "__pydantic_extra__": Dict[str, Any],
-        }
-        progressToken: Annotated[ProgressToken | None, ABSENT_IF_NONE] = None
-        """
-        If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-        """
-
-    return CompleteRequestParamsMeta
-
-
-def _CompleteResult():
-    class CompleteResult(MCPModel):
-        """
-        The server's response to a completion/complete request
-        """
-
-        meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-        completion: CompleteResultCompletion
-
-    return CompleteResult
-
-
-def _CreateMessageRequestParamsMeta():
-    class CreateMessageRequestParamsMeta(MCPModel):
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-
-        model_config = ConfigDict(
-            extra="allow",
-        )
-        __annotations__ = {
-            "__pydantic_extra__": Dict[str, Any],
-        }
-        progressToken: Annotated[ProgressToken | None, ABSENT_IF_NONE] = None
-        """
-        If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-        """
-
-    return CreateMessageRequestParamsMeta
-
-
-def _ElicitRequestFormParamsMeta():
-    class ElicitRequestFormParamsMeta(MCPModel):
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-
-        model_config = ConfigDict(
-            extra="allow",
-        )
-        __annotations__ = {
-            "__pydantic_extra__": Dict[str, Any],
-        }
-        progressToken: Annotated[ProgressToken | None, ABSENT_IF_NONE] = None
-        """
-        If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-        """
-
-    return ElicitRequestFormParamsMeta
-
-
-def _ElicitRequestURLParamsMeta():
-    class ElicitRequestURLParamsMeta(MCPModel):
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-
-        model_config = ConfigDict(
-            extra="allow",
-        )
-        __annotations__ = {
-            "__pydantic_extra__": Dict[str, Any],
-        }
-        progressToken: Annotated[ProgressToken | None, ABSENT_IF_NONE] = None
-        """
-        If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-        """
-
-    return ElicitRequestURLParamsMeta
-
-
-def _ElicitationCompleteNotification():
-    class ElicitationCompleteNotification(MCPModel):
-        """
-        An optional notification from the server to the client, informing it of a completion of a out-of-band elicitation request.
-        """
-
-        jsonrpc: Literal["2.0"] = "2.0"
-        method: Literal["notifications/elicitation/complete"] = "notifications/elicitation/complete"
-        params: ElicitationCompleteNotificationParams
-
-    return ElicitationCompleteNotification
-
-
-def _EmbeddedResource():
-    class EmbeddedResource(MCPModel):
-        """
-        The contents of a resource, embedded into a prompt or tool call result.
-
-        It is up to the client how best to render embedded resources for the benefit
-        of the LLM and/or the user.
-        """
-
-        meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-        annotations: Annotated[Annotations | None, ABSENT_IF_NONE] = None
-        """
-        Optional annotations for the client.
-        """
-        resource: TextResourceContents | BlobResourceContents
-        type: Literal["resource"] = "resource"
-
-    return EmbeddedResource
-
-
-def _EmptyResult():
-    EmptyResult = Result
-    return EmptyResult
-
-
-def _GetPromptRequestParamsMeta():
-    class GetPromptRequestParamsMeta(MCPModel):
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-
-        model_config = ConfigDict(
-            extra="allow",
-        )
-        __annotations__ = {
-            "__pydantic_extra__": Dict[str, Any],
-        }
-        progressToken: Annotated[ProgressToken | None, ABSENT_IF_NONE] = None
-        """
-        If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-        """
-
-    return GetPromptRequestParamsMeta
-
-
-def _GetTaskPayloadRequest():
-    class GetTaskPayloadRequest(MCPModel):
-        """
-        A request to retrieve the result of a completed task.
-        """
-
-        id: RequestId
-        jsonrpc: Literal["2.0"] = "2.0"
-        method: Literal["tasks/result"] = "tasks/result"
-        params: GetTaskPayloadRequestParams
-
-    return GetTaskPayloadRequest
-
-
-def _GetTaskRequest():
-    class GetTaskRequest(MCPModel):
-        """
-        A request to retrieve the state of a task.
-        """
-
-        id: RequestId
-        jsonrpc: Literal["2.0"] = "2.0"
-        method: Literal["tasks/get"] = "tasks/get"
-        params: GetTaskRequestParams
-
-    return GetTaskRequest
-
-
-def _ImageContent():
-    class ImageContent(MCPModel):
-        """
-        An image provided to or from an LLM.
-        """
-
-        meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-        annotations: Annotated[Annotations | None, ABSENT_IF_NONE] = None
-        """
-        Optional annotations for the client.
-        """
-        data: StrictStr
-        """
-        The base64-encoded image data.
-        """
-        mimeType: StrictStr
-        """
-        The MIME type of the image. Different providers may support different image types.
-        """
-        type: Literal["image"] = "image"
-
-    return ImageContent
-
-
-def _InitializeRequestParamsMeta():
-    class InitializeRequestParamsMeta(MCPModel):
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-
-        model_config = ConfigDict(
-            extra="allow",
-        )
-        __annotations__ = {
-            "__pydantic_extra__": Dict[str, Any],
-        }
-        progressToken: Annotated[ProgressToken | None, ABSENT_IF_NONE] = None
-        """
-        If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-        """
-
-    return InitializeRequestParamsMeta
-
-
-def _InitializedNotification():
-    class InitializedNotification(MCPModel):
-        """
-        This notification is sent from the client to the server after initialization has finished.
-        """
-
-        jsonrpc: Literal["2.0"] = "2.0"
-        method: Literal["notifications/initialized"] = "notifications/initialized"
-        params: Annotated[NotificationParams | None, ABSENT_IF_NONE] = None
-
-    return InitializedNotification
-
-
-def _JSONRPCErrorResponse():
-    class JSONRPCErrorResponse(MCPModel):
-        """
-        A response to a request that indicates an error occurred.
-        """
-
-        error: Error
-        id: Annotated[RequestId | None, ABSENT_IF_NONE] = None
-        jsonrpc: Literal["2.0"] = "2.0"
-
-    return JSONRPCErrorResponse
-
-
-def _JSONRPCRequest():
-    class JSONRPCRequest(MCPModel):
-        """
-        A request that expects a response.
-        """
-
-        id: RequestId
-        jsonrpc: Literal["2.0"] = "2.0"
-        method: StrictStr
-        params: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
-
-    return JSONRPCRequest
-
-
-def _JSONRPCResultResponse():
-    class JSONRPCResultResponse(MCPModel):
-        """
-        A successful (non-error) response to a request.
-        """
-
-        id: RequestId
-        jsonrpc: Literal["2.0"] = "2.0"
-        result: Result
-
-    return JSONRPCResultResponse
-
-
-def _ListRootsResult():
-    class ListRootsResult(MCPModel):
-        """
-        The client's response to a roots/list request from the server.
-        This result contains an array of Root objects, each representing a root directory
-        or file that the server can operate on.
-        """
-
-        meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-        roots: list[Root]
-
-    return ListRootsResult
-
-
-def _LoggingMessageNotification():
-    class LoggingMessageNotification(MCPModel):
-        """
-        JSONRPCNotification of a log message passed from server to client. If no logging/setLevel request has been sent from the client, the server MAY decide which messages to send automatically.
-        """
-
-        jsonrpc: Literal["2.0"] = "2.0"
-        method: Literal["notifications/message"] = "notifications/message"
-        params: LoggingMessageNotificationParams
-
-    return LoggingMessageNotification
-
-
-def _PaginatedRequestParamsMeta():
-    class PaginatedRequestParamsMeta(MCPModel):
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-
-        model_config = ConfigDict(
-            extra="allow",
-        )
-        __annotations__ = {
-            "__pydantic_extra__": Dict[str, Any],
-        }
-        progressToken: Annotated[ProgressToken | None, ABSENT_IF_NONE] = None
-        """
-        If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-        """
-
-    return PaginatedRequestParamsMeta
-
-
-def _ProgressNotificationParams():
-    class ProgressNotificationParams(MCPModel):
-        """
-        Parameters for a `notifications/progress` notification.
-        """
-
-        meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-        message: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        An optional message describing the current progress.
-        """
-        progress: JSONNumber
-        """
-        The progress thus far. This should increase every time progress is made, even if the total is unknown.
-        """
-        progressToken: ProgressToken
-        """
-        The progress token which was given in the initial request, used to associate this notification with the request that is proceeding.
-        """
-        total: Annotated[JSONNumber | None, ABSENT_IF_NONE] = None
-        """
-        Total number of items to process (or total progress required), if known.
-        """
-
-    return ProgressNotificationParams
-
-
-def _Prompt():
-    class Prompt(MCPModel):
-        """
-        A prompt or prompt template that the server offers.
-        """
-
-        meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-        arguments: Annotated[list[PromptArgument] | None, ABSENT_IF_NONE] = None
-        """
-        A list of arguments to use for templating the prompt.
-        """
-        description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        An optional description of what this prompt provides
-        """
-        icons: Annotated[list[Icon] | None, ABSENT_IF_NONE] = None
-        """
-        Optional set of sized icons that the client can display in a user interface.
-
-        Clients that support rendering icons MUST support at least the following MIME types:
-        - `image/png` - PNG images (safe, universal compatibility)
-        - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
-
-        Clients that support rendering icons SHOULD also support:
-        - `image/svg+xml` - SVG images (scalable but requires security precautions)
-        - `image/webp` - WebP images (modern, efficient format)
-        """
-        name: StrictStr
-        """
-        Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
-        """
-        title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-        even by those unfamiliar with domain-specific terminology.
-
-        If not provided, the name should be used for display (except for Tool,
-        where `annotations.title` should be given precedence over using `name`,
-        if present).
-        """
-
-    return Prompt
-
-
-def _ReadResourceRequestParams():
-    class ReadResourceRequestParams(MCPModel):
-        """
-        Parameters for a `resources/read` request.
-        """
-
-        meta: Annotated[
-            ReadResourceRequestParamsMeta | None, Field(alias="_meta"), ABSENT_IF_NONE
-        ] = None
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-        uri: StrictStr
-        """
-        The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
-        """
-
-    return ReadResourceRequestParams
-
-
-def _ReadResourceResult():
-    class ReadResourceResult(MCPModel):
-        """
-        The server's response to a resources/read request from the client.
-        """
-
-        meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-        contents: list[TextResourceContents | BlobResourceContents]
-
-    return ReadResourceResult
-
-
-def _RequestParams():
-    class RequestParams(MCPModel):
-        """
-        Common params for any request.
-        """
-
-        meta: Annotated[RequestParamsMeta | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-
-    return RequestParams
-
-
-def _Resource():
-    class Resource(MCPModel):
-        """
-        A known resource that the server is capable of reading.
-        """
-
-        meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-        annotations: Annotated[Annotations | None, ABSENT_IF_NONE] = None
-        """
-        Optional annotations for the client.
-        """
-        description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        A description of what this resource represents.
-
-        This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
-        """
-        icons: Annotated[list[Icon] | None, ABSENT_IF_NONE] = None
-        """
-        Optional set of sized icons that the client can display in a user interface.
-
-        Clients that support rendering icons MUST support at least the following MIME types:
-        - `image/png` - PNG images (safe, universal compatibility)
-        - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
-
-        Clients that support rendering icons SHOULD also support:
-        - `image/svg+xml` - SVG images (scalable but requires security precautions)
-        - `image/webp` - WebP images (modern, efficient format)
-        """
-        mimeType: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        The MIME type of this resource, if known.
-        """
-        name: StrictStr
-        """
-        Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
-        """
-        size: Annotated[JSONInteger | None, ABSENT_IF_NONE] = None
-        """
-        The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
-
-        This can be used by Hosts to display file sizes and estimate context window usage.
-        """
-        title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-        even by those unfamiliar with domain-specific terminology.
-
-        If not provided, the name should be used for display (except for Tool,
-        where `annotations.title` should be given precedence over using `name`,
-        if present).
-        """
-        uri: StrictStr
-        """
-        The URI of this resource.
-        """
-
-    return Resource
-
-
-def _ResourceLink():
-    class ResourceLink(MCPModel):
-        """
-        A resource that the server is capable of reading, included in a prompt or tool call result.
-
-        Note: resource links returned by tools are not guaranteed to appear in the results of `resources/list` requests.
-        """
-
-        meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-        annotations: Annotated[Annotations | None, ABSENT_IF_NONE] = None
-        """
-        Optional annotations for the client.
-        """
-        description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        A description of what this resource represents.
-
-        This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
-        """
-        icons: Annotated[list[Icon] | None, ABSENT_IF_NONE] = None
-        """
-        Optional set of sized icons that the client can display in a user interface.
-
-        Clients that support rendering icons MUST support at least the following MIME types:
-        - `image/png` - PNG images (safe, universal compatibility)
-        - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
-
-        Clients that support rendering icons SHOULD also support:
-        - `image/svg+xml` - SVG images (scalable but requires security precautions)
-        - `image/webp` - WebP images (modern, efficient format)
-        """
-        mimeType: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        The MIME type of this resource, if known.
-        """
-        name: StrictStr
-        """
-        Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
-        """
-        size: Annotated[JSONInteger | None, ABSENT_IF_NONE] = None
-        """
-        The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
-
-        This can be used by Hosts to display file sizes and estimate context window usage.
-        """
-        title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-        even by those unfamiliar with domain-specific terminology.
-
-        If not provided, the name should be used for display (except for Tool,
-        where `annotations.title` should be given precedence over using `name`,
-        if present).
-        """
-        type: Literal["resource_link"] = "resource_link"
-        uri: StrictStr
-        """
-        The URI of this resource.
-        """
-
-    return ResourceLink
-
-
-def _ResourceRequestParams():
-    class ResourceRequestParams(MCPModel):
-        """
-        Common parameters when working with resources.
-        """
-
-        meta: Annotated[ResourceRequestParamsMeta | None, Field(alias="_meta"), ABSENT_IF_NONE] = (
-            None
-        )
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-        uri: StrictStr
-        """
-        The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
-        """
-
-    return ResourceRequestParams
-
-
-def _ResourceTemplate():
-    class ResourceTemplate(MCPModel):
-        """
-        A template description for resources available on the server.
-        """
-
-        meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-        annotations: Annotated[Annotations | None, ABSENT_IF_NONE] = None
-        """
-        Optional annotations for the client.
-        """
-        description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        A description of what this template is for.
-
-        This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
-        """
-        icons: Annotated[list[Icon] | None, ABSENT_IF_NONE] = None
-        """
-        Optional set of sized icons that the client can display in a user interface.
-
-        Clients that support rendering icons MUST support at least the following MIME types:
-        - `image/png` - PNG images (safe, universal compatibility)
-        - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
-
-        Clients that support rendering icons SHOULD also support:
-        - `image/svg+xml` - SVG images (scalable but requires security precautions)
-        - `image/webp` - WebP images (modern, efficient format)
-        """
-        mimeType: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        The MIME type for all resources that match this template. This should only be included if all resources matching this template have the same type.
-        """
-        name: StrictStr
-        """
-        Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
-        """
-        title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-        even by those unfamiliar with domain-specific terminology.
-
-        If not provided, the name should be used for display (except for Tool,
-        where `annotations.title` should be given precedence over using `name`,
-        if present).
-        """
-        uriTemplate: StrictStr
-        """
-        A URI template (according to RFC 6570) that can be used to construct resource URIs.
-        """
-
-    return ResourceTemplate
-
-
-def _ResourceUpdatedNotification():
-    class ResourceUpdatedNotification(MCPModel):
-        """
-        A notification from the server to the client, informing it that a resource has changed and may need to be read again. This should only be sent if the client previously sent a resources/subscribe request.
-        """
-
-        jsonrpc: Literal["2.0"] = "2.0"
-        method: Literal["notifications/resources/updated"] = "notifications/resources/updated"
-        params: ResourceUpdatedNotificationParams
-
-    return ResourceUpdatedNotification
-
-
-def _ServerCapabilitiesTasksRequests():
-    class ServerCapabilitiesTasksRequests(MCPModel):
-        """
-        Specifies which request types can be augmented with tasks.
-        """
-
-        tools: Annotated[ServerCapabilitiesTasksRequestsTools | None, ABSENT_IF_NONE] = None
-        """
-        Task support for tool-related requests.
-        """
-
-    return ServerCapabilitiesTasksRequests
-
-
-def _SetLevelRequestParams():
-    class SetLevelRequestParams(MCPModel):
-        """
-        Parameters for a `logging/setLevel` request.
-        """
-
-        meta: Annotated[SetLevelRequestParamsMeta | None, Field(alias="_meta"), ABSENT_IF_NONE] = (
-            None
-        )
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-        level: LoggingLevel
-        """
-        The level of logging that the client wants to receive from the server. The server should send all logs at this level and higher (i.e., more severe) to the client as notifications/message.
-        """
-
-    return SetLevelRequestParams
-
-
-def _SubscribeRequestParams():
-    class SubscribeRequestParams(MCPModel):
-        """
-        Parameters for a `resources/subscribe` request.
-        """
-
-        meta: Annotated[SubscribeRequestParamsMeta | None, Field(alias="_meta"), ABSENT_IF_NONE] = (
-            None
-        )
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-        uri: StrictStr
-        """
-        The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
-        """
-
-    return SubscribeRequestParams
-
-
-def _Task():
-    class Task(MCPModel):
-        """
-        Data associated with a task.
-        """
-
-        createdAt: StrictStr
-        """
-        ISO 8601 timestamp when the task was created.
-        """
-        lastUpdatedAt: StrictStr
-        """
-        ISO 8601 timestamp when the task was last updated.
-        """
-        pollInterval: Annotated[JSONInteger | None, ABSENT_IF_NONE] = None
-        """
-        Suggested polling interval in milliseconds.
-        """
-        status: TaskStatus
-        """
-        Current task state.
-        """
-        statusMessage: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        Optional human-readable message describing the current task state.
-        This can provide context for any status, including:
-        - Reasons for "cancelled" status
-        - Summaries for "completed" status
-        - Diagnostic information for "failed" status (e.g., error details, what went wrong)
-        """
-        taskId: StrictStr
-        """
-        The task identifier.
-        """
-        ttl: JSONInteger | None
-        """
-        Actual retention duration from creation in milliseconds, null for unlimited.
-        """
-
-    return Task
-
-
-def _TaskAugmentedRequestParams():
-    class TaskAugmentedRequestParams(MCPModel):
-        """
-        Common params for any task-augmented request.
-        """
-
-        meta: Annotated[
-            TaskAugmentedRequestParamsMeta | None, Field(alias="_meta"), ABSENT_IF_NONE
-        ] = None
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-        task: Annotated[TaskMetadata | None, ABSENT_IF_NONE] = None
-        """
-        If specified, the caller is requesting task-augmented execution for this request.
-        The request will return a CreateTaskResult immediately, and the actual result can be
-        retrieved later via tasks/result.
-
-        Task augmentation is subject to capability negotiation - receivers MUST declare support
-        for task augmentation of specific request types in their capabilities.
-        """
-
-    return TaskAugmentedRequestParams
-
-
-def _TaskStatusNotificationParams():
-    class TaskStatusNotificationParams(NotificationParams, Task):
-        """
-        Parameters for a `notifications/tasks/status` notification.
-        """
-
-    return TaskStatusNotificationParams
-
-
-def _TextContent():
-    class TextContent(MCPModel):
-        """
-        Text provided to or from an LLM.
-        """
-
-        meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-        annotations: Annotated[Annotations | None, ABSENT_IF_NONE] = None
-        """
-        Optional annotations for the client.
-        """
-        text: StrictStr
-        """
-        The text content of the message.
-        """
-        type: Literal["text"] = "text"
-
-    return TextContent
-
-
-def _TitledMultiSelectEnumSchemaItems():
-    class TitledMultiSelectEnumSchemaItems(MCPModel):
-        """
-        Schema for array items with enum options and display labels.
-        """
-
-        anyOf: list[TitledMultiSelectEnumSchemaItemsAnyOfItem]
-        """
-        Array of enum options with values and display labels.
-        """
-
-    return TitledMultiSelectEnumSchemaItems
-
-
-def _TitledSingleSelectEnumSchema():
-    class TitledSingleSelectEnumSchema(MCPModel):
-        """
-        Schema for single-selection enumeration with display titles for each option.
-        """
-
-        default: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        Optional default value.
-        """
-        description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        Optional description for the enum field.
-        """
-        oneOf: list[TitledSingleSelectEnumSchemaOneOfItem]
-        """
-        Array of enum options with values and display labels.
-        """
-        title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        Optional title for the enum field.
-        """
-        type: Literal["string"] = "string"
-
-    return TitledSingleSelectEnumSchema
-
-
-def _Tool():
-    class Tool(MCPModel):
-        """
-        Definition for a tool the client can call.
-        """
-
-        meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-        annotations: Annotated[ToolAnnotations | None, ABSENT_IF_NONE] = None
-        """
-        Optional additional tool information.
-
-        Display name precedence order is: title, annotations.title, then name.
-        """
-        description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        A human-readable description of the tool.
-
-        This can be used by clients to improve the LLM's understanding of available tools. It can be thought of like a "hint" to the model.
-        """
-        execution: Annotated[ToolExecution | None, ABSENT_IF_NONE] = None
-        """
-        Execution-related properties for this tool.
-        """
-        icons: Annotated[list[Icon] | None, ABSENT_IF_NONE] = None
-        """
-        Optional set of sized icons that the client can display in a user interface.
-
-        Clients that support rendering icons MUST support at least the following MIME types:
-        - `image/png` - PNG images (safe, universal compatibility)
-        - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
-
-        Clients that support rendering icons SHOULD also support:
-        - `image/svg+xml` - SVG images (scalable but requires security precautions)
-        - `image/webp` - WebP images (modern, efficient format)
-        """
-        inputSchema: ToolInputSchema
-        """
-        A JSON Schema object defining the expected parameters for the tool.
-        """
-        name: StrictStr
-        """
-        Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
-        """
-        outputSchema: Annotated[ToolOutputSchema | None, ABSENT_IF_NONE] = None
-        """
-        An optional JSON Schema object defining the structure of the tool's output returned in
-        the structuredContent field of a CallToolResult.
-
-        Defaults to JSON Schema 2020-12 when no explicit $schema is provided.
-        Currently restricted to type: "object" at the root level.
-        """
-        title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-        even by those unfamiliar with domain-specific terminology.
-
-        If not provided, the name should be used for display (except for Tool,
-        where `annotations.title` should be given precedence over using `name`,
-        if present).
-        """
-
-    return Tool
-
-
-def _UnsubscribeRequestParams():
-    class UnsubscribeRequestParams(MCPModel):
-        """
-        Parameters for a `resources/unsubscribe` request.
-        """
-
-        meta: Annotated[
-            UnsubscribeRequestParamsMeta | None, Field(alias="_meta"), ABSENT_IF_NONE
-        ] = None
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-        uri: StrictStr
-        """
-        The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
-        """
-
-    return UnsubscribeRequestParams
-
-
-def _UntitledMultiSelectEnumSchema():
-    class UntitledMultiSelectEnumSchema(MCPModel):
-        """
-        Schema for multiple-selection enumeration without display titles for options.
-        """
-
-        default: Annotated[list[StrictStr] | None, ABSENT_IF_NONE] = None
-        """
-        Optional default value.
-        """
-        description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        Optional description for the enum field.
-        """
-        items: UntitledMultiSelectEnumSchemaItems
-        """
-        Schema for the array items.
-        """
-        maxItems: Annotated[JSONInteger | None, ABSENT_IF_NONE] = None
-        """
-        Maximum number of items to select.
-        """
-        minItems: Annotated[JSONInteger | None, ABSENT_IF_NONE] = None
-        """
-        Minimum number of items to select.
-        """
-        title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        Optional title for the enum field.
-        """
-        type: Literal["array"] = "array"
-
-    return UntitledMultiSelectEnumSchema
-
-
-def _CallToolRequestParams():
-    class CallToolRequestParams(MCPModel):
-        """
-        Parameters for a `tools/call` request.
-        """
-
-        meta: Annotated[CallToolRequestParamsMeta | None, Field(alias="_meta"), ABSENT_IF_NONE] = (
-            None
-        )
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-        arguments: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
-        """
-        Arguments to use for the tool call.
-        """
-        name: StrictStr
-        """
-        The name of the tool.
-        """
-        task: Annotated[TaskMetadata | None, ABSENT_IF_NONE] = None
-        """
-        If specified, the caller is requesting task-augmented execution for this request.
-        The request will return a CreateTaskResult immediately, and the actual result can be
-        retrieved later via tasks/result.
-
-        Task augmentation is subject to capability negotiation - receivers MUST declare support
-        for task augmentation of specific request types in their capabilities.
-        """
-
-    return CallToolRequestParams
-
-
-def _CancelTaskResult():
-    class CancelTaskResult(Result, Task):
-        """
-        The response to a tasks/cancel request.
-        """
-
-    return CancelTaskResult
-
-
-def _CancelledNotification():
-    class CancelledNotification(MCPModel):
-        """
-        This notification can be sent by either side to indicate that it is cancelling a previously-issued request.
-
-        The request SHOULD still be in-flight, but due to communication latency, it is always possible that this notification MAY arrive after the request has already finished.
-
-        This notification indicates that the result will be unused, so any associated processing SHOULD cease.
-
-        A client MUST NOT attempt to cancel its `initialize` request.
-
-        For task cancellation, use the `tasks/cancel` request instead of this notification.
-        """
-
-        jsonrpc: Literal["2.0"] = "2.0"
-        method: Literal["notifications/cancelled"] = "notifications/cancelled"
-        params: CancelledNotificationParams
-
-    return CancelledNotification
-
-
-def _ClientCapabilitiesTasks():
-    class ClientCapabilitiesTasks(MCPModel):
-        """
-        Present if the client supports task-augmented requests.
-        """
-
-        cancel: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
-        """
-        Whether this client supports tasks/cancel.
-        """
-        list: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
-        """
-        Whether this client supports tasks/list.
-        """
-        requests: Annotated[ClientCapabilitiesTasksRequests | None, ABSENT_IF_NONE] = None
-        """
-        Specifies which request types can be augmented with tasks.
-        """
-
-    return ClientCapabilitiesTasks
-
-
-def _CompleteRequestParams():
-    class CompleteRequestParams(MCPModel):
-        """
-        Parameters for a `completion/complete` request.
-        """
-
-        meta: Annotated[CompleteRequestParamsMeta | None, Field(alias="_meta"), ABSENT_IF_NONE] = (
-            None
-        )
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-        argument: CompleteRequestParamsArgument
-        """
-        The argument's information
-        """
-        context: Annotated[CompleteRequestParamsContext | None, ABSENT_IF_NONE] = None
-        """
-        Additional, optional context for completions
-        """
-        ref: Annotated[PromptReference | ResourceTemplateReference, Field(discriminator="type")]
-
-    return CompleteRequestParams
-
-
-def _ContentBlock():
-    ContentBlock = TypeAliasType(
-        "ContentBlock",
-        Annotated[
-            TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource,
-            Field(discriminator="type"),
-        ],
-    )
-    return ContentBlock
-
-
-def _CreateTaskResult():
-    class CreateTaskResult(MCPModel):
-        """
-        A response to a task-augmented request.
-        """
-
-        meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-        task: Task
-
-    return CreateTaskResult
-
-
-def _ElicitRequestURLParams():
-    class ElicitRequestURLParams(MCPModel):
-        """
-        The parameters for a request to elicit information from the user via a URL in the client.
-        """
-
-        meta: Annotated[ElicitRequestURLParamsMeta | None, Field(alias="_meta"), ABSENT_IF_NONE] = (
-            None
-        )
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-        elicitationId: StrictStr
-        """
-        The ID of the elicitation, which must be unique within the context of the server.
-        The client MUST treat this ID as an opaque value.
-        """
-        message: StrictStr
-        """
-        The message to present to the user explaining why the interaction is needed.
-        """
-        mode: Literal["url"] = "url"
-        """
-        The elicitation mode.
-        """
-        task: Annotated[TaskMetadata | None, ABSENT_IF_NONE] = None
-        """
-        If specified, the caller is requesting task-augmented execution for this request.
-        The request will return a CreateTaskResult immediately, and the actual result can be
-        retrieved later via tasks/result.
-
-        Task augmentation is subject to capability negotiation - receivers MUST declare support
-        for task augmentation of specific request types in their capabilities.
-        """
-        url: StrictStr
-        """
-        The URL that the user should navigate to.
-        """
-
-    return ElicitRequestURLParams
-
-
-def _GetPromptRequestParams():
-    class GetPromptRequestParams(MCPModel):
-        """
-        Parameters for a `prompts/get` request.
-        """
-
-        meta: Annotated[GetPromptRequestParamsMeta | None, Field(alias="_meta"), ABSENT_IF_NONE] = (
-            None
-        )
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-        arguments: Annotated[dict[str, StrictStr] | None, ABSENT_IF_NONE] = None
-        """
-        Arguments to use for templating the prompt.
-        """
-        name: StrictStr
-        """
-        The name of the prompt or prompt template.
-        """
-
-    return GetPromptRequestParams
-
-
-def _GetTaskResult():
-    class GetTaskResult(Result, Task):
-        """
-        The response to a tasks/get request.
-        """
-
-    return GetTaskResult
-
-
-def _JSONRPCMessage():
-    JSONRPCMessage = TypeAliasType(
-        "JSONRPCMessage",
-        JSONRPCRequest | JSONRPCNotification | JSONRPCResultResponse | JSONRPCErrorResponse,
-    )
-    return JSONRPCMessage
-
-
-def _JSONRPCResponse():
-    JSONRPCResponse = TypeAliasType("JSONRPCResponse", JSONRPCResultResponse | JSONRPCErrorResponse)
-    return JSONRPCResponse
-
-
-def _ListPromptsResult():
-    class ListPromptsResult(MCPModel):
-        """
-        The server's response to a prompts/list request from the client.
-        """
-
-        meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-        nextCursor: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        An opaque token representing the pagination position after the last returned result.
-        If present, there may be more results available.
-        """
-        prompts: list[Prompt]
-
-    return ListPromptsResult
-
-
-def _ListResourceTemplatesResult():
-    class ListResourceTemplatesResult(MCPModel):
-        """
-        The server's response to a resources/templates/list request from the client.
-        """
-
-        meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-        nextCursor: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        An opaque token representing the pagination position after the last returned result.
-        If present, there may be more results available.
-        """
-        resourceTemplates: list[ResourceTemplate]
-
-    return ListResourceTemplatesResult
-
-
-def _ListResourcesResult():
-    class ListResourcesResult(MCPModel):
-        """
-        The server's response to a resources/list request from the client.
-        """
-
-        meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-        nextCursor: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        An opaque token representing the pagination position after the last returned result.
-        If present, there may be more results available.
-        """
-        resources: list[Resource]
-
-    return ListResourcesResult
-
-
-def _ListRootsRequest():
-    class ListRootsRequest(MCPModel):
-        """
-        Sent from the server to request a list of root URIs from the client. Roots allow
-        servers to ask for specific directories or files to operate on. A common example
-        for roots is providing a set of repositories or directories a server should operate
-        on.
-
-        This request is typically used when the server needs to understand the file system
-        structure or access specific locations that the client has permission to read from.
-        """
-
-        id: RequestId
-        jsonrpc: Literal["2.0"] = "2.0"
-        method: Literal["roots/list"] = "roots/list"
-        params: Annotated[RequestParams | None, ABSENT_IF_NONE] = None
-
-    return ListRootsRequest
-
-
-def _ListTasksResult():
-    class ListTasksResult(MCPModel):
-        """
-        The response to a tasks/list request.
-        """
-
-        meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-        nextCursor: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        An opaque token representing the pagination position after the last returned result.
-        If present, there may be more results available.
-        """
-        tasks: list[Task]
-
-    return ListTasksResult
-
-
-def _ListToolsResult():
-    class ListToolsResult(MCPModel):
-        """
-        The server's response to a tools/list request from the client.
-        """
-
-        meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-        nextCursor: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        An opaque token representing the pagination position after the last returned result.
-        If present, there may be more results available.
-        """
-        tools: list[Tool]
-
-    return ListToolsResult
-
-
-def _PaginatedRequestParams():
-    class PaginatedRequestParams(MCPModel):
-        """
-        Common parameters for paginated requests.
-        """
-
-        meta: Annotated[PaginatedRequestParamsMeta | None, Field(alias="_meta"), ABSENT_IF_NONE] = (
-            None
-        )
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-        cursor: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        An opaque token representing the current pagination position.
-        If provided, the server should return results starting after this cursor.
-        """
-
-    return PaginatedRequestParams
-
-
-def _PingRequest():
-    class PingRequest(MCPModel):
-        """
-        A ping, issued by either the server or the client, to check that the other party is still alive. The receiver must promptly respond, or else may be disconnected.
-        """
-
-        id: RequestId
-        jsonrpc: Literal["2.0"] = "2.0"
-        method: Literal["ping"] = "ping"
-        params: Annotated[RequestParams | None, ABSENT_IF_NONE] = None
-
-    return PingRequest
-
-
-def _ProgressNotification():
-    class ProgressNotification(MCPModel):
-        """
-        An out-of-band notification used to inform the receiver of a progress update for a long-running request.
-        """
-
-        jsonrpc: Literal["2.0"] = "2.0"
-        method: Literal["notifications/progress"] = "notifications/progress"
-        params: ProgressNotificationParams
-
-    return ProgressNotification
-
-
-def _PromptMessage():
-    class PromptMessage(MCPModel):
-        """
-        Describes a message returned as part of a prompt.
-
-        This is similar to `SamplingMessage`, but also supports the embedding of
-        resources from the MCP server.
-        """
-
-        content: ContentBlock
-        role: Role
-
-    return PromptMessage
-
-
-def _ReadResourceRequest():
-    class ReadResourceRequest(MCPModel):
-        """
-        Sent from the client to the server, to read a specific resource URI.
-        """
-
-        id: RequestId
-        jsonrpc: Literal["2.0"] = "2.0"
-        method: Literal["resources/read"] = "resources/read"
-        params: ReadResourceRequestParams
-
-    return ReadResourceRequest
-
-
-def _ServerCapabilitiesTasks():
-    class ServerCapabilitiesTasks(MCPModel):
-        """
-        Present if the server supports task-augmented requests.
-        """
-
-        cancel: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
-        """
-        Whether this server supports tasks/cancel.
-        """
-        list: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
-        """
-        Whether this server supports tasks/list.
-        """
-        requests: Annotated[ServerCapabilitiesTasksRequests | None, ABSENT_IF_NONE] = None
-        """
-        Specifies which request types can be augmented with tasks.
-        """
-
-    return ServerCapabilitiesTasks
-
-
-def _SetLevelRequest():
-    class SetLevelRequest(MCPModel):
-        """
-        A request from the client to the server, to enable or adjust logging.
-        """
-
-        id: RequestId
-        jsonrpc: Literal["2.0"] = "2.0"
-        method: Literal["logging/setLevel"] = "logging/setLevel"
-        params: SetLevelRequestParams
-
-    return SetLevelRequest
-
-
-def _SingleSelectEnumSchema():
-    SingleSelectEnumSchema = TypeAliasType(
-        "SingleSelectEnumSchema", UntitledSingleSelectEnumSchema | TitledSingleSelectEnumSchema
-    )
-    return SingleSelectEnumSchema
-
-
-def _SubscribeRequest():
-    class SubscribeRequest(MCPModel):
-        """
-        Sent from the client to request resources/updated notifications from the server whenever a particular resource changes.
-        """
-
-        id: RequestId
-        jsonrpc: Literal["2.0"] = "2.0"
-        method: Literal["resources/subscribe"] = "resources/subscribe"
-        params: SubscribeRequestParams
-
-    return SubscribeRequest
-
-
-def _TaskStatusNotification():
-    class TaskStatusNotification(MCPModel):
-        """
-        An optional notification from the receiver to the requestor, informing them that a task's status has changed. Receivers are not required to send these notifications.
-        """
-
-        jsonrpc: Literal["2.0"] = "2.0"
-        method: Literal["notifications/tasks/status"] = "notifications/tasks/status"
-        params: TaskStatusNotificationParams
-
-    return TaskStatusNotification
-
-
-def _TitledMultiSelectEnumSchema():
-    class TitledMultiSelectEnumSchema(MCPModel):
-        """
-        Schema for multiple-selection enumeration with display titles for each option.
-        """
-
-        default: Annotated[list[StrictStr] | None, ABSENT_IF_NONE] = None
-        """
-        Optional default value.
-        """
-        description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        Optional description for the enum field.
-        """
-        items: TitledMultiSelectEnumSchemaItems
-        """
-        Schema for array items with enum options and display labels.
-        """
-        maxItems: Annotated[JSONInteger | None, ABSENT_IF_NONE] = None
-        """
-        Maximum number of items to select.
-        """
-        minItems: Annotated[JSONInteger | None, ABSENT_IF_NONE] = None
-        """
-        Minimum number of items to select.
-        """
-        title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        Optional title for the enum field.
-        """
-        type: Literal["array"] = "array"
-
-    return TitledMultiSelectEnumSchema
-
-
-def _ToolResultContent():
-    class ToolResultContent(MCPModel):
-        """
-        The result of a tool use, provided by the user back to the assistant.
-        """
-
-        meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        """
-        Optional metadata about the tool result. Clients SHOULD preserve this field when
-        including tool results in subsequent sampling requests to enable caching optimizations.
-
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-        content: list[ContentBlock]
-        """
-        The unstructured result content of the tool use.
-
-        This has the same format as CallToolResult.content and can include text, images,
-        audio, resource links, and embedded resources.
-        """
-        isError: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
-        """
-        Whether the tool use resulted in an error.
-
-        If true, the content typically describes the error that occurred.
-        Default: false
-        """
-        structuredContent: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
-        """
-        An optional structured result object.
-
-        If the tool defined an outputSchema, this SHOULD conform to that schema.
-        """
-        toolUseId: StrictStr
-        """
-        The ID of the tool use this result corresponds to.
-
-        This MUST match the ID from a previous ToolUseContent.
-        """
-        type: Literal["tool_result"] = "tool_result"
-
-    return ToolResultContent
-
-
-def _URLElicitationRequiredErrorErrorData():
-    class URLElicitationRequiredErrorErrorData(MCPModel):
-        model_config = ConfigDict(
-            extra="allow",
-        )
-        __annotations__ = {
-            "__pydantic_extra__": Dict[str, Any],
-        }
-        elicitations: list[ElicitRequestURLParams]
-
-    return URLElicitationRequiredErrorErrorData
-
-
-def _UnsubscribeRequest():
-    class UnsubscribeRequest(MCPModel):
-        """
-        Sent from the client to request cancellation of resources/updated notifications from the server. This should follow a previous resources/subscribe request.
-        """
-
-        id: RequestId
-        jsonrpc: Literal["2.0"] = "2.0"
-        method: Literal["resources/unsubscribe"] = "resources/unsubscribe"
-        params: UnsubscribeRequestParams
-
-    return UnsubscribeRequest
-
-
-def _CallToolRequest():
-    class CallToolRequest(MCPModel):
-        """
-        Used by the client to invoke a tool provided by the server.
-        """
-
-        id: RequestId
-        jsonrpc: Literal["2.0"] = "2.0"
-        method: Literal["tools/call"] = "tools/call"
-        params: CallToolRequestParams
-
-    return CallToolRequest
-
-
-def _CallToolResult():
-    class CallToolResult(MCPModel):
-        """
-        The server's response to a tool call.
-        """
-
-        meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-        content: list[ContentBlock]
-        """
-        A list of content objects that represent the unstructured result of the tool call.
-        """
-        isError: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
-        """
-        Whether the tool call ended in an error.
-
-        If not set, this is assumed to be false (the call was successful).
-
-        Any errors that originate from the tool SHOULD be reported inside the result
-        object, with `isError` set to true, _not_ as an MCP protocol-level error
-        response. Otherwise, the LLM would not be able to see that an error occurred
-        and self-correct.
-
-        However, any errors in _finding_ the tool, an error indicating that the
-        server does not support tool calls, or any other exceptional conditions,
-        should be reported as an MCP error response.
-        """
-        structuredContent: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
-        """
-        An optional JSON object that represents the structured result of the tool call.
-        """
-
-    return CallToolResult
-
-
-def _ClientCapabilities():
-    class ClientCapabilities(MCPModel):
-        """
-        Capabilities a client may support. Known capabilities are defined here, in this schema, but this is not a closed set: any client can define its own, additional capabilities.
-        """
-
-        elicitation: Annotated[ClientCapabilitiesElicitation | None, ABSENT_IF_NONE] = None
-        """
-        Present if the client supports elicitation from the server.
-        """
-        experimental: Annotated[dict[str, dict[str, Any]] | None, ABSENT_IF_NONE] = None
-        """
-        Experimental, non-standard capabilities that the client supports.
-        """
-        roots: Annotated[ClientCapabilitiesRoots | None, ABSENT_IF_NONE] = None
-        """
-        Present if the client supports listing roots.
-        """
-        sampling: Annotated[ClientCapabilitiesSampling | None, ABSENT_IF_NONE] = None
-        """
-        Present if the client supports sampling from an LLM.
-        """
-        tasks: Annotated[ClientCapabilitiesTasks | None, ABSENT_IF_NONE] = None
-        """
-        Present if the client supports task-augmented requests.
-        """
-
-    return ClientCapabilities
-
-
-def _ClientNotification():
-    ClientNotification = TypeAliasType(
-        "ClientNotification",
-        Annotated[
-            CancelledNotification
-            | InitializedNotification
-            | ProgressNotification
-            | TaskStatusNotification
-            | RootsListChangedNotification,
-            Field(discriminator="method"),
-        ],
-    )
-    return ClientNotification
-
-
-def _CompleteRequest():
-    class CompleteRequest(MCPModel):
-        """
-        A request from the client to the server, to ask for completion options.
-        """
-
-        id: RequestId
-        jsonrpc: Literal["2.0"] = "2.0"
-        method: Literal["completion/complete"] = "completion/complete"
-        params: CompleteRequestParams
-
-    return CompleteRequest
-
-
-def _EnumSchema():
-    EnumSchema = TypeAliasType(
-        "EnumSchema",
-        UntitledSingleSelectEnumSchema
-        | TitledSingleSelectEnumSchema
-        | UntitledMultiSelectEnumSchema
-        | TitledMultiSelectEnumSchema
-        | LegacyTitledEnumSchema,
-    )
-    return EnumSchema
-
-
-def _GetPromptRequest():
-    class GetPromptRequest(MCPModel):
-        """
-        Used by the client to get a prompt provided by the server.
-        """
-
-        id: RequestId
-        jsonrpc: Literal["2.0"] = "2.0"
-        method: Literal["prompts/get"] = "prompts/get"
-        params: GetPromptRequestParams
-
-    return GetPromptRequest
-
-
-def _GetPromptResult():
-    class GetPromptResult(MCPModel):
-        """
-        The server's response to a prompts/get request from the client.
-        """
-
-        meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-        description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        An optional description for the prompt.
-        """
-        messages: list[PromptMessage]
-
-    return GetPromptResult
-
-
-def _InitializeRequestParams():
-    class InitializeRequestParams(MCPModel):
-        """
-        Parameters for an `initialize` request.
-        """
-
-        meta: Annotated[
-            InitializeRequestParamsMeta | None, Field(alias="_meta"), ABSENT_IF_NONE
-        ] = None
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-        capabilities: ClientCapabilities
-        clientInfo: Implementation
-        protocolVersion: StrictStr
-        """
-        The latest version of the Model Context Protocol that the client supports. The client MAY decide to support older versions as well.
-        """
-
-    return InitializeRequestParams
-
-
-def _ListPromptsRequest():
-    class ListPromptsRequest(MCPModel):
-        """
-        Sent from the client to request a list of prompts and prompt templates the server has.
-        """
-
-        id: RequestId
-        jsonrpc: Literal["2.0"] = "2.0"
-        method: Literal["prompts/list"] = "prompts/list"
-        params: Annotated[PaginatedRequestParams | None, ABSENT_IF_NONE] = None
-
-    return ListPromptsRequest
-
-
-def _ListResourceTemplatesRequest():
-    class ListResourceTemplatesRequest(MCPModel):
-        """
-        Sent from the client to request a list of resource templates the server has.
-        """
-
-        id: RequestId
-        jsonrpc: Literal["2.0"] = "2.0"
-        method: Literal["resources/templates/list"] = "resources/templates/list"
-        params: Annotated[PaginatedRequestParams | None, ABSENT_IF_NONE] = None
-
-    return ListResourceTemplatesRequest
-
-
-def _ListResourcesRequest():
-    class ListResourcesRequest(MCPModel):
-        """
-        Sent from the client to request a list of resources the server has.
-        """
-
-        id: RequestId
-        jsonrpc: Literal["2.0"] = "2.0"
-        method: Literal["resources/list"] = "resources/list"
-        params: Annotated[PaginatedRequestParams | None, ABSENT_IF_NONE] = None
-
-    return ListResourcesRequest
-
-
-def _ListTasksRequest():
-    class ListTasksRequest(MCPModel):
-        """
-        A request to retrieve a list of tasks.
-        """
-
-        id: RequestId
-        jsonrpc: Literal["2.0"] = "2.0"
-        method: Literal["tasks/list"] = "tasks/list"
-        params: Annotated[PaginatedRequestParams | None, ABSENT_IF_NONE] = None
-
-    return ListTasksRequest
-
-
-def _ListToolsRequest():
-    class ListToolsRequest(MCPModel):
-        """
-        Sent from the client to request a list of tools the server has.
-        """
-
-        id: RequestId
-        jsonrpc: Literal["2.0"] = "2.0"
-        method: Literal["tools/list"] = "tools/list"
-        params: Annotated[PaginatedRequestParams | None, ABSENT_IF_NONE] = None
-
-    return ListToolsRequest
-
-
-def _MultiSelectEnumSchema():
-    MultiSelectEnumSchema = TypeAliasType(
-        "MultiSelectEnumSchema", UntitledMultiSelectEnumSchema | TitledMultiSelectEnumSchema
-    )
-    return MultiSelectEnumSchema
-
-
-def _PaginatedRequest():
-    class PaginatedRequest(MCPModel):
-        id: RequestId
-        jsonrpc: Literal["2.0"] = "2.0"
-        method: StrictStr
-        params: Annotated[PaginatedRequestParams | None, ABSENT_IF_NONE] = None
-
-    return PaginatedRequest
-
-
-def _PrimitiveSchemaDefinition():
-    PrimitiveSchemaDefinition = TypeAliasType(
-        "PrimitiveSchemaDefinition",
-        StringSchema
-        | NumberSchema
-        | BooleanSchema
-        | UntitledSingleSelectEnumSchema
-        | TitledSingleSelectEnumSchema
-        | UntitledMultiSelectEnumSchema
-        | TitledMultiSelectEnumSchema
-        | LegacyTitledEnumSchema,
-    )
-    return PrimitiveSchemaDefinition
-
-
-def _SamplingMessageContentBlock():
-    SamplingMessageContentBlock = TypeAliasType(
-        "SamplingMessageContentBlock",
-        Annotated[
-            TextContent | ImageContent | AudioContent | ToolUseContent | ToolResultContent,
-            Field(discriminator="type"),
-        ],
-    )
-    return SamplingMessageContentBlock
-
-
-def _ServerCapabilities():
-    class ServerCapabilities(MCPModel):
-        """
-        Capabilities that a server may support. Known capabilities are defined here, in this schema, but this is not a closed set: any server can define its own, additional capabilities.
-        """
-
-        completions: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
-        """
-        Present if the server supports argument autocompletion suggestions.
-        """
-        experimental: Annotated[dict[str, dict[str, Any]] | None, ABSENT_IF_NONE] = None
-        """
-        Experimental, non-standard capabilities that the server supports.
-        """
-        logging: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
-        """
-        Present if the server supports sending log messages to the client.
-        """
-        prompts: Annotated[ServerCapabilitiesPrompts | None, ABSENT_IF_NONE] = None
-        """
-        Present if the server offers any prompt templates.
-        """
-        resources: Annotated[ServerCapabilitiesResources | None, ABSENT_IF_NONE] = None
-        """
-        Present if the server offers any resources to read.
-        """
-        tasks: Annotated[ServerCapabilitiesTasks | None, ABSENT_IF_NONE] = None
-        """
-        Present if the server supports task-augmented requests.
-        """
-        tools: Annotated[ServerCapabilitiesTools | None, ABSENT_IF_NONE] = None
-        """
-        Present if the server offers any tools to call.
-        """
-
-    return ServerCapabilities
-
-
-def _ServerNotification():
-    ServerNotification = TypeAliasType(
-        "ServerNotification",
-        Annotated[
-            CancelledNotification
-            | ProgressNotification
-            | ResourceListChangedNotification
-            | ResourceUpdatedNotification
-            | PromptListChangedNotification
-            | ToolListChangedNotification
-            | TaskStatusNotification
-            | LoggingMessageNotification
-            | ElicitationCompleteNotification,
-            Field(discriminator="method"),
-        ],
-    )
-    return ServerNotification
-
-
-def _URLElicitationRequiredErrorError():
-    class URLElicitationRequiredErrorError(Error):
-        # The schema narrows the base's field here (see mcpbind.codegen.emit.overrides).
-        code: Literal[-32042] = -32042  # pyright: ignore[reportIncompatibleVariableOverride]
-        """
-        The error type that occurred.
-        """
-        # The schema narrows the base's field here (see mcpbind.codegen.emit.overrides).
-        data: URLElicitationRequiredErrorErrorData  # pyright: ignore[reportGeneralTypeIssues]
-
-    return URLElicitationRequiredErrorError
-
-
-def _CreateMessageResult():
-    class CreateMessageResult(MCPModel):
-        """
-        The client's response to a sampling/createMessage request from the server.
-        The client should inform the user before returning the sampled message, to allow them
-        to inspect the response (human in the loop) and decide whether to allow the server to see it.
-        """
-
-        meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-        content: (
-            TextContent
-            | ImageContent
-            | AudioContent
-            | ToolUseContent
-            | ToolResultContent
-            | list[SamplingMessageContentBlock]
-        )
-        model: StrictStr
-        """
-        The name of the model that generated the message.
-        """
-        role: Role
-        stopReason: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        The reason why sampling stopped, if known.
-
-        Standard values:
-        - "endTurn": Natural end of the assistant's turn
-        - "stopSequence": A stop sequence was encountered
-        - "maxTokens": Maximum token limit was reached
-        - "toolUse": The model wants to use one or more tools
-
-        This field is an open string to allow for provider-specific stop reasons.
-        """
-
-    return CreateMessageResult
-
-
-def _ElicitRequestFormParamsRequestedSchema():
-    class ElicitRequestFormParamsRequestedSchema(MCPModel):
-        """
-        A restricted subset of JSON Schema.
-        Only top-level properties are allowed, without nesting.
-        """
-
-        schema_: Annotated[StrictStr | None, Field(alias="$schema"), ABSENT_IF_NONE] = None
-        properties: dict[str, PrimitiveSchemaDefinition]
-        required: Annotated[list[StrictStr] | None, ABSENT_IF_NONE] = None
-        type: Literal["object"] = "object"
-
-    return ElicitRequestFormParamsRequestedSchema
-
-
-def _InitializeRequest():
-    class InitializeRequest(MCPModel):
-        """
-        This request is sent from the client to the server when it first connects, asking it to begin initialization.
-        """
-
-        id: RequestId
-        jsonrpc: Literal["2.0"] = "2.0"
-        method: Literal["initialize"] = "initialize"
-        params: InitializeRequestParams
-
-    return InitializeRequest
-
-
-def _InitializeResult():
-    class InitializeResult(MCPModel):
-        """
-        After receiving an initialize request from the client, the server sends this response.
-        """
-
-        meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-        capabilities: ServerCapabilities
-        instructions: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        Instructions describing how to use the server and its features.
-
-        This can be used by clients to improve the LLM's understanding of available tools, resources, etc. It can be thought of like a "hint" to the model. For example, this information MAY be added to the system prompt.
-        """
-        protocolVersion: StrictStr
-        """
-        The version of the Model Context Protocol that the server wants to use. This may not match the version that the client requested. If the client cannot support this version, it MUST disconnect.
-        """
-        serverInfo: Implementation
-
-    return InitializeResult
-
-
-def _SamplingMessage():
-    class SamplingMessage(MCPModel):
-        """
-        Describes a message issued to or received from an LLM API.
-        """
-
-        meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-        content: (
-            TextContent
-            | ImageContent
-            | AudioContent
-            | ToolUseContent
-            | ToolResultContent
-            | list[SamplingMessageContentBlock]
-        )
-        role: Role
-
-    return SamplingMessage
-
-
-def _ServerResult():
-    ServerResult = TypeAliasType(
-        "ServerResult",
-        Result
-        | InitializeResult
-        | ListResourcesResult
-        | ListResourceTemplatesResult
-        | ReadResourceResult
-        | ListPromptsResult
-        | GetPromptResult
-        | ListToolsResult
-        | CallToolResult
-        | GetTaskResult
-        | GetTaskPayloadResult
-        | CancelTaskResult
-        | ListTasksResult
-        | CompleteResult,
-    )
-    return ServerResult
-
-
-def _URLElicitationRequiredError():
-    class URLElicitationRequiredError(MCPModel):
-        """
-        An error response that indicates that the server requires the client to provide additional information via an elicitation request.
-        """
-
-        error: URLElicitationRequiredErrorError
-        id: Annotated[RequestId | None, ABSENT_IF_NONE] = None
-        jsonrpc: Literal["2.0"] = "2.0"
-
-    return URLElicitationRequiredError
-
-
-def _ClientRequest():
-    ClientRequest = TypeAliasType(
-        "ClientRequest",
-        Annotated[
-            InitializeRequest
-            | PingRequest
-            | ListResourcesRequest
-            | ListResourceTemplatesRequest
-            | ReadResourceRequest
-            | SubscribeRequest
-            | UnsubscribeRequest
-            | ListPromptsRequest
-            | GetPromptRequest
-            | ListToolsRequest
-            | CallToolRequest
-            | GetTaskRequest
-            | GetTaskPayloadRequest
-            | CancelTaskRequest
-            | ListTasksRequest
-            | SetLevelRequest
-            | CompleteRequest,
-            Field(discriminator="method"),
-        ],
-    )
-    return ClientRequest
-
-
-def _ClientResult():
-    ClientResult = TypeAliasType(
-        "ClientResult",
-        Result
-        | GetTaskResult
-        | GetTaskPayloadResult
-        | CancelTaskResult
-        | ListTasksResult
-        | CreateMessageResult
-        | ListRootsResult
-        | ElicitResult,
-    )
-    return ClientResult
-
-
-def _CreateMessageRequestParams():
-    class CreateMessageRequestParams(MCPModel):
-        """
-        Parameters for a `sampling/createMessage` request.
-        """
-
-        meta: Annotated[
-            CreateMessageRequestParamsMeta | None, Field(alias="_meta"), ABSENT_IF_NONE
-        ] = None
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-        includeContext: Annotated[
-            Literal["allServers", "none", "thisServer"] | None, ABSENT_IF_NONE
-        ] = None
-        """
-        A request to include context from one or more MCP servers (including the caller), to be attached to the prompt.
-        The client MAY ignore this request.
-
-        Default is "none". Values "thisServer" and "allServers" are soft-deprecated. Servers SHOULD only use these values if the client
-        declares ClientCapabilities.sampling.context. These values may be removed in future spec releases.
-        """
-        maxTokens: JSONInteger
-        """
-        The requested maximum number of tokens to sample (to prevent runaway completions).
-
-        The client MAY choose to sample fewer tokens than the requested maximum.
-        """
-        messages: list[SamplingMessage]
-        metadata: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
-        """
-        Optional metadata to pass through to the LLM provider. The format of this metadata is provider-specific.
-        """
-        modelPreferences: Annotated[ModelPreferences | None, ABSENT_IF_NONE] = None
-        """
-        The server's preferences for which model to select. The client MAY ignore these preferences.
-        """
-        stopSequences: Annotated[list[StrictStr] | None, ABSENT_IF_NONE] = None
-        systemPrompt: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        An optional system prompt the server wants to use for sampling. The client MAY modify or omit this prompt.
-        """
-        task: Annotated[TaskMetadata | None, ABSENT_IF_NONE] = None
-        """
-        If specified, the caller is requesting task-augmented execution for this request.
-        The request will return a CreateTaskResult immediately, and the actual result can be
-        retrieved later via tasks/result.
-
-        Task augmentation is subject to capability negotiation - receivers MUST declare support
-        for task augmentation of specific request types in their capabilities.
-        """
-        temperature: Annotated[JSONNumber | None, ABSENT_IF_NONE] = None
-        toolChoice: Annotated[ToolChoice | None, ABSENT_IF_NONE] = None
-        """
-        Controls how the model uses tools.
-        The client MUST return an error if this field is provided but ClientCapabilities.sampling.tools is not declared.
-        Default is `{ mode: "auto" }`.
-        """
-        tools: Annotated[list[Tool] | None, ABSENT_IF_NONE] = None
-        """
-        Tools that the model may use during generation.
-        The client MUST return an error if this field is provided but ClientCapabilities.sampling.tools is not declared.
-        """
-
-    return CreateMessageRequestParams
-
-
-def _ElicitRequestFormParams():
-    class ElicitRequestFormParams(MCPModel):
-        """
-        The parameters for a request to elicit non-sensitive information from the user via a form in the client.
-        """
-
-        meta: Annotated[
-            ElicitRequestFormParamsMeta | None, Field(alias="_meta"), ABSENT_IF_NONE
-        ] = None
-        """
-        See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        """
-        message: StrictStr
-        """
-        The message to present to the user describing what information is being requested.
-        """
-        mode: Annotated[Literal["form"] | None, ABSENT_IF_NONE] = None
-        """
-        The elicitation mode.
-        """
-        requestedSchema: ElicitRequestFormParamsRequestedSchema
-        """
-        A restricted subset of JSON Schema.
-        Only top-level properties are allowed, without nesting.
-        """
-        task: Annotated[TaskMetadata | None, ABSENT_IF_NONE] = None
-        """
-        If specified, the caller is requesting task-augmented execution for this request.
-        The request will return a CreateTaskResult immediately, and the actual result can be
-        retrieved later via tasks/result.
-
-        Task augmentation is subject to capability negotiation - receivers MUST declare support
-        for task augmentation of specific request types in their capabilities.
-        """
-
-    return ElicitRequestFormParams
-
-
-def _ElicitRequestParams():
-    ElicitRequestParams = TypeAliasType(
-        "ElicitRequestParams", ElicitRequestURLParams | ElicitRequestFormParams
-    )
-    return ElicitRequestParams
-
-
-def _CreateMessageRequest():
-    class CreateMessageRequest(MCPModel):
-        """
-        A request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it.
-        """
-
-        id: RequestId
-        jsonrpc: Literal["2.0"] = "2.0"
-        method: Literal["sampling/createMessage"] = "sampling/createMessage"
-        params: CreateMessageRequestParams
-
-    return CreateMessageRequest
-
-
-def _ElicitRequest():
-    class ElicitRequest(MCPModel):
-        """
-        A request from the server to elicit additional information from the user via the client.
-        """
-
-        id: RequestId
-        jsonrpc: Literal["2.0"] = "2.0"
-        method: Literal["elicitation/create"] = "elicitation/create"
-        params: ElicitRequestParams
-
-    return ElicitRequest
-
-
-def _ServerRequest():
-    ServerRequest = TypeAliasType(
-        "ServerRequest",
-        Annotated[
-            PingRequest
-            | GetTaskRequest
-            | GetTaskPayloadRequest
-            | CancelTaskRequest
-            | ListTasksRequest
-            | CreateMessageRequest
-            | ListRootsRequest
-            | ElicitRequest,
-            Field(discriminator="method"),
-        ],
-    )
-    return ServerRequest
-
-
 __getattr__, __dir__ = define_on_use(
     globals(),
     {
-        "BaseMetadata": (_BaseMetadata, ()),
-        "BlobResourceContents": (_BlobResourceContents, ()),
-        "BooleanSchema": (_BooleanSchema, ()),
-        "CancelTaskRequestParams": (_CancelTaskRequestParams, ()),
-        "ClientCapabilitiesElicitation": (_ClientCapabilitiesElicitation, ()),
-        "ClientCapabilitiesRoots": (_ClientCapabilitiesRoots, ()),
-        "ClientCapabilitiesSampling": (_ClientCapabilitiesSampling, ()),
-        "ClientCapabilitiesTasksRequestsElicitation": (
-            _ClientCapabilitiesTasksRequestsElicitation,
-            (),
+        "BaseMetadata": ("_types_BaseMetadata", ()),
+        "BlobResourceContents": ("_types_BlobResourceContents", ()),
+        "BooleanSchema": ("_types_BooleanSchema", ()),
+        "CancelTaskRequestParams": ("_types_CancelTaskRequest", ()),
+        "ClientCapabilitiesElicitation": ("_types_InitializeRequest", ()),
+        "ClientCapabilitiesRoots": ("_types_InitializeRequest", ()),
+        "ClientCapabilitiesSampling": ("_types_InitializeRequest", ()),
+        "ClientCapabilitiesTasksRequestsElicitation": ("_types_InitializeRequest", ()),
+        "ClientCapabilitiesTasksRequestsSampling": ("_types_InitializeRequest", ()),
+        "CompleteRequestParamsArgument": ("_types_CompleteRequest", ()),
+        "CompleteRequestParamsContext": ("_types_CompleteRequest", ()),
+        "CompleteResultCompletion": ("_types_CompleteResult", ()),
+        "Cursor": ("_types_Cursor", ()),
+        "ElicitResult": ("_types_ElicitResult", ()),
+        "ElicitationCompleteNotificationParams": ("_types_ElicitationCompleteNotification", ()),
+        "Error": ("_types_Error", ()),
+        "GetTaskPayloadRequestParams": ("_types_GetTaskPayloadRequest", ()),
+        "GetTaskPayloadResult": ("_types_GetTaskPayloadResult", ()),
+        "GetTaskRequestParams": ("_types_GetTaskRequest", ()),
+        "Icon": ("_types_Icon", ()),
+        "Icons": ("_types_Icons", ("Icon",)),
+        "Implementation": ("_types_Implementation", ("Icon",)),
+        "JSONRPCNotification": ("_types_JSONRPCNotification", ()),
+        "LegacyTitledEnumSchema": ("_types_LegacyTitledEnumSchema", ()),
+        "LoggingLevel": ("_types_LoggingLevel", ()),
+        "LoggingMessageNotificationParams": (
+            "_types_LoggingMessageNotification",
+            ("LoggingLevel",),
         ),
-        "ClientCapabilitiesTasksRequestsSampling": (_ClientCapabilitiesTasksRequestsSampling, ()),
-        "CompleteRequestParamsArgument": (_CompleteRequestParamsArgument, ()),
-        "CompleteRequestParamsContext": (_CompleteRequestParamsContext, ()),
-        "CompleteResultCompletion": (_CompleteResultCompletion, ()),
-        "Cursor": (_Cursor, ()),
-        "ElicitResult": (_ElicitResult, ()),
-        "ElicitationCompleteNotificationParams": (_ElicitationCompleteNotificationParams, ()),
-        "Error": (_Error, ()),
-        "GetTaskPayloadRequestParams": (_GetTaskPayloadRequestParams, ()),
-        "GetTaskPayloadResult": (_GetTaskPayloadResult, ()),
-        "GetTaskRequestParams": (_GetTaskRequestParams, ()),
-        "Icon": (_Icon, ()),
-        "Icons": (_Icons, ("Icon",)),
-        "Implementation": (_Implementation, ("Icon",)),
-        "JSONRPCNotification": (_JSONRPCNotification, ()),
-        "LegacyTitledEnumSchema": (_LegacyTitledEnumSchema, ()),
-        "LoggingLevel": (_LoggingLevel, ()),
-        "LoggingMessageNotificationParams": (_LoggingMessageNotificationParams, ("LoggingLevel",)),
-        "ModelHint": (_ModelHint, ()),
-        "ModelPreferences": (_ModelPreferences, ("ModelHint",)),
-        "Notification": (_Notification, ()),
-        "NotificationParams": (_NotificationParams, ()),
-        "NumberSchema": (_NumberSchema, ()),
-        "PaginatedResult": (_PaginatedResult, ()),
-        "ProgressToken": (_ProgressToken, ()),
-        "PromptArgument": (_PromptArgument, ()),
-        "PromptListChangedNotification": (_PromptListChangedNotification, ("NotificationParams",)),
-        "PromptReference": (_PromptReference, ()),
-        "ReadResourceRequestParamsMeta": (_ReadResourceRequestParamsMeta, ("ProgressToken",)),
-        "RelatedTaskMetadata": (_RelatedTaskMetadata, ()),
-        "Request": (_Request, ()),
-        "RequestId": (_RequestId, ()),
-        "RequestParamsMeta": (_RequestParamsMeta, ("ProgressToken",)),
-        "ResourceContents": (_ResourceContents, ()),
-        "ResourceListChangedNotification": (
-            _ResourceListChangedNotification,
+        "ModelHint": ("_types_CreateMessageRequest", ()),
+        "ModelPreferences": ("_types_CreateMessageRequest", ("ModelHint",)),
+        "Notification": ("_types_Notification", ()),
+        "NotificationParams": ("_types_NotificationParams", ()),
+        "NumberSchema": ("_types_NumberSchema", ()),
+        "PaginatedResult": ("_types_PaginatedResult", ()),
+        "ProgressToken": ("_types_ProgressToken", ()),
+        "PromptArgument": ("_types_ListPromptsResult", ()),
+        "PromptListChangedNotification": (
+            "_types_PromptListChangedNotification",
             ("NotificationParams",),
         ),
-        "ResourceRequestParamsMeta": (_ResourceRequestParamsMeta, ("ProgressToken",)),
-        "ResourceTemplateReference": (_ResourceTemplateReference, ()),
-        "ResourceUpdatedNotificationParams": (_ResourceUpdatedNotificationParams, ()),
-        "Result": (_Result, ()),
-        "Role": (_Role, ()),
-        "Root": (_Root, ()),
-        "RootsListChangedNotification": (_RootsListChangedNotification, ("NotificationParams",)),
-        "ServerCapabilitiesPrompts": (_ServerCapabilitiesPrompts, ()),
-        "ServerCapabilitiesResources": (_ServerCapabilitiesResources, ()),
-        "ServerCapabilitiesTasksRequestsTools": (_ServerCapabilitiesTasksRequestsTools, ()),
-        "ServerCapabilitiesTools": (_ServerCapabilitiesTools, ()),
-        "SetLevelRequestParamsMeta": (_SetLevelRequestParamsMeta, ("ProgressToken",)),
-        "StringSchema": (_StringSchema, ()),
-        "SubscribeRequestParamsMeta": (_SubscribeRequestParamsMeta, ("ProgressToken",)),
-        "TaskAugmentedRequestParamsMeta": (_TaskAugmentedRequestParamsMeta, ("ProgressToken",)),
-        "TaskMetadata": (_TaskMetadata, ()),
-        "TaskStatus": (_TaskStatus, ()),
-        "TextResourceContents": (_TextResourceContents, ()),
-        "TitledMultiSelectEnumSchemaItemsAnyOfItem": (
-            _TitledMultiSelectEnumSchemaItemsAnyOfItem,
-            (),
+        "PromptReference": ("_types_CompleteRequest", ()),
+        "ReadResourceRequestParamsMeta": ("_types_ReadResourceRequest", ("ProgressToken",)),
+        "RelatedTaskMetadata": ("_types_RelatedTaskMetadata", ()),
+        "Request": ("_types_Request", ()),
+        "RequestId": ("_types_RequestId", ()),
+        "RequestParamsMeta": ("_types_RequestParams", ("ProgressToken",)),
+        "ResourceContents": ("_types_ResourceContents", ()),
+        "ResourceListChangedNotification": (
+            "_types_ResourceListChangedNotification",
+            ("NotificationParams",),
         ),
-        "TitledSingleSelectEnumSchemaOneOfItem": (_TitledSingleSelectEnumSchemaOneOfItem, ()),
-        "ToolAnnotations": (_ToolAnnotations, ()),
-        "ToolChoice": (_ToolChoice, ()),
-        "ToolExecution": (_ToolExecution, ()),
-        "ToolInputSchema": (_ToolInputSchema, ()),
-        "ToolListChangedNotification": (_ToolListChangedNotification, ("NotificationParams",)),
-        "ToolOutputSchema": (_ToolOutputSchema, ()),
-        "ToolUseContent": (_ToolUseContent, ()),
-        "UnsubscribeRequestParamsMeta": (_UnsubscribeRequestParamsMeta, ("ProgressToken",)),
-        "UntitledMultiSelectEnumSchemaItems": (_UntitledMultiSelectEnumSchemaItems, ()),
-        "UntitledSingleSelectEnumSchema": (_UntitledSingleSelectEnumSchema, ()),
-        "Annotations": (_Annotations, ("Role",)),
-        "AudioContent": (_AudioContent, ("Annotations",)),
-        "CallToolRequestParamsMeta": (_CallToolRequestParamsMeta, ("ProgressToken",)),
-        "CancelTaskRequest": (_CancelTaskRequest, ("CancelTaskRequestParams", "RequestId")),
-        "CancelledNotificationParams": (_CancelledNotificationParams, ("RequestId",)),
+        "ResourceRequestParamsMeta": ("_types_ResourceRequestParams", ("ProgressToken",)),
+        "ResourceTemplateReference": ("_types_CompleteRequest", ()),
+        "ResourceUpdatedNotificationParams": ("_types_ResourceUpdatedNotification", ()),
+        "Result": ("_types_Result", ()),
+        "Role": ("_types_Role", ()),
+        "Root": ("_types_ListRootsResult", ()),
+        "RootsListChangedNotification": (
+            "_types_RootsListChangedNotification",
+            ("NotificationParams",),
+        ),
+        "ServerCapabilitiesPrompts": ("_types_InitializeResult", ()),
+        "ServerCapabilitiesResources": ("_types_InitializeResult", ()),
+        "ServerCapabilitiesTasksRequestsTools": ("_types_InitializeResult", ()),
+        "ServerCapabilitiesTools": ("_types_InitializeResult", ()),
+        "SetLevelRequestParamsMeta": ("_types_SetLevelRequest", ("ProgressToken",)),
+        "StringSchema": ("_types_StringSchema", ()),
+        "SubscribeRequestParamsMeta": ("_types_SubscribeRequest", ("ProgressToken",)),
+        "TaskAugmentedRequestParamsMeta": ("_types_TaskAugmentedRequestParams", ("ProgressToken",)),
+        "TaskMetadata": ("_types_TaskMetadata", ()),
+        "TaskStatus": ("_types_Task", ()),
+        "TextResourceContents": ("_types_TextResourceContents", ()),
+        "TitledMultiSelectEnumSchemaItemsAnyOfItem": ("_types_TitledMultiSelectEnumSchema", ()),
+        "TitledSingleSelectEnumSchemaOneOfItem": ("_types_TitledSingleSelectEnumSchema", ()),
+        "ToolAnnotations": ("_types_Tool", ()),
+        "ToolChoice": ("_types_CreateMessageRequest", ()),
+        "ToolExecution": ("_types_Tool", ()),
+        "ToolInputSchema": ("_types_Tool", ()),
+        "ToolListChangedNotification": (
+            "_types_ToolListChangedNotification",
+            ("NotificationParams",),
+        ),
+        "ToolOutputSchema": ("_types_Tool", ()),
+        "ToolUseContent": ("_types_ToolUseContent", ()),
+        "UnsubscribeRequestParamsMeta": ("_types_UnsubscribeRequest", ("ProgressToken",)),
+        "UntitledMultiSelectEnumSchemaItems": ("_types_UntitledMultiSelectEnumSchema", ()),
+        "UntitledSingleSelectEnumSchema": ("_types_UntitledSingleSelectEnumSchema", ()),
+        "Annotations": ("_types_Annotations", ("Role",)),
+        "AudioContent": ("_types_AudioContent", ("Annotations",)),
+        "CallToolRequestParamsMeta": ("_types_CallToolRequest", ("ProgressToken",)),
+        "CancelTaskRequest": ("_types_CancelTaskRequest", ("CancelTaskRequestParams", "RequestId")),
+        "CancelledNotificationParams": ("_types_CancelledNotification", ("RequestId",)),
         "ClientCapabilitiesTasksRequests": (
-            _ClientCapabilitiesTasksRequests,
+            "_types_InitializeRequest",
             (
                 "ClientCapabilitiesTasksRequestsElicitation",
                 "ClientCapabilitiesTasksRequestsSampling",
             ),
         ),
-        "CompleteRequestParamsMeta": (_CompleteRequestParamsMeta, ("ProgressToken",)),
-        "CompleteResult": (_CompleteResult, ("CompleteResultCompletion",)),
-        "CreateMessageRequestParamsMeta": (_CreateMessageRequestParamsMeta, ("ProgressToken",)),
-        "ElicitRequestFormParamsMeta": (_ElicitRequestFormParamsMeta, ("ProgressToken",)),
-        "ElicitRequestURLParamsMeta": (_ElicitRequestURLParamsMeta, ("ProgressToken",)),
+        "CompleteRequestParamsMeta": ("_types_CompleteRequest", ("ProgressToken",)),
+        "CompleteResult": ("_types_CompleteResult", ("CompleteResultCompletion",)),
+        "CreateMessageRequestParamsMeta": ("_types_CreateMessageRequest", ("ProgressToken",)),
+        "ElicitRequestFormParamsMeta": ("_types_ElicitRequestFormParams", ("ProgressToken",)),
+        "ElicitRequestURLParamsMeta": ("_types_URLElicitationRequiredError", ("ProgressToken",)),
         "ElicitationCompleteNotification": (
-            _ElicitationCompleteNotification,
+            "_types_ElicitationCompleteNotification",
             ("ElicitationCompleteNotificationParams",),
         ),
         "EmbeddedResource": (
-            _EmbeddedResource,
+            "_types_EmbeddedResource",
             ("Annotations", "BlobResourceContents", "TextResourceContents"),
         ),
-        "EmptyResult": (_EmptyResult, ("Result",)),
-        "GetPromptRequestParamsMeta": (_GetPromptRequestParamsMeta, ("ProgressToken",)),
+        "EmptyResult": ("_types_EmptyResult", ("Result",)),
+        "GetPromptRequestParamsMeta": ("_types_GetPromptRequest", ("ProgressToken",)),
         "GetTaskPayloadRequest": (
-            _GetTaskPayloadRequest,
+            "_types_GetTaskPayloadRequest",
             ("GetTaskPayloadRequestParams", "RequestId"),
         ),
-        "GetTaskRequest": (_GetTaskRequest, ("GetTaskRequestParams", "RequestId")),
-        "ImageContent": (_ImageContent, ("Annotations",)),
-        "InitializeRequestParamsMeta": (_InitializeRequestParamsMeta, ("ProgressToken",)),
-        "InitializedNotification": (_InitializedNotification, ("NotificationParams",)),
-        "JSONRPCErrorResponse": (_JSONRPCErrorResponse, ("Error", "RequestId")),
-        "JSONRPCRequest": (_JSONRPCRequest, ("RequestId",)),
-        "JSONRPCResultResponse": (_JSONRPCResultResponse, ("RequestId", "Result")),
-        "ListRootsResult": (_ListRootsResult, ("Root",)),
+        "GetTaskRequest": ("_types_GetTaskRequest", ("GetTaskRequestParams", "RequestId")),
+        "ImageContent": ("_types_ImageContent", ("Annotations",)),
+        "InitializeRequestParamsMeta": ("_types_InitializeRequest", ("ProgressToken",)),
+        "InitializedNotification": ("_types_InitializedNotification", ("NotificationParams",)),
+        "JSONRPCErrorResponse": ("_types_JSONRPCErrorResponse", ("Error", "RequestId")),
+        "JSONRPCRequest": ("_types_JSONRPCRequest", ("RequestId",)),
+        "JSONRPCResultResponse": ("_types_JSONRPCResultResponse", ("RequestId", "Result")),
+        "ListRootsResult": ("_types_ListRootsResult", ("Root",)),
         "LoggingMessageNotification": (
-            _LoggingMessageNotification,
+            "_types_LoggingMessageNotification",
             ("LoggingMessageNotificationParams",),
         ),
-        "PaginatedRequestParamsMeta": (_PaginatedRequestParamsMeta, ("ProgressToken",)),
-        "ProgressNotificationParams": (_ProgressNotificationParams, ("ProgressToken",)),
-        "Prompt": (_Prompt, ("Icon", "PromptArgument")),
+        "PaginatedRequestParamsMeta": ("_types_PaginatedRequestParams", ("ProgressToken",)),
+        "ProgressNotificationParams": ("_types_ProgressNotification", ("ProgressToken",)),
+        "Prompt": ("_types_ListPromptsResult", ("Icon", "PromptArgument")),
         "ReadResourceRequestParams": (
-            _ReadResourceRequestParams,
+            "_types_ReadResourceRequest",
             ("ReadResourceRequestParamsMeta",),
         ),
         "ReadResourceResult": (
-            _ReadResourceResult,
+            "_types_ReadResourceResult",
             ("BlobResourceContents", "TextResourceContents"),
         ),
-        "RequestParams": (_RequestParams, ("RequestParamsMeta",)),
-        "Resource": (_Resource, ("Annotations", "Icon")),
-        "ResourceLink": (_ResourceLink, ("Annotations", "Icon")),
-        "ResourceRequestParams": (_ResourceRequestParams, ("ResourceRequestParamsMeta",)),
-        "ResourceTemplate": (_ResourceTemplate, ("Annotations", "Icon")),
+        "RequestParams": ("_types_RequestParams", ("RequestParamsMeta",)),
+        "Resource": ("_types_ListResourcesResult", ("Annotations", "Icon")),
+        "ResourceLink": ("_types_ResourceLink", ("Annotations", "Icon")),
+        "ResourceRequestParams": ("_types_ResourceRequestParams", ("ResourceRequestParamsMeta",)),
+        "ResourceTemplate": ("_types_ListResourceTemplatesResult", ("Annotations", "Icon")),
         "ResourceUpdatedNotification": (
-            _ResourceUpdatedNotification,
+            "_types_ResourceUpdatedNotification",
             ("ResourceUpdatedNotificationParams",),
         ),
         "ServerCapabilitiesTasksRequests": (
-            _ServerCapabilitiesTasksRequests,
+            "_types_InitializeResult",
             ("ServerCapabilitiesTasksRequestsTools",),
         ),
         "SetLevelRequestParams": (
-            _SetLevelRequestParams,
+            "_types_SetLevelRequest",
             ("LoggingLevel", "SetLevelRequestParamsMeta"),
         ),
-        "SubscribeRequestParams": (_SubscribeRequestParams, ("SubscribeRequestParamsMeta",)),
-        "Task": (_Task, ("TaskStatus",)),
+        "SubscribeRequestParams": ("_types_SubscribeRequest", ("SubscribeRequestParamsMeta",)),
+        "Task": ("_types_Task", ("TaskStatus",)),
         "TaskAugmentedRequestParams": (
-            _TaskAugmentedRequestParams,
+            "_types_TaskAugmentedRequestParams",
             ("TaskAugmentedRequestParamsMeta", "TaskMetadata"),
         ),
         "TaskStatusNotificationParams": (
-            _TaskStatusNotificationParams,
+            "_types_TaskStatusNotification",
             ("NotificationParams", "Task"),
         ),
-        "TextContent": (_TextContent, ("Annotations",)),
+        "TextContent": ("_types_TextContent", ("Annotations",)),
         "TitledMultiSelectEnumSchemaItems": (
-            _TitledMultiSelectEnumSchemaItems,
+            "_types_TitledMultiSelectEnumSchema",
             ("TitledMultiSelectEnumSchemaItemsAnyOfItem",),
         ),
         "TitledSingleSelectEnumSchema": (
-            _TitledSingleSelectEnumSchema,
+            "_types_TitledSingleSelectEnumSchema",
             ("TitledSingleSelectEnumSchemaOneOfItem",),
         ),
         "Tool": (
-            _Tool,
+            "_types_Tool",
             ("Icon", "ToolAnnotations", "ToolExecution", "ToolInputSchema", "ToolOutputSchema"),
         ),
-        "UnsubscribeRequestParams": (_UnsubscribeRequestParams, ("UnsubscribeRequestParamsMeta",)),
+        "UnsubscribeRequestParams": (
+            "_types_UnsubscribeRequest",
+            ("UnsubscribeRequestParamsMeta",),
+        ),
         "UntitledMultiSelectEnumSchema": (
-            _UntitledMultiSelectEnumSchema,
+            "_types_UntitledMultiSelectEnumSchema",
             ("UntitledMultiSelectEnumSchemaItems",),
         ),
         "CallToolRequestParams": (
-            _CallToolRequestParams,
+            "_types_CallToolRequest",
             ("CallToolRequestParamsMeta", "TaskMetadata"),
         ),
-        "CancelTaskResult": (_CancelTaskResult, ("Result", "Task")),
-        "CancelledNotification": (_CancelledNotification, ("CancelledNotificationParams",)),
-        "ClientCapabilitiesTasks": (_ClientCapabilitiesTasks, ("ClientCapabilitiesTasksRequests",)),
+        "CancelTaskResult": ("_types_CancelTaskResult", ("Result", "Task")),
+        "CancelledNotification": ("_types_CancelledNotification", ("CancelledNotificationParams",)),
+        "ClientCapabilitiesTasks": (
+            "_types_InitializeRequest",
+            ("ClientCapabilitiesTasksRequests",),
+        ),
         "CompleteRequestParams": (
-            _CompleteRequestParams,
+            "_types_CompleteRequest",
             (
                 "CompleteRequestParamsArgument",
                 "CompleteRequestParamsContext",
@@ -4178,18 +422,18 @@ __getattr__, __dir__ = define_on_use(
             ),
         ),
         "ContentBlock": (
-            _ContentBlock,
+            "_types_ContentBlock",
             ("AudioContent", "EmbeddedResource", "ImageContent", "ResourceLink", "TextContent"),
         ),
-        "CreateTaskResult": (_CreateTaskResult, ("Task",)),
+        "CreateTaskResult": ("_types_CreateTaskResult", ("Task",)),
         "ElicitRequestURLParams": (
-            _ElicitRequestURLParams,
+            "_types_URLElicitationRequiredError",
             ("ElicitRequestURLParamsMeta", "TaskMetadata"),
         ),
-        "GetPromptRequestParams": (_GetPromptRequestParams, ("GetPromptRequestParamsMeta",)),
-        "GetTaskResult": (_GetTaskResult, ("Result", "Task")),
+        "GetPromptRequestParams": ("_types_GetPromptRequest", ("GetPromptRequestParamsMeta",)),
+        "GetTaskResult": ("_types_GetTaskResult", ("Result", "Task")),
         "JSONRPCMessage": (
-            _JSONRPCMessage,
+            "_types_JSONRPCMessage",
             (
                 "JSONRPCErrorResponse",
                 "JSONRPCNotification",
@@ -4197,40 +441,61 @@ __getattr__, __dir__ = define_on_use(
                 "JSONRPCResultResponse",
             ),
         ),
-        "JSONRPCResponse": (_JSONRPCResponse, ("JSONRPCErrorResponse", "JSONRPCResultResponse")),
-        "ListPromptsResult": (_ListPromptsResult, ("Prompt",)),
-        "ListResourceTemplatesResult": (_ListResourceTemplatesResult, ("ResourceTemplate",)),
-        "ListResourcesResult": (_ListResourcesResult, ("Resource",)),
-        "ListRootsRequest": (_ListRootsRequest, ("RequestId", "RequestParams")),
-        "ListTasksResult": (_ListTasksResult, ("Task",)),
-        "ListToolsResult": (_ListToolsResult, ("Tool",)),
-        "PaginatedRequestParams": (_PaginatedRequestParams, ("PaginatedRequestParamsMeta",)),
-        "PingRequest": (_PingRequest, ("RequestId", "RequestParams")),
-        "ProgressNotification": (_ProgressNotification, ("ProgressNotificationParams",)),
-        "PromptMessage": (_PromptMessage, ("ContentBlock", "Role")),
-        "ReadResourceRequest": (_ReadResourceRequest, ("ReadResourceRequestParams", "RequestId")),
-        "ServerCapabilitiesTasks": (_ServerCapabilitiesTasks, ("ServerCapabilitiesTasksRequests",)),
-        "SetLevelRequest": (_SetLevelRequest, ("RequestId", "SetLevelRequestParams")),
+        "JSONRPCResponse": (
+            "_types_JSONRPCResponse",
+            ("JSONRPCErrorResponse", "JSONRPCResultResponse"),
+        ),
+        "ListPromptsResult": ("_types_ListPromptsResult", ("Prompt",)),
+        "ListResourceTemplatesResult": (
+            "_types_ListResourceTemplatesResult",
+            ("ResourceTemplate",),
+        ),
+        "ListResourcesResult": ("_types_ListResourcesResult", ("Resource",)),
+        "ListRootsRequest": ("_types_ListRootsRequest", ("RequestId", "RequestParams")),
+        "ListTasksResult": ("_types_ListTasksResult", ("Task",)),
+        "ListToolsResult": ("_types_ListToolsResult", ("Tool",)),
+        "PaginatedRequestParams": (
+            "_types_PaginatedRequestParams",
+            ("PaginatedRequestParamsMeta",),
+        ),
+        "PingRequest": ("_types_PingRequest", ("RequestId", "RequestParams")),
+        "ProgressNotification": ("_types_ProgressNotification", ("ProgressNotificationParams",)),
+        "PromptMessage": ("_types_GetPromptResult", ("ContentBlock", "Role")),
+        "ReadResourceRequest": (
+            "_types_ReadResourceRequest",
+            ("ReadResourceRequestParams", "RequestId"),
+        ),
+        "ServerCapabilitiesTasks": (
+            "_types_InitializeResult",
+            ("ServerCapabilitiesTasksRequests",),
+        ),
+        "SetLevelRequest": ("_types_SetLevelRequest", ("RequestId", "SetLevelRequestParams")),
         "SingleSelectEnumSchema": (
-            _SingleSelectEnumSchema,
+            "_types_SingleSelectEnumSchema",
             ("TitledSingleSelectEnumSchema", "UntitledSingleSelectEnumSchema"),
         ),
-        "SubscribeRequest": (_SubscribeRequest, ("RequestId", "SubscribeRequestParams")),
-        "TaskStatusNotification": (_TaskStatusNotification, ("TaskStatusNotificationParams",)),
+        "SubscribeRequest": ("_types_SubscribeRequest", ("RequestId", "SubscribeRequestParams")),
+        "TaskStatusNotification": (
+            "_types_TaskStatusNotification",
+            ("TaskStatusNotificationParams",),
+        ),
         "TitledMultiSelectEnumSchema": (
-            _TitledMultiSelectEnumSchema,
+            "_types_TitledMultiSelectEnumSchema",
             ("TitledMultiSelectEnumSchemaItems",),
         ),
-        "ToolResultContent": (_ToolResultContent, ("ContentBlock",)),
+        "ToolResultContent": ("_types_ToolResultContent", ("ContentBlock",)),
         "URLElicitationRequiredErrorErrorData": (
-            _URLElicitationRequiredErrorErrorData,
+            "_types_URLElicitationRequiredError",
             ("ElicitRequestURLParams",),
         ),
-        "UnsubscribeRequest": (_UnsubscribeRequest, ("RequestId", "UnsubscribeRequestParams")),
-        "CallToolRequest": (_CallToolRequest, ("CallToolRequestParams", "RequestId")),
-        "CallToolResult": (_CallToolResult, ("ContentBlock",)),
+        "UnsubscribeRequest": (
+            "_types_UnsubscribeRequest",
+            ("RequestId", "UnsubscribeRequestParams"),
+        ),
+        "CallToolRequest": ("_types_CallToolRequest", ("CallToolRequestParams", "RequestId")),
+        "CallToolResult": ("_types_CallToolResult", ("ContentBlock",)),
         "ClientCapabilities": (
-            _ClientCapabilities,
+            "_types_InitializeRequest",
             (
                 "ClientCapabilitiesElicitation",
                 "ClientCapabilitiesRoots",
@@ -4239,7 +504,7 @@ __getattr__, __dir__ = define_on_use(
             ),
         ),
         "ClientNotification": (
-            _ClientNotification,
+            "_types_ClientNotification",
             (
                 "CancelledNotification",
                 "InitializedNotification",
@@ -4248,9 +513,9 @@ __getattr__, __dir__ = define_on_use(
                 "TaskStatusNotification",
             ),
         ),
-        "CompleteRequest": (_CompleteRequest, ("CompleteRequestParams", "RequestId")),
+        "CompleteRequest": ("_types_CompleteRequest", ("CompleteRequestParams", "RequestId")),
         "EnumSchema": (
-            _EnumSchema,
+            "_types_EnumSchema",
             (
                 "LegacyTitledEnumSchema",
                 "TitledMultiSelectEnumSchema",
@@ -4259,27 +524,33 @@ __getattr__, __dir__ = define_on_use(
                 "UntitledSingleSelectEnumSchema",
             ),
         ),
-        "GetPromptRequest": (_GetPromptRequest, ("GetPromptRequestParams", "RequestId")),
-        "GetPromptResult": (_GetPromptResult, ("PromptMessage",)),
+        "GetPromptRequest": ("_types_GetPromptRequest", ("GetPromptRequestParams", "RequestId")),
+        "GetPromptResult": ("_types_GetPromptResult", ("PromptMessage",)),
         "InitializeRequestParams": (
-            _InitializeRequestParams,
+            "_types_InitializeRequest",
             ("ClientCapabilities", "Implementation", "InitializeRequestParamsMeta"),
         ),
-        "ListPromptsRequest": (_ListPromptsRequest, ("PaginatedRequestParams", "RequestId")),
-        "ListResourceTemplatesRequest": (
-            _ListResourceTemplatesRequest,
+        "ListPromptsRequest": (
+            "_types_ListPromptsRequest",
             ("PaginatedRequestParams", "RequestId"),
         ),
-        "ListResourcesRequest": (_ListResourcesRequest, ("PaginatedRequestParams", "RequestId")),
-        "ListTasksRequest": (_ListTasksRequest, ("PaginatedRequestParams", "RequestId")),
-        "ListToolsRequest": (_ListToolsRequest, ("PaginatedRequestParams", "RequestId")),
+        "ListResourceTemplatesRequest": (
+            "_types_ListResourceTemplatesRequest",
+            ("PaginatedRequestParams", "RequestId"),
+        ),
+        "ListResourcesRequest": (
+            "_types_ListResourcesRequest",
+            ("PaginatedRequestParams", "RequestId"),
+        ),
+        "ListTasksRequest": ("_types_ListTasksRequest", ("PaginatedRequestParams", "RequestId")),
+        "ListToolsRequest": ("_types_ListToolsRequest", ("PaginatedRequestParams", "RequestId")),
         "MultiSelectEnumSchema": (
-            _MultiSelectEnumSchema,
+            "_types_MultiSelectEnumSchema",
             ("TitledMultiSelectEnumSchema", "UntitledMultiSelectEnumSchema"),
         ),
-        "PaginatedRequest": (_PaginatedRequest, ("PaginatedRequestParams", "RequestId")),
+        "PaginatedRequest": ("_types_PaginatedRequest", ("PaginatedRequestParams", "RequestId")),
         "PrimitiveSchemaDefinition": (
-            _PrimitiveSchemaDefinition,
+            "_types_ElicitRequestFormParams",
             (
                 "BooleanSchema",
                 "LegacyTitledEnumSchema",
@@ -4292,11 +563,11 @@ __getattr__, __dir__ = define_on_use(
             ),
         ),
         "SamplingMessageContentBlock": (
-            _SamplingMessageContentBlock,
+            "_types_SamplingMessageContentBlock",
             ("AudioContent", "ImageContent", "TextContent", "ToolResultContent", "ToolUseContent"),
         ),
         "ServerCapabilities": (
-            _ServerCapabilities,
+            "_types_InitializeResult",
             (
                 "ServerCapabilitiesPrompts",
                 "ServerCapabilitiesResources",
@@ -4305,7 +576,7 @@ __getattr__, __dir__ = define_on_use(
             ),
         ),
         "ServerNotification": (
-            _ServerNotification,
+            "_types_ServerNotification",
             (
                 "CancelledNotification",
                 "ElicitationCompleteNotification",
@@ -4319,11 +590,11 @@ __getattr__, __dir__ = define_on_use(
             ),
         ),
         "URLElicitationRequiredErrorError": (
-            _URLElicitationRequiredErrorError,
+            "_types_URLElicitationRequiredError",
             ("Error", "URLElicitationRequiredErrorErrorData"),
         ),
         "CreateMessageResult": (
-            _CreateMessageResult,
+            "_types_CreateMessageResult",
             (
                 "AudioContent",
                 "ImageContent",
@@ -4335,13 +606,13 @@ __getattr__, __dir__ = define_on_use(
             ),
         ),
         "ElicitRequestFormParamsRequestedSchema": (
-            _ElicitRequestFormParamsRequestedSchema,
+            "_types_ElicitRequestFormParams",
             ("PrimitiveSchemaDefinition",),
         ),
-        "InitializeRequest": (_InitializeRequest, ("InitializeRequestParams", "RequestId")),
-        "InitializeResult": (_InitializeResult, ("Implementation", "ServerCapabilities")),
+        "InitializeRequest": ("_types_InitializeRequest", ("InitializeRequestParams", "RequestId")),
+        "InitializeResult": ("_types_InitializeResult", ("Implementation", "ServerCapabilities")),
         "SamplingMessage": (
-            _SamplingMessage,
+            "_types_CreateMessageRequest",
             (
                 "AudioContent",
                 "ImageContent",
@@ -4353,7 +624,7 @@ __getattr__, __dir__ = define_on_use(
             ),
         ),
         "ServerResult": (
-            _ServerResult,
+            "_types_ServerResult",
             (
                 "CallToolResult",
                 "CancelTaskResult",
@@ -4372,11 +643,11 @@ __getattr__, __dir__ = define_on_use(
             ),
         ),
         "URLElicitationRequiredError": (
-            _URLElicitationRequiredError,
+            "_types_URLElicitationRequiredError",
             ("RequestId", "URLElicitationRequiredErrorError"),
         ),
         "ClientRequest": (
-            _ClientRequest,
+            "_types_ClientRequest",
             (
                 "CallToolRequest",
                 "CancelTaskRequest",
@@ -4398,7 +669,7 @@ __getattr__, __dir__ = define_on_use(
             ),
         ),
         "ClientResult": (
-            _ClientResult,
+            "_types_ClientResult",
             (
                 "CancelTaskResult",
                 "CreateMessageResult",
@@ -4411,7 +682,7 @@ __getattr__, __dir__ = define_on_use(
             ),
         ),
         "CreateMessageRequestParams": (
-            _CreateMessageRequestParams,
+            "_types_CreateMessageRequest",
             (
                 "CreateMessageRequestParamsMeta",
                 "ModelPreferences",
@@ -4422,7 +693,7 @@ __getattr__, __dir__ = define_on_use(
             ),
         ),
         "ElicitRequestFormParams": (
-            _ElicitRequestFormParams,
+            "_types_ElicitRequestFormParams",
             (
                 "ElicitRequestFormParamsMeta",
                 "ElicitRequestFormParamsRequestedSchema",
@@ -4430,16 +701,16 @@ __getattr__, __dir__ = define_on_use(
             ),
         ),
         "ElicitRequestParams": (
-            _ElicitRequestParams,
+            "_types_ElicitRequest",
             ("ElicitRequestFormParams", "ElicitRequestURLParams"),
         ),
         "CreateMessageRequest": (
-            _CreateMessageRequest,
+            "_types_CreateMessageRequest",
             ("CreateMessageRequestParams", "RequestId"),
         ),
-        "ElicitRequest": (_ElicitRequest, ("ElicitRequestParams", "RequestId")),
+        "ElicitRequest": ("_types_ElicitRequest", ("ElicitRequestParams", "RequestId")),
         "ServerRequest": (
-            _ServerRequest,
+            "_types_ServerRequest",
             (
                 "CancelTaskRequest",
                 "CreateMessageRequest",

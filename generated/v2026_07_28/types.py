@@ -195,3893 +195,229 @@ __all__ = [
 ]
 
 
-def _BaseMetadata():
-    class BaseMetadata(MCPModel):
-        """
-        Base interface for metadata with name (identifier) and title (display name) properties.
-        """
-
-        name: StrictStr
-        """
-        Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
-        """
-        title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-        even by those unfamiliar with domain-specific terminology.
-
-        If not provided, the name should be used for display (except for {@link Tool},
-        where `annotations.title` should be given precedence over using `name`,
-        if present).
-        """
-
-    return BaseMetadata
-
-
-def _BooleanSchema():
-    class BooleanSchema(MCPModel):
-        default: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
-        description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        type: Literal["boolean"] = "boolean"
-
-    return BooleanSchema
-
-
-def _CompleteRequestParamsArgument():
-    class CompleteRequestParamsArgument(MCPModel):
-        """
-        The argument's information
-        """
-
-        name: StrictStr
-        """
-        The name of the argument
-        """
-        value: StrictStr
-        """
-        The value of the argument to use for completion matching.
-        """
-
-    return CompleteRequestParamsArgument
-
-
-def _CompleteRequestParamsContext():
-    class CompleteRequestParamsContext(MCPModel):
-        """
-        Additional, optional context for completions
-        """
-
-        arguments: Annotated[dict[str, StrictStr] | None, ABSENT_IF_NONE] = None
-        """
-        Previously-resolved variables in a URI template or prompt.
-        """
-
-    return CompleteRequestParamsContext
-
-
-def _CompleteResultCompletion():
-    class CompleteResultCompletion(MCPModel):
-        hasMore: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
-        """
-        Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown.
-        """
-        total: Annotated[JSONInteger | None, ABSENT_IF_NONE] = None
-        """
-        The total number of completion options available. This can exceed the number of values actually sent in the response.
-        """
-        values: Annotated[list[StrictStr], Field(max_length=100)]
-        """
-        An array of completion values. Must not exceed 100 items.
-        """
-
-    return CompleteResultCompletion
-
-
-def _Cursor():
-    Cursor = TypeAliasType("Cursor", StrictStr)
-    return Cursor
-
-
-def _ElicitRequestURLParams():
-    class ElicitRequestURLParams(MCPModel):
-        """
-        The parameters for a request to elicit information from the user via a URL in the client.
-        """
-
-        message: StrictStr
-        """
-        The message to present to the user explaining why the interaction is needed.
-        """
-        mode: Literal["url"] = "url"
-        """
-        The elicitation mode.
-        """
-        url: StrictStr
-        """
-        The URL that the user should navigate to.
-        """
-
-    return ElicitRequestURLParams
-
-
-def _ElicitResult():
-    class ElicitResult(MCPModel):
-        """
-        The result returned by the client for an {@link ElicitRequestelicitation/create} request.
-        """
-
-        action: Literal["accept", "cancel", "decline"]
-        """
-        The user action in response to the elicitation.
-        - `"accept"`: User submitted the form/confirmed the action
-        - `"decline"`: User explicitly declined the action
-        - `"cancel"`: User dismissed without making an explicit choice
-        """
-        content: Annotated[
-            dict[str, list[StrictStr] | StrictStr | StrictBool | JSONNumber] | None, ABSENT_IF_NONE
-        ] = None
-        """
-        The submitted form data, only present when action is `"accept"` and mode was `"form"`.
-        Contains values matching the requested schema.
-        Omitted for out-of-band mode responses.
-        """
-
-    return ElicitResult
-
-
-def _Error():
-    class Error(MCPModel):
-        code: JSONInteger
-        """
-        The error type that occurred.
-        """
-        data: Any | None = None
-        """
-        Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
-        """
-        message: StrictStr
-        """
-        A short description of the error. The message SHOULD be limited to a concise single sentence.
-        """
-
-    return Error
-
-
-def _HeaderMismatchErrorError():
-    class HeaderMismatchErrorError(Error):
-        # The schema narrows the base's field here (see mcpbind.codegen.emit.overrides).
-        code: Literal[-32020] = -32020  # pyright: ignore[reportIncompatibleVariableOverride]
-        """
-        The error type that occurred.
-        """
-
-    return HeaderMismatchErrorError
-
-
-def _Icon():
-    class Icon(MCPModel):
-        """
-        An optionally-sized icon that can be displayed in a user interface.
-        """
-
-        mimeType: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        Optional MIME type override if the source MIME type is missing or generic.
-        For example: `"image/png"`, `"image/jpeg"`, or `"image/svg+xml"`.
-        """
-        sizes: Annotated[list[StrictStr] | None, ABSENT_IF_NONE] = None
-        """
-        Optional array of strings that specify sizes at which the icon can be used.
-        Each string should be in WxH format (e.g., `"48x48"`, `"96x96"`) or `"any"` for scalable formats like SVG.
-
-        If not provided, the client should assume that the icon can be used at any size.
-        """
-        src: StrictStr
-        """
-        A standard URI pointing to an icon resource. May be an HTTP/HTTPS URL or a
-        `data:` URI with Base64-encoded image data.
-
-        Consumers SHOULD take steps to ensure URLs serving icons are from the
-        same domain as the client/server or a trusted domain.
-
-        Consumers SHOULD take appropriate precautions when consuming SVGs as they can contain
-        executable JavaScript.
-        """
-        theme: Annotated[Literal["dark", "light"] | None, ABSENT_IF_NONE] = None
-        """
-        Optional specifier for the theme this icon is designed for. `"light"` indicates
-        the icon is designed to be used with a light background, and `"dark"` indicates
-        the icon is designed to be used with a dark background.
-
-        If not provided, the client should assume the icon can be used with any theme.
-        """
-
-    return Icon
-
-
-def _Icons():
-    class Icons(MCPModel):
-        """
-        Base interface to add `icons` property.
-        """
-
-        icons: Annotated[list[Icon] | None, ABSENT_IF_NONE] = None
-        """
-        Optional set of sized icons that the client can display in a user interface.
-
-        Clients that support rendering icons MUST support at least the following MIME types:
-        - `image/png` - PNG images (safe, universal compatibility)
-        - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
-
-        Clients that support rendering icons SHOULD also support:
-        - `image/svg+xml` - SVG images (scalable but requires security precautions)
-        - `image/webp` - WebP images (modern, efficient format)
-        """
-
-    return Icons
-
-
-def _Implementation():
-    class Implementation(MCPModel):
-        """
-        Describes the MCP implementation.
-        """
-
-        description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        An optional human-readable description of what this implementation does.
-
-        This can be used by clients or servers to provide context about their purpose
-        and capabilities. For example, a server might describe the types of resources
-        or tools it provides, while a client might describe its intended use case.
-        """
-        icons: Annotated[list[Icon] | None, ABSENT_IF_NONE] = None
-        """
-        Optional set of sized icons that the client can display in a user interface.
-
-        Clients that support rendering icons MUST support at least the following MIME types:
-        - `image/png` - PNG images (safe, universal compatibility)
-        - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
-
-        Clients that support rendering icons SHOULD also support:
-        - `image/svg+xml` - SVG images (scalable but requires security precautions)
-        - `image/webp` - WebP images (modern, efficient format)
-        """
-        name: StrictStr
-        """
-        Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
-        """
-        title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-        even by those unfamiliar with domain-specific terminology.
-
-        If not provided, the name should be used for display (except for {@link Tool},
-        where `annotations.title` should be given precedence over using `name`,
-        if present).
-        """
-        version: StrictStr
-        """
-        The version of this implementation.
-        """
-        websiteUrl: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        An optional URL of the website for this implementation.
-        """
-
-    return Implementation
-
-
-def _InternalError():
-    class InternalError(MCPModel):
-        """
-        A JSON-RPC error indicating that an internal error occurred on the receiver. This error is returned when the receiver encounters an unexpected condition that prevents it from fulfilling the request.
-        """
-
-        code: Literal[-32603] = -32603
-        """
-        The error type that occurred.
-        """
-        data: Any | None = None
-        """
-        Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
-        """
-        message: StrictStr
-        """
-        A short description of the error. The message SHOULD be limited to a concise single sentence.
-        """
-
-    return InternalError
-
-
-def _InvalidParamsError():
-    class InvalidParamsError(MCPModel):
-        """
-        A JSON-RPC error indicating that the method parameters are invalid or malformed.
-
-        In MCP, this error is returned in various contexts when request parameters fail validation:
-
-        - **Tools**: Unknown tool name or invalid tool arguments
-        - **Prompts**: Unknown prompt name or missing required arguments
-        - **Pagination**: Invalid or expired cursor values
-        - **Logging**: Invalid log level
-        - **Elicitation**: Server requests an elicitation mode not declared in client capabilities
-        - **Sampling**: Missing tool result or tool results mixed with other content
-        """
-
-        code: Literal[-32602] = -32602
-        """
-        The error type that occurred.
-        """
-        data: Any | None = None
-        """
-        Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
-        """
-        message: StrictStr
-        """
-        A short description of the error. The message SHOULD be limited to a concise single sentence.
-        """
-
-    return InvalidParamsError
-
-
-def _InvalidRequestError():
-    class InvalidRequestError(MCPModel):
-        """
-        A JSON-RPC error indicating that the request is not a valid request object. This error is returned when the message structure does not conform to the JSON-RPC 2.0 specification requirements for a request (e.g., missing required fields like `jsonrpc` or `method`, or using invalid types for these fields).
-        """
-
-        code: Literal[-32600] = -32600
-        """
-        The error type that occurred.
-        """
-        data: Any | None = None
-        """
-        Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
-        """
-        message: StrictStr
-        """
-        A short description of the error. The message SHOULD be limited to a concise single sentence.
-        """
-
-    return InvalidRequestError
-
-
-def _JSONRPCNotification():
-    class JSONRPCNotification(MCPModel):
-        """
-        A notification which does not expect a response.
-        """
-
-        jsonrpc: Literal["2.0"] = "2.0"
-        method: StrictStr
-        params: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
-
-    return JSONRPCNotification
-
-
-def _LegacyTitledEnumSchema():
-    class LegacyTitledEnumSchema(MCPModel):
-        """
-        Use {@link TitledSingleSelectEnumSchema} instead.
-        This interface will be removed in a future version.
-        """
-
-        default: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        enum: list[StrictStr]
-        enumNames: Annotated[list[StrictStr] | None, ABSENT_IF_NONE] = None
-        """
-        (Legacy) Display names for enum values.
-        Non-standard according to JSON schema 2020-12.
-        """
-        title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        type: Literal["string"] = "string"
-
-    return LegacyTitledEnumSchema
-
-
-def _LoggingLevel():
-    LoggingLevel = TypeAliasType(
-        "LoggingLevel",
-        Literal["alert", "critical", "debug", "emergency", "error", "info", "notice", "warning"],
-    )
-    return LoggingLevel
-
-
-def _MetaObject():
-    class MetaObject(MCPModel):
-        """
-        Represents the contents of a `_meta` field, which clients and servers use to attach additional metadata to their interactions.
-
-        Certain key names are reserved by MCP for protocol-level metadata; implementations MUST NOT make assumptions about values at these keys. Additionally, specific schema definitions may reserve particular names for purpose-specific metadata, as declared in those definitions.
-
-        Valid keys have two segments:
-
-        **Prefix:**
-        - Optional — if specified, MUST be a series of _labels_ separated by dots (`.`), followed by a slash (`/`).
-        - Labels MUST start with a letter and end with a letter or digit. Interior characters may be letters, digits, or hyphens (`-`).
-        - Implementations SHOULD use reverse DNS notation (e.g., `com.example/` rather than `example.com/`).
-        - Any prefix where the second label is `modelcontextprotocol` or `mcp` is **reserved** for MCP use. For example: `io.modelcontextprotocol/`, `dev.mcp/`, `org.modelcontextprotocol.api/`, and `com.mcp.tools/` are all reserved. However, `com.example.mcp/` is NOT reserved, as the second label is `example`.
-
-        **Name:**
-        - Unless empty, MUST start and end with an alphanumeric character (`[a-z0-9A-Z]`).
-        - Interior characters may be alphanumeric, hyphens (`-`), underscores (`_`), or dots (`.`).
-        """
-
-    return MetaObject
-
-
-def _MethodNotFoundError():
-    class MethodNotFoundError(MCPModel):
-        """
-        A JSON-RPC error indicating that the requested method does not exist or is not available.
-
-        In MCP, a server returns this error when a client invokes a method the server does not implement — either a genuinely unknown method, or one gated behind a server capability the server did not advertise (e.g., calling `prompts/list` when the `prompts` capability was not advertised).
-
-        A request that requires a client capability the client did not declare is signalled instead by {@link MissingRequiredClientCapabilityError} (`-32021`).
-        """
-
-        code: Literal[-32601] = -32601
-        """
-        The error type that occurred.
-        """
-        data: Any | None = None
-        """
-        Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
-        """
-        message: StrictStr
-        """
-        A short description of the error. The message SHOULD be limited to a concise single sentence.
-        """
-
-    return MethodNotFoundError
-
-
-def _ModelHint():
-    class ModelHint(MCPModel):
-        """
-        Hints to use for model selection.
-
-        Keys not declared here are currently left unspecified by the spec and are up
-        to the client to interpret.
-        """
-
-        name: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        A hint for a model name.
-
-        The client SHOULD treat this as a substring of a model name; for example:
-         - `claude-3-5-sonnet` should match `claude-3-5-sonnet-20241022`
-         - `sonnet` should match `claude-3-5-sonnet-20241022`, `claude-3-sonnet-20240229`, etc.
-         - `claude` should match any Claude model
-
-        The client MAY also map the string to a different provider's model name or a different model family, as long as it fills a similar niche; for example:
-         - `gemini-1.5-flash` could match `claude-3-haiku-20240307`
-        """
-
-    return ModelHint
-
-
-def _ModelPreferences():
-    class ModelPreferences(MCPModel):
-        """
-        The server's preferences for model selection, requested of the client during sampling.
-
-        Because LLMs can vary along multiple dimensions, choosing the "best" model is
-        rarely straightforward.  Different models excel in different areas—some are
-        faster but less capable, others are more capable but more expensive, and so
-        on. This interface allows servers to express their priorities across multiple
-        dimensions to help clients make an appropriate selection for their use case.
-
-        These preferences are always advisory. The client MAY ignore them. It is also
-        up to the client to decide how to interpret these preferences and how to
-        balance them against other considerations.
-        """
-
-        costPriority: Annotated[JSONNumber | None, Field(ge=0, le=1), ABSENT_IF_NONE] = None
-        """
-        How much to prioritize cost when selecting a model. A value of 0 means cost
-        is not important, while a value of 1 means cost is the most important
-        factor.
-        """
-        hints: Annotated[list[ModelHint] | None, ABSENT_IF_NONE] = None
-        """
-        Optional hints to use for model selection.
-
-        If multiple hints are specified, the client MUST evaluate them in order
-        (such that the first match is taken).
-
-        The client SHOULD prioritize these hints over the numeric priorities, but
-        MAY still use the priorities to select from ambiguous matches.
-        """
-        intelligencePriority: Annotated[JSONNumber | None, Field(ge=0, le=1), ABSENT_IF_NONE] = None
-        """
-        How much to prioritize intelligence and capabilities when selecting a
-        model. A value of 0 means intelligence is not important, while a value of 1
-        means intelligence is the most important factor.
-        """
-        speedPriority: Annotated[JSONNumber | None, Field(ge=0, le=1), ABSENT_IF_NONE] = None
-        """
-        How much to prioritize sampling speed (latency) when selecting a model. A
-        value of 0 means speed is not important, while a value of 1 means speed is
-        the most important factor.
-        """
-
-    return ModelPreferences
-
-
-def _Notification():
-    class Notification(MCPModel):
-        method: StrictStr
-        params: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
-
-    return Notification
-
-
-def _NumberSchema():
-    class NumberSchema(MCPModel):
-        default: Annotated[JSONNumber | None, ABSENT_IF_NONE] = None
-        description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        maximum: Annotated[JSONNumber | None, ABSENT_IF_NONE] = None
-        minimum: Annotated[JSONNumber | None, ABSENT_IF_NONE] = None
-        title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        type: Literal["integer", "number"]
-
-    return NumberSchema
-
-
-def _ParseError():
-    class ParseError(MCPModel):
-        """
-        A JSON-RPC error indicating that invalid JSON was received by the server. This error is returned when the server cannot parse the JSON text of a message.
-        """
-
-        code: Literal[-32700] = -32700
-        """
-        The error type that occurred.
-        """
-        data: Any | None = None
-        """
-        Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
-        """
-        message: StrictStr
-        """
-        A short description of the error. The message SHOULD be limited to a concise single sentence.
-        """
-
-    return ParseError
-
-
-def _ProgressToken():
-    ProgressToken = TypeAliasType("ProgressToken", StrictStr | JSONInteger)
-    return ProgressToken
-
-
-def _PromptArgument():
-    class PromptArgument(MCPModel):
-        """
-        Describes an argument that a prompt can accept.
-        """
-
-        description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        A human-readable description of the argument.
-        """
-        name: StrictStr
-        """
-        Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
-        """
-        required: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
-        """
-        Whether this argument must be provided.
-        """
-        title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-        even by those unfamiliar with domain-specific terminology.
-
-        If not provided, the name should be used for display (except for {@link Tool},
-        where `annotations.title` should be given precedence over using `name`,
-        if present).
-        """
-
-    return PromptArgument
-
-
-def _PromptReference():
-    class PromptReference(MCPModel):
-        """
-        Identifies a prompt.
-        """
-
-        name: StrictStr
-        """
-        Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
-        """
-        title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-        even by those unfamiliar with domain-specific terminology.
-
-        If not provided, the name should be used for display (except for {@link Tool},
-        where `annotations.title` should be given precedence over using `name`,
-        if present).
-        """
-        type: Literal["ref/prompt"] = "ref/prompt"
-
-    return PromptReference
-
-
-def _Request():
-    class Request(MCPModel):
-        method: StrictStr
-        params: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
-
-    return Request
-
-
-def _RequestId():
-    RequestId = TypeAliasType("RequestId", StrictStr | JSONInteger)
-    return RequestId
-
-
-def _ResourceContents():
-    class ResourceContents(MCPModel):
-        """
-        The contents of a specific resource or sub-resource.
-        """
-
-        meta: Annotated[MetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        mimeType: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        The MIME type of this resource, if known.
-        """
-        uri: StrictStr
-        """
-        The URI of this resource.
-        """
-
-    return ResourceContents
-
-
-def _ResourceTemplateReference():
-    class ResourceTemplateReference(MCPModel):
-        """
-        A reference to a resource or resource template definition.
-        """
-
-        type: Literal["ref/resource"] = "ref/resource"
-        uri: StrictStr
-        """
-        The URI or URI template of the resource.
-        """
-
-    return ResourceTemplateReference
-
-
-def _ResultMetaObject():
-    class ResultMetaObject(MCPModel):
-        """
-        Extends {@link MetaObject} with additional result-specific fields. All key naming rules from `MetaObject` apply.
-        """
-
-        io_modelcontextprotocol_serverInfo: Annotated[
-            Implementation | None, Field(alias="io.modelcontextprotocol/serverInfo"), ABSENT_IF_NONE
-        ] = None
-        """
-        Identifies the server software producing the response. Servers SHOULD
-        include this field on every response unless specifically configured not
-        to do so.
-
-        The {@link Implementation} schema requires `name` and `version`; other
-        fields are optional.
-
-        The value is self-reported by the server and is not verified by the
-        protocol. It is intended for display, logging, and debugging. Clients
-        SHOULD NOT use it to change their behavior, and SHOULD NOT rely on it for
-        security decisions.
-        """
-
-    return ResultMetaObject
-
-
-def _ResultType():
-    ResultType = TypeAliasType("ResultType", StrictStr)
-    return ResultType
-
-
-def _Role():
-    Role = TypeAliasType("Role", Literal["assistant", "user"])
-    return Role
-
-
-def _Root():
-    class Root(MCPModel):
-        """
-        Represents a root directory or file that the server can operate on.
-        """
-
-        meta: Annotated[MetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        name: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        An optional name for the root. This can be used to provide a human-readable
-        identifier for the root, which may be useful for display purposes or for
-        referencing the root in other parts of the application.
-        """
-        uri: StrictStr
-        """
-        The URI identifying the root. This *must* start with `file://` for now.
-        This restriction may be relaxed in future versions of the protocol to allow
-        other URI schemes.
-        """
-
-    return Root
-
-
-def _ServerCapabilitiesPrompts():
-    class ServerCapabilitiesPrompts(MCPModel):
-        """
-        Present if the server offers any prompt templates.
-        """
-
-        listChanged: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
-        """
-        Whether this server supports notifications for changes to the prompt list.
-        """
-
-    return ServerCapabilitiesPrompts
-
-
-def _ServerCapabilitiesResources():
-    class ServerCapabilitiesResources(MCPModel):
-        """
-        Present if the server offers any resources to read.
-        """
-
-        listChanged: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
-        """
-        Whether this server supports notifications for changes to the resource list.
-        """
-        subscribe: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
-        """
-        Whether this server supports subscribing to resource updates.
-        """
-
-    return ServerCapabilitiesResources
-
-
-def _ServerCapabilitiesTools():
-    class ServerCapabilitiesTools(MCPModel):
-        """
-        Present if the server offers any tools to call.
-        """
-
-        listChanged: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
-        """
-        Whether this server supports notifications for changes to the tool list.
-        """
-
-    return ServerCapabilitiesTools
-
-
-def _StringSchema():
-    class StringSchema(MCPModel):
-        default: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        format: Annotated[Literal["date", "date-time", "email", "uri"] | None, ABSENT_IF_NONE] = (
-            None
-        )
-        maxLength: Annotated[JSONInteger | None, ABSENT_IF_NONE] = None
-        minLength: Annotated[JSONInteger | None, ABSENT_IF_NONE] = None
-        title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        type: Literal["string"] = "string"
-
-    return StringSchema
-
-
-def _SubscriptionFilter():
-    class SubscriptionFilter(MCPModel):
-        """
-        The set of notification types a client may opt in to on a
-        {@link SubscriptionsListenRequestsubscriptions/listen} request.
-
-        Each notification type is **opt-in**; the server **MUST NOT** send
-        notification types the client has not explicitly requested here.
-        """
-
-        promptsListChanged: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
-        """
-        If true, receive {@link PromptListChangedNotificationnotifications/prompts/list_changed}.
-        """
-        resourceSubscriptions: Annotated[list[StrictStr] | None, ABSENT_IF_NONE] = None
-        """
-        Subscribe to {@link ResourceUpdatedNotificationnotifications/resources/updated} for these resource URIs.
-        Replaces the former `resources/subscribe` RPC.
-        """
-        resourcesListChanged: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
-        """
-        If true, receive {@link ResourceListChangedNotificationnotifications/resources/list_changed}.
-        """
-        toolsListChanged: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
-        """
-        If true, receive {@link ToolListChangedNotificationnotifications/tools/list_changed}.
-        """
-
-    return SubscriptionFilter
-
-
-def _SubscriptionsListenResultMetaObject():
-    class SubscriptionsListenResultMetaObject(MCPModel):
-        """
-        Extends {@link ResultMetaObject} with the subscription-stream identifier carried by a
-        {@link SubscriptionsListenResult}. All key naming rules from `MetaObject` apply.
-        """
-
-        io_modelcontextprotocol_serverInfo: Annotated[
-            Implementation | None, Field(alias="io.modelcontextprotocol/serverInfo"), ABSENT_IF_NONE
-        ] = None
-        """
-        Identifies the server software producing the response. Servers SHOULD
-        include this field on every response unless specifically configured not
-        to do so.
-
-        The {@link Implementation} schema requires `name` and `version`; other
-        fields are optional.
-
-        The value is self-reported by the server and is not verified by the
-        protocol. It is intended for display, logging, and debugging. Clients
-        SHOULD NOT use it to change their behavior, and SHOULD NOT rely on it for
-        security decisions.
-        """
-        io_modelcontextprotocol_subscriptionId: Annotated[
-            RequestId, Field(alias="io.modelcontextprotocol/subscriptionId")
-        ]
-        """
-        Identifies the subscription stream this response closes, so the client can
-        correlate it with the originating subscription — mirroring the same key on
-        the stream's notifications. The value is the JSON-RPC ID of the
-        `subscriptions/listen` request that opened the stream (and equals this
-        response's `id`).
-        """
-
-    return SubscriptionsListenResultMetaObject
-
-
-def _TextResourceContents():
-    class TextResourceContents(MCPModel):
-        meta: Annotated[MetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        mimeType: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        The MIME type of this resource, if known.
-        """
-        text: StrictStr
-        """
-        The text of the item. This must only be set if the item can actually be represented as text (not binary data).
-        """
-        uri: StrictStr
-        """
-        The URI of this resource.
-        """
-
-    return TextResourceContents
-
-
-def _TitledMultiSelectEnumSchemaItemsAnyOfItem():
-    class TitledMultiSelectEnumSchemaItemsAnyOfItem(MCPModel):
-        const: StrictStr
-        """
-        The constant enum value.
-        """
-        title: StrictStr
-        """
-        Display title for this option.
-        """
-
-    return TitledMultiSelectEnumSchemaItemsAnyOfItem
-
-
-def _TitledSingleSelectEnumSchemaOneOfItem():
-    class TitledSingleSelectEnumSchemaOneOfItem(MCPModel):
-        const: StrictStr
-        """
-        The enum value.
-        """
-        title: StrictStr
-        """
-        Display label for this option.
-        """
-
-    return TitledSingleSelectEnumSchemaOneOfItem
-
-
-def _ToolAnnotations():
-    class ToolAnnotations(MCPModel):
-        """
-        Additional properties describing a {@link Tool} to clients.
-
-        NOTE: all properties in `ToolAnnotations` are **hints**.
-        They are not guaranteed to provide a faithful description of
-        tool behavior (including descriptive properties like `title`).
-
-        Clients should never make tool use decisions based on `ToolAnnotations`
-        received from untrusted servers.
-        """
-
-        destructiveHint: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
-        """
-        If true, the tool may perform destructive updates to its environment.
-        If false, the tool performs only additive updates.
-
-        (This property is meaningful only when `readOnlyHint == false`)
-
-        Default: true
-        """
-        idempotentHint: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
-        """
-        If true, calling the tool repeatedly with the same arguments
-        will have no additional effect on its environment.
-
-        (This property is meaningful only when `readOnlyHint == false`)
-
-        Default: false
-        """
-        openWorldHint: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
-        """
-        If true, this tool may interact with an "open world" of external
-        entities. If false, the tool's domain of interaction is closed.
-        For example, the world of a web search tool is open, whereas that
-        of a memory tool is not.
-
-        Default: true
-        """
-        readOnlyHint: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
-        """
-        If true, the tool does not modify its environment.
-
-        Default: false
-        """
-        title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        A human-readable title for the tool.
-        """
-
-    return ToolAnnotations
-
-
-def _ToolChoice():
-    class ToolChoice(MCPModel):
-        """
-        Controls tool selection behavior for sampling requests.
-        """
-
-        mode: Annotated[Literal["auto", "none", "required"] | None, ABSENT_IF_NONE] = None
-        """
-        Controls the tool use ability of the model:
-        - `"auto"`: Model decides whether to use tools (default)
-        - `"required"`: Model MUST use at least one tool before completing
-        - `"none"`: Model MUST NOT use any tools
-        """
-
-    return ToolChoice
-
-
-def _ToolInputSchema():
-    class ToolInputSchema(MCPModel):
-        """
-        A JSON Schema object defining the expected parameters for the tool.
-
-        Tool arguments are always JSON objects, so `type: "object"` is required at the root.
-        Beyond that, any JSON Schema 2020-12 keyword may appear alongside `type` — including
-        composition keywords (`oneOf`, `anyOf`, `allOf`, `not`), conditional keywords
-        (`if`/`then`/`else`), reference keywords (`$ref`, `$defs`, `$anchor`), and any other
-        standard validation or annotation keywords.
-
-        Property schemas may carry an `x-mcp-header` annotation to mirror the
-        argument value into an HTTP header on the Streamable HTTP transport. See
-        the Streamable HTTP transport specification for the validity and
-        extraction rules.
-
-        Defaults to JSON Schema 2020-12 when no explicit `$schema` is provided.
-        """
-
-        model_config = ConfigDict(
-            extra="allow",
-        )
-        __annotations__ = {
-            "__pydantic_extra__": Dict[str, Any],
-        }
-        schema_: Annotated[StrictStr | None, Field(alias="$schema"), ABSENT_IF_NONE] = None
-        type: Literal["object"] = "object"
-
-    return ToolInputSchema
-
-
-def _ToolOutputSchema():
-    class ToolOutputSchema(MCPModel):
-        """
-        An optional JSON Schema object defining the structure of the tool's output returned in
-        the structuredContent field of a {@link CallToolResult}. This can be any valid JSON Schema 2020-12.
-
-        Defaults to JSON Schema 2020-12 when no explicit `$schema` is provided.
-        """
-
-        model_config = ConfigDict(
-            extra="allow",
-        )
-        __annotations__ = {
-            "__pydantic_extra__": Dict[str, Any],
-        }
-        schema_: Annotated[StrictStr | None, Field(alias="$schema"), ABSENT_IF_NONE] = None
-
-    return ToolOutputSchema
-
-
-def _ToolUseContent():
-    class ToolUseContent(MCPModel):
-        """
-        A request from the assistant to call a tool.
-        """
-
-        meta: Annotated[MetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        """
-        Optional metadata about the tool use. Clients SHOULD preserve this field when
-        including tool uses in subsequent sampling requests to enable caching optimizations.
-        """
-        id: StrictStr
-        """
-        A unique identifier for this tool use.
-
-        This ID is used to match tool results to their corresponding tool uses.
-        """
-        input: dict[str, Any]
-        """
-        The arguments to pass to the tool, conforming to the tool's input schema.
-        """
-        name: StrictStr
-        """
-        The name of the tool to call.
-        """
-        type: Literal["tool_use"] = "tool_use"
-
-    return ToolUseContent
-
-
-def _UnsupportedProtocolVersionErrorErrorData():
-    class UnsupportedProtocolVersionErrorErrorData(MCPModel):
-        requested: StrictStr
-        """
-        The protocol version that was requested by the client.
-        """
-        supported: list[StrictStr]
-        """
-        Protocol versions the server supports. The client should choose a
-        mutually supported version from this list and retry.
-        """
-
-    return UnsupportedProtocolVersionErrorErrorData
-
-
-def _UntitledMultiSelectEnumSchemaItems():
-    class UntitledMultiSelectEnumSchemaItems(MCPModel):
-        """
-        Schema for the array items.
-        """
-
-        enum: list[StrictStr]
-        """
-        Array of enum values to choose from.
-        """
-        type: Literal["string"] = "string"
-
-    return UntitledMultiSelectEnumSchemaItems
-
-
-def _UntitledSingleSelectEnumSchema():
-    class UntitledSingleSelectEnumSchema(MCPModel):
-        """
-        Schema for single-selection enumeration without display titles for options.
-        """
-
-        default: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        Optional default value.
-        """
-        description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        Optional description for the enum field.
-        """
-        enum: list[StrictStr]
-        """
-        Array of enum values to choose from.
-        """
-        title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        Optional title for the enum field.
-        """
-        type: Literal["string"] = "string"
-
-    return UntitledSingleSelectEnumSchema
-
-
-def _Annotations():
-    class Annotations(MCPModel):
-        """
-        Optional annotations for the client. The client can use annotations to inform how objects are used or displayed
-        """
-
-        audience: Annotated[list[Role] | None, ABSENT_IF_NONE] = None
-        """
-        Describes who the intended audience of this object or data is.
-
-        It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
-        """
-        lastModified: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        The moment the resource was last modified, as an ISO 8601 formatted string.
-
-        Should be an ISO 8601 formatted string (e.g., "2025-01-12T15:00:58Z").
-
-        Examples: last activity timestamp in an open file, timestamp when the resource
-        was attached, etc.
-        """
-        priority: Annotated[JSONNumber | None, Field(ge=0, le=1), ABSENT_IF_NONE] = None
-        """
-        Describes how important this data is for operating the server.
-
-        A value of 1 means "most important," and indicates that the data is
-        effectively required, while 0 means "least important," and indicates that
-        the data is entirely optional.
-        """
-
-    return Annotations
-
-
-def _AudioContent():
-    class AudioContent(MCPModel):
-        """
-        Audio provided to or from an LLM.
-        """
-
-        meta: Annotated[MetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        annotations: Annotated[Annotations | None, ABSENT_IF_NONE] = None
-        """
-        Optional annotations for the client.
-        """
-        data: StrictStr
-        """
-        The base64-encoded audio data.
-        """
-        mimeType: StrictStr
-        """
-        The MIME type of the audio. Different providers may support different audio types.
-        """
-        type: Literal["audio"] = "audio"
-
-    return AudioContent
-
-
-def _BlobResourceContents():
-    class BlobResourceContents(MCPModel):
-        meta: Annotated[MetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        blob: StrictStr
-        """
-        A base64-encoded string representing the binary data of the item.
-        """
-        mimeType: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        The MIME type of this resource, if known.
-        """
-        uri: StrictStr
-        """
-        The URI of this resource.
-        """
-
-    return BlobResourceContents
-
-
-def _CacheableResult():
-    class CacheableResult(MCPModel):
-        """
-        A result that supports a time-to-live (TTL) hint for client-side caching.
-        """
-
-        meta: Annotated[ResultMetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        cacheScope: Literal["private", "public"]
-        """
-        Indicates the intended scope of the cached response, analogous to HTTP
-        `Cache-Control: public` vs `Cache-Control: private`.
-
-        - `"public"`: The response does not contain user-specific data. Any
-          client or intermediary (e.g., shared gateway, caching proxy) MAY cache
-          the response and serve it across authorization contexts.
-        - `"private"`: The response MAY be cached and reused only within the
-          same authorization context. Caches MUST NOT be shared across
-          authorization contexts (e.g., a different access token requires a
-          different cache).
-        """
-        resultType: Literal["complete"] = "complete"
-        """
-        Indicates the type of the result, which allows the client to determine
-        how to parse the result object.
-
-        Servers implementing this protocol version MUST include this field.
-        For backward compatibility, when a client receives a result from a
-        server implementing an earlier protocol version (which does not include
-        `resultType`), the client MUST treat the absent field as `"complete"`.
-        """
-        ttlMs: Annotated[JSONInteger, Field(ge=0)]
-        """
-        A hint from the server indicating how long (in milliseconds) the
-        client MAY cache this response before re-fetching. Semantics are
-        analogous to HTTP Cache-Control max-age.
-
-        - If 0, The response SHOULD be considered immediately stale,
-          The client MAY re-fetch every time the result is needed.
-        - If positive, the client SHOULD consider the result fresh for this many
-          milliseconds after receiving the response.
-        """
-
-    return CacheableResult
-
-
-def _CompleteResult():
-    class CompleteResult(MCPModel):
-        """
-        The result returned by the server for a {@link CompleteRequestcompletion/complete} request.
-        """
-
-        meta: Annotated[ResultMetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        completion: CompleteResultCompletion
-        resultType: Literal["complete"] = "complete"
-        """
-        Indicates the type of the result, which allows the client to determine
-        how to parse the result object.
-
-        Servers implementing this protocol version MUST include this field.
-        For backward compatibility, when a client receives a result from a
-        server implementing an earlier protocol version (which does not include
-        `resultType`), the client MUST treat the absent field as `"complete"`.
-        """
-
-    return CompleteResult
-
-
-def _CompleteResultResponse():
-    class CompleteResultResponse(MCPModel):
-        """
-        A successful response from the server for a {@link CompleteRequestcompletion/complete} request.
-        """
-
-        id: RequestId
-        jsonrpc: Literal["2.0"] = "2.0"
-        result: CompleteResult
-
-    return CompleteResultResponse
-
-
-def _EmbeddedResource():
-    class EmbeddedResource(MCPModel):
-        """
-        The contents of a resource, embedded into a prompt or tool call result.
-
-        It is up to the client how best to render embedded resources for the benefit
-        of the LLM and/or the user.
-        """
-
-        meta: Annotated[MetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        annotations: Annotated[Annotations | None, ABSENT_IF_NONE] = None
-        """
-        Optional annotations for the client.
-        """
-        resource: TextResourceContents | BlobResourceContents
-        type: Literal["resource"] = "resource"
-
-    return EmbeddedResource
-
-
-def _HeaderMismatchError():
-    class HeaderMismatchError(MCPModel):
-        """
-        Returned when a server rejects a request because the values in the HTTP
-        headers do not match the corresponding values in the request body, or
-        because required headers are missing or malformed. For HTTP, the response
-        status code MUST be `400 Bad Request`.
-        """
-
-        error: HeaderMismatchErrorError
-        id: Annotated[RequestId | None, ABSENT_IF_NONE] = None
-        jsonrpc: Literal["2.0"] = "2.0"
-
-    return HeaderMismatchError
-
-
-def _ImageContent():
-    class ImageContent(MCPModel):
-        """
-        An image provided to or from an LLM.
-        """
-
-        meta: Annotated[MetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        annotations: Annotated[Annotations | None, ABSENT_IF_NONE] = None
-        """
-        Optional annotations for the client.
-        """
-        data: StrictStr
-        """
-        The base64-encoded image data.
-        """
-        mimeType: StrictStr
-        """
-        The MIME type of the image. Different providers may support different image types.
-        """
-        type: Literal["image"] = "image"
-
-    return ImageContent
-
-
-def _JSONRPCErrorResponse():
-    class JSONRPCErrorResponse(MCPModel):
-        """
-        A response to a request that indicates an error occurred.
-        """
-
-        error: Error
-        id: Annotated[RequestId | None, ABSENT_IF_NONE] = None
-        jsonrpc: Literal["2.0"] = "2.0"
-
-    return JSONRPCErrorResponse
-
-
-def _JSONRPCRequest():
-    class JSONRPCRequest(MCPModel):
-        """
-        A request that expects a response.
-        """
-
-        id: RequestId
-        jsonrpc: Literal["2.0"] = "2.0"
-        method: StrictStr
-        params: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
-
-    return JSONRPCRequest
-
-
-def _ListRootsRequestParams():
-    class ListRootsRequestParams(MCPModel):
-        meta: Annotated[MetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-
-    return ListRootsRequestParams
-
-
-def _ListRootsResult():
-    class ListRootsResult(MCPModel):
-        """
-        The result returned by the client for a {@link ListRootsRequestroots/list} request.
-        This result contains an array of {@link Root} objects, each representing a root directory
-        or file that the server can operate on.
-        """
-
-        roots: list[Root]
-
-    return ListRootsResult
-
-
-def _NotificationMetaObject():
-    class NotificationMetaObject(MCPModel):
-        """
-        Extends {@link MetaObject} with additional notification-specific fields. All key naming rules from `MetaObject` apply.
-        """
-
-        io_modelcontextprotocol_subscriptionId: Annotated[
-            RequestId | None, Field(alias="io.modelcontextprotocol/subscriptionId"), ABSENT_IF_NONE
-        ] = None
-        """
-        Identifies the subscription stream a notification was delivered on. The
-        server MUST include this key on every notification delivered via a
-        {@link SubscriptionsListenRequestsubscriptions/listen} stream, so the
-        client can correlate the notification with the originating subscription.
-        The key is absent on notifications not delivered via a subscription
-        stream (e.g. progress notifications for an in-flight request), which is
-        why it is optional here.
-
-        The value is the JSON-RPC ID of the `subscriptions/listen` request that
-        opened the stream.
-        """
-
-    return NotificationMetaObject
-
-
-def _NotificationParams():
-    class NotificationParams(MCPModel):
-        """
-        Common params for any notification.
-        """
-
-        meta: Annotated[NotificationMetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-
-    return NotificationParams
-
-
-def _PaginatedResult():
-    class PaginatedResult(MCPModel):
-        meta: Annotated[ResultMetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        nextCursor: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        An opaque token representing the pagination position after the last returned result.
-        If present, there may be more results available.
-        """
-        resultType: Literal["complete"] = "complete"
-        """
-        Indicates the type of the result, which allows the client to determine
-        how to parse the result object.
-
-        Servers implementing this protocol version MUST include this field.
-        For backward compatibility, when a client receives a result from a
-        server implementing an earlier protocol version (which does not include
-        `resultType`), the client MUST treat the absent field as `"complete"`.
-        """
-
-    return PaginatedResult
-
-
-def _ProgressNotificationParams():
-    class ProgressNotificationParams(MCPModel):
-        """
-        Parameters for a {@link ProgressNotificationnotifications/progress} notification.
-        """
-
-        meta: Annotated[NotificationMetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        message: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        An optional message describing the current progress.
-        """
-        progress: JSONNumber
-        """
-        The progress thus far. This should increase every time progress is made, even if the total is unknown.
-        """
-        progressToken: ProgressToken
-        """
-        The progress token which was given in the initial request, used to associate this notification with the request that is proceeding.
-        """
-        total: Annotated[JSONNumber | None, ABSENT_IF_NONE] = None
-        """
-        Total number of items to process (or total progress required), if known.
-        """
-
-    return ProgressNotificationParams
-
-
-def _Prompt():
-    class Prompt(MCPModel):
-        """
-        A prompt or prompt template that the server offers.
-        """
-
-        meta: Annotated[MetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        arguments: Annotated[list[PromptArgument] | None, ABSENT_IF_NONE] = None
-        """
-        A list of arguments to use for templating the prompt.
-        """
-        description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        An optional description of what this prompt provides
-        """
-        icons: Annotated[list[Icon] | None, ABSENT_IF_NONE] = None
-        """
-        Optional set of sized icons that the client can display in a user interface.
-
-        Clients that support rendering icons MUST support at least the following MIME types:
-        - `image/png` - PNG images (safe, universal compatibility)
-        - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
-
-        Clients that support rendering icons SHOULD also support:
-        - `image/svg+xml` - SVG images (scalable but requires security precautions)
-        - `image/webp` - WebP images (modern, efficient format)
-        """
-        name: StrictStr
-        """
-        Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
-        """
-        title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-        even by those unfamiliar with domain-specific terminology.
-
-        If not provided, the name should be used for display (except for {@link Tool},
-        where `annotations.title` should be given precedence over using `name`,
-        if present).
-        """
-
-    return Prompt
-
-
-def _PromptListChangedNotification():
-    class PromptListChangedNotification(MCPModel):
-        """
-        An optional notification from the server to the client, informing it that the list of prompts it offers has changed. This is only delivered on a {@link SubscriptionsListenRequestsubscriptions/listen} stream when the client requested it via the `promptsListChanged` filter field.
-        """
-
-        jsonrpc: Literal["2.0"] = "2.0"
-        method: Literal["notifications/prompts/list_changed"] = "notifications/prompts/list_changed"
-        params: Annotated[NotificationParams | None, ABSENT_IF_NONE] = None
-
-    return PromptListChangedNotification
-
-
-def _ReadResourceResult():
-    class ReadResourceResult(MCPModel):
-        """
-        The result returned by the server for a {@link ReadResourceRequestresources/read} request.
-        """
-
-        meta: Annotated[ResultMetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        cacheScope: Literal["private", "public"]
-        """
-        Indicates the intended scope of the cached response, analogous to HTTP
-        `Cache-Control: public` vs `Cache-Control: private`.
-
-        - `"public"`: The response does not contain user-specific data. Any
-          client or intermediary (e.g., shared gateway, caching proxy) MAY cache
-          the response and serve it across authorization contexts.
-        - `"private"`: The response MAY be cached and reused only within the
-          same authorization context. Caches MUST NOT be shared across
-          authorization contexts (e.g., a different access token requires a
-          different cache).
-        """
-        contents: list[TextResourceContents | BlobResourceContents]
-        resultType: Literal["complete"] = "complete"
-        """
-        Indicates the type of the result, which allows the client to determine
-        how to parse the result object.
-
-        Servers implementing this protocol version MUST include this field.
-        For backward compatibility, when a client receives a result from a
-        server implementing an earlier protocol version (which does not include
-        `resultType`), the client MUST treat the absent field as `"complete"`.
-        """
-        ttlMs: Annotated[JSONInteger, Field(ge=0)]
-        """
-        A hint from the server indicating how long (in milliseconds) the
-        client MAY cache this response before re-fetching. Semantics are
-        analogous to HTTP Cache-Control max-age.
-
-        - If 0, The response SHOULD be considered immediately stale,
-          The client MAY re-fetch every time the result is needed.
-        - If positive, the client SHOULD consider the result fresh for this many
-          milliseconds after receiving the response.
-        """
-
-    return ReadResourceResult
-
-
-def _Resource():
-    class Resource(MCPModel):
-        """
-        A known resource that the server is capable of reading.
-        """
-
-        meta: Annotated[MetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        annotations: Annotated[Annotations | None, ABSENT_IF_NONE] = None
-        """
-        Optional annotations for the client.
-        """
-        description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        A description of what this resource represents.
-
-        This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
-        """
-        icons: Annotated[list[Icon] | None, ABSENT_IF_NONE] = None
-        """
-        Optional set of sized icons that the client can display in a user interface.
-
-        Clients that support rendering icons MUST support at least the following MIME types:
-        - `image/png` - PNG images (safe, universal compatibility)
-        - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
-
-        Clients that support rendering icons SHOULD also support:
-        - `image/svg+xml` - SVG images (scalable but requires security precautions)
-        - `image/webp` - WebP images (modern, efficient format)
-        """
-        mimeType: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        The MIME type of this resource, if known.
-        """
-        name: StrictStr
-        """
-        Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
-        """
-        size: Annotated[JSONInteger | None, ABSENT_IF_NONE] = None
-        """
-        The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
-
-        This can be used by Hosts to display file sizes and estimate context window usage.
-        """
-        title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-        even by those unfamiliar with domain-specific terminology.
-
-        If not provided, the name should be used for display (except for {@link Tool},
-        where `annotations.title` should be given precedence over using `name`,
-        if present).
-        """
-        uri: StrictStr
-        """
-        The URI of this resource.
-        """
-
-    return Resource
-
-
-def _ResourceLink():
-    class ResourceLink(MCPModel):
-        """
-        A resource that the server is capable of reading, included in a prompt or tool call result.
-
-        Note: resource links returned by tools are not guaranteed to appear in the results of {@link ListResourcesRequestresources/list} requests.
-        """
-
-        meta: Annotated[MetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        annotations: Annotated[Annotations | None, ABSENT_IF_NONE] = None
-        """
-        Optional annotations for the client.
-        """
-        description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        A description of what this resource represents.
-
-        This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
-        """
-        icons: Annotated[list[Icon] | None, ABSENT_IF_NONE] = None
-        """
-        Optional set of sized icons that the client can display in a user interface.
-
-        Clients that support rendering icons MUST support at least the following MIME types:
-        - `image/png` - PNG images (safe, universal compatibility)
-        - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
-
-        Clients that support rendering icons SHOULD also support:
-        - `image/svg+xml` - SVG images (scalable but requires security precautions)
-        - `image/webp` - WebP images (modern, efficient format)
-        """
-        mimeType: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        The MIME type of this resource, if known.
-        """
-        name: StrictStr
-        """
-        Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
-        """
-        size: Annotated[JSONInteger | None, ABSENT_IF_NONE] = None
-        """
-        The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
-
-        This can be used by Hosts to display file sizes and estimate context window usage.
-        """
-        title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-        even by those unfamiliar with domain-specific terminology.
-
-        If not provided, the name should be used for display (except for {@link Tool},
-        where `annotations.title` should be given precedence over using `name`,
-        if present).
-        """
-        type: Literal["resource_link"] = "resource_link"
-        uri: StrictStr
-        """
-        The URI of this resource.
-        """
-
-    return ResourceLink
-
-
-def _ResourceListChangedNotification():
-    class ResourceListChangedNotification(MCPModel):
-        """
-        An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This is only delivered on a {@link SubscriptionsListenRequestsubscriptions/listen} stream when the client requested it via the `resourcesListChanged` filter field.
-        """
-
-        jsonrpc: Literal["2.0"] = "2.0"
-        method: Literal["notifications/resources/list_changed"] = (
-            "notifications/resources/list_changed"
-        )
-        params: Annotated[NotificationParams | None, ABSENT_IF_NONE] = None
-
-    return ResourceListChangedNotification
-
-
-def _ResourceTemplate():
-    class ResourceTemplate(MCPModel):
-        """
-        A template description for resources available on the server.
-        """
-
-        meta: Annotated[MetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        annotations: Annotated[Annotations | None, ABSENT_IF_NONE] = None
-        """
-        Optional annotations for the client.
-        """
-        description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        A description of what this template is for.
-
-        This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
-        """
-        icons: Annotated[list[Icon] | None, ABSENT_IF_NONE] = None
-        """
-        Optional set of sized icons that the client can display in a user interface.
-
-        Clients that support rendering icons MUST support at least the following MIME types:
-        - `image/png` - PNG images (safe, universal compatibility)
-        - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
-
-        Clients that support rendering icons SHOULD also support:
-        - `image/svg+xml` - SVG images (scalable but requires security precautions)
-        - `image/webp` - WebP images (modern, efficient format)
-        """
-        mimeType: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        The MIME type for all resources that match this template. This should only be included if all resources matching this template have the same type.
-        """
-        name: StrictStr
-        """
-        Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
-        """
-        title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-        even by those unfamiliar with domain-specific terminology.
-
-        If not provided, the name should be used for display (except for {@link Tool},
-        where `annotations.title` should be given precedence over using `name`,
-        if present).
-        """
-        uriTemplate: StrictStr
-        """
-        A URI template (according to RFC 6570) that can be used to construct resource URIs.
-        """
-
-    return ResourceTemplate
-
-
-def _ResourceUpdatedNotificationParams():
-    class ResourceUpdatedNotificationParams(MCPModel):
-        """
-        Parameters for a `notifications/resources/updated` notification.
-        """
-
-        meta: Annotated[NotificationMetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        uri: StrictStr
-        """
-        The URI of the resource that has been updated. This might be a sub-resource of the one that the client actually subscribed to.
-        """
-
-    return ResourceUpdatedNotificationParams
-
-
-def _Result():
-    class Result(MCPModel):
-        """
-        Common result fields.
-        """
-
-        model_config = ConfigDict(
-            extra="allow",
-        )
-        __annotations__ = {
-            "__pydantic_extra__": Dict[str, Any],
-        }
-        meta: Annotated[ResultMetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        resultType: StrictStr
-        """
-        Indicates the type of the result, which allows the client to determine
-        how to parse the result object.
-
-        Servers implementing this protocol version MUST include this field.
-        For backward compatibility, when a client receives a result from a
-        server implementing an earlier protocol version (which does not include
-        `resultType`), the client MUST treat the absent field as `"complete"`.
-        """
-
-    return Result
-
-
-def _SubscriptionsAcknowledgedNotificationParams():
-    class SubscriptionsAcknowledgedNotificationParams(MCPModel):
-        """
-        Parameters for a {@link SubscriptionsAcknowledgedNotificationnotifications/subscriptions/acknowledged} notification.
-        """
-
-        meta: Annotated[NotificationMetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        notifications: SubscriptionFilter
-        """
-        The subset of requested notification types the server agreed to honor.
-        Only includes notification types the server actually supports; if the
-        client requested an unsupported type (e.g., `promptsListChanged` when
-        the server has no prompts), it is omitted from this set.
-        """
-
-    return SubscriptionsAcknowledgedNotificationParams
-
-
-def _SubscriptionsListenResult():
-    class SubscriptionsListenResult(MCPModel):
-        """
-        The response to a {@link SubscriptionsListenRequestsubscriptions/listen}
-        request, signalling that the subscription has ended gracefully (for example,
-        during server shutdown). Because the listen stream is long-lived, this result
-        is sent only when the server tears the subscription down; an abrupt transport
-        close carries no response. The result body is otherwise empty.
-        """
-
-        meta: Annotated[
-            SubscriptionsListenResultMetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE
-        ] = None
-        resultType: Literal["complete"] = "complete"
-        """
-        Indicates the type of the result, which allows the client to determine
-        how to parse the result object.
-
-        Servers implementing this protocol version MUST include this field.
-        For backward compatibility, when a client receives a result from a
-        server implementing an earlier protocol version (which does not include
-        `resultType`), the client MUST treat the absent field as `"complete"`.
-        """
-
-    return SubscriptionsListenResult
-
-
-def _SubscriptionsListenResultResponse():
-    class SubscriptionsListenResultResponse(MCPModel):
-        """
-        A successful response from the server for a {@link SubscriptionsListenRequestsubscriptions/listen}
-        request, sent when the server tears the subscription down gracefully.
-        """
-
-        id: RequestId
-        jsonrpc: Literal["2.0"] = "2.0"
-        result: SubscriptionsListenResult
-
-    return SubscriptionsListenResultResponse
-
-
-def _TextContent():
-    class TextContent(MCPModel):
-        """
-        Text provided to or from an LLM.
-        """
-
-        meta: Annotated[MetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        annotations: Annotated[Annotations | None, ABSENT_IF_NONE] = None
-        """
-        Optional annotations for the client.
-        """
-        text: StrictStr
-        """
-        The text content of the message.
-        """
-        type: Literal["text"] = "text"
-
-    return TextContent
-
-
-def _TitledMultiSelectEnumSchemaItems():
-    class TitledMultiSelectEnumSchemaItems(MCPModel):
-        """
-        Schema for array items with enum options and display labels.
-        """
-
-        anyOf: list[TitledMultiSelectEnumSchemaItemsAnyOfItem]
-        """
-        Array of enum options with values and display labels.
-        """
-
-    return TitledMultiSelectEnumSchemaItems
-
-
-def _TitledSingleSelectEnumSchema():
-    class TitledSingleSelectEnumSchema(MCPModel):
-        """
-        Schema for single-selection enumeration with display titles for each option.
-        """
-
-        default: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        Optional default value.
-        """
-        description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        Optional description for the enum field.
-        """
-        oneOf: list[TitledSingleSelectEnumSchemaOneOfItem]
-        """
-        Array of enum options with values and display labels.
-        """
-        title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        Optional title for the enum field.
-        """
-        type: Literal["string"] = "string"
-
-    return TitledSingleSelectEnumSchema
-
-
-def _Tool():
-    class Tool(MCPModel):
-        """
-        Definition for a tool the client can call.
-        """
-
-        meta: Annotated[MetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        annotations: Annotated[ToolAnnotations | None, ABSENT_IF_NONE] = None
-        """
-        Optional additional tool information.
-
-        Display name precedence order is: `title`, `annotations.title`, then `name`.
-        """
-        description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        A human-readable description of the tool.
-
-        This can be used by clients to improve the LLM's understanding of available tools. It can be thought of like a "hint" to the model.
-        """
-        icons: Annotated[list[Icon] | None, ABSENT_IF_NONE] = None
-        """
-        Optional set of sized icons that the client can display in a user interface.
-
-        Clients that support rendering icons MUST support at least the following MIME types:
-        - `image/png` - PNG images (safe, universal compatibility)
-        - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
-
-        Clients that support rendering icons SHOULD also support:
-        - `image/svg+xml` - SVG images (scalable but requires security precautions)
-        - `image/webp` - WebP images (modern, efficient format)
-        """
-        inputSchema: ToolInputSchema
-        """
-        A JSON Schema object defining the expected parameters for the tool.
-
-        Tool arguments are always JSON objects, so `type: "object"` is required at the root.
-        Beyond that, any JSON Schema 2020-12 keyword may appear alongside `type` — including
-        composition keywords (`oneOf`, `anyOf`, `allOf`, `not`), conditional keywords
-        (`if`/`then`/`else`), reference keywords (`$ref`, `$defs`, `$anchor`), and any other
-        standard validation or annotation keywords.
-
-        Property schemas may carry an `x-mcp-header` annotation to mirror the
-        argument value into an HTTP header on the Streamable HTTP transport. See
-        the Streamable HTTP transport specification for the validity and
-        extraction rules.
-
-        Defaults to JSON Schema 2020-12 when no explicit `$schema` is provided.
-        """
-        name: StrictStr
-        """
-        Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
-        """
-        outputSchema: Annotated[ToolOutputSchema | None, ABSENT_IF_NONE] = None
-        """
-        An optional JSON Schema object defining the structure of the tool's output returned in
-        the structuredContent field of a {@link CallToolResult}. This can be any valid JSON Schema 2020-12.
-
-        Defaults to JSON Schema 2020-12 when no explicit `$schema` is provided.
-        """
-        title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-        even by those unfamiliar with domain-specific terminology.
-
-        If not provided, the name should be used for display (except for {@link Tool},
-        where `annotations.title` should be given precedence over using `name`,
-        if present).
-        """
-
-    return Tool
-
-
-def _ToolListChangedNotification():
-    class ToolListChangedNotification(MCPModel):
-        """
-        An optional notification from the server to the client, informing it that the list of tools it offers has changed. This is only delivered on a {@link SubscriptionsListenRequestsubscriptions/listen} stream when the client requested it via the `toolsListChanged` filter field.
-        """
-
-        jsonrpc: Literal["2.0"] = "2.0"
-        method: Literal["notifications/tools/list_changed"] = "notifications/tools/list_changed"
-        params: Annotated[NotificationParams | None, ABSENT_IF_NONE] = None
-
-    return ToolListChangedNotification
-
-
-def _UnsupportedProtocolVersionErrorError():
-    class UnsupportedProtocolVersionErrorError(Error):
-        # The schema narrows the base's field here (see mcpbind.codegen.emit.overrides).
-        code: Literal[-32022] = -32022  # pyright: ignore[reportIncompatibleVariableOverride]
-        """
-        The error type that occurred.
-        """
-        # The schema narrows the base's field here (see mcpbind.codegen.emit.overrides).
-        data: UnsupportedProtocolVersionErrorErrorData  # pyright: ignore[reportGeneralTypeIssues]
-
-    return UnsupportedProtocolVersionErrorError
-
-
-def _UntitledMultiSelectEnumSchema():
-    class UntitledMultiSelectEnumSchema(MCPModel):
-        """
-        Schema for multiple-selection enumeration without display titles for options.
-        """
-
-        default: Annotated[list[StrictStr] | None, ABSENT_IF_NONE] = None
-        """
-        Optional default value.
-        """
-        description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        Optional description for the enum field.
-        """
-        items: UntitledMultiSelectEnumSchemaItems
-        """
-        Schema for the array items.
-        """
-        maxItems: Annotated[JSONInteger | None, ABSENT_IF_NONE] = None
-        """
-        Maximum number of items to select.
-        """
-        minItems: Annotated[JSONInteger | None, ABSENT_IF_NONE] = None
-        """
-        Minimum number of items to select.
-        """
-        title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        Optional title for the enum field.
-        """
-        type: Literal["array"] = "array"
-
-    return UntitledMultiSelectEnumSchema
-
-
-def _CancelledNotificationParams():
-    class CancelledNotificationParams(MCPModel):
-        """
-        Parameters for a `notifications/cancelled` notification.
-        """
-
-        meta: Annotated[NotificationMetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        reason: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        An optional string describing the reason for the cancellation. This MAY be logged or presented to the user.
-        """
-        requestId: RequestId
-        """
-        The ID of the request to cancel.
-
-        This MUST correspond to the ID of a request the client previously issued.
-        """
-
-    return CancelledNotificationParams
-
-
-def _ClientNotification():
-    class ClientNotification(MCPModel):
-        """
-        This notification is sent by the client to indicate that it is cancelling a request it previously issued.
-
-        On stdio, the server also sends this notification, solely to terminate a {@link SubscriptionsListenRequestsubscriptions/listen} stream: it references the ID of the `subscriptions/listen` request that opened the stream. Servers MUST NOT use this notification to cancel any other request.
-
-        The request SHOULD still be in-flight, but due to communication latency, it is always possible that this notification MAY arrive after the request has already finished.
-
-        This notification indicates that the result will be unused, so any associated processing SHOULD cease.
-        """
-
-        jsonrpc: Literal["2.0"] = "2.0"
-        method: Literal["notifications/cancelled"] = "notifications/cancelled"
-        params: CancelledNotificationParams
-
-    return ClientNotification
-
-
-def _ClientResult():
-    ClientResult = Result
-    return ClientResult
-
-
-def _ContentBlock():
-    ContentBlock = TypeAliasType(
-        "ContentBlock",
-        Annotated[
-            TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource,
-            Field(discriminator="type"),
-        ],
-    )
-    return ContentBlock
-
-
-def _EmptyResult():
-    EmptyResult = Result
-    return EmptyResult
-
-
-def _JSONRPCResultResponse():
-    class JSONRPCResultResponse(MCPModel):
-        """
-        A successful (non-error) response to a request.
-        """
-
-        id: RequestId
-        jsonrpc: Literal["2.0"] = "2.0"
-        result: Result
-
-    return JSONRPCResultResponse
-
-
-def _ListPromptsResult():
-    class ListPromptsResult(MCPModel):
-        """
-        The result returned by the server for a {@link ListPromptsRequestprompts/list} request.
-        """
-
-        meta: Annotated[ResultMetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        cacheScope: Literal["private", "public"]
-        """
-        Indicates the intended scope of the cached response, analogous to HTTP
-        `Cache-Control: public` vs `Cache-Control: private`.
-
-        - `"public"`: The response does not contain user-specific data. Any
-          client or intermediary (e.g., shared gateway, caching proxy) MAY cache
-          the response and serve it across authorization contexts.
-        - `"private"`: The response MAY be cached and reused only within the
-          same authorization context. Caches MUST NOT be shared across
-          authorization contexts (e.g., a different access token requires a
-          different cache).
-        """
-        nextCursor: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        An opaque token representing the pagination position after the last returned result.
-        If present, there may be more results available.
-        """
-        prompts: list[Prompt]
-        resultType: Literal["complete"] = "complete"
-        """
-        Indicates the type of the result, which allows the client to determine
-        how to parse the result object.
-
-        Servers implementing this protocol version MUST include this field.
-        For backward compatibility, when a client receives a result from a
-        server implementing an earlier protocol version (which does not include
-        `resultType`), the client MUST treat the absent field as `"complete"`.
-        """
-        ttlMs: Annotated[JSONInteger, Field(ge=0)]
-        """
-        A hint from the server indicating how long (in milliseconds) the
-        client MAY cache this response before re-fetching. Semantics are
-        analogous to HTTP Cache-Control max-age.
-
-        - If 0, The response SHOULD be considered immediately stale,
-          The client MAY re-fetch every time the result is needed.
-        - If positive, the client SHOULD consider the result fresh for this many
-          milliseconds after receiving the response.
-        """
-
-    return ListPromptsResult
-
-
-def _ListPromptsResultResponse():
-    class ListPromptsResultResponse(MCPModel):
-        """
-        A successful response from the server for a {@link ListPromptsRequestprompts/list} request.
-        """
-
-        id: RequestId
-        jsonrpc: Literal["2.0"] = "2.0"
-        result: ListPromptsResult
-
-    return ListPromptsResultResponse
-
-
-def _ListResourceTemplatesResult():
-    class ListResourceTemplatesResult(MCPModel):
-        """
-        The result returned by the server for a {@link ListResourceTemplatesRequestresources/templates/list} request.
-        """
-
-        meta: Annotated[ResultMetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        cacheScope: Literal["private", "public"]
-        """
-        Indicates the intended scope of the cached response, analogous to HTTP
-        `Cache-Control: public` vs `Cache-Control: private`.
-
-        - `"public"`: The response does not contain user-specific data. Any
-          client or intermediary (e.g., shared gateway, caching proxy) MAY cache
-          the response and serve it across authorization contexts.
-        - `"private"`: The response MAY be cached and reused only within the
-          same authorization context. Caches MUST NOT be shared across
-          authorization contexts (e.g., a different access token requires a
-          different cache).
-        """
-        nextCursor: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        An opaque token representing the pagination position after the last returned result.
-        If present, there may be more results available.
-        """
-        resourceTemplates: list[ResourceTemplate]
-        resultType: Literal["complete"] = "complete"
-        """
-        Indicates the type of the result, which allows the client to determine
-        how to parse the result object.
-
-        Servers implementing this protocol version MUST include this field.
-        For backward compatibility, when a client receives a result from a
-        server implementing an earlier protocol version (which does not include
-        `resultType`), the client MUST treat the absent field as `"complete"`.
-        """
-        ttlMs: Annotated[JSONInteger, Field(ge=0)]
-        """
-        A hint from the server indicating how long (in milliseconds) the
-        client MAY cache this response before re-fetching. Semantics are
-        analogous to HTTP Cache-Control max-age.
-
-        - If 0, The response SHOULD be considered immediately stale,
-          The client MAY re-fetch every time the result is needed.
-        - If positive, the client SHOULD consider the result fresh for this many
-          milliseconds after receiving the response.
-        """
-
-    return ListResourceTemplatesResult
-
-
-def _ListResourceTemplatesResultResponse():
-    class ListResourceTemplatesResultResponse(MCPModel):
-        """
-        A successful response from the server for a {@link ListResourceTemplatesRequestresources/templates/list} request.
-        """
-
-        id: RequestId
-        jsonrpc: Literal["2.0"] = "2.0"
-        result: ListResourceTemplatesResult
-
-    return ListResourceTemplatesResultResponse
-
-
-def _ListResourcesResult():
-    class ListResourcesResult(MCPModel):
-        """
-        The result returned by the server for a {@link ListResourcesRequestresources/list} request.
-        """
-
-        meta: Annotated[ResultMetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        cacheScope: Literal["private", "public"]
-        """
-        Indicates the intended scope of the cached response, analogous to HTTP
-        `Cache-Control: public` vs `Cache-Control: private`.
-
-        - `"public"`: The response does not contain user-specific data. Any
-          client or intermediary (e.g., shared gateway, caching proxy) MAY cache
-          the response and serve it across authorization contexts.
-        - `"private"`: The response MAY be cached and reused only within the
-          same authorization context. Caches MUST NOT be shared across
-          authorization contexts (e.g., a different access token requires a
-          different cache).
-        """
-        nextCursor: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        An opaque token representing the pagination position after the last returned result.
-        If present, there may be more results available.
-        """
-        resources: list[Resource]
-        resultType: Literal["complete"] = "complete"
-        """
-        Indicates the type of the result, which allows the client to determine
-        how to parse the result object.
-
-        Servers implementing this protocol version MUST include this field.
-        For backward compatibility, when a client receives a result from a
-        server implementing an earlier protocol version (which does not include
-        `resultType`), the client MUST treat the absent field as `"complete"`.
-        """
-        ttlMs: Annotated[JSONInteger, Field(ge=0)]
-        """
-        A hint from the server indicating how long (in milliseconds) the
-        client MAY cache this response before re-fetching. Semantics are
-        analogous to HTTP Cache-Control max-age.
-
-        - If 0, The response SHOULD be considered immediately stale,
-          The client MAY re-fetch every time the result is needed.
-        - If positive, the client SHOULD consider the result fresh for this many
-          milliseconds after receiving the response.
-        """
-
-    return ListResourcesResult
-
-
-def _ListResourcesResultResponse():
-    class ListResourcesResultResponse(MCPModel):
-        """
-        A successful response from the server for a {@link ListResourcesRequestresources/list} request.
-        """
-
-        id: RequestId
-        jsonrpc: Literal["2.0"] = "2.0"
-        result: ListResourcesResult
-
-    return ListResourcesResultResponse
-
-
-def _ListRootsRequest():
-    class ListRootsRequest(MCPModel):
-        """
-        Sent from the server to request a list of root URIs from the client. Roots allow
-        servers to ask for specific directories or files to operate on. A common example
-        for roots is providing a set of repositories or directories a server should operate
-        on.
-
-        This request is typically used when the server needs to understand the file system
-        structure or access specific locations that the client has permission to read from.
-        """
-
-        method: Literal["roots/list"] = "roots/list"
-        params: Annotated[ListRootsRequestParams | None, ABSENT_IF_NONE] = None
-
-    return ListRootsRequest
-
-
-def _ListToolsResult():
-    class ListToolsResult(MCPModel):
-        """
-        The result returned by the server for a {@link ListToolsRequesttools/list} request.
-        """
-
-        meta: Annotated[ResultMetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        cacheScope: Literal["private", "public"]
-        """
-        Indicates the intended scope of the cached response, analogous to HTTP
-        `Cache-Control: public` vs `Cache-Control: private`.
-
-        - `"public"`: The response does not contain user-specific data. Any
-          client or intermediary (e.g., shared gateway, caching proxy) MAY cache
-          the response and serve it across authorization contexts.
-        - `"private"`: The response MAY be cached and reused only within the
-          same authorization context. Caches MUST NOT be shared across
-          authorization contexts (e.g., a different access token requires a
-          different cache).
-        """
-        nextCursor: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        An opaque token representing the pagination position after the last returned result.
-        If present, there may be more results available.
-        """
-        resultType: Literal["complete"] = "complete"
-        """
-        Indicates the type of the result, which allows the client to determine
-        how to parse the result object.
-
-        Servers implementing this protocol version MUST include this field.
-        For backward compatibility, when a client receives a result from a
-        server implementing an earlier protocol version (which does not include
-        `resultType`), the client MUST treat the absent field as `"complete"`.
-        """
-        tools: list[Tool]
-        ttlMs: Annotated[JSONInteger, Field(ge=0)]
-        """
-        A hint from the server indicating how long (in milliseconds) the
-        client MAY cache this response before re-fetching. Semantics are
-        analogous to HTTP Cache-Control max-age.
-
-        - If 0, The response SHOULD be considered immediately stale,
-          The client MAY re-fetch every time the result is needed.
-        - If positive, the client SHOULD consider the result fresh for this many
-          milliseconds after receiving the response.
-        """
-
-    return ListToolsResult
-
-
-def _ListToolsResultResponse():
-    class ListToolsResultResponse(MCPModel):
-        """
-        A successful response from the server for a {@link ListToolsRequesttools/list} request.
-        """
-
-        id: RequestId
-        jsonrpc: Literal["2.0"] = "2.0"
-        result: ListToolsResult
-
-    return ListToolsResultResponse
-
-
-def _LoggingMessageNotificationParams():
-    class LoggingMessageNotificationParams(MCPModel):
-        """
-        Parameters for a `notifications/message` notification.
-        """
-
-        meta: Annotated[NotificationMetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        data: Any
-        """
-        The data to be logged, such as a string message or an object. Any JSON serializable type is allowed here.
-        """
-        level: LoggingLevel
-        """
-        The severity of this log message.
-        """
-        logger: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        An optional name of the logger issuing this message.
-        """
-
-    return LoggingMessageNotificationParams
-
-
-def _ProgressNotification():
-    class ProgressNotification(MCPModel):
-        """
-        An out-of-band notification used to inform the receiver of a progress update for a long-running request.
-        """
-
-        jsonrpc: Literal["2.0"] = "2.0"
-        method: Literal["notifications/progress"] = "notifications/progress"
-        params: ProgressNotificationParams
-
-    return ProgressNotification
-
-
-def _PromptMessage():
-    class PromptMessage(MCPModel):
-        """
-        Describes a message returned as part of a prompt.
-
-        This is similar to {@link SamplingMessage}, but also supports the embedding of
-        resources from the MCP server.
-        """
-
-        content: ContentBlock
-        role: Role
-
-    return PromptMessage
-
-
-def _ResourceUpdatedNotification():
-    class ResourceUpdatedNotification(MCPModel):
-        """
-        A notification from the server to the client, informing it that a resource has changed and may need to be read again. This is only sent for resources the client opted in to via the `resourceSubscriptions` field of a {@link SubscriptionsListenRequestsubscriptions/listen} request.
-        """
-
-        jsonrpc: Literal["2.0"] = "2.0"
-        method: Literal["notifications/resources/updated"] = "notifications/resources/updated"
-        params: ResourceUpdatedNotificationParams
-
-    return ResourceUpdatedNotification
-
-
-def _SingleSelectEnumSchema():
-    SingleSelectEnumSchema = TypeAliasType(
-        "SingleSelectEnumSchema", UntitledSingleSelectEnumSchema | TitledSingleSelectEnumSchema
-    )
-    return SingleSelectEnumSchema
-
-
-def _SubscriptionsAcknowledgedNotification():
-    class SubscriptionsAcknowledgedNotification(MCPModel):
-        """
-        Sent by the server to acknowledge that a
-        {@link SubscriptionsListenRequestsubscriptions/listen} subscription has been
-        established and to report which notification types it agreed to honor.
-
-        This notification MUST be the first message the server sends carrying the
-        subscription's ID in `io.modelcontextprotocol/subscriptionId`. The server MUST
-        NOT send any notification on the subscription before acknowledging it. On
-        stdio, where every subscription shares one channel, this ordering is defined
-        per subscription ID and not per channel: messages belonging to other
-        subscriptions MAY be interleaved before it.
-        """
-
-        jsonrpc: Literal["2.0"] = "2.0"
-        method: Literal["notifications/subscriptions/acknowledged"] = (
-            "notifications/subscriptions/acknowledged"
-        )
-        params: SubscriptionsAcknowledgedNotificationParams
-
-    return SubscriptionsAcknowledgedNotification
-
-
-def _TitledMultiSelectEnumSchema():
-    class TitledMultiSelectEnumSchema(MCPModel):
-        """
-        Schema for multiple-selection enumeration with display titles for each option.
-        """
-
-        default: Annotated[list[StrictStr] | None, ABSENT_IF_NONE] = None
-        """
-        Optional default value.
-        """
-        description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        Optional description for the enum field.
-        """
-        items: TitledMultiSelectEnumSchemaItems
-        """
-        Schema for array items with enum options and display labels.
-        """
-        maxItems: Annotated[JSONInteger | None, ABSENT_IF_NONE] = None
-        """
-        Maximum number of items to select.
-        """
-        minItems: Annotated[JSONInteger | None, ABSENT_IF_NONE] = None
-        """
-        Minimum number of items to select.
-        """
-        title: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        Optional title for the enum field.
-        """
-        type: Literal["array"] = "array"
-
-    return TitledMultiSelectEnumSchema
-
-
-def _ToolResultContent():
-    class ToolResultContent(MCPModel):
-        """
-        The result of a tool use, provided by the user back to the assistant.
-        """
-
-        meta: Annotated[MetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        """
-        Optional metadata about the tool result. Clients SHOULD preserve this field when
-        including tool results in subsequent sampling requests to enable caching optimizations.
-        """
-        content: list[ContentBlock]
-        """
-        The unstructured result content of the tool use.
-
-        This has the same format as {@link CallToolResult.content} and can include text, images,
-        audio, resource links, and embedded resources.
-        """
-        isError: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
-        """
-        Whether the tool use resulted in an error.
-
-        If true, the content typically describes the error that occurred.
-        Default: false
-        """
-        structuredContent: Any | None = None
-        """
-        An optional structured result value.
-
-        This can be any JSON value (object, array, string, number, boolean, or null).
-        If the tool defined an {@link Tool.outputSchema}, this SHOULD conform to that schema.
-        """
-        toolUseId: StrictStr
-        """
-        The ID of the tool use this result corresponds to.
-
-        This MUST match the ID from a previous {@link ToolUseContent}.
-        """
-        type: Literal["tool_result"] = "tool_result"
-
-    return ToolResultContent
-
-
-def _UnsupportedProtocolVersionError():
-    class UnsupportedProtocolVersionError(MCPModel):
-        """
-        Returned when the request's protocol version is unknown to the server or
-        unsupported (e.g., a known experimental or draft version the server has
-        chosen not to implement). For HTTP, the response status code MUST be
-        `400 Bad Request`.
-        """
-
-        error: UnsupportedProtocolVersionErrorError
-        id: Annotated[RequestId | None, ABSENT_IF_NONE] = None
-        jsonrpc: Literal["2.0"] = "2.0"
-
-    return UnsupportedProtocolVersionError
-
-
-def _CallToolResult():
-    class CallToolResult(MCPModel):
-        """
-        The result returned by the server for a {@link CallToolRequesttools/call} request.
-        """
-
-        meta: Annotated[ResultMetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        content: list[ContentBlock]
-        """
-        A list of content objects that represent the unstructured result of the tool call.
-        """
-        isError: Annotated[StrictBool | None, ABSENT_IF_NONE] = None
-        """
-        Whether the tool call ended in an error.
-
-        If not set, this is assumed to be false (the call was successful).
-
-        Any errors that originate from the tool SHOULD be reported inside the result
-        object, with `isError` set to true, _not_ as an MCP protocol-level error
-        response. Otherwise, the LLM would not be able to see that an error occurred
-        and self-correct.
-
-        However, any errors in _finding_ the tool, an error indicating that the
-        server does not support tool calls, or any other exceptional conditions,
-        should be reported as an MCP error response.
-        """
-        resultType: Literal["complete"] = "complete"
-        """
-        Indicates the type of the result, which allows the client to determine
-        how to parse the result object.
-
-        Servers implementing this protocol version MUST include this field.
-        For backward compatibility, when a client receives a result from a
-        server implementing an earlier protocol version (which does not include
-        `resultType`), the client MUST treat the absent field as `"complete"`.
-        """
-        structuredContent: Any | None = None
-        """
-        An optional JSON value that represents the structured result of the tool call.
-
-        This can be any JSON value (object, array, string, number, boolean, or null)
-        that conforms to the tool's outputSchema if one is defined.
-        """
-
-    return CallToolResult
-
-
-def _CancelledNotification():
-    class CancelledNotification(MCPModel):
-        """
-        This notification is sent by the client to indicate that it is cancelling a request it previously issued.
-
-        On stdio, the server also sends this notification, solely to terminate a {@link SubscriptionsListenRequestsubscriptions/listen} stream: it references the ID of the `subscriptions/listen` request that opened the stream. Servers MUST NOT use this notification to cancel any other request.
-
-        The request SHOULD still be in-flight, but due to communication latency, it is always possible that this notification MAY arrive after the request has already finished.
-
-        This notification indicates that the result will be unused, so any associated processing SHOULD cease.
-        """
-
-        jsonrpc: Literal["2.0"] = "2.0"
-        method: Literal["notifications/cancelled"] = "notifications/cancelled"
-        params: CancelledNotificationParams
-
-    return CancelledNotification
-
-
-def _EnumSchema():
-    EnumSchema = TypeAliasType(
-        "EnumSchema",
-        UntitledSingleSelectEnumSchema
-        | TitledSingleSelectEnumSchema
-        | UntitledMultiSelectEnumSchema
-        | TitledMultiSelectEnumSchema
-        | LegacyTitledEnumSchema,
-    )
-    return EnumSchema
-
-
-def _GetPromptResult():
-    class GetPromptResult(MCPModel):
-        """
-        The result returned by the server for a {@link GetPromptRequestprompts/get} request.
-        """
-
-        meta: Annotated[ResultMetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        description: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        An optional description for the prompt.
-        """
-        messages: list[PromptMessage]
-        resultType: Literal["complete"] = "complete"
-        """
-        Indicates the type of the result, which allows the client to determine
-        how to parse the result object.
-
-        Servers implementing this protocol version MUST include this field.
-        For backward compatibility, when a client receives a result from a
-        server implementing an earlier protocol version (which does not include
-        `resultType`), the client MUST treat the absent field as `"complete"`.
-        """
-
-    return GetPromptResult
-
-
-def _JSONRPCMessage():
-    JSONRPCMessage = TypeAliasType(
-        "JSONRPCMessage",
-        JSONRPCRequest | JSONRPCNotification | JSONRPCResultResponse | JSONRPCErrorResponse,
-    )
-    return JSONRPCMessage
-
-
-def _JSONRPCResponse():
-    JSONRPCResponse = TypeAliasType("JSONRPCResponse", JSONRPCResultResponse | JSONRPCErrorResponse)
-    return JSONRPCResponse
-
-
-def _LoggingMessageNotification():
-    class LoggingMessageNotification(MCPModel):
-        """
-        JSONRPCNotification of a log message passed from server to client. The client opts in by setting `"io.modelcontextprotocol/logLevel"` in a request's `_meta`.
-        """
-
-        jsonrpc: Literal["2.0"] = "2.0"
-        method: Literal["notifications/message"] = "notifications/message"
-        params: LoggingMessageNotificationParams
-
-    return LoggingMessageNotification
-
-
-def _MultiSelectEnumSchema():
-    MultiSelectEnumSchema = TypeAliasType(
-        "MultiSelectEnumSchema", UntitledMultiSelectEnumSchema | TitledMultiSelectEnumSchema
-    )
-    return MultiSelectEnumSchema
-
-
-def _PrimitiveSchemaDefinition():
-    PrimitiveSchemaDefinition = TypeAliasType(
-        "PrimitiveSchemaDefinition",
-        StringSchema
-        | NumberSchema
-        | BooleanSchema
-        | UntitledSingleSelectEnumSchema
-        | TitledSingleSelectEnumSchema
-        | UntitledMultiSelectEnumSchema
-        | TitledMultiSelectEnumSchema
-        | LegacyTitledEnumSchema,
-    )
-    return PrimitiveSchemaDefinition
-
-
-def _SamplingMessageContentBlock():
-    SamplingMessageContentBlock = TypeAliasType(
-        "SamplingMessageContentBlock",
-        Annotated[
-            TextContent | ImageContent | AudioContent | ToolUseContent | ToolResultContent,
-            Field(discriminator="type"),
-        ],
-    )
-    return SamplingMessageContentBlock
-
-
-def _ServerNotification():
-    ServerNotification = TypeAliasType(
-        "ServerNotification",
-        Annotated[
-            CancelledNotification
-            | ProgressNotification
-            | ResourceListChangedNotification
-            | SubscriptionsAcknowledgedNotification
-            | ResourceUpdatedNotification
-            | PromptListChangedNotification
-            | ToolListChangedNotification
-            | LoggingMessageNotification,
-            Field(discriminator="method"),
-        ],
-    )
-    return ServerNotification
-
-
-def _CreateMessageResult():
-    class CreateMessageResult(MCPModel):
-        """
-        The result returned by the client for a {@link CreateMessageRequestsampling/createMessage} request.
-        The client should inform the user before returning the sampled message, to allow them
-        to inspect the response (human in the loop) and decide whether to allow the server to see it.
-        """
-
-        meta: Annotated[MetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        content: (
-            TextContent
-            | ImageContent
-            | AudioContent
-            | ToolUseContent
-            | ToolResultContent
-            | list[SamplingMessageContentBlock]
-        )
-        model: StrictStr
-        """
-        The name of the model that generated the message.
-        """
-        role: Role
-        stopReason: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        The reason why sampling stopped, if known.
-
-        Standard values:
-        - `"endTurn"`: Natural end of the assistant's turn
-        - `"stopSequence"`: A stop sequence was encountered
-        - `"maxTokens"`: Maximum token limit was reached
-        - `"toolUse"`: The model wants to use one or more tools
-
-        This field is an open string to allow for provider-specific stop reasons.
-        """
-
-    return CreateMessageResult
-
-
-def _ElicitRequestFormParamsRequestedSchema():
-    class ElicitRequestFormParamsRequestedSchema(MCPModel):
-        """
-        A restricted subset of JSON Schema.
-        Only top-level properties are allowed, without nesting.
-        """
-
-        schema_: Annotated[StrictStr | None, Field(alias="$schema"), ABSENT_IF_NONE] = None
-        properties: dict[str, PrimitiveSchemaDefinition]
-        required: Annotated[list[StrictStr] | None, ABSENT_IF_NONE] = None
-        type: Literal["object"] = "object"
-
-    return ElicitRequestFormParamsRequestedSchema
-
-
-def _InputResponse():
-    InputResponse = TypeAliasType(
-        "InputResponse", CreateMessageResult | ListRootsResult | ElicitResult
-    )
-    return InputResponse
-
-
-def _InputResponses():
-    InputResponses = TypeAliasType("InputResponses", dict[str, InputResponse])
-    return InputResponses
-
-
-def _SamplingMessage():
-    class SamplingMessage(MCPModel):
-        """
-        Describes a message issued to or received from an LLM API.
-        """
-
-        meta: Annotated[MetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        content: (
-            TextContent
-            | ImageContent
-            | AudioContent
-            | ToolUseContent
-            | ToolResultContent
-            | list[SamplingMessageContentBlock]
-        )
-        role: Role
-
-    return SamplingMessage
-
-
-def _ElicitRequestFormParams():
-    class ElicitRequestFormParams(MCPModel):
-        """
-        The parameters for a request to elicit non-sensitive information from the user via a form in the client.
-        """
-
-        message: StrictStr
-        """
-        The message to present to the user describing what information is being requested.
-        """
-        mode: Annotated[Literal["form"] | None, ABSENT_IF_NONE] = None
-        """
-        The elicitation mode.
-        """
-        requestedSchema: ElicitRequestFormParamsRequestedSchema
-        """
-        A restricted subset of JSON Schema.
-        Only top-level properties are allowed, without nesting.
-        """
-
-    return ElicitRequestFormParams
-
-
-def _ElicitRequestParams():
-    ElicitRequestParams = TypeAliasType(
-        "ElicitRequestParams", ElicitRequestFormParams | ElicitRequestURLParams
-    )
-    return ElicitRequestParams
-
-
-def _ElicitRequest():
-    class ElicitRequest(MCPModel):
-        """
-        A request from the server to elicit additional information from the user via the client.
-        """
-
-        method: Literal["elicitation/create"] = "elicitation/create"
-        params: ElicitRequestParams
-
-    return ElicitRequest
-
-
-def _JSONValue():
-    JSONValue = TypeAliasType(
-        "JSONValue",
-        Optional[Union["JSONObject", "list[JSONValue]", StrictStr, StrictBool, JSONNumber]],
-    )
-    return JSONValue
-
-
-def _JSONArray():
-    JSONArray = TypeAliasType("JSONArray", list["JSONValue"])
-    return JSONArray
-
-
-def _JSONObject():
-    JSONObject = TypeAliasType("JSONObject", dict[str, "JSONValue"])
-    return JSONObject
-
-
-def _ClientCapabilitiesElicitation():
-    class ClientCapabilitiesElicitation(MCPModel):
-        """
-        Present if the client supports elicitation from the server.
-        """
-
-        form: Annotated[JSONObject | None, ABSENT_IF_NONE] = None
-        url: Annotated[JSONObject | None, ABSENT_IF_NONE] = None
-
-    return ClientCapabilitiesElicitation
-
-
-def _ClientCapabilitiesSampling():
-    class ClientCapabilitiesSampling(MCPModel):
-        """
-        Present if the client supports sampling from an LLM.
-        """
-
-        context: Annotated[JSONObject | None, ABSENT_IF_NONE] = None
-        """
-        Whether the client supports context inclusion via `includeContext` parameter.
-        If not declared, servers SHOULD only use `includeContext: "none"` (or omit it).
-        """
-        tools: Annotated[JSONObject | None, ABSENT_IF_NONE] = None
-        """
-        Whether the client supports tool use via `tools` and `toolChoice` parameters.
-        """
-
-    return ClientCapabilitiesSampling
-
-
-def _ClientCapabilities():
-    class ClientCapabilities(MCPModel):
-        """
-        Capabilities a client may support. Known capabilities are defined here, in this schema, but this is not a closed set: any client can define its own, additional capabilities.
-        """
-
-        elicitation: Annotated[ClientCapabilitiesElicitation | None, ABSENT_IF_NONE] = None
-        """
-        Present if the client supports elicitation from the server.
-        """
-        experimental: Annotated[dict[str, JSONObject] | None, ABSENT_IF_NONE] = None
-        """
-        Experimental, non-standard capabilities that the client supports.
-        """
-        extensions: Annotated[dict[str, JSONObject] | None, ABSENT_IF_NONE] = None
-        """
-        Optional MCP extensions that the client supports. Keys are extension identifiers
-        (e.g., "io.modelcontextprotocol/oauth-client-credentials"), and values are
-        per-extension settings objects. An empty object indicates support with no settings.
-
-        Keys MUST follow the {@link MetaObject`_meta` key naming rules}, with a
-        mandatory prefix.
-        """
-        roots: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
-        """
-        Present if the client supports listing roots.
-        """
-        sampling: Annotated[ClientCapabilitiesSampling | None, ABSENT_IF_NONE] = None
-        """
-        Present if the client supports sampling from an LLM.
-        """
-
-    return ClientCapabilities
-
-
-def _CreateMessageRequestParams():
-    class CreateMessageRequestParams(MCPModel):
-        """
-        Parameters for a `sampling/createMessage` request.
-        """
-
-        includeContext: Annotated[
-            Literal["allServers", "none", "thisServer"] | None, ABSENT_IF_NONE
-        ] = None
-        """
-        A request to include context from one or more MCP servers (including the caller), to be attached to the prompt.
-        The client MAY ignore this request.
-
-        Default is `"none"`. The values `"thisServer"` and `"allServers"` are deprecated (SEP-2596): servers SHOULD
-        omit this field or use `"none"`, and SHOULD only use the deprecated values if the client declares
-        {@link ClientCapabilities.sampling.context}.
-        """
-        maxTokens: JSONInteger
-        """
-        The requested maximum number of tokens to sample (to prevent runaway completions).
-
-        The client MAY choose to sample fewer tokens than the requested maximum.
-        """
-        messages: list[SamplingMessage]
-        metadata: Annotated[JSONObject | None, ABSENT_IF_NONE] = None
-        """
-        Optional metadata to pass through to the LLM provider. The format of this metadata is provider-specific.
-        """
-        modelPreferences: Annotated[ModelPreferences | None, ABSENT_IF_NONE] = None
-        """
-        The server's preferences for which model to select. The client MAY ignore these preferences.
-        """
-        stopSequences: Annotated[list[StrictStr] | None, ABSENT_IF_NONE] = None
-        systemPrompt: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        An optional system prompt the server wants to use for sampling. The client MAY modify or omit this prompt.
-        """
-        temperature: Annotated[JSONNumber | None, ABSENT_IF_NONE] = None
-        toolChoice: Annotated[ToolChoice | None, ABSENT_IF_NONE] = None
-        """
-        Controls how the model uses tools.
-        The client MUST return an error if this field is provided but {@link ClientCapabilities.sampling.tools} is not declared.
-        Default is `{ mode: "auto" }`.
-        """
-        tools: Annotated[list[Tool] | None, ABSENT_IF_NONE] = None
-        """
-        Tools that the model may use during generation.
-        The client MUST return an error if this field is provided but {@link ClientCapabilities.sampling.tools} is not declared.
-        """
-
-    return CreateMessageRequestParams
-
-
-def _CreateMessageRequest():
-    class CreateMessageRequest(MCPModel):
-        """
-        A request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it.
-        """
-
-        method: Literal["sampling/createMessage"] = "sampling/createMessage"
-        params: CreateMessageRequestParams
-
-    return CreateMessageRequest
-
-
-def _InputRequest():
-    InputRequest = TypeAliasType(
-        "InputRequest",
-        Annotated[
-            CreateMessageRequest | ListRootsRequest | ElicitRequest, Field(discriminator="method")
-        ],
-    )
-    return InputRequest
-
-
-def _InputRequests():
-    InputRequests = TypeAliasType("InputRequests", dict[str, InputRequest])
-    return InputRequests
-
-
-def _InputRequiredResult():
-    class InputRequiredResult(MCPModel):
-        """
-        An InputRequiredResult sent by the server to indicate that additional input is needed
-        before the request can be completed.
-
-        At least one of `inputRequests` or `requestState` MUST be present.
-        """
-
-        meta: Annotated[ResultMetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        inputRequests: Annotated[InputRequests | None, ABSENT_IF_NONE] = None
-        requestState: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        resultType: Literal["input_required"] = "input_required"
-        """
-        Indicates the type of the result, which allows the client to determine
-        how to parse the result object.
-
-        Servers implementing this protocol version MUST include this field.
-        For backward compatibility, when a client receives a result from a
-        server implementing an earlier protocol version (which does not include
-        `resultType`), the client MUST treat the absent field as `"complete"`.
-        """
-
-    return InputRequiredResult
-
-
-def _CallToolResultResponse():
-    class CallToolResultResponse(MCPModel):
-        """
-        A successful response from the server for a {@link CallToolRequesttools/call} request.
-        """
-
-        id: RequestId
-        jsonrpc: Literal["2.0"] = "2.0"
-        result: Annotated[InputRequiredResult | CallToolResult, Field(discriminator="resultType")]
-
-    return CallToolResultResponse
-
-
-def _GetPromptResultResponse():
-    class GetPromptResultResponse(MCPModel):
-        """
-        A successful response from the server for a {@link GetPromptRequestprompts/get} request.
-        """
-
-        id: RequestId
-        jsonrpc: Literal["2.0"] = "2.0"
-        result: Annotated[InputRequiredResult | GetPromptResult, Field(discriminator="resultType")]
-
-    return GetPromptResultResponse
-
-
-def _MissingRequiredClientCapabilityErrorErrorData():
-    class MissingRequiredClientCapabilityErrorErrorData(MCPModel):
-        requiredCapabilities: ClientCapabilities
-        """
-        The capabilities the server requires from the client to process this request.
-        """
-
-    return MissingRequiredClientCapabilityErrorErrorData
-
-
-def _MissingRequiredClientCapabilityErrorError():
-    class MissingRequiredClientCapabilityErrorError(Error):
-        # The schema narrows the base's field here (see mcpbind.codegen.emit.overrides).
-        code: Literal[-32021] = -32021  # pyright: ignore[reportIncompatibleVariableOverride]
-        """
-        The error type that occurred.
-        """
-        # The schema narrows the base's field here (see mcpbind.codegen.emit.overrides).
-        data: MissingRequiredClientCapabilityErrorErrorData  # pyright: ignore[reportGeneralTypeIssues]
-
-    return MissingRequiredClientCapabilityErrorError
-
-
-def _MissingRequiredClientCapabilityError():
-    class MissingRequiredClientCapabilityError(MCPModel):
-        """
-        Returned when processing a request requires a capability the client did not
-        declare in `clientCapabilities`. For HTTP, the response status code MUST be
-        `400 Bad Request`.
-        """
-
-        error: MissingRequiredClientCapabilityErrorError
-        id: Annotated[RequestId | None, ABSENT_IF_NONE] = None
-        jsonrpc: Literal["2.0"] = "2.0"
-
-    return MissingRequiredClientCapabilityError
-
-
-def _ReadResourceResultResponse():
-    class ReadResourceResultResponse(MCPModel):
-        """
-        A successful response from the server for a {@link ReadResourceRequestresources/read} request.
-        """
-
-        id: RequestId
-        jsonrpc: Literal["2.0"] = "2.0"
-        result: Annotated[
-            InputRequiredResult | ReadResourceResult, Field(discriminator="resultType")
-        ]
-
-    return ReadResourceResultResponse
-
-
-def _RequestMetaObject():
-    class RequestMetaObject(MCPModel):
-        """
-        Extends {@link MetaObject} with additional request-specific fields. All key naming rules from `MetaObject` apply.
-        """
-
-        io_modelcontextprotocol_clientCapabilities: Annotated[
-            ClientCapabilities, Field(alias="io.modelcontextprotocol/clientCapabilities")
-        ]
-        """
-        The client's capabilities for this specific request. Required.
-
-        Capabilities are declared per-request rather than once at initialization;
-        an empty object means the client supports no optional capabilities.
-        Servers MUST NOT infer capabilities from prior requests.
-        """
-        io_modelcontextprotocol_clientInfo: Annotated[
-            Implementation | None, Field(alias="io.modelcontextprotocol/clientInfo"), ABSENT_IF_NONE
-        ] = None
-        """
-        Identifies the client software making the request. Clients SHOULD
-        include this field on every request unless specifically configured not
-        to do so.
-
-        The {@link Implementation} schema requires `name` and `version`; other
-        fields are optional.
-
-        The value is self-reported by the client and is not verified by the
-        protocol. It is intended for display, logging, and debugging. Servers
-        SHOULD NOT use it to change their behavior, and SHOULD NOT rely on it for
-        security decisions.
-        """
-        io_modelcontextprotocol_logLevel: Annotated[
-            LoggingLevel | None, Field(alias="io.modelcontextprotocol/logLevel"), ABSENT_IF_NONE
-        ] = None
-        """
-        The desired log level for this request. Optional.
-
-        If absent, the server MUST NOT send any {@link LoggingMessageNotificationnotifications/message}
-        notifications for this request. The client opts in to log messages by
-        explicitly setting a level. Replaces the former `logging/setLevel` RPC.
-        """
-        io_modelcontextprotocol_protocolVersion: Annotated[
-            StrictStr, Field(alias="io.modelcontextprotocol/protocolVersion")
-        ]
-        """
-        The MCP Protocol Version being used for this request. Required.
-
-        For the HTTP transport, this value MUST match the `MCP-Protocol-Version`
-        header; otherwise the server MUST return a `400 Bad Request`. If the
-        server does not support the requested version, it MUST return an
-        {@link UnsupportedProtocolVersionError}.
-        """
-        progressToken: Annotated[ProgressToken | None, ABSENT_IF_NONE] = None
-        """
-        If specified, the caller is requesting out-of-band progress notifications for this request (as represented by {@link ProgressNotificationnotifications/progress}). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-        """
-
-    return RequestMetaObject
-
-
-def _CallToolRequestParams():
-    class CallToolRequestParams(MCPModel):
-        """
-        Parameters for a `tools/call` request.
-        """
-
-        meta: Annotated[RequestMetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        arguments: Annotated[dict[str, Any] | None, ABSENT_IF_NONE] = None
-        """
-        Arguments to use for the tool call.
-        """
-        inputResponses: Annotated[InputResponses | None, ABSENT_IF_NONE] = None
-        name: StrictStr
-        """
-        The name of the tool.
-        """
-        requestState: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-
-    return CallToolRequestParams
-
-
-def _CallToolRequest():
-    class CallToolRequest(MCPModel):
-        """
-        Used by the client to invoke a tool provided by the server.
-        """
-
-        id: RequestId
-        jsonrpc: Literal["2.0"] = "2.0"
-        method: Literal["tools/call"] = "tools/call"
-        params: CallToolRequestParams
-
-    return CallToolRequest
-
-
-def _CompleteRequestParams():
-    class CompleteRequestParams(MCPModel):
-        """
-        Parameters for a `completion/complete` request.
-        """
-
-        meta: Annotated[RequestMetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        argument: CompleteRequestParamsArgument
-        """
-        The argument's information
-        """
-        context: Annotated[CompleteRequestParamsContext | None, ABSENT_IF_NONE] = None
-        """
-        Additional, optional context for completions
-        """
-        ref: Annotated[PromptReference | ResourceTemplateReference, Field(discriminator="type")]
-
-    return CompleteRequestParams
-
-
-def _CompleteRequest():
-    class CompleteRequest(MCPModel):
-        """
-        A request from the client to the server, to ask for completion options.
-        """
-
-        id: RequestId
-        jsonrpc: Literal["2.0"] = "2.0"
-        method: Literal["completion/complete"] = "completion/complete"
-        params: CompleteRequestParams
-
-    return CompleteRequest
-
-
-def _GetPromptRequestParams():
-    class GetPromptRequestParams(MCPModel):
-        """
-        Parameters for a `prompts/get` request.
-        """
-
-        meta: Annotated[RequestMetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        arguments: Annotated[dict[str, StrictStr] | None, ABSENT_IF_NONE] = None
-        """
-        Arguments to use for templating the prompt.
-        """
-        inputResponses: Annotated[InputResponses | None, ABSENT_IF_NONE] = None
-        name: StrictStr
-        """
-        The name of the prompt or prompt template.
-        """
-        requestState: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-
-    return GetPromptRequestParams
-
-
-def _GetPromptRequest():
-    class GetPromptRequest(MCPModel):
-        """
-        Used by the client to get a prompt provided by the server.
-        """
-
-        id: RequestId
-        jsonrpc: Literal["2.0"] = "2.0"
-        method: Literal["prompts/get"] = "prompts/get"
-        params: GetPromptRequestParams
-
-    return GetPromptRequest
-
-
-def _InputResponseRequestParams():
-    class InputResponseRequestParams(MCPModel):
-        meta: Annotated[RequestMetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        inputResponses: Annotated[InputResponses | None, ABSENT_IF_NONE] = None
-        requestState: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-
-    return InputResponseRequestParams
-
-
-def _PaginatedRequestParams():
-    class PaginatedRequestParams(MCPModel):
-        """
-        Common params for paginated requests.
-        """
-
-        meta: Annotated[RequestMetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        cursor: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        An opaque token representing the current pagination position.
-        If provided, the server should return results starting after this cursor.
-        """
-
-    return PaginatedRequestParams
-
-
-def _ListPromptsRequest():
-    class ListPromptsRequest(MCPModel):
-        """
-        Sent from the client to request a list of prompts and prompt templates the server has.
-        """
-
-        id: RequestId
-        jsonrpc: Literal["2.0"] = "2.0"
-        method: Literal["prompts/list"] = "prompts/list"
-        params: PaginatedRequestParams
-
-    return ListPromptsRequest
-
-
-def _ListResourceTemplatesRequest():
-    class ListResourceTemplatesRequest(MCPModel):
-        """
-        Sent from the client to request a list of resource templates the server has.
-        """
-
-        id: RequestId
-        jsonrpc: Literal["2.0"] = "2.0"
-        method: Literal["resources/templates/list"] = "resources/templates/list"
-        params: PaginatedRequestParams
-
-    return ListResourceTemplatesRequest
-
-
-def _ListResourcesRequest():
-    class ListResourcesRequest(MCPModel):
-        """
-        Sent from the client to request a list of resources the server has.
-        """
-
-        id: RequestId
-        jsonrpc: Literal["2.0"] = "2.0"
-        method: Literal["resources/list"] = "resources/list"
-        params: PaginatedRequestParams
-
-    return ListResourcesRequest
-
-
-def _ListToolsRequest():
-    class ListToolsRequest(MCPModel):
-        """
-        Sent from the client to request a list of tools the server has.
-        """
-
-        id: RequestId
-        jsonrpc: Literal["2.0"] = "2.0"
-        method: Literal["tools/list"] = "tools/list"
-        params: PaginatedRequestParams
-
-    return ListToolsRequest
-
-
-def _PaginatedRequest():
-    class PaginatedRequest(MCPModel):
-        id: RequestId
-        jsonrpc: Literal["2.0"] = "2.0"
-        method: StrictStr
-        params: PaginatedRequestParams
-
-    return PaginatedRequest
-
-
-def _ReadResourceRequestParams():
-    class ReadResourceRequestParams(MCPModel):
-        """
-        Parameters for a `resources/read` request.
-        """
-
-        meta: Annotated[RequestMetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        inputResponses: Annotated[InputResponses | None, ABSENT_IF_NONE] = None
-        requestState: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        uri: StrictStr
-        """
-        The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
-        """
-
-    return ReadResourceRequestParams
-
-
-def _ReadResourceRequest():
-    class ReadResourceRequest(MCPModel):
-        """
-        Sent from the client to the server, to read a specific resource URI.
-        """
-
-        id: RequestId
-        jsonrpc: Literal["2.0"] = "2.0"
-        method: Literal["resources/read"] = "resources/read"
-        params: ReadResourceRequestParams
-
-    return ReadResourceRequest
-
-
-def _RequestParams():
-    class RequestParams(MCPModel):
-        """
-        Common params for any request.
-        """
-
-        meta: Annotated[RequestMetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-
-    return RequestParams
-
-
-def _DiscoverRequest():
-    class DiscoverRequest(MCPModel):
-        """
-        A request from the client asking the server to advertise its supported
-        protocol versions, capabilities, and other metadata. Servers **MUST**
-        implement `server/discover`. Clients **MAY** call it but are not required
-        to — version negotiation can also happen inline via per-request `_meta`.
-        """
-
-        id: RequestId
-        jsonrpc: Literal["2.0"] = "2.0"
-        method: Literal["server/discover"] = "server/discover"
-        params: RequestParams
-
-    return DiscoverRequest
-
-
-def _ResourceRequestParams():
-    class ResourceRequestParams(MCPModel):
-        """
-        Common params for resource-related requests.
-        """
-
-        meta: Annotated[RequestMetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        uri: StrictStr
-        """
-        The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
-        """
-
-    return ResourceRequestParams
-
-
-def _ServerCapabilities():
-    class ServerCapabilities(MCPModel):
-        """
-        Capabilities that a server may support. Known capabilities are defined here, in this schema, but this is not a closed set: any server can define its own, additional capabilities.
-        """
-
-        completions: Annotated[JSONObject | None, ABSENT_IF_NONE] = None
-        """
-        Present if the server supports argument autocompletion suggestions.
-        """
-        experimental: Annotated[dict[str, JSONObject] | None, ABSENT_IF_NONE] = None
-        """
-        Experimental, non-standard capabilities that the server supports.
-        """
-        extensions: Annotated[dict[str, JSONObject] | None, ABSENT_IF_NONE] = None
-        """
-        Optional MCP extensions that the server supports. Keys are extension identifiers
-        (e.g., "io.modelcontextprotocol/tasks"), and values are per-extension settings
-        objects. An empty object indicates support with no settings.
-
-        Keys MUST follow the {@link MetaObject`_meta` key naming rules}, with a
-        mandatory prefix.
-        """
-        logging: Annotated[JSONObject | None, ABSENT_IF_NONE] = None
-        """
-        Present if the server supports sending log messages to the client.
-        """
-        prompts: Annotated[ServerCapabilitiesPrompts | None, ABSENT_IF_NONE] = None
-        """
-        Present if the server offers any prompt templates.
-        """
-        resources: Annotated[ServerCapabilitiesResources | None, ABSENT_IF_NONE] = None
-        """
-        Present if the server offers any resources to read.
-        """
-        tools: Annotated[ServerCapabilitiesTools | None, ABSENT_IF_NONE] = None
-        """
-        Present if the server offers any tools to call.
-        """
-
-    return ServerCapabilities
-
-
-def _DiscoverResult():
-    class DiscoverResult(MCPModel):
-        """
-        The result returned by the server for a {@link DiscoverRequestserver/discover} request.
-        """
-
-        meta: Annotated[ResultMetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        cacheScope: Literal["private", "public"]
-        """
-        Indicates the intended scope of the cached response, analogous to HTTP
-        `Cache-Control: public` vs `Cache-Control: private`.
-
-        - `"public"`: The response does not contain user-specific data. Any
-          client or intermediary (e.g., shared gateway, caching proxy) MAY cache
-          the response and serve it across authorization contexts.
-        - `"private"`: The response MAY be cached and reused only within the
-          same authorization context. Caches MUST NOT be shared across
-          authorization contexts (e.g., a different access token requires a
-          different cache).
-        """
-        capabilities: ServerCapabilities
-        """
-        The capabilities of the server.
-        """
-        instructions: Annotated[StrictStr | None, ABSENT_IF_NONE] = None
-        """
-        Natural-language guidance describing the server and its features.
-
-        This can be used by clients to improve an LLM's understanding of
-        available tools (e.g., by including it in a system prompt). It should
-        focus on information that helps the model use the server effectively
-        and should not duplicate information already in tool descriptions.
-        """
-        resultType: Literal["complete"] = "complete"
-        """
-        Indicates the type of the result, which allows the client to determine
-        how to parse the result object.
-
-        Servers implementing this protocol version MUST include this field.
-        For backward compatibility, when a client receives a result from a
-        server implementing an earlier protocol version (which does not include
-        `resultType`), the client MUST treat the absent field as `"complete"`.
-        """
-        supportedVersions: list[StrictStr]
-        """
-        MCP Protocol Versions this server supports. The client should choose a
-        version from this list for use in subsequent requests.
-        """
-        ttlMs: Annotated[JSONInteger, Field(ge=0)]
-        """
-        A hint from the server indicating how long (in milliseconds) the
-        client MAY cache this response before re-fetching. Semantics are
-        analogous to HTTP Cache-Control max-age.
-
-        - If 0, The response SHOULD be considered immediately stale,
-          The client MAY re-fetch every time the result is needed.
-        - If positive, the client SHOULD consider the result fresh for this many
-          milliseconds after receiving the response.
-        """
-
-    return DiscoverResult
-
-
-def _DiscoverResultResponse():
-    class DiscoverResultResponse(MCPModel):
-        """
-        A successful response from the server for a {@link DiscoverRequestserver/discover} request.
-        """
-
-        id: RequestId
-        jsonrpc: Literal["2.0"] = "2.0"
-        result: DiscoverResult
-
-    return DiscoverResultResponse
-
-
-def _ServerResult():
-    ServerResult = TypeAliasType(
-        "ServerResult",
-        Result
-        | InputRequiredResult
-        | DiscoverResult
-        | ListResourcesResult
-        | ListResourceTemplatesResult
-        | ReadResourceResult
-        | SubscriptionsListenResult
-        | ListPromptsResult
-        | GetPromptResult
-        | ListToolsResult
-        | CallToolResult
-        | CompleteResult,
-    )
-    return ServerResult
-
-
-def _SubscriptionsListenRequestParams():
-    class SubscriptionsListenRequestParams(MCPModel):
-        """
-        Parameters for a {@link SubscriptionsListenRequestsubscriptions/listen} request.
-        """
-
-        meta: Annotated[RequestMetaObject | None, Field(alias="_meta"), ABSENT_IF_NONE] = None
-        notifications: SubscriptionFilter
-        """
-        The notifications the client opts in to on this stream. The server
-        **MUST NOT** send notification types the client has not explicitly
-        requested.
-        """
-
-    return SubscriptionsListenRequestParams
-
-
-def _SubscriptionsListenRequest():
-    class SubscriptionsListenRequest(MCPModel):
-        """
-        Sent from the client to open a long-lived channel for receiving notifications
-        outside the context of a specific request. Replaces the previous HTTP GET
-        endpoint and ensures consistent behavior between HTTP and STDIO.
-        """
-
-        id: RequestId
-        jsonrpc: Literal["2.0"] = "2.0"
-        method: Literal["subscriptions/listen"] = "subscriptions/listen"
-        params: SubscriptionsListenRequestParams
-
-    return SubscriptionsListenRequest
-
-
-def _ClientRequest():
-    ClientRequest = TypeAliasType(
-        "ClientRequest",
-        Annotated[
-            Union[
-                "DiscoverRequest",
-                "ListResourcesRequest",
-                "ListResourceTemplatesRequest",
-                "ReadResourceRequest",
-                "SubscriptionsListenRequest",
-                "ListPromptsRequest",
-                "GetPromptRequest",
-                "ListToolsRequest",
-                CallToolRequest,
-                "CompleteRequest",
-            ],
-            Field(discriminator="method"),
-        ],
-    )
-    return ClientRequest
-
-
 __getattr__, __dir__ = define_on_use(
     globals(),
     {
-        "BaseMetadata": (_BaseMetadata, ()),
-        "BooleanSchema": (_BooleanSchema, ()),
-        "CompleteRequestParamsArgument": (_CompleteRequestParamsArgument, ()),
-        "CompleteRequestParamsContext": (_CompleteRequestParamsContext, ()),
-        "CompleteResultCompletion": (_CompleteResultCompletion, ()),
-        "Cursor": (_Cursor, ()),
-        "ElicitRequestURLParams": (_ElicitRequestURLParams, ()),
-        "ElicitResult": (_ElicitResult, ()),
-        "Error": (_Error, ()),
-        "HeaderMismatchErrorError": (_HeaderMismatchErrorError, ("Error",)),
-        "Icon": (_Icon, ()),
-        "Icons": (_Icons, ("Icon",)),
-        "Implementation": (_Implementation, ("Icon",)),
-        "InternalError": (_InternalError, ()),
-        "InvalidParamsError": (_InvalidParamsError, ()),
-        "InvalidRequestError": (_InvalidRequestError, ()),
-        "JSONRPCNotification": (_JSONRPCNotification, ()),
-        "LegacyTitledEnumSchema": (_LegacyTitledEnumSchema, ()),
-        "LoggingLevel": (_LoggingLevel, ()),
-        "MetaObject": (_MetaObject, ()),
-        "MethodNotFoundError": (_MethodNotFoundError, ()),
-        "ModelHint": (_ModelHint, ()),
-        "ModelPreferences": (_ModelPreferences, ("ModelHint",)),
-        "Notification": (_Notification, ()),
-        "NumberSchema": (_NumberSchema, ()),
-        "ParseError": (_ParseError, ()),
-        "ProgressToken": (_ProgressToken, ()),
-        "PromptArgument": (_PromptArgument, ()),
-        "PromptReference": (_PromptReference, ()),
-        "Request": (_Request, ()),
-        "RequestId": (_RequestId, ()),
-        "ResourceContents": (_ResourceContents, ("MetaObject",)),
-        "ResourceTemplateReference": (_ResourceTemplateReference, ()),
-        "ResultMetaObject": (_ResultMetaObject, ("Implementation",)),
-        "ResultType": (_ResultType, ()),
-        "Role": (_Role, ()),
-        "Root": (_Root, ("MetaObject",)),
-        "ServerCapabilitiesPrompts": (_ServerCapabilitiesPrompts, ()),
-        "ServerCapabilitiesResources": (_ServerCapabilitiesResources, ()),
-        "ServerCapabilitiesTools": (_ServerCapabilitiesTools, ()),
-        "StringSchema": (_StringSchema, ()),
-        "SubscriptionFilter": (_SubscriptionFilter, ()),
+        "BaseMetadata": ("_types_BaseMetadata", ()),
+        "BooleanSchema": ("_types_BooleanSchema", ()),
+        "CompleteRequestParamsArgument": ("_types_CompleteRequest", ()),
+        "CompleteRequestParamsContext": ("_types_CompleteRequest", ()),
+        "CompleteResultCompletion": ("_types_CompleteResultResponse", ()),
+        "Cursor": ("_types_Cursor", ()),
+        "ElicitRequestURLParams": ("_types_ElicitRequestURLParams", ()),
+        "ElicitResult": ("_types_ElicitResult", ()),
+        "Error": ("_types_Error", ()),
+        "HeaderMismatchErrorError": ("_types_HeaderMismatchError", ("Error",)),
+        "Icon": ("_types_Icon", ()),
+        "Icons": ("_types_Icons", ("Icon",)),
+        "Implementation": ("_types_Implementation", ("Icon",)),
+        "InternalError": ("_types_InternalError", ()),
+        "InvalidParamsError": ("_types_InvalidParamsError", ()),
+        "InvalidRequestError": ("_types_InvalidRequestError", ()),
+        "JSONRPCNotification": ("_types_JSONRPCNotification", ()),
+        "LegacyTitledEnumSchema": ("_types_LegacyTitledEnumSchema", ()),
+        "LoggingLevel": ("_types_LoggingLevel", ()),
+        "MetaObject": ("_types_MetaObject", ()),
+        "MethodNotFoundError": ("_types_MethodNotFoundError", ()),
+        "ModelHint": ("_types_CreateMessageRequest", ()),
+        "ModelPreferences": ("_types_CreateMessageRequest", ("ModelHint",)),
+        "Notification": ("_types_Notification", ()),
+        "NumberSchema": ("_types_NumberSchema", ()),
+        "ParseError": ("_types_ParseError", ()),
+        "ProgressToken": ("_types_ProgressToken", ()),
+        "PromptArgument": ("_types_ListPromptsResultResponse", ()),
+        "PromptReference": ("_types_CompleteRequest", ()),
+        "Request": ("_types_Request", ()),
+        "RequestId": ("_types_RequestId", ()),
+        "ResourceContents": ("_types_ResourceContents", ("MetaObject",)),
+        "ResourceTemplateReference": ("_types_CompleteRequest", ()),
+        "ResultMetaObject": ("_types_ResultMetaObject", ("Implementation",)),
+        "ResultType": ("_types_ResultType", ()),
+        "Role": ("_types_Role", ()),
+        "Root": ("_types_ListRootsResult", ("MetaObject",)),
+        "ServerCapabilitiesPrompts": ("_types_DiscoverResultResponse", ()),
+        "ServerCapabilitiesResources": ("_types_DiscoverResultResponse", ()),
+        "ServerCapabilitiesTools": ("_types_DiscoverResultResponse", ()),
+        "StringSchema": ("_types_StringSchema", ()),
+        "SubscriptionFilter": ("_types_SubscriptionFilter", ()),
         "SubscriptionsListenResultMetaObject": (
-            _SubscriptionsListenResultMetaObject,
+            "_types_SubscriptionsListenResultResponse",
             ("Implementation", "RequestId"),
         ),
-        "TextResourceContents": (_TextResourceContents, ("MetaObject",)),
-        "TitledMultiSelectEnumSchemaItemsAnyOfItem": (
-            _TitledMultiSelectEnumSchemaItemsAnyOfItem,
-            (),
+        "TextResourceContents": ("_types_TextResourceContents", ("MetaObject",)),
+        "TitledMultiSelectEnumSchemaItemsAnyOfItem": ("_types_TitledMultiSelectEnumSchema", ()),
+        "TitledSingleSelectEnumSchemaOneOfItem": ("_types_TitledSingleSelectEnumSchema", ()),
+        "ToolAnnotations": ("_types_Tool", ()),
+        "ToolChoice": ("_types_CreateMessageRequest", ()),
+        "ToolInputSchema": ("_types_Tool", ()),
+        "ToolOutputSchema": ("_types_Tool", ()),
+        "ToolUseContent": ("_types_ToolUseContent", ("MetaObject",)),
+        "UnsupportedProtocolVersionErrorErrorData": ("_types_UnsupportedProtocolVersionError", ()),
+        "UntitledMultiSelectEnumSchemaItems": ("_types_UntitledMultiSelectEnumSchema", ()),
+        "UntitledSingleSelectEnumSchema": ("_types_UntitledSingleSelectEnumSchema", ()),
+        "Annotations": ("_types_Annotations", ("Role",)),
+        "AudioContent": ("_types_AudioContent", ("Annotations", "MetaObject")),
+        "BlobResourceContents": ("_types_BlobResourceContents", ("MetaObject",)),
+        "CacheableResult": ("_types_CacheableResult", ("ResultMetaObject",)),
+        "CompleteResult": (
+            "_types_CompleteResultResponse",
+            ("CompleteResultCompletion", "ResultMetaObject"),
         ),
-        "TitledSingleSelectEnumSchemaOneOfItem": (_TitledSingleSelectEnumSchemaOneOfItem, ()),
-        "ToolAnnotations": (_ToolAnnotations, ()),
-        "ToolChoice": (_ToolChoice, ()),
-        "ToolInputSchema": (_ToolInputSchema, ()),
-        "ToolOutputSchema": (_ToolOutputSchema, ()),
-        "ToolUseContent": (_ToolUseContent, ("MetaObject",)),
-        "UnsupportedProtocolVersionErrorErrorData": (_UnsupportedProtocolVersionErrorErrorData, ()),
-        "UntitledMultiSelectEnumSchemaItems": (_UntitledMultiSelectEnumSchemaItems, ()),
-        "UntitledSingleSelectEnumSchema": (_UntitledSingleSelectEnumSchema, ()),
-        "Annotations": (_Annotations, ("Role",)),
-        "AudioContent": (_AudioContent, ("Annotations", "MetaObject")),
-        "BlobResourceContents": (_BlobResourceContents, ("MetaObject",)),
-        "CacheableResult": (_CacheableResult, ("ResultMetaObject",)),
-        "CompleteResult": (_CompleteResult, ("CompleteResultCompletion", "ResultMetaObject")),
-        "CompleteResultResponse": (_CompleteResultResponse, ("CompleteResult", "RequestId")),
+        "CompleteResultResponse": (
+            "_types_CompleteResultResponse",
+            ("CompleteResult", "RequestId"),
+        ),
         "EmbeddedResource": (
-            _EmbeddedResource,
+            "_types_EmbeddedResource",
             ("Annotations", "BlobResourceContents", "MetaObject", "TextResourceContents"),
         ),
-        "HeaderMismatchError": (_HeaderMismatchError, ("HeaderMismatchErrorError", "RequestId")),
-        "ImageContent": (_ImageContent, ("Annotations", "MetaObject")),
-        "JSONRPCErrorResponse": (_JSONRPCErrorResponse, ("Error", "RequestId")),
-        "JSONRPCRequest": (_JSONRPCRequest, ("RequestId",)),
-        "ListRootsRequestParams": (_ListRootsRequestParams, ("MetaObject",)),
-        "ListRootsResult": (_ListRootsResult, ("Root",)),
-        "NotificationMetaObject": (_NotificationMetaObject, ("RequestId",)),
-        "NotificationParams": (_NotificationParams, ("NotificationMetaObject",)),
-        "PaginatedResult": (_PaginatedResult, ("ResultMetaObject",)),
+        "HeaderMismatchError": (
+            "_types_HeaderMismatchError",
+            ("HeaderMismatchErrorError", "RequestId"),
+        ),
+        "ImageContent": ("_types_ImageContent", ("Annotations", "MetaObject")),
+        "JSONRPCErrorResponse": ("_types_JSONRPCErrorResponse", ("Error", "RequestId")),
+        "JSONRPCRequest": ("_types_JSONRPCRequest", ("RequestId",)),
+        "ListRootsRequestParams": ("_types_ListRootsRequest", ("MetaObject",)),
+        "ListRootsResult": ("_types_ListRootsResult", ("Root",)),
+        "NotificationMetaObject": ("_types_NotificationMetaObject", ("RequestId",)),
+        "NotificationParams": ("_types_NotificationParams", ("NotificationMetaObject",)),
+        "PaginatedResult": ("_types_PaginatedResult", ("ResultMetaObject",)),
         "ProgressNotificationParams": (
-            _ProgressNotificationParams,
+            "_types_ProgressNotification",
             ("NotificationMetaObject", "ProgressToken"),
         ),
-        "Prompt": (_Prompt, ("Icon", "MetaObject", "PromptArgument")),
-        "PromptListChangedNotification": (_PromptListChangedNotification, ("NotificationParams",)),
-        "ReadResourceResult": (
-            _ReadResourceResult,
-            ("BlobResourceContents", "ResultMetaObject", "TextResourceContents"),
-        ),
-        "Resource": (_Resource, ("Annotations", "Icon", "MetaObject")),
-        "ResourceLink": (_ResourceLink, ("Annotations", "Icon", "MetaObject")),
-        "ResourceListChangedNotification": (
-            _ResourceListChangedNotification,
+        "Prompt": ("_types_ListPromptsResultResponse", ("Icon", "MetaObject", "PromptArgument")),
+        "PromptListChangedNotification": (
+            "_types_PromptListChangedNotification",
             ("NotificationParams",),
         ),
-        "ResourceTemplate": (_ResourceTemplate, ("Annotations", "Icon", "MetaObject")),
+        "ReadResourceResult": (
+            "_types_ReadResourceResultResponse",
+            ("BlobResourceContents", "ResultMetaObject", "TextResourceContents"),
+        ),
+        "Resource": ("_types_ListResourcesResultResponse", ("Annotations", "Icon", "MetaObject")),
+        "ResourceLink": ("_types_ResourceLink", ("Annotations", "Icon", "MetaObject")),
+        "ResourceListChangedNotification": (
+            "_types_ResourceListChangedNotification",
+            ("NotificationParams",),
+        ),
+        "ResourceTemplate": (
+            "_types_ListResourceTemplatesResultResponse",
+            ("Annotations", "Icon", "MetaObject"),
+        ),
         "ResourceUpdatedNotificationParams": (
-            _ResourceUpdatedNotificationParams,
+            "_types_ResourceUpdatedNotification",
             ("NotificationMetaObject",),
         ),
-        "Result": (_Result, ("ResultMetaObject",)),
+        "Result": ("_types_JSONRPCResultResponse", ("ResultMetaObject",)),
         "SubscriptionsAcknowledgedNotificationParams": (
-            _SubscriptionsAcknowledgedNotificationParams,
+            "_types_SubscriptionsAcknowledgedNotification",
             ("NotificationMetaObject", "SubscriptionFilter"),
         ),
         "SubscriptionsListenResult": (
-            _SubscriptionsListenResult,
+            "_types_SubscriptionsListenResultResponse",
             ("SubscriptionsListenResultMetaObject",),
         ),
         "SubscriptionsListenResultResponse": (
-            _SubscriptionsListenResultResponse,
+            "_types_SubscriptionsListenResultResponse",
             ("RequestId", "SubscriptionsListenResult"),
         ),
-        "TextContent": (_TextContent, ("Annotations", "MetaObject")),
+        "TextContent": ("_types_TextContent", ("Annotations", "MetaObject")),
         "TitledMultiSelectEnumSchemaItems": (
-            _TitledMultiSelectEnumSchemaItems,
+            "_types_TitledMultiSelectEnumSchema",
             ("TitledMultiSelectEnumSchemaItemsAnyOfItem",),
         ),
         "TitledSingleSelectEnumSchema": (
-            _TitledSingleSelectEnumSchema,
+            "_types_TitledSingleSelectEnumSchema",
             ("TitledSingleSelectEnumSchemaOneOfItem",),
         ),
         "Tool": (
-            _Tool,
+            "_types_Tool",
             ("Icon", "MetaObject", "ToolAnnotations", "ToolInputSchema", "ToolOutputSchema"),
         ),
-        "ToolListChangedNotification": (_ToolListChangedNotification, ("NotificationParams",)),
+        "ToolListChangedNotification": (
+            "_types_ToolListChangedNotification",
+            ("NotificationParams",),
+        ),
         "UnsupportedProtocolVersionErrorError": (
-            _UnsupportedProtocolVersionErrorError,
+            "_types_UnsupportedProtocolVersionError",
             ("Error", "UnsupportedProtocolVersionErrorErrorData"),
         ),
         "UntitledMultiSelectEnumSchema": (
-            _UntitledMultiSelectEnumSchema,
+            "_types_UntitledMultiSelectEnumSchema",
             ("UntitledMultiSelectEnumSchemaItems",),
         ),
         "CancelledNotificationParams": (
-            _CancelledNotificationParams,
+            "_types_CancelledNotificationParams",
             ("NotificationMetaObject", "RequestId"),
         ),
-        "ClientNotification": (_ClientNotification, ("CancelledNotificationParams",)),
-        "ClientResult": (_ClientResult, ("Result",)),
+        "ClientNotification": ("_types_ClientNotification", ("CancelledNotificationParams",)),
+        "ClientResult": ("_types_ClientResult", ("Result",)),
         "ContentBlock": (
-            _ContentBlock,
+            "_types_ContentBlock",
             ("AudioContent", "EmbeddedResource", "ImageContent", "ResourceLink", "TextContent"),
         ),
-        "EmptyResult": (_EmptyResult, ("Result",)),
-        "JSONRPCResultResponse": (_JSONRPCResultResponse, ("RequestId", "Result")),
-        "ListPromptsResult": (_ListPromptsResult, ("Prompt", "ResultMetaObject")),
+        "EmptyResult": ("_types_EmptyResult", ("Result",)),
+        "JSONRPCResultResponse": ("_types_JSONRPCResultResponse", ("RequestId", "Result")),
+        "ListPromptsResult": ("_types_ListPromptsResultResponse", ("Prompt", "ResultMetaObject")),
         "ListPromptsResultResponse": (
-            _ListPromptsResultResponse,
+            "_types_ListPromptsResultResponse",
             ("ListPromptsResult", "RequestId"),
         ),
         "ListResourceTemplatesResult": (
-            _ListResourceTemplatesResult,
+            "_types_ListResourceTemplatesResultResponse",
             ("ResourceTemplate", "ResultMetaObject"),
         ),
         "ListResourceTemplatesResultResponse": (
-            _ListResourceTemplatesResultResponse,
+            "_types_ListResourceTemplatesResultResponse",
             ("ListResourceTemplatesResult", "RequestId"),
         ),
-        "ListResourcesResult": (_ListResourcesResult, ("Resource", "ResultMetaObject")),
+        "ListResourcesResult": (
+            "_types_ListResourcesResultResponse",
+            ("Resource", "ResultMetaObject"),
+        ),
         "ListResourcesResultResponse": (
-            _ListResourcesResultResponse,
+            "_types_ListResourcesResultResponse",
             ("ListResourcesResult", "RequestId"),
         ),
-        "ListRootsRequest": (_ListRootsRequest, ("ListRootsRequestParams",)),
-        "ListToolsResult": (_ListToolsResult, ("ResultMetaObject", "Tool")),
-        "ListToolsResultResponse": (_ListToolsResultResponse, ("ListToolsResult", "RequestId")),
+        "ListRootsRequest": ("_types_ListRootsRequest", ("ListRootsRequestParams",)),
+        "ListToolsResult": ("_types_ListToolsResultResponse", ("ResultMetaObject", "Tool")),
+        "ListToolsResultResponse": (
+            "_types_ListToolsResultResponse",
+            ("ListToolsResult", "RequestId"),
+        ),
         "LoggingMessageNotificationParams": (
-            _LoggingMessageNotificationParams,
+            "_types_LoggingMessageNotification",
             ("LoggingLevel", "NotificationMetaObject"),
         ),
-        "ProgressNotification": (_ProgressNotification, ("ProgressNotificationParams",)),
-        "PromptMessage": (_PromptMessage, ("ContentBlock", "Role")),
+        "ProgressNotification": ("_types_ProgressNotification", ("ProgressNotificationParams",)),
+        "PromptMessage": ("_types_GetPromptResultResponse", ("ContentBlock", "Role")),
         "ResourceUpdatedNotification": (
-            _ResourceUpdatedNotification,
+            "_types_ResourceUpdatedNotification",
             ("ResourceUpdatedNotificationParams",),
         ),
         "SingleSelectEnumSchema": (
-            _SingleSelectEnumSchema,
+            "_types_SingleSelectEnumSchema",
             ("TitledSingleSelectEnumSchema", "UntitledSingleSelectEnumSchema"),
         ),
         "SubscriptionsAcknowledgedNotification": (
-            _SubscriptionsAcknowledgedNotification,
+            "_types_SubscriptionsAcknowledgedNotification",
             ("SubscriptionsAcknowledgedNotificationParams",),
         ),
         "TitledMultiSelectEnumSchema": (
-            _TitledMultiSelectEnumSchema,
+            "_types_TitledMultiSelectEnumSchema",
             ("TitledMultiSelectEnumSchemaItems",),
         ),
-        "ToolResultContent": (_ToolResultContent, ("ContentBlock", "MetaObject")),
+        "ToolResultContent": ("_types_ToolResultContent", ("ContentBlock", "MetaObject")),
         "UnsupportedProtocolVersionError": (
-            _UnsupportedProtocolVersionError,
+            "_types_UnsupportedProtocolVersionError",
             ("RequestId", "UnsupportedProtocolVersionErrorError"),
         ),
-        "CallToolResult": (_CallToolResult, ("ContentBlock", "ResultMetaObject")),
-        "CancelledNotification": (_CancelledNotification, ("CancelledNotificationParams",)),
+        "CallToolResult": ("_types_CallToolResultResponse", ("ContentBlock", "ResultMetaObject")),
+        "CancelledNotification": ("_types_CancelledNotification", ("CancelledNotificationParams",)),
         "EnumSchema": (
-            _EnumSchema,
+            "_types_EnumSchema",
             (
                 "LegacyTitledEnumSchema",
                 "TitledMultiSelectEnumSchema",
@@ -4090,9 +426,12 @@ __getattr__, __dir__ = define_on_use(
                 "UntitledSingleSelectEnumSchema",
             ),
         ),
-        "GetPromptResult": (_GetPromptResult, ("PromptMessage", "ResultMetaObject")),
+        "GetPromptResult": (
+            "_types_GetPromptResultResponse",
+            ("PromptMessage", "ResultMetaObject"),
+        ),
         "JSONRPCMessage": (
-            _JSONRPCMessage,
+            "_types_JSONRPCMessage",
             (
                 "JSONRPCErrorResponse",
                 "JSONRPCNotification",
@@ -4100,17 +439,20 @@ __getattr__, __dir__ = define_on_use(
                 "JSONRPCResultResponse",
             ),
         ),
-        "JSONRPCResponse": (_JSONRPCResponse, ("JSONRPCErrorResponse", "JSONRPCResultResponse")),
+        "JSONRPCResponse": (
+            "_types_JSONRPCResponse",
+            ("JSONRPCErrorResponse", "JSONRPCResultResponse"),
+        ),
         "LoggingMessageNotification": (
-            _LoggingMessageNotification,
+            "_types_LoggingMessageNotification",
             ("LoggingMessageNotificationParams",),
         ),
         "MultiSelectEnumSchema": (
-            _MultiSelectEnumSchema,
+            "_types_MultiSelectEnumSchema",
             ("TitledMultiSelectEnumSchema", "UntitledMultiSelectEnumSchema"),
         ),
         "PrimitiveSchemaDefinition": (
-            _PrimitiveSchemaDefinition,
+            "_types_ElicitRequestFormParams",
             (
                 "BooleanSchema",
                 "LegacyTitledEnumSchema",
@@ -4123,11 +465,11 @@ __getattr__, __dir__ = define_on_use(
             ),
         ),
         "SamplingMessageContentBlock": (
-            _SamplingMessageContentBlock,
+            "_types_SamplingMessageContentBlock",
             ("AudioContent", "ImageContent", "TextContent", "ToolResultContent", "ToolUseContent"),
         ),
         "ServerNotification": (
-            _ServerNotification,
+            "_types_ServerNotification",
             (
                 "CancelledNotification",
                 "LoggingMessageNotification",
@@ -4140,7 +482,7 @@ __getattr__, __dir__ = define_on_use(
             ),
         ),
         "CreateMessageResult": (
-            _CreateMessageResult,
+            "_types_CreateMessageResult",
             (
                 "AudioContent",
                 "ImageContent",
@@ -4153,16 +495,16 @@ __getattr__, __dir__ = define_on_use(
             ),
         ),
         "ElicitRequestFormParamsRequestedSchema": (
-            _ElicitRequestFormParamsRequestedSchema,
+            "_types_ElicitRequestFormParams",
             ("PrimitiveSchemaDefinition",),
         ),
         "InputResponse": (
-            _InputResponse,
+            "_types_InputResponse",
             ("CreateMessageResult", "ElicitResult", "ListRootsResult"),
         ),
-        "InputResponses": (_InputResponses, ("InputResponse",)),
+        "InputResponses": ("_types_InputResponses", ("InputResponse",)),
         "SamplingMessage": (
-            _SamplingMessage,
+            "_types_CreateMessageRequest",
             (
                 "AudioContent",
                 "ImageContent",
@@ -4175,66 +517,72 @@ __getattr__, __dir__ = define_on_use(
             ),
         ),
         "ElicitRequestFormParams": (
-            _ElicitRequestFormParams,
+            "_types_ElicitRequestFormParams",
             ("ElicitRequestFormParamsRequestedSchema",),
         ),
         "ElicitRequestParams": (
-            _ElicitRequestParams,
+            "_types_ElicitRequest",
             ("ElicitRequestFormParams", "ElicitRequestURLParams"),
         ),
-        "ElicitRequest": (_ElicitRequest, ("ElicitRequestParams",)),
-        "JSONValue": (_JSONValue, ("JSONObject",)),
-        "JSONArray": (_JSONArray, ("JSONValue",)),
-        "JSONObject": (_JSONObject, ("JSONValue",)),
-        "ClientCapabilitiesElicitation": (_ClientCapabilitiesElicitation, ("JSONObject",)),
-        "ClientCapabilitiesSampling": (_ClientCapabilitiesSampling, ("JSONObject",)),
+        "ElicitRequest": ("_types_ElicitRequest", ("ElicitRequestParams",)),
+        "JSONValue": ("_types_JSONValue", ("JSONObject",)),
+        "JSONArray": ("_types_JSONArray", ("JSONValue",)),
+        "JSONObject": ("_types_JSONObject", ("JSONValue",)),
+        "ClientCapabilitiesElicitation": ("_types_ClientCapabilities", ("JSONObject",)),
+        "ClientCapabilitiesSampling": ("_types_ClientCapabilities", ("JSONObject",)),
         "ClientCapabilities": (
-            _ClientCapabilities,
+            "_types_ClientCapabilities",
             ("ClientCapabilitiesElicitation", "ClientCapabilitiesSampling", "JSONObject"),
         ),
         "CreateMessageRequestParams": (
-            _CreateMessageRequestParams,
+            "_types_CreateMessageRequest",
             ("JSONObject", "ModelPreferences", "SamplingMessage", "Tool", "ToolChoice"),
         ),
-        "CreateMessageRequest": (_CreateMessageRequest, ("CreateMessageRequestParams",)),
+        "CreateMessageRequest": ("_types_CreateMessageRequest", ("CreateMessageRequestParams",)),
         "InputRequest": (
-            _InputRequest,
+            "_types_InputRequest",
             ("CreateMessageRequest", "ElicitRequest", "ListRootsRequest"),
         ),
-        "InputRequests": (_InputRequests, ("InputRequest",)),
-        "InputRequiredResult": (_InputRequiredResult, ("InputRequests", "ResultMetaObject")),
+        "InputRequests": ("_types_InputRequiredResult", ("InputRequest",)),
+        "InputRequiredResult": (
+            "_types_InputRequiredResult",
+            ("InputRequests", "ResultMetaObject"),
+        ),
         "CallToolResultResponse": (
-            _CallToolResultResponse,
+            "_types_CallToolResultResponse",
             ("CallToolResult", "InputRequiredResult", "RequestId"),
         ),
         "GetPromptResultResponse": (
-            _GetPromptResultResponse,
+            "_types_GetPromptResultResponse",
             ("GetPromptResult", "InputRequiredResult", "RequestId"),
         ),
         "MissingRequiredClientCapabilityErrorErrorData": (
-            _MissingRequiredClientCapabilityErrorErrorData,
+            "_types_MissingRequiredClientCapabilityError",
             ("ClientCapabilities",),
         ),
         "MissingRequiredClientCapabilityErrorError": (
-            _MissingRequiredClientCapabilityErrorError,
+            "_types_MissingRequiredClientCapabilityError",
             ("Error", "MissingRequiredClientCapabilityErrorErrorData"),
         ),
         "MissingRequiredClientCapabilityError": (
-            _MissingRequiredClientCapabilityError,
+            "_types_MissingRequiredClientCapabilityError",
             ("MissingRequiredClientCapabilityErrorError", "RequestId"),
         ),
         "ReadResourceResultResponse": (
-            _ReadResourceResultResponse,
+            "_types_ReadResourceResultResponse",
             ("InputRequiredResult", "ReadResourceResult", "RequestId"),
         ),
         "RequestMetaObject": (
-            _RequestMetaObject,
+            "_types_RequestMetaObject",
             ("ClientCapabilities", "Implementation", "LoggingLevel", "ProgressToken"),
         ),
-        "CallToolRequestParams": (_CallToolRequestParams, ("InputResponses", "RequestMetaObject")),
-        "CallToolRequest": (_CallToolRequest, ("CallToolRequestParams", "RequestId")),
+        "CallToolRequestParams": (
+            "_types_CallToolRequest",
+            ("InputResponses", "RequestMetaObject"),
+        ),
+        "CallToolRequest": ("_types_CallToolRequest", ("CallToolRequestParams", "RequestId")),
         "CompleteRequestParams": (
-            _CompleteRequestParams,
+            "_types_CompleteRequest",
             (
                 "CompleteRequestParamsArgument",
                 "CompleteRequestParamsContext",
@@ -4243,35 +591,44 @@ __getattr__, __dir__ = define_on_use(
                 "ResourceTemplateReference",
             ),
         ),
-        "CompleteRequest": (_CompleteRequest, ("CompleteRequestParams", "RequestId")),
+        "CompleteRequest": ("_types_CompleteRequest", ("CompleteRequestParams", "RequestId")),
         "GetPromptRequestParams": (
-            _GetPromptRequestParams,
+            "_types_GetPromptRequest",
             ("InputResponses", "RequestMetaObject"),
         ),
-        "GetPromptRequest": (_GetPromptRequest, ("GetPromptRequestParams", "RequestId")),
+        "GetPromptRequest": ("_types_GetPromptRequest", ("GetPromptRequestParams", "RequestId")),
         "InputResponseRequestParams": (
-            _InputResponseRequestParams,
+            "_types_InputResponseRequestParams",
             ("InputResponses", "RequestMetaObject"),
         ),
-        "PaginatedRequestParams": (_PaginatedRequestParams, ("RequestMetaObject",)),
-        "ListPromptsRequest": (_ListPromptsRequest, ("PaginatedRequestParams", "RequestId")),
-        "ListResourceTemplatesRequest": (
-            _ListResourceTemplatesRequest,
+        "PaginatedRequestParams": ("_types_PaginatedRequestParams", ("RequestMetaObject",)),
+        "ListPromptsRequest": (
+            "_types_ListPromptsRequest",
             ("PaginatedRequestParams", "RequestId"),
         ),
-        "ListResourcesRequest": (_ListResourcesRequest, ("PaginatedRequestParams", "RequestId")),
-        "ListToolsRequest": (_ListToolsRequest, ("PaginatedRequestParams", "RequestId")),
-        "PaginatedRequest": (_PaginatedRequest, ("PaginatedRequestParams", "RequestId")),
+        "ListResourceTemplatesRequest": (
+            "_types_ListResourceTemplatesRequest",
+            ("PaginatedRequestParams", "RequestId"),
+        ),
+        "ListResourcesRequest": (
+            "_types_ListResourcesRequest",
+            ("PaginatedRequestParams", "RequestId"),
+        ),
+        "ListToolsRequest": ("_types_ListToolsRequest", ("PaginatedRequestParams", "RequestId")),
+        "PaginatedRequest": ("_types_PaginatedRequest", ("PaginatedRequestParams", "RequestId")),
         "ReadResourceRequestParams": (
-            _ReadResourceRequestParams,
+            "_types_ReadResourceRequest",
             ("InputResponses", "RequestMetaObject"),
         ),
-        "ReadResourceRequest": (_ReadResourceRequest, ("ReadResourceRequestParams", "RequestId")),
-        "RequestParams": (_RequestParams, ("RequestMetaObject",)),
-        "DiscoverRequest": (_DiscoverRequest, ("RequestId", "RequestParams")),
-        "ResourceRequestParams": (_ResourceRequestParams, ("RequestMetaObject",)),
+        "ReadResourceRequest": (
+            "_types_ReadResourceRequest",
+            ("ReadResourceRequestParams", "RequestId"),
+        ),
+        "RequestParams": ("_types_DiscoverRequest", ("RequestMetaObject",)),
+        "DiscoverRequest": ("_types_DiscoverRequest", ("RequestId", "RequestParams")),
+        "ResourceRequestParams": ("_types_ResourceRequestParams", ("RequestMetaObject",)),
         "ServerCapabilities": (
-            _ServerCapabilities,
+            "_types_DiscoverResultResponse",
             (
                 "JSONObject",
                 "ServerCapabilitiesPrompts",
@@ -4279,10 +636,16 @@ __getattr__, __dir__ = define_on_use(
                 "ServerCapabilitiesTools",
             ),
         ),
-        "DiscoverResult": (_DiscoverResult, ("ResultMetaObject", "ServerCapabilities")),
-        "DiscoverResultResponse": (_DiscoverResultResponse, ("DiscoverResult", "RequestId")),
+        "DiscoverResult": (
+            "_types_DiscoverResultResponse",
+            ("ResultMetaObject", "ServerCapabilities"),
+        ),
+        "DiscoverResultResponse": (
+            "_types_DiscoverResultResponse",
+            ("DiscoverResult", "RequestId"),
+        ),
         "ServerResult": (
-            _ServerResult,
+            "_types_ServerResult",
             (
                 "CallToolResult",
                 "CompleteResult",
@@ -4299,15 +662,15 @@ __getattr__, __dir__ = define_on_use(
             ),
         ),
         "SubscriptionsListenRequestParams": (
-            _SubscriptionsListenRequestParams,
+            "_types_SubscriptionsListenRequest",
             ("RequestMetaObject", "SubscriptionFilter"),
         ),
         "SubscriptionsListenRequest": (
-            _SubscriptionsListenRequest,
+            "_types_SubscriptionsListenRequest",
             ("RequestId", "SubscriptionsListenRequestParams"),
         ),
         "ClientRequest": (
-            _ClientRequest,
+            "_types_ClientRequest",
             (
                 "CallToolRequest",
                 "CompleteRequest",

@@ -11,12 +11,15 @@ import functools
 import types
 from collections.abc import Callable, Mapping
 from types import ModuleType
-from typing import Annotated, Any, Union, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, Union, get_args, get_origin
 
 from mcpbind import generated
 from mcpbind.generated.support import Direction, MCPModel, MethodSpec, NotificationSpec
-from pydantic import BaseModel, Field, TypeAdapter
+from pydantic import BaseModel, Field
 from pydantic_core import SchemaValidator
+
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter
 
 __all__ = ["Bindings", "adapter", "dump", "dumper", "is_model", "validator"]
 
@@ -29,6 +32,10 @@ def adapter(tp: Any) -> TypeAdapter[Any]:
     method table's ``CallToolResult | InputRequiredResult``, by ``resultType``) is decided by
     that discriminator, never by trying each member in turn.
     """
+    # Here, not at the top: a model's validator is its own, so a server whose methods take and
+    # give models (every stdio server's) never loads pydantic's ``type_adapter`` module.
+    from pydantic import TypeAdapter
+
     key = _discriminator(tp)
     # Annotated's tuple form: ``tp`` is a value here, which the subscript form may not hold.
     form: Any = tp if key is None else Annotated[(tp, Field(discriminator=key))]

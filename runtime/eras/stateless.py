@@ -44,7 +44,6 @@ from mcpbind.runtime.core.routing import OutgoingCall, ResultCheck
 from mcpbind.runtime.core.session import RequestContext, Route, Session
 from pydantic import BaseModel, ValidationError
 
-from .crossera import cross_era_check
 from .input_required import input_result_type, with_input_rounds
 from .lifecycle import HandshakeServer, ServerSide, era_revisions
 
@@ -245,6 +244,10 @@ class StatelessServer:
     def _plan(self, version: str, method: str) -> _Plan:
         """What serving ``method`` at ``version`` takes from the generated tables (kept for
         the methods of that revision: a client may name anything)."""
+        # Here, not at the top: the cross-era proofs (five modules) are for stateless-era
+        # requests, which a server serving the handshake era over stdio may never meet.
+        from .crossera import cross_era_check
+
         bindings = Bindings.load(version, Direction.SERVER_TO_CLIENT)
         served = bindings.methods.get(method)
         stamp = _cross_era_stamp(served) if served is not None else _RESULT_STAMP

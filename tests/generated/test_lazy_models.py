@@ -187,9 +187,11 @@ def test_a_deferred_field_resolves_once_and_hashing_resolves_none() -> None:
 
 
 def _fresh_types(revision: str, tag: str) -> ModuleType:
-    """A new copy of the revision's ``types`` module, nothing defined yet."""
-    path = Path(types_of(revision).__file__ or "")
-    name = f"_fresh_{revision.replace('-', '_')}_{tag}"
+    """A new copy of the revision's ``types`` module, nothing defined yet (in the revision's
+    package, where it finds the modules of its definitions)."""
+    types = types_of(revision)
+    path = Path(types.__file__ or "")
+    name = f"{types.__package__}._fresh_{tag}"
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

@@ -254,6 +254,11 @@ NOT_FOR_STDIO = (
     "mcpbind.runtime.eras.subscriptions_client",
     "mcpbind.runtime.eras.stateless_client",
     "mcpbind.runtime.eras._sealing",
+    # The cross-era result proofs: stateless-era requests only (``eras/stateless._plan``).
+    "mcpbind.runtime.eras.crossera",
+    "mcpbind.runtime.eras._proofs",
+    "mcpbind.runtime.eras._proof_code",
+    "mcpbind.runtime.eras._schemas",
     # The stdio client's end: spawning and stopping a server process.
     "mcpbind.runtime.transports.stdio_client",
     # Loaded where an endpoint is given middleware, or a memory transport is opened.
@@ -270,6 +275,19 @@ NOT_FOR_THIS_APP = ("mcpbind.runtime.app._uri_template", "mcpbind.runtime.app._s
 
 #: Classes of the revision no untasked ``tools/call`` needs: its task form's result.
 TASK_RESULT = {"CreateTaskResult", "Task"}
+
+#: Where the revision's classes are defined: a module per family (``codegen/emit/lazy.py``).
+FAMILIES = "mcpbind.generated.v2025_11_25._types_"
+
+
+def _families_loaded(modules: set[str]) -> set[str]:
+    """The revision's definition modules a server loaded: those of the classes it met (18 or 19
+    of 111 here), never what it does not serve, such as sampling's or listing tools'."""
+    loaded = {m.removeprefix(FAMILIES) for m in modules if m.startswith(FAMILIES)}
+    assert {"InitializeRequest", "InitializeResult", "CallToolResult"} <= loaded
+    assert not loaded & {"CreateMessageRequest", "ListToolsResult", "ElicitRequest"}
+    assert len(loaded) <= 20, sorted(loaded)
+    return loaded
 
 
 def _serve_once(tmp_path: Path, module: str) -> tuple[set[str], set[str], set[str]]:
@@ -321,7 +339,9 @@ def test_an_idle_stdio_server_holds_only_what_it_serves_with(tmp_path: Path) -> 
     assert "mcpbind.generated.v2025_11_25.types" in modules
     assert {"CallToolResult", "InitializeResult"} <= defined
     assert not defined & TASK_RESULT, sorted(defined & TASK_RESULT)
-    unwanted = (*NOT_FOR_STDIO, "mcpbind.runtime.app")
+    _families_loaded(modules)
+    # pydantic's ``TypeAdapter`` too: every model it meets validates with its own validator.
+    unwanted = (*NOT_FOR_STDIO, "mcpbind.runtime.app", "pydantic.type_adapter")
     assert not _under(modules, unwanted), sorted(_under(modules, unwanted))
     # The tools it lists, what it parses and answers: a few, never a revision's worth.
     assert {"CallToolRequestParams", "CallToolResult", "InitializeRequestParams"} <= built
@@ -338,6 +358,7 @@ def test_an_idle_app_server_holds_only_what_it_serves_with(tmp_path: Path) -> No
     assert not _under(modules, unwanted), sorted(_under(modules, unwanted))
     assert {"CallToolResult", "InitializeResult"} <= defined
     assert not defined & TASK_RESULT, sorted(defined & TASK_RESULT)
+    _families_loaded(modules)
     assert {"echoArguments", "CallToolRequestParams", "InitializeRequestParams"} <= built
     assert len(built) <= 16, sorted(built)
 
