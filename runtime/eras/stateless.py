@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Final, NamedTuple, get_args
+from typing import TYPE_CHECKING, Any, Final, get_args
 
 from mcpbind import generated
 from mcpbind.generated.names import (
@@ -44,7 +44,7 @@ from mcpbind.runtime.core.routing import OutgoingCall, ResultCheck
 from mcpbind.runtime.core.session import RequestContext, Route, Session
 from pydantic import BaseModel, ValidationError
 
-from .input_required import input_result_type, with_input_rounds
+from .input_required import InputRounds, input_result_type
 from .lifecycle import HandshakeServer, ServerSide, era_revisions
 
 if TYPE_CHECKING:
@@ -87,20 +87,32 @@ def _cross_era_stamp(spec: MethodSpec[Any, Any]) -> dict[str, Any]:
     return {key: value for key, value in _NEUTRAL.items() if key in declared or key == "resultType"}
 
 
-class _Plan(NamedTuple):
+class _Plan:
     """How a (revision, method) is served, from the generated tables: the bindings, the
     method's spec there (None: not of that revision), the stamp a handler written for another
     revision gets and the check of its results, and whether its result may ask the client for
-    input (rounds)."""
+    input (rounds). A class with slots, read per request (a ``NamedTuple``'s fields cost more)."""
 
-    bindings: Bindings
-    served: MethodSpec[Any, Any] | None
-    cross_stamp: dict[str, Any]
-    cross_check: ResultCheck | None
-    rounds: bool
+    __slots__ = ("bindings", "cross_check", "cross_stamp", "rounds", "served")
+
+    def __init__(
+        self,
+        bindings: Bindings,
+        served: MethodSpec[Any, Any] | None,
+        cross_stamp: dict[str, Any],
+        cross_check: ResultCheck | None,
+        rounds: bool,
+    ) -> None:
+        self.bindings = bindings
+        self.served = served
+        self.cross_stamp = cross_stamp
+        self.cross_check = cross_check
+        self.rounds = rounds
 
 
 _MISSING: Final = object()
+#: The params of a request without any (never changed).
+_NO_PARAMS: Final[dict[str, Any]] = {}
 #: Distinct ``clientInfo`` values kept, validated (all dropped when full).
 _MAX_INFOS: Final = 256
 
@@ -135,7 +147,8 @@ class StatelessServer:
         self.supported = era_revisions("stateless", supported)
         self.legacy = legacy
         self.discover_ttl_ms = discover_ttl_ms
-        self._plans: dict[tuple[str, str], _Plan] = {}
+        #: revision -> method -> plan (two lookups of a string: no tuple to make and hash)
+        self._plans: dict[str, dict[str, _Plan]] = {}
         self._infos: dict[tuple[Any, ...], Any] = {}
 
     @property
@@ -168,19 +181,15 @@ class StatelessServer:
         method: str,
         params: dict[str, Any] | None,
     ) -> Route | McpError | None:
-        if session.peer.era == LEGACY:
+        peer = session.peer
+        if peer.era == LEGACY:
             assert self.legacy is not None
             return self.legacy.gate(server, session, method, params)
         meta: JsonValue = params.get("_meta") if params else None
         version: JsonValue = meta.get(PROTOCOL_VERSION) if type(meta) is dict else None
-        if (
-            version is None
-            and self.legacy is not None
-            and session.peer.phase == "new"
-            and session.peer.era is None
-        ):
+        if version is None and self.legacy is not None and peer.phase == "new" and peer.era is None:
             if method == INITIALIZE:
-                session.peer.era = LEGACY
+                peer.era = LEGACY
             return self.legacy.gate(server, session, method, params)
         if method == INITIALIZE:
             # Not a method of this era (-32601), but the message names the versions served:
@@ -197,21 +206,22 @@ class StatelessServer:
                 INVALID_PARAMS,
                 f"Invalid params: _meta must carry {PROTOCOL_VERSION!r} and {CLIENT_CAPABILITIES!r}",
             )
-        if type(meta.get(CLIENT_CAPABILITIES)) is not dict:
+        capabilities: JsonValue = meta.get(CLIENT_CAPABILITIES)
+        if type(capabilities) is not dict:
             return McpError(INVALID_PARAMS, f"Invalid params: _meta lacks {CLIENT_CAPABILITIES!r}")
         if version not in self.supported:
             return self._unsupported(version)
-        plan = self._plans.get((version, method))
+        plans = self._plans.get(version)
+        plan = plans.get(method) if plans is not None else None
         if plan is None:
             plan = self._plan(version, method)
         bindings = plan.bindings
         # Per request, not per session: the next request may say otherwise.
         session.bindings = bindings
-        peer = session.peer
         peer.era = "stateless"
         peer.revision = version
         peer.phase = "operating"
-        peer.capabilities = meta[CLIENT_CAPABILITIES]
+        peer.capabilities = capabilities
         info = meta.get(CLIENT_INFO)
         peer.info = self._client_info(bindings, info) if info is not None else None
         if method == SERVER_DISCOVER:
@@ -237,8 +247,11 @@ class StatelessServer:
                 route.check = plan.cross_check
             if plan.rounds:
                 assert served is not None
-                # Its handler may ask the client (context.peer): in rounds, by InputRequiredResult.
-                with_input_rounds(route, served, bindings, params, server.request_state)
+                # Its handler may ask the client (context.peer): in rounds, by InputRequiredResult
+                # (``with_input_rounds``, inline: a call less per request).
+                route.handler = InputRounds(
+                    server.request_state, served, bindings, params or _NO_PARAMS, route.handler
+                ).run
         return route
 
     def _plan(self, version: str, method: str) -> _Plan:
@@ -259,7 +272,7 @@ class StatelessServer:
             served is not None and input_result_type(served) is not None,
         )
         if served is not None:
-            self._plans[version, method] = plan
+            self._plans.setdefault(version, {})[method] = plan
         return plan
 
     def _client_info(self, bindings: Bindings, data: Any) -> Any:

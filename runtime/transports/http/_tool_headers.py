@@ -44,7 +44,9 @@ class ToolHeaderCache:
     def __init__(self, serve: Callable[[Connection], Awaitable[None]], ttl: float) -> None:
         self.serve = serve
         self.ttl = ttl
-        self._tools: dict[str, tuple[float, dict[str, list[ToolHeader]]]] = {}
+        #: revision -> (stale after, no refresh for an unknown name before, tool -> headers):
+        #: the two moments worked out once per fetch, not per call.
+        self._tools: dict[str, tuple[float, float, dict[str, list[ToolHeader]]]] = {}
         self._locks: dict[str, anyio.Lock] = {}
 
     def forget(self) -> None:
@@ -53,13 +55,15 @@ class ToolHeaderCache:
 
     def cached(self, revision: str, tool: str) -> list[ToolHeader] | None:
         """``headers_for`` when the cache can answer (no coroutine to make), else None."""
-        now = time.monotonic()  # anyio.current_time looks up the backend: 4 us a call
         cached = self._tools.get(revision)
         if cached is not None:
-            fetched, tools = cached
-            found = tools.get(tool)
-            if now - fetched < self.ttl and (found is not None or now - fetched < REFRESH_GAP):
-                return found or []
+            now = time.monotonic()  # anyio.current_time looks up the backend: 4 us a call
+            if now < cached[0]:
+                found = cached[2].get(tool)
+                if found is not None:
+                    return found
+                if now < cached[1]:
+                    return []
         return None
 
     async def headers_for(self, revision: str, tool: str) -> list[ToolHeader]:
@@ -72,8 +76,10 @@ class ToolHeaderCache:
         async with lock:
             again = self._tools.get(revision)
             if again is None or again is cached:
-                self._tools[revision] = (time.monotonic(), await self._fetch(revision))
-        return self._tools[revision][1].get(tool) or []
+                fetched = time.monotonic()
+                tools = await self._fetch(revision)
+                self._tools[revision] = (fetched + self.ttl, fetched + REFRESH_GAP, tools)
+        return self._tools[revision][2].get(tool) or []
 
     async def _fetch(self, revision: str) -> dict[str, list[ToolHeader]]:
         tools: dict[str, list[ToolHeader]] = {}

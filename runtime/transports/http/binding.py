@@ -168,6 +168,28 @@ def check_request(
 def check_facts(facts: HeaderFacts, message: dict[str, Any], version: str | None) -> Refusal | None:
     """``check_request`` but for the tool's ``Mcp-Param-*`` headers (``check_params``), from
     the headers' ``HeaderFacts``."""
+    # The request that agrees with its headers, as nearly all do, in one pass; anything else
+    # goes the long way below, which names what is wrong.
+    params: JsonValue = message.get("params")
+    if type(params) is dict and facts.repeated is None and version is not None:
+        meta: JsonValue = params.get("_meta")
+        if (
+            type(meta) is dict
+            and meta.get(META_VERSION) == version
+            and type(meta.get(CLIENT_CAPABILITIES)) is dict
+            and facts.method == message["method"]  # None (absent, undecodable) never equals it
+        ):
+            key = NAME_SOURCES.get(message["method"])
+            named: JsonValue = params.get(key) if key is not None else None
+            if type(named) is not str or facts.name == named:
+                return None
+    return _check_facts_slowly(facts, message, version)
+
+
+def _check_facts_slowly(
+    facts: HeaderFacts, message: dict[str, Any], version: str | None
+) -> Refusal | None:
+    """``check_facts`` step by step: the first refusal that applies."""
     if facts.repeated is not None:
         return facts.repeated
     params: JsonValue = message.get("params")

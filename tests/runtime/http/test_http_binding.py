@@ -6,9 +6,13 @@ import base64
 from typing import Any
 
 import pytest
+from hypothesis import given, settings, strategies as st
 from mcpbind.runtime.transports.http.binding import (
     HEADER_MISMATCH,
+    HeaderFacts,
     ToolHeader,
+    _check_facts_slowly,
+    check_facts,
     check_request,
     decode_value,
     header_annotations,
@@ -126,3 +130,61 @@ def test_order_of_refusals() -> None:
     repeated = {**headers(), "mcp-protocol-version": ["2026-07-28", "2026-07-28"]}
     refusal = check_request(repeated, call(), "2026-07-28")
     assert refusal is not None and "more than once" in refusal.message
+
+
+_VALUE = st.sampled_from(["tools/call", "tools/list", "prompts/get", "t", "other", " t ", ""])
+_ABSENT = st.none()
+
+
+@st.composite
+def _facts_and_messages(draw: st.DrawFn) -> tuple[HeaderFacts, dict[str, Any], str | None]:
+    """Header sets and bodies that agree, or differ in one place or several."""
+    mcp: dict[str, list[str]] = {}
+    for header in ("mcp-method", "mcp-name"):
+        values = draw(st.lists(_VALUE, max_size=2))
+        if values:
+            mcp[header] = values
+    params: Any = draw(
+        st.one_of(
+            st.none(),
+            st.just([]),
+            st.fixed_dictionaries(
+                {},
+                optional={
+                    "name": st.one_of(_VALUE, st.integers()),
+                    "uri": _VALUE,
+                    "_meta": st.one_of(
+                        st.just(META),
+                        st.fixed_dictionaries(
+                            {},
+                            optional={
+                                "io.modelcontextprotocol/protocolVersion": st.sampled_from(
+                                    ["2026-07-28", "2025-11-25", 7]
+                                ),
+                                "io.modelcontextprotocol/clientCapabilities": st.one_of(
+                                    st.just({}), st.just([]), st.none()
+                                ),
+                            },
+                        ),
+                        st.just("meta"),
+                    ),
+                },
+            ),
+        )
+    )
+    message: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "method": draw(_VALUE)}
+    if params is not None:
+        message["params"] = params
+    version = draw(st.sampled_from(["2026-07-28", "2025-11-25", None]))
+    return HeaderFacts(mcp), message, version
+
+
+@settings(max_examples=300, deadline=None)
+@given(_facts_and_messages())
+def test_check_facts_one_pass_agrees_with_the_steps(
+    case: tuple[HeaderFacts, dict[str, Any], str | None],
+) -> None:
+    """The one-pass acceptance of a request that agrees with its headers answers as the
+    step-by-step checks do, refusal for refusal."""
+    facts, message, version = case
+    assert check_facts(facts, message, version) == _check_facts_slowly(facts, message, version)
