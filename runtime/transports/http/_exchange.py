@@ -164,8 +164,8 @@ async def exchange(
             envelope = Envelope(message, context, size=size, request=True)
             borrowed = await serving.serve_here(message, envelope)
             if borrowed is not None:
-                answer = _answer(owner, session, stream, token, receive, send, extra, False, True)
-                return await _beside(session, borrowed, answer)
+                answer = _answer(owner, session, stream, token, receive, send, extra, False, modern)
+                return await _beside(session, borrowed, answer, request_ids[0], modern)
         elif batch or not session.deliver_nowait(messages[0], context, size):
             await session.deliver(messages, context)
     except (anyio.BrokenResourceError, anyio.ClosedResourceError):
@@ -176,12 +176,21 @@ async def exchange(
 
 
 async def _beside(
-    session: HttpSession, borrowed: Borrowed, answer: Coroutine[Any, Any, Any]
+    session: HttpSession,
+    borrowed: Borrowed,
+    answer: Coroutine[Any, Any, Any],
+    request_id: RequestId,
+    modern: bool,
 ) -> Any:
     """A request served in the POST's task whose handler has to wait: the handler stays in
     this task (``Borrowed``: what it bound to its task holds, and it is cancelled with the
     POST, as the pooled session's request was), and a new task writes the POST's answer
-    meanwhile (JSON once done, or SSE as it goes); this one waits for it after."""
+    meanwhile (JSON once done, or SSE as it goes); this one waits for it after.
+
+    In a handshake-era session a client leaving does not stop the request (the writer
+    detaches; the handler's events go on to the store); only this task's own cancellation
+    (the ASGI server's: uvicorn and starlette tell a disconnect through ``receive``) cancels
+    it, and its stream is then settled, so that a client resuming it is not left waiting."""
     path = session.path
     assert isinstance(path, AsyncioPath)  # a session serves here on the native path only
     writer = path.spawn(answer)
@@ -189,6 +198,8 @@ async def _beside(
         await borrowed.run()
     except BaseException:
         writer.cancel()
+        if not modern:
+            session.abandon(request_id)
         raise
     return await writer
 

@@ -395,6 +395,14 @@ class HttpSession:
 
     # -- what the client sends ----------------------------------------------------------------
 
+    def serves_here(self, message: dict[str, Any]) -> bool:
+        """Whether the POST's task may serve this lone request itself (``Session.serve_here``)
+        instead of queueing it for the session's reader: only while the reader waits idle, so
+        that it is handled after everything POSTed before it, as queued it would be. A
+        ``notifications/cancelled`` sent as a request keeps the queue (``deliver`` settles
+        the request it names first)."""
+        return self.inbox.idle() and message.get("method") != NOTIFICATIONS_CANCELLED
+
     def deliver_nowait(self, message: Any, context: HttpRequestContext, size: int = 0) -> bool:
         """``deliver`` of one request (``parse_post`` classified it: the session need not) when
         the inbox has room at once (``False``: nothing done, ``deliver`` it)."""
@@ -407,10 +415,10 @@ class HttpSession:
         for message in messages:
             if message.get("method") == NOTIFICATIONS_CANCELLED:
                 params: JsonValue = message.get("params")
-                self._abandon(params.get("requestId") if type(params) is dict else None)
+                self.abandon(params.get("requestId") if type(params) is dict else None)
             await self.inbox.put(Envelope(message, context))
 
-    def _abandon(self, request_id: Any) -> None:
+    def abandon(self, request_id: Any) -> None:
         """A cancelled request gets no response, so its stream must not wait for one."""
         if rpc.is_request_id(request_id):
             stream = self.by_request.get(request_id)

@@ -39,6 +39,11 @@ class Signal:
             else:
                 waiter.set()
 
+    @property
+    def waiting(self) -> bool:
+        """Whether a task waits on it now."""
+        return self._waiter is not None
+
     async def wait(self, timeout: float = math.inf) -> None:
         """Until ``set()`` or ``timeout`` seconds, whichever comes first."""
         native = self._native
@@ -142,6 +147,12 @@ class Inbox:
             self._space.set()
 
     # for the transport
+    def idle(self) -> bool:
+        """Whether the reader waits for input with nothing queued: all it was given before has
+        been read and handled up to its handler's first wait, so a request handled now, not
+        queued, is handled in the same order (``HttpSession.serves_here``)."""
+        return not self._items and not self._ended and self._signal.waiting
+
     def put_nowait(self, envelope: Envelope) -> bool:
         """``put`` when it need not wait (``False``: nothing done, ``put`` it)."""
         if len(self._items) >= STREAM_BUFFER or self._reader_gone or self._ended:

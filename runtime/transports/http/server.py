@@ -425,9 +425,14 @@ class StreamableHTTPServer:
             return
         if batch and not await batch_allowed(send, version or session.protocol_version):
             return
+        # A lone request is served in this task when the session's reader idles (the fast path
+        # of a pooled stateless-era request, ``_exchange.exchange``'s ``here``).
+        here = not batch and session.serves_here(messages[0])
         session.busy += 1  # not reaped while busy; touched when done
         try:
-            await exchange(self, session, scope, receive, send, headers, messages, batch, size)
+            await exchange(
+                self, session, scope, receive, send, headers, messages, batch, size, here=here
+            )
         finally:
             session.busy -= 1
             session.touch()
