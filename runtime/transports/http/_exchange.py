@@ -75,14 +75,16 @@ async def batch_allowed(send: Send, revision: str | None) -> bool:
     return True
 
 
-def initial_mode(owner: StreamableHTTPServer, accept: str | None, listen: bool) -> str | None:
+def initial_mode(
+    owner: StreamableHTTPServer, accept: tuple[bool, bool], listen: bool
+) -> str | None:
     """JSON, SSE, or undecided (``None``) for a POST, from the options and ``Accept``.
 
     Lenient in both eras: a client that accepts only one of the two (the spec says it must
     list both) gets that one, which answers it correctly instead of refusing it for nothing.
     A ``subscriptions/listen`` answer is a stream of notifications, so always SSE.
     """
-    json_ok, sse_ok = accepted(accept)
+    json_ok, sse_ok = accept
     if listen or not json_ok:
         return SSE_MODE
     if not sse_ok:
@@ -104,11 +106,12 @@ async def exchange(
     size: int = 0,
     modern: bool = False,
     here: bool = False,
+    accept: tuple[bool, bool] | None = None,
 ) -> Any:
     """Deliver POSTed messages; answer 202, or with the JSON or SSE carrying the responses.
     ``size``: a lone message's length, as ``parse_post`` gives it (0: the session measures).
     ``here``: a lone request (``pooled``) is served in this task when the session allows it
-    (``Session.serve_here``).
+    (``Session.serve_here``). ``accept``: what ``Accept`` admits, when known (``accepted``).
 
     Returns the JSON answer when it was answered at once with nothing of it pending, else None."""
     if batch:
@@ -144,7 +147,9 @@ async def exchange(
         params: JsonValue = messages[0].get("params")
         version = params.get("protocolVersion") if type(params) is dict else None
     mode = initial_mode(
-        owner, headers.get("accept"), modern and messages[0]["method"] == SUBSCRIPTIONS_LISTEN
+        owner,
+        accepted(headers.get("accept")) if accept is None else accept,
+        modern and messages[0]["method"] == SUBSCRIPTIONS_LISTEN,
     )
     stream = session.open_stream(request_ids, None if mode == SSE_MODE else mode, version)
     token = session.token()

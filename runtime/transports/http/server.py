@@ -59,7 +59,7 @@ from mcpbind.runtime.core.revisions import STATELESS_REVISIONS
 from mcpbind.runtime.core.transport import Connection
 from starlette.types import Receive, Scope, Send
 
-from ._exchange import accepted, batch_allowed, exchange, per_request, poolable, pooled
+from ._exchange import batch_allowed, exchange, per_request, poolable, pooled
 from ._get_stream import serve_get
 from ._http_session import HttpRequestContext, HttpSession
 from ._intake import HeaderView, header_view, parse_post
@@ -273,12 +273,15 @@ class StreamableHTTPServer:
         if bad is not None:
             await error(send, 400, CONNECTION_ERROR, f"Bad Request: malformed {bad} header")
             return
-        if not self.guard.host_ok(headers.get("host")):
-            await error(send, 403, CONNECTION_ERROR, "Forbidden: Host not allowed")
-            return
-        if not self.guard.origin_ok(headers.get("origin")):
-            await error(send, 403, CONNECTION_ERROR, "Forbidden: Origin not allowed")
-            return
+        guard = self.guard
+        if view.admitted_by is not guard:  # checked once per header set and guard
+            if not guard.host_ok(headers.get("host")):
+                await error(send, 403, CONNECTION_ERROR, "Forbidden: Host not allowed")
+                return
+            if not guard.origin_ok(headers.get("origin")):
+                await error(send, 403, CONNECTION_ERROR, "Forbidden: Origin not allowed")
+                return
+            view.admitted_by = guard
         if auth is not None and not await auth.admit(scope, send):
             return
         if self.shared.forwarding and await self.shared.route(self, scope, receive, send, headers):
@@ -371,7 +374,10 @@ class StreamableHTTPServer:
         headers: dict[str, str],
         view: HeaderView | None = None,
     ) -> None:
-        if not any(accepted(headers.get("accept"))):
+        if view is None:  # ``__call__`` passes the one it made
+            view = header_view(scope)
+        accept = view.accept
+        if not (accept[0] or accept[1]):
             await error(
                 send,
                 406,
@@ -379,7 +385,9 @@ class StreamableHTTPServer:
                 "Not Acceptable: Accept must include application/json and text/event-stream",
             )
             return
-        parsed = await parse_post(receive, send, headers, self.max_body_bytes, self.memory_budget)
+        parsed = await parse_post(
+            receive, send, headers, self.max_body_bytes, self.memory_budget, view.json_body
+        )
         if parsed is None:
             return
         messages, batch, size = parsed
@@ -431,7 +439,17 @@ class StreamableHTTPServer:
         session.busy += 1  # not reaped while busy; touched when done
         try:
             await exchange(
-                self, session, scope, receive, send, headers, messages, batch, size, here=here
+                self,
+                session,
+                scope,
+                receive,
+                send,
+                headers,
+                messages,
+                batch,
+                size,
+                here=here,
+                accept=accept,
             )
         finally:
             session.busy -= 1
@@ -497,7 +515,7 @@ class StreamableHTTPServer:
             )
             await error(send, 400, refusal.code, refusal.message, request_id)
             return
-        if method == SUBSCRIPTIONS_LISTEN and not accepted(headers.get("accept"))[1]:
+        if method == SUBSCRIPTIONS_LISTEN and not view.accept[1]:
             await error(
                 send,
                 406,
