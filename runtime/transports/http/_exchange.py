@@ -247,7 +247,21 @@ async def _answer(
                 extra = {**extra, "retry-after": RETRY_AFTER}
                 await respond(send, status, rpc.encode(answer), JSON, extra)
             else:
-                await _json_answer(send, status, rpc.encode(answer), session.id_header)
+                # ``asgi.respond``, with the session's header encoded once for all (and no
+                # coroutine of its own: this is every JSON answer).
+                body = rpc.encode(answer)
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": status,
+                        "headers": [
+                            (b"content-length", b"%d" % len(body)),
+                            _JSON_TYPE,
+                            *session.id_header,
+                        ],
+                    }
+                )
+                await send({"type": "http.response.body", "body": body})
             return answer if stream.done else None
     on_gone = session.cancel if modern else None
     await write_sse(
@@ -260,15 +274,6 @@ async def _answer(
 def _one_turn() -> Generator[None, None, None]:
     """``asyncio.sleep(0)`` without its own coroutine: the task yields once."""
     yield
-
-
-async def _json_answer(
-    send: Send, status: int, body: bytes, session_header: list[tuple[bytes, bytes]]
-) -> None:
-    """``asgi.respond`` of a JSON answer, with the session's header encoded once for all."""
-    headers = [(b"content-length", b"%d" % len(body)), _JSON_TYPE, *session_header]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
 
 
 async def per_request(

@@ -350,19 +350,29 @@ class StreamableHTTPServer:
         self, scope: Scope, send: Send, headers: dict[str, str]
     ) -> HttpSession | None:
         """The session a request names; another identity's session is not found either."""
+        session = self._named_session(scope, headers)
+        if session is None:
+            await self._no_session(send, headers)
+        return session
+
+    def _named_session(self, scope: Scope, headers: dict[str, str]) -> HttpSession | None:
+        """``_session_for`` without a coroutine, for a POST: None when there is none to serve
+        (``_no_session`` answers why)."""
         sid = headers.get(SESSION_ID)
-        if not sid:
-            await error(send, 400, CONNECTION_ERROR, "Bad Request: missing Mcp-Session-Id header")
-            return None
-        session = self.sessions.get(sid)
+        session = self.sessions.get(sid) if sid else None
         if (
             session is None
             or session.closed
             or (self.auth is not None and not self.auth.owns(session, scope))
         ):
-            await error(send, 404, CONNECTION_ERROR, "Session not found")
             return None
         return session
+
+    async def _no_session(self, send: Send, headers: dict[str, str]) -> None:
+        if not headers.get(SESSION_ID):
+            await error(send, 400, CONNECTION_ERROR, "Bad Request: missing Mcp-Session-Id header")
+        else:
+            await error(send, 404, CONNECTION_ERROR, "Session not found")
 
     # -- POST ---------------------------------------------------------------------------
 
@@ -428,7 +438,10 @@ class StreamableHTTPServer:
             if session is not None and self.auth is not None:
                 self.auth.bind(session, scope)
         else:
-            session = await self._session_for(scope, send, headers)
+            session = self._named_session(scope, headers)
+            if session is None:
+                await self._no_session(send, headers)
+                return
         if session is None:
             return
         if batch and not await batch_allowed(send, version or session.protocol_version):
@@ -453,7 +466,7 @@ class StreamableHTTPServer:
             )
         finally:
             session.busy -= 1
-            session.touch()
+            session.last_active = session.clock()  # ``touch``, inline: per request
 
     async def _post_modern(
         self,
