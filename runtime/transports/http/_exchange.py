@@ -119,8 +119,8 @@ async def exchange(
     else:  # one message: no list to filter, no repeats to look for
         first = messages[0]
         request_ids = [first["id"]] if "method" in first and "id" in first else []
-    extra = {SESSION_ID: session.id} if session.id is not None else {}
     if not request_ids:
+        extra = _id_header(session)
         try:
             await session.deliver(messages, HttpRequestContext(scope, session.id))
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
@@ -169,7 +169,7 @@ async def exchange(
             envelope = Envelope(message, context, size=size, request=True)
             borrowed = await serving.serve_here(message, envelope)
             if borrowed is not None:
-                answer = _answer(owner, session, stream, token, receive, send, extra, False, modern)
+                answer = _answer(owner, session, stream, token, receive, send, False, modern)
                 return await _beside(session, borrowed, answer, request_ids[0], modern)
         elif batch or not session.deliver_nowait(messages[0], context, size):
             await session.deliver(messages, context)
@@ -177,7 +177,7 @@ async def exchange(
         stream.detach(token)
         await error(send, 404, CONNECTION_ERROR, "Session not found")
         return None
-    return await _answer(owner, session, stream, token, receive, send, extra, batch, modern)
+    return await _answer(owner, session, stream, token, receive, send, batch, modern)
 
 
 async def _beside(
@@ -216,35 +216,36 @@ async def _answer(
     token: int,
     receive: Receive,
     send: Send,
-    extra: dict[str, str],
     batch: bool,
     modern: bool,
 ) -> Any:
     """The POST's answer, once its messages are delivered: 202, JSON or SSE (``exchange``)."""
     if stream.mode != SSE_MODE:
-        clock = session.clock
-        deadline = clock() + owner.sse_after if stream.mode is None else math.inf
-        if session.native and not stream.done:
-            # The session's task is due to run next: after one turn of the loop a handler that
-            # never waits has answered, so most POSTs need no future, and no timer, to wait on.
-            await _one_turn()
-        while not stream.done and stream.mode != SSE_MODE:
-            if stream.mode is None and clock() >= deadline:
-                async with session.lock:
-                    await session.commit_sse(stream)
-                break
-            await stream.signal.wait(deadline - clock())
+        if not stream.done:  # else answered already (served here): nothing to wait for
+            clock = session.clock
+            deadline = clock() + owner.sse_after if stream.mode is None else math.inf
+            if session.native:
+                # The session's task is due to run next: after one turn of the loop a handler
+                # that never waits has answered, so most POSTs need no future, and no timer,
+                # to wait on.
+                await _one_turn()
+            while not stream.done and stream.mode != SSE_MODE:
+                if stream.mode is None and clock() >= deadline:
+                    async with session.lock:
+                        await session.commit_sse(stream)
+                    break
+                await stream.signal.wait(deadline - clock())
         if stream.mode != SSE_MODE:
             stream.detach(token)
             responses = list(stream.queue)
             stream.queue.clear()
             if not responses:
-                await respond(send, 202, headers=extra)
+                await respond(send, 202, headers=_id_header(session))
                 return None
             answer = responses if batch else responses[0]
             status = status_for(answer) if modern and not batch and "error" in answer else 200
             if status == 503:  # busy: a client may retry (asgi.ERROR_STATUS)
-                extra = {**extra, "retry-after": RETRY_AFTER}
+                extra = {**_id_header(session), "retry-after": RETRY_AFTER}
                 await respond(send, status, rpc.encode(answer), JSON, extra)
             else:
                 # ``asgi.respond``, with the session's header encoded once for all (and no
@@ -264,10 +265,16 @@ async def _answer(
                 await send({"type": "http.response.body", "body": body})
             return answer if stream.done else None
     on_gone = session.cancel if modern else None
+    extra = _id_header(session)
     await write_sse(
         session, stream, token, receive, send, extra, WATCH_AFTER, owner.sse_keepalive, on_gone
     )
     return None
+
+
+def _id_header(session: HttpSession) -> dict[str, str]:
+    """``Mcp-Session-Id`` for an answer that is not JSON (made when one is)."""
+    return {SESSION_ID: session.id} if session.id is not None else {}
 
 
 @types.coroutine

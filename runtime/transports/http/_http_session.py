@@ -289,7 +289,15 @@ class HttpSession:
         if self.protocol_version is None and self.id is not None:  # a session of one request
             self._learn_version(message, related)  # has no later batch or priming to tell
         stream.queue.append(message)
-        self._settle(stream, related)
+        pending = stream.pending
+        if related in pending:  # ``_settle`` and ``_finish``, inline: every JSON answer
+            pending.discard(related)
+            del self.by_request[related]
+            if not pending:
+                stream.done = True
+                stream.signal.set()
+                if stream.id is not None:
+                    self.streams.pop(stream.id, None)
 
     def _learn_version(self, message: dict[str, Any], related: RequestId) -> None:
         result: JsonValue = message.get("result")

@@ -39,11 +39,6 @@ class Signal:
             else:
                 waiter.set()
 
-    @property
-    def waiting(self) -> bool:
-        """Whether a task waits on it now."""
-        return self._waiter is not None
-
     async def wait(self, timeout: float = math.inf) -> None:
         """Until ``set()`` or ``timeout`` seconds, whichever comes first."""
         native = self._native
@@ -112,7 +107,7 @@ class Inbox:
     are unread (the session holds back when its handlers are saturated).
     """
 
-    __slots__ = ("_ended", "_items", "_reader_gone", "_signal", "_space")
+    __slots__ = ("_ended", "_items", "_reader_gone", "_signal", "_space", "_waiting")
 
     def __init__(self, path: LoopPath) -> None:
         self._items: deque[Envelope] = deque()
@@ -120,6 +115,8 @@ class Inbox:
         self._space: anyio.Event | None = None
         self._ended = False
         self._reader_gone = False
+        #: Whether the reader waits in ``receive`` (for ``idle``).
+        self._waiting = False
 
     # MessageSource, for the session
     def receive_nowait(self) -> Envelope:
@@ -138,7 +135,11 @@ class Inbox:
             try:
                 return self.receive_nowait()
             except anyio.WouldBlock:
-                await self._signal.wait()
+                self._waiting = True
+                try:
+                    await self._signal.wait()
+                finally:
+                    self._waiting = False
 
     def close(self) -> None:
         self._reader_gone = True
@@ -151,7 +152,7 @@ class Inbox:
         """Whether the reader waits for input with nothing queued: all it was given before has
         been read and handled up to its handler's first wait, so a request handled now, not
         queued, is handled in the same order (``HttpSession.serves_here``)."""
-        return not self._items and not self._ended and self._signal.waiting
+        return self._waiting and not self._items and not self._ended
 
     def put_nowait(self, envelope: Envelope) -> bool:
         """``put`` when it need not wait (``False``: nothing done, ``put`` it)."""
