@@ -146,14 +146,13 @@ async def exchange(
     if version is None and messages[0].get("method") == INITIALIZE:
         params: JsonValue = messages[0].get("params")
         version = params.get("protocolVersion") if type(params) is dict else None
-    mode = initial_mode(
-        owner,
-        accepted(headers.get("accept")) if accept is None else accept,
-        modern and messages[0]["method"] == SUBSCRIPTIONS_LISTEN,
-    )
-    stream = session.open_stream(request_ids, None if mode == SSE_MODE else mode, version)
-    token = session.token()
-    stream.attach(token)
+    if accept is None:
+        accept = accepted(headers.get("accept"))
+    if accept[0] and accept[1] and owner.json_response is None and not modern:
+        mode: str | None = None  # ``initial_mode``'s usual answer, without the call
+    else:
+        mode = initial_mode(owner, accept, modern and messages[0]["method"] == SUBSCRIPTIONS_LISTEN)
+    stream, token = session.open_stream(request_ids, None if mode == SSE_MODE else mode, version)
     if mode == SSE_MODE:
         async with session.lock:
             await session.commit_sse(stream)
@@ -166,7 +165,7 @@ async def exchange(
     try:
         if serving is not None:
             message = messages[0]
-            envelope = Envelope(message, context, size=size, request=True)
+            envelope = Envelope(message, context, None, size, False, True)  # ``request``
             borrowed = await serving.serve_here(message, envelope)
             if borrowed is not None:
                 answer = _answer(owner, session, stream, token, receive, send, False, modern)
@@ -237,12 +236,12 @@ async def _answer(
                 await stream.signal.wait(deadline - clock())
         if stream.mode != SSE_MODE:
             stream.detach(token)
-            responses = list(stream.queue)
-            stream.queue.clear()
-            if not responses:
+            queue = stream.queue
+            if not queue:
                 await respond(send, 202, headers=_id_header(session))
                 return None
-            answer = responses if batch else responses[0]
+            answer = list(queue) if batch else queue[0]
+            queue.clear()
             status = status_for(answer) if modern and not batch and "error" in answer else 200
             if status == 503:  # busy: a client may retry (asgi.ERROR_STATUS)
                 extra = {**_id_header(session), "retry-after": RETRY_AFTER}

@@ -409,7 +409,7 @@ class HttpSession:
         that it is handled after everything POSTed before it, as queued it would be. A
         ``notifications/cancelled`` sent as a request keeps the queue (``deliver`` settles
         the request it names first)."""
-        return self.inbox.idle() and message.get("method") != NOTIFICATIONS_CANCELLED
+        return self.inbox.idle and message.get("method") != NOTIFICATIONS_CANCELLED
 
     def deliver_nowait(self, message: Any, context: HttpRequestContext, size: int = 0) -> bool:
         """``deliver`` of one request (``parse_post`` classified it: the session need not) when
@@ -435,12 +435,15 @@ class HttpSession:
 
     def open_stream(
         self, request_ids: Sequence[RequestId], mode: str | None, version: str | None
-    ) -> Stream:
-        """A new stream for a POST, answering for its request ids."""
+    ) -> tuple[Stream, int]:
+        """A new stream for a POST, answering for its request ids, and the token of the POST's
+        response, attached to it (``token``, ``Stream.attach``: one call for the three)."""
         stream = Stream(self.path, request_ids, mode, version)
         for rid in request_ids:
             self.by_request[rid] = stream
-        return stream
+        self._next_token = token = self._next_token + 1
+        stream.consumer = token  # ``attach``: a new stream has no response to end
+        return stream, token
 
     def touch(self) -> None:
         """Note activity, which postpones reaping."""

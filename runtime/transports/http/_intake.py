@@ -91,7 +91,7 @@ class HeaderView:
     lower-case name), the first malformed one, and (made on first use) the ``mcp-*`` ones.
 
     Also what every POST asks of them, worked out once: whether ``Accept`` admits (JSON,
-    SSE), whether ``Content-Type`` is JSON, and ``admitted_by``, the ``HostGuard`` that found
+    SSE), whether ``Content-Type`` is JSON, the protocol version, and ``admitted_by``, the ``HostGuard`` that found
     ``Host`` and ``Origin`` allowed (set by the endpoint; another guard checks them anew)."""
 
     __slots__ = (
@@ -103,6 +103,7 @@ class HeaderView:
         "headers",
         "json_body",
         "malformed",
+        "version",
     )
 
     def __init__(self, raw: Any) -> None:
@@ -115,6 +116,9 @@ class HeaderView:
         self.accept = (accepts(accept, JSON), accepts(accept, SSE))
         self.json_body = _json_type(headers)
         self.admitted_by: object | None = None
+        version = headers.get(PROTOCOL_VERSION)
+        #: ``MCP-Protocol-Version``, stripped (None without one).
+        self.version = version.strip() if version is not None else None
 
     def mcp(self) -> tuple[dict[str, list[str]], str | None]:
         """``mcp_headers`` of these headers (shared: not to be changed)."""

@@ -403,9 +403,16 @@ class StreamableHTTPServer:
         messages, batch, size = parsed
         if self.auth is not None and not await self.auth.admit_operations(scope, send, messages):
             return
-        version = headers.get(PROTOCOL_VERSION)
-        version = version.strip() if version is not None else None
-        if version in STATELESS_REVISIONS or (not batch and meta_version(messages[0]) is not None):
+        version = view.version
+        first = messages[0]
+        params: JsonValue = first.get("params")
+        if version in STATELESS_REVISIONS or (
+            # ``meta_version`` only for params with ``_meta``: most handshake-era ones have none
+            not batch
+            and type(params) is dict
+            and "_meta" in params
+            and meta_version(first) is not None
+        ):
             await self._post_modern(
                 scope, receive, send, headers, messages, batch, version, view, size
             )
