@@ -111,7 +111,8 @@ async def exchange(
     """Deliver POSTed messages; answer 202, or with the JSON or SSE carrying the responses.
     ``size``: a lone message's length, as ``parse_post`` gives it (0: the session measures).
     ``here``: a lone request (``pooled``) is served in this task when the session allows it
-    (``Session.serve_here``). ``accept``: what ``Accept`` admits, when known (``accepted``).
+    (``Session.serve_here``), as is a handshake-era one its session's idle reader would read
+    next. ``accept``: what ``Accept`` admits, when known (``accepted``).
 
     Returns the JSON answer when it was answered at once with nothing of it pending, else None."""
     if batch:
@@ -161,7 +162,13 @@ async def exchange(
         await session.close_sse_stream(stream)
 
     context = HttpRequestContext(scope, session.id, close_sse_stream)
-    serving: Session | None = session.connection.extra.get(SERVING) if here else None
+    # A lone request is served in this task when the session allows it: a pooled one
+    # (``here``), or one a session's reader, waiting idle, would read next (``serves_here``).
+    serving: Session | None = (
+        session.connection.extra.get(SERVING)
+        if here or (not modern and not batch and session.serves_here(messages[0]))
+        else None
+    )
     try:
         if serving is not None:
             message = messages[0]

@@ -63,6 +63,7 @@ from ._exchange import batch_allowed, exchange, per_request, poolable, pooled
 from ._get_stream import serve_get
 from ._http_session import HttpRequestContext, HttpSession
 from ._intake import HeaderView, header_view, parse_post
+from ._lookup import named_session, no_session, session_for
 from ._pool import SessionPool
 from ._streams import RequestId
 from ._token_expiry import serve_until_expiry
@@ -346,34 +347,6 @@ class StreamableHTTPServer:
             return False
         return True
 
-    async def _session_for(
-        self, scope: Scope, send: Send, headers: dict[str, str]
-    ) -> HttpSession | None:
-        """The session a request names; another identity's session is not found either."""
-        session = self._named_session(scope, headers)
-        if session is None:
-            await self._no_session(send, headers)
-        return session
-
-    def _named_session(self, scope: Scope, headers: dict[str, str]) -> HttpSession | None:
-        """``_session_for`` without a coroutine, for a POST: None when there is none to serve
-        (``_no_session`` answers why)."""
-        sid = headers.get(SESSION_ID)
-        session = self.sessions.get(sid) if sid else None
-        if (
-            session is None
-            or session.closed
-            or (self.auth is not None and not self.auth.owns(session, scope))
-        ):
-            return None
-        return session
-
-    async def _no_session(self, send: Send, headers: dict[str, str]) -> None:
-        if not headers.get(SESSION_ID):
-            await error(send, 400, CONNECTION_ERROR, "Bad Request: missing Mcp-Session-Id header")
-        else:
-            await error(send, 404, CONNECTION_ERROR, "Session not found")
-
     # -- POST ---------------------------------------------------------------------------
 
     async def _post(
@@ -405,9 +378,8 @@ class StreamableHTTPServer:
             return
         version = view.version
         first = messages[0]
-        params: JsonValue = first.get("params")
+        params: JsonValue = first.get("params")  # ``meta_version`` only if there is ``_meta``
         if version in STATELESS_REVISIONS or (
-            # ``meta_version`` only for params with ``_meta``: most handshake-era ones have none
             not batch
             and type(params) is dict
             and "_meta" in params
@@ -445,31 +417,18 @@ class StreamableHTTPServer:
             if session is not None and self.auth is not None:
                 self.auth.bind(session, scope)
         else:
-            session = self._named_session(scope, headers)
+            session = named_session(self, scope, headers)
             if session is None:
-                await self._no_session(send, headers)
+                await no_session(send, headers)
                 return
         if session is None:
             return
         if batch and not await batch_allowed(send, version or session.protocol_version):
             return
-        # A lone request is served in this task when the session's reader idles (the fast path
-        # of a pooled stateless-era request, ``_exchange.exchange``'s ``here``).
-        here = not batch and session.serves_here(messages[0])
         session.busy += 1  # not reaped while busy; touched when done
         try:
             await exchange(
-                self,
-                session,
-                scope,
-                receive,
-                send,
-                headers,
-                messages,
-                batch,
-                size,
-                here=here,
-                accept=accept,
+                self, session, scope, receive, send, headers, messages, batch, size, accept=accept
             )
         finally:
             session.busy -= 1
@@ -616,7 +575,7 @@ class StreamableHTTPServer:
             send, (headers.get(PROTOCOL_VERSION) or "").strip() or None
         ):
             return
-        session = await self._session_for(scope, send, headers)
+        session = await session_for(self, scope, send, headers)
         if session is None:
             return
         await serve_get(session, receive, send, headers, self.sse_keepalive)
@@ -631,7 +590,7 @@ class StreamableHTTPServer:
                 allow="POST",
             )
             return
-        session = await self._session_for(scope, send, headers)
+        session = await session_for(self, scope, send, headers)
         if session is None:
             return
         session.terminate("the client ended the session")
