@@ -75,14 +75,16 @@ async def batch_allowed(send: Send, revision: str | None) -> bool:
     return True
 
 
-def initial_mode(owner: StreamableHTTPServer, accept: str | None, listen: bool) -> str | None:
+def initial_mode(
+    owner: StreamableHTTPServer, accept: tuple[bool, bool], listen: bool
+) -> str | None:
     """JSON, SSE, or undecided (``None``) for a POST, from the options and ``Accept``.
 
     Lenient in both eras: a client that accepts only one of the two (the spec says it must
     list both) gets that one, which answers it correctly instead of refusing it for nothing.
     A ``subscriptions/listen`` answer is a stream of notifications, so always SSE.
     """
-    json_ok, sse_ok = accepted(accept)
+    json_ok, sse_ok = accept
     if listen or not json_ok:
         return SSE_MODE
     if not sse_ok:
@@ -104,11 +106,13 @@ async def exchange(
     size: int = 0,
     modern: bool = False,
     here: bool = False,
+    accept: tuple[bool, bool] | None = None,
 ) -> Any:
     """Deliver POSTed messages; answer 202, or with the JSON or SSE carrying the responses.
     ``size``: a lone message's length, as ``parse_post`` gives it (0: the session measures).
     ``here``: a lone request (``pooled``) is served in this task when the session allows it
-    (``Session.serve_here``).
+    (``Session.serve_here``), as is a handshake-era one its session's idle reader would read
+    next. ``accept``: what ``Accept`` admits, when known (``accepted``).
 
     Returns the JSON answer when it was answered at once with nothing of it pending, else None."""
     if batch:
@@ -116,8 +120,8 @@ async def exchange(
     else:  # one message: no list to filter, no repeats to look for
         first = messages[0]
         request_ids = [first["id"]] if "method" in first and "id" in first else []
-    extra = {SESSION_ID: session.id} if session.id is not None else {}
     if not request_ids:
+        extra = _id_header(session)
         try:
             await session.deliver(messages, HttpRequestContext(scope, session.id))
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
@@ -143,12 +147,13 @@ async def exchange(
     if version is None and messages[0].get("method") == INITIALIZE:
         params: JsonValue = messages[0].get("params")
         version = params.get("protocolVersion") if type(params) is dict else None
-    mode = initial_mode(
-        owner, headers.get("accept"), modern and messages[0]["method"] == SUBSCRIPTIONS_LISTEN
-    )
-    stream = session.open_stream(request_ids, None if mode == SSE_MODE else mode, version)
-    token = session.token()
-    stream.attach(token)
+    if accept is None:
+        accept = accepted(headers.get("accept"))
+    if accept[0] and accept[1] and owner.json_response is None and not modern:
+        mode: str | None = None  # ``initial_mode``'s usual answer, without the call
+    else:
+        mode = initial_mode(owner, accept, modern and messages[0]["method"] == SUBSCRIPTIONS_LISTEN)
+    stream, token = session.open_stream(request_ids, None if mode == SSE_MODE else mode, version)
     if mode == SSE_MODE:
         async with session.lock:
             await session.commit_sse(stream)
@@ -157,31 +162,46 @@ async def exchange(
         await session.close_sse_stream(stream)
 
     context = HttpRequestContext(scope, session.id, close_sse_stream)
-    serving: Session | None = session.connection.extra.get(SERVING) if here else None
+    # A lone request is served in this task when the session allows it: a pooled one
+    # (``here``), or one a session's reader, waiting idle, would read next (``serves_here``).
+    serving: Session | None = (
+        session.connection.extra.get(SERVING)
+        if here or (not modern and not batch and session.serves_here(messages[0]))
+        else None
+    )
     try:
         if serving is not None:
             message = messages[0]
-            envelope = Envelope(message, context, size=size, request=True)
+            envelope = Envelope(message, context, None, size, False, True)  # ``request``
             borrowed = await serving.serve_here(message, envelope)
             if borrowed is not None:
-                answer = _answer(owner, session, stream, token, receive, send, extra, False, True)
-                return await _beside(session, borrowed, answer)
+                answer = _answer(owner, session, stream, token, receive, send, False, modern)
+                return await _beside(session, borrowed, answer, request_ids[0], modern)
         elif batch or not session.deliver_nowait(messages[0], context, size):
             await session.deliver(messages, context)
     except (anyio.BrokenResourceError, anyio.ClosedResourceError):
         stream.detach(token)
         await error(send, 404, CONNECTION_ERROR, "Session not found")
         return None
-    return await _answer(owner, session, stream, token, receive, send, extra, batch, modern)
+    return await _answer(owner, session, stream, token, receive, send, batch, modern)
 
 
 async def _beside(
-    session: HttpSession, borrowed: Borrowed, answer: Coroutine[Any, Any, Any]
+    session: HttpSession,
+    borrowed: Borrowed,
+    answer: Coroutine[Any, Any, Any],
+    request_id: RequestId,
+    modern: bool,
 ) -> Any:
     """A request served in the POST's task whose handler has to wait: the handler stays in
     this task (``Borrowed``: what it bound to its task holds, and it is cancelled with the
     POST, as the pooled session's request was), and a new task writes the POST's answer
-    meanwhile (JSON once done, or SSE as it goes); this one waits for it after."""
+    meanwhile (JSON once done, or SSE as it goes); this one waits for it after.
+
+    In a handshake-era session a client leaving does not stop the request (the writer
+    detaches; the handler's events go on to the store); only this task's own cancellation
+    (the ASGI server's: uvicorn and starlette tell a disconnect through ``receive``) cancels
+    it, and its stream is then settled, so that a client resuming it is not left waiting."""
     path = session.path
     assert isinstance(path, AsyncioPath)  # a session serves here on the native path only
     writer = path.spawn(answer)
@@ -189,6 +209,8 @@ async def _beside(
         await borrowed.run()
     except BaseException:
         writer.cancel()
+        if not modern:
+            session.abandon(request_id)
         raise
     return await writer
 
@@ -200,59 +222,71 @@ async def _answer(
     token: int,
     receive: Receive,
     send: Send,
-    extra: dict[str, str],
     batch: bool,
     modern: bool,
 ) -> Any:
     """The POST's answer, once its messages are delivered: 202, JSON or SSE (``exchange``)."""
     if stream.mode != SSE_MODE:
-        clock = session.clock
-        deadline = clock() + owner.sse_after if stream.mode is None else math.inf
-        if session.native and not stream.done:
-            # The session's task is due to run next: after one turn of the loop a handler that
-            # never waits has answered, so most POSTs need no future, and no timer, to wait on.
-            await _one_turn()
-        while not stream.done and stream.mode != SSE_MODE:
-            if stream.mode is None and clock() >= deadline:
-                async with session.lock:
-                    await session.commit_sse(stream)
-                break
-            await stream.signal.wait(deadline - clock())
+        if not stream.done:  # else answered already (served here): nothing to wait for
+            clock = session.clock
+            deadline = clock() + owner.sse_after if stream.mode is None else math.inf
+            if session.native:
+                # The session's task is due to run next: after one turn of the loop a handler
+                # that never waits has answered, so most POSTs need no future, and no timer,
+                # to wait on.
+                await _one_turn()
+            while not stream.done and stream.mode != SSE_MODE:
+                if stream.mode is None and clock() >= deadline:
+                    async with session.lock:
+                        await session.commit_sse(stream)
+                    break
+                await stream.signal.wait(deadline - clock())
         if stream.mode != SSE_MODE:
             stream.detach(token)
-            responses = list(stream.queue)
-            stream.queue.clear()
-            if not responses:
-                await respond(send, 202, headers=extra)
+            queue = stream.queue
+            if not queue:
+                await respond(send, 202, headers=_id_header(session))
                 return None
-            answer = responses if batch else responses[0]
+            answer = list(queue) if batch else queue[0]
+            queue.clear()
             status = status_for(answer) if modern and not batch and "error" in answer else 200
             if status == 503:  # busy: a client may retry (asgi.ERROR_STATUS)
-                extra = {**extra, "retry-after": RETRY_AFTER}
+                extra = {**_id_header(session), "retry-after": RETRY_AFTER}
                 await respond(send, status, rpc.encode(answer), JSON, extra)
             else:
-                await _json_answer(send, status, rpc.encode(answer), session.id_header)
+                # ``asgi.respond``, with the session's header encoded once for all (and no
+                # coroutine of its own: this is every JSON answer).
+                body = rpc.encode(answer)
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": status,
+                        "headers": [
+                            (b"content-length", b"%d" % len(body)),
+                            _JSON_TYPE,
+                            *session.id_header,
+                        ],
+                    }
+                )
+                await send({"type": "http.response.body", "body": body})
             return answer if stream.done else None
     on_gone = session.cancel if modern else None
+    extra = _id_header(session)
     await write_sse(
         session, stream, token, receive, send, extra, WATCH_AFTER, owner.sse_keepalive, on_gone
     )
     return None
 
 
+def _id_header(session: HttpSession) -> dict[str, str]:
+    """``Mcp-Session-Id`` for an answer that is not JSON (made when one is)."""
+    return {SESSION_ID: session.id} if session.id is not None else {}
+
+
 @types.coroutine
 def _one_turn() -> Generator[None, None, None]:
     """``asyncio.sleep(0)`` without its own coroutine: the task yields once."""
     yield
-
-
-async def _json_answer(
-    send: Send, status: int, body: bytes, session_header: list[tuple[bytes, bytes]]
-) -> None:
-    """``asgi.respond`` of a JSON answer, with the session's header encoded once for all."""
-    headers = [(b"content-length", b"%d" % len(body)), _JSON_TYPE, *session_header]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
 
 
 async def per_request(

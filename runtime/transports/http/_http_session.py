@@ -289,7 +289,15 @@ class HttpSession:
         if self.protocol_version is None and self.id is not None:  # a session of one request
             self._learn_version(message, related)  # has no later batch or priming to tell
         stream.queue.append(message)
-        self._settle(stream, related)
+        pending = stream.pending
+        if related in pending:  # ``_settle`` and ``_finish``, inline: every JSON answer
+            pending.discard(related)
+            del self.by_request[related]
+            if not pending:
+                stream.done = True
+                stream.signal.set()
+                if stream.id is not None:
+                    self.streams.pop(stream.id, None)
 
     def _learn_version(self, message: dict[str, Any], related: RequestId) -> None:
         result: JsonValue = message.get("result")
@@ -395,6 +403,14 @@ class HttpSession:
 
     # -- what the client sends ----------------------------------------------------------------
 
+    def serves_here(self, message: dict[str, Any]) -> bool:
+        """Whether the POST's task may serve this lone request itself (``Session.serve_here``)
+        instead of queueing it for the session's reader: only while the reader waits idle, so
+        that it is handled after everything POSTed before it, as queued it would be. A
+        ``notifications/cancelled`` sent as a request keeps the queue (``deliver`` settles
+        the request it names first)."""
+        return self.inbox.idle and message.get("method") != NOTIFICATIONS_CANCELLED
+
     def deliver_nowait(self, message: Any, context: HttpRequestContext, size: int = 0) -> bool:
         """``deliver`` of one request (``parse_post`` classified it: the session need not) when
         the inbox has room at once (``False``: nothing done, ``deliver`` it)."""
@@ -407,10 +423,10 @@ class HttpSession:
         for message in messages:
             if message.get("method") == NOTIFICATIONS_CANCELLED:
                 params: JsonValue = message.get("params")
-                self._abandon(params.get("requestId") if type(params) is dict else None)
+                self.abandon(params.get("requestId") if type(params) is dict else None)
             await self.inbox.put(Envelope(message, context))
 
-    def _abandon(self, request_id: Any) -> None:
+    def abandon(self, request_id: Any) -> None:
         """A cancelled request gets no response, so its stream must not wait for one."""
         if rpc.is_request_id(request_id):
             stream = self.by_request.get(request_id)
@@ -419,12 +435,15 @@ class HttpSession:
 
     def open_stream(
         self, request_ids: Sequence[RequestId], mode: str | None, version: str | None
-    ) -> Stream:
-        """A new stream for a POST, answering for its request ids."""
+    ) -> tuple[Stream, int]:
+        """A new stream for a POST, answering for its request ids, and the token of the POST's
+        response, attached to it (``token``, ``Stream.attach``: one call for the three)."""
         stream = Stream(self.path, request_ids, mode, version)
         for rid in request_ids:
             self.by_request[rid] = stream
-        return stream
+        self._next_token = token = self._next_token + 1
+        stream.consumer = token  # ``attach``: a new stream has no response to end
+        return stream, token
 
     def touch(self) -> None:
         """Note activity, which postpones reaping."""

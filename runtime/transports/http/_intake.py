@@ -29,7 +29,7 @@ from .asgi import (
     refuse_busy,
 )
 from .binding import HeaderFacts
-from .common import JSON, LAST_EVENT_ID, PROTOCOL_VERSION, SESSION_ID
+from .common import JSON, LAST_EVENT_ID, PROTOCOL_VERSION, SESSION_ID, SSE, accepts
 
 if TYPE_CHECKING:
     from mcpbind.runtime.core.jsonvalue import JsonValue
@@ -88,16 +88,37 @@ def mcp_headers(scope: Scope) -> tuple[dict[str, list[str]], str | None]:
 
 class HeaderView:
     """What the endpoint reads from one exact set of request headers: the headers it uses (by
-    lower-case name), the first malformed one, and (made on first use) the ``mcp-*`` ones."""
+    lower-case name), the first malformed one, and (made on first use) the ``mcp-*`` ones.
 
-    __slots__ = ("_facts", "_mcp", "_raw", "headers", "malformed")
+    Also what every POST asks of them, worked out once: whether ``Accept`` admits (JSON,
+    SSE), whether ``Content-Type`` is JSON, the protocol version, and ``admitted_by``, the ``HostGuard`` that found
+    ``Host`` and ``Origin`` allowed (set by the endpoint; another guard checks them anew)."""
+
+    __slots__ = (
+        "_facts",
+        "_mcp",
+        "_raw",
+        "accept",
+        "admitted_by",
+        "headers",
+        "json_body",
+        "malformed",
+        "version",
+    )
 
     def __init__(self, raw: Any) -> None:
         self._raw = raw
-        self.headers = read_headers({"headers": raw})
-        self.malformed = malformed_header(self.headers)
+        headers = self.headers = read_headers({"headers": raw})
+        self.malformed = malformed_header(headers)
         self._mcp: tuple[dict[str, list[str]], str | None] | None = None
         self._facts: HeaderFacts | None = None
+        accept = headers.get("accept")
+        self.accept = (accepts(accept, JSON), accepts(accept, SSE))
+        self.json_body = _json_type(headers)
+        self.admitted_by: object | None = None
+        version = headers.get(PROTOCOL_VERSION)
+        #: ``MCP-Protocol-Version``, stripped (None without one).
+        self.version = version.strip() if version is not None else None
 
     def mcp(self) -> tuple[dict[str, list[str]], str | None]:
         """``mcp_headers`` of these headers (shared: not to be changed)."""
@@ -133,8 +154,19 @@ def header_view(scope: Scope) -> HeaderView:
     return view
 
 
+def _json_type(headers: dict[str, str]) -> bool:
+    """Whether ``Content-Type`` says JSON (parameters allowed)."""
+    content_type = headers.get("content-type", "")
+    return content_type == JSON or content_type.split(";", 1)[0].strip().lower() == JSON
+
+
 async def parse_post(
-    receive: Receive, send: Send, headers: dict[str, str], limit: int, budget: MemoryBudget
+    receive: Receive,
+    send: Send,
+    headers: dict[str, str],
+    limit: int,
+    budget: MemoryBudget,
+    json_body: bool | None = None,
 ) -> tuple[list[Any], bool, int] | None:
     """The POSTed messages, whether it was a batch, and the body's length when it is what a
     session holds a request at (``Envelope.size``: up to ``SMALL_MESSAGE``, else 0, and the
@@ -142,9 +174,9 @@ async def parse_post(
 
     The body's bytes are held in the memory ``budget`` while it is read and parsed (``held_for``);
     one that does not fit is refused unread with 503 and ``Retry-After`` (what it carries, once
-    parsed, is held by the session that admits it, at its parsed size)."""
-    content_type = headers.get("content-type", "")
-    if content_type != JSON and content_type.split(";", 1)[0].strip().lower() != JSON:
+    parsed, is held by the session that admits it, at its parsed size). ``json_body``: whether
+    ``Content-Type`` says JSON, when known (``HeaderView.json_body``)."""
+    if not (_json_type(headers) if json_body is None else json_body):
         await error(
             send,
             415,

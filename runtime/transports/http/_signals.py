@@ -107,7 +107,7 @@ class Inbox:
     are unread (the session holds back when its handlers are saturated).
     """
 
-    __slots__ = ("_ended", "_items", "_reader_gone", "_signal", "_space")
+    __slots__ = ("_ended", "_items", "_reader_gone", "_signal", "_space", "idle")
 
     def __init__(self, path: LoopPath) -> None:
         self._items: deque[Envelope] = deque()
@@ -115,6 +115,11 @@ class Inbox:
         self._space: anyio.Event | None = None
         self._ended = False
         self._reader_gone = False
+        #: Whether the reader waits for input with nothing queued: all it was given before has
+        #: been read and handled up to its handler's first wait, so a request handled now, not
+        #: queued, is handled in the same order (``HttpSession.serves_here``). An attribute,
+        #: not a method: every POST of a session reads it.
+        self.idle = False
 
     # MessageSource, for the session
     def receive_nowait(self) -> Envelope:
@@ -133,7 +138,11 @@ class Inbox:
             try:
                 return self.receive_nowait()
             except anyio.WouldBlock:
-                await self._signal.wait()
+                self.idle = True  # nothing queued, not ended: ``receive_nowait`` says so
+                try:
+                    await self._signal.wait()
+                finally:
+                    self.idle = False
 
     def close(self) -> None:
         self._reader_gone = True
@@ -147,6 +156,7 @@ class Inbox:
         if len(self._items) >= STREAM_BUFFER or self._reader_gone or self._ended:
             return False
         self._items.append(envelope)
+        self.idle = False
         self._signal.set()
         return True
 
@@ -160,11 +170,13 @@ class Inbox:
         if self._ended:
             raise anyio.ClosedResourceError
         self._items.append(envelope)
+        self.idle = False
         self._signal.set()
 
     def end(self) -> None:
         """No more input: the session reads what is queued, then sees the end."""
         self._ended = True
+        self.idle = False
         self._signal.set()
         if self._space is not None:
             self._space.set()

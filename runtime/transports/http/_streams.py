@@ -77,7 +77,10 @@ class Stream:
         if self.consumer == token:
             self.consumer = None
             self.signal.set()
-            self.drained()
+            self.full_since = None  # ``drained``, inline: every POST's answer
+            if self.space is not None:
+                self.space.set()
+                self.space = None
 
     def drained(self) -> None:
         self.full_since = None

@@ -59,10 +59,11 @@ from mcpbind.runtime.core.revisions import STATELESS_REVISIONS
 from mcpbind.runtime.core.transport import Connection
 from starlette.types import Receive, Scope, Send
 
-from ._exchange import accepted, batch_allowed, exchange, per_request, poolable, pooled
+from ._exchange import batch_allowed, exchange, per_request, poolable, pooled
 from ._get_stream import serve_get
 from ._http_session import HttpRequestContext, HttpSession
 from ._intake import HeaderView, header_view, parse_post
+from ._lookup import named_session, no_session, session_for
 from ._pool import SessionPool
 from ._streams import RequestId
 from ._token_expiry import serve_until_expiry
@@ -273,12 +274,15 @@ class StreamableHTTPServer:
         if bad is not None:
             await error(send, 400, CONNECTION_ERROR, f"Bad Request: malformed {bad} header")
             return
-        if not self.guard.host_ok(headers.get("host")):
-            await error(send, 403, CONNECTION_ERROR, "Forbidden: Host not allowed")
-            return
-        if not self.guard.origin_ok(headers.get("origin")):
-            await error(send, 403, CONNECTION_ERROR, "Forbidden: Origin not allowed")
-            return
+        guard = self.guard
+        if view.admitted_by is not guard:  # checked once per header set and guard
+            if not guard.host_ok(headers.get("host")):
+                await error(send, 403, CONNECTION_ERROR, "Forbidden: Host not allowed")
+                return
+            if not guard.origin_ok(headers.get("origin")):
+                await error(send, 403, CONNECTION_ERROR, "Forbidden: Origin not allowed")
+                return
+            view.admitted_by = guard
         if auth is not None and not await auth.admit(scope, send):
             return
         if self.shared.forwarding and await self.shared.route(self, scope, receive, send, headers):
@@ -343,24 +347,6 @@ class StreamableHTTPServer:
             return False
         return True
 
-    async def _session_for(
-        self, scope: Scope, send: Send, headers: dict[str, str]
-    ) -> HttpSession | None:
-        """The session a request names; another identity's session is not found either."""
-        sid = headers.get(SESSION_ID)
-        if not sid:
-            await error(send, 400, CONNECTION_ERROR, "Bad Request: missing Mcp-Session-Id header")
-            return None
-        session = self.sessions.get(sid)
-        if (
-            session is None
-            or session.closed
-            or (self.auth is not None and not self.auth.owns(session, scope))
-        ):
-            await error(send, 404, CONNECTION_ERROR, "Session not found")
-            return None
-        return session
-
     # -- POST ---------------------------------------------------------------------------
 
     async def _post(
@@ -371,7 +357,10 @@ class StreamableHTTPServer:
         headers: dict[str, str],
         view: HeaderView | None = None,
     ) -> None:
-        if not any(accepted(headers.get("accept"))):
+        if view is None:  # ``__call__`` passes the one it made
+            view = header_view(scope)
+        accept = view.accept
+        if not (accept[0] or accept[1]):
             await error(
                 send,
                 406,
@@ -379,15 +368,23 @@ class StreamableHTTPServer:
                 "Not Acceptable: Accept must include application/json and text/event-stream",
             )
             return
-        parsed = await parse_post(receive, send, headers, self.max_body_bytes, self.memory_budget)
+        parsed = await parse_post(
+            receive, send, headers, self.max_body_bytes, self.memory_budget, view.json_body
+        )
         if parsed is None:
             return
         messages, batch, size = parsed
         if self.auth is not None and not await self.auth.admit_operations(scope, send, messages):
             return
-        version = headers.get(PROTOCOL_VERSION)
-        version = version.strip() if version is not None else None
-        if version in STATELESS_REVISIONS or (not batch and meta_version(messages[0]) is not None):
+        version = view.version
+        first = messages[0]
+        params: JsonValue = first.get("params")  # ``meta_version`` only if there is ``_meta``
+        if version in STATELESS_REVISIONS or (
+            not batch
+            and type(params) is dict
+            and "_meta" in params
+            and meta_version(first) is not None
+        ):
             await self._post_modern(
                 scope, receive, send, headers, messages, batch, version, view, size
             )
@@ -420,17 +417,22 @@ class StreamableHTTPServer:
             if session is not None and self.auth is not None:
                 self.auth.bind(session, scope)
         else:
-            session = await self._session_for(scope, send, headers)
+            session = named_session(self, scope, headers)
+            if session is None:
+                await no_session(send, headers)
+                return
         if session is None:
             return
         if batch and not await batch_allowed(send, version or session.protocol_version):
             return
         session.busy += 1  # not reaped while busy; touched when done
         try:
-            await exchange(self, session, scope, receive, send, headers, messages, batch, size)
+            await exchange(
+                self, session, scope, receive, send, headers, messages, batch, size, accept=accept
+            )
         finally:
             session.busy -= 1
-            session.touch()
+            session.last_active = session.clock()  # ``touch``, inline: per request
 
     async def _post_modern(
         self,
@@ -492,7 +494,7 @@ class StreamableHTTPServer:
             )
             await error(send, 400, refusal.code, refusal.message, request_id)
             return
-        if method == SUBSCRIPTIONS_LISTEN and not accepted(headers.get("accept"))[1]:
+        if method == SUBSCRIPTIONS_LISTEN and not view.accept[1]:
             await error(
                 send,
                 406,
@@ -573,7 +575,7 @@ class StreamableHTTPServer:
             send, (headers.get(PROTOCOL_VERSION) or "").strip() or None
         ):
             return
-        session = await self._session_for(scope, send, headers)
+        session = await session_for(self, scope, send, headers)
         if session is None:
             return
         await serve_get(session, receive, send, headers, self.sse_keepalive)
@@ -588,7 +590,7 @@ class StreamableHTTPServer:
                 allow="POST",
             )
             return
-        session = await self._session_for(scope, send, headers)
+        session = await session_for(self, scope, send, headers)
         if session is None:
             return
         session.terminate("the client ended the session")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import socket
+from collections.abc import MutableMapping
+from typing import Any
 
 import anyio
 import httpx
@@ -65,6 +67,38 @@ async def test_custom_allow_lists() -> None:
             f"{base}/mcp", json=INITIALIZE, headers={**ACCEPT_BOTH, "host": "mcp.example:80"}
         )
         assert wrong_port.status_code == 403
+
+
+async def test_a_header_set_admitted_by_one_guard_is_checked_by_another() -> None:
+    """Host and Origin verdicts are kept per exact header set (``HeaderView.admitted_by``) and
+    per guard: the same headers a lenient endpoint admitted are refused by a strict one."""
+    lenient = StreamableHTTPServer(build_server().serve, allowed_hosts=["*"])
+    strict = StreamableHTTPServer(build_server().serve, allowed_hosts=["mcp.example"])
+    headers = [
+        (b"host", b"127.0.0.1:8000"),
+        (b"accept", b"application/json, text/event-stream"),
+        (b"content-type", b"application/json"),
+    ]
+    body = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
+
+    async def post(app: StreamableHTTPServer) -> int:
+        sent: list[MutableMapping[str, Any]] = []
+
+        async def receive() -> dict[str, Any]:
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        async def send(message: MutableMapping[str, Any]) -> None:
+            sent.append(message)
+
+        scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": headers}
+        await app({**scope, "query_string": b"", "client": ("127.0.0.1", 1)}, receive, send)
+        status = sent[0]["status"]
+        assert isinstance(status, int)
+        return status
+
+    for _ in range(2):
+        assert await post(lenient) == 400  # admitted: then no session named
+        assert await post(strict) == 403
 
 
 def test_host_guard_parsing() -> None:
