@@ -435,14 +435,34 @@ async def measure_light(url: str, pid: int, count: int, modern: bool = False) ->
         # With 32 in flight on a shared machine the rate is the server's share of a core over
         # its CPU per call: this column says which of the two moved.
         cpu_in_flight = (cpu_seconds(pid) - cpu) / (count * 2) * 1e6
-        return {
+        found = {
             "seq /s": sequential,
             f"x{IN_FLIGHT} /s": in_flight,
             "server CPU us/call": cpu_per_call,
             f"server CPU us x{IN_FLIGHT}": cpu_in_flight,
         }
+        if not modern:  # stateless: x32 already is 32 requests without a session between them
+            found[f"{IN_FLIGHT} sessions /s"] = await in_sessions(url, count * 2)
+        return found
     finally:
         client.close()
+
+
+async def in_sessions(url: str, count: int) -> float:
+    """``count`` calls from ``IN_FLIGHT`` clients, a session each, each calling in turn: what
+    many clients ask of a server, where ``x32`` is one session's 32 requests at once."""
+    clients = [LoadClient(url) for _ in range(IN_FLIGHT)]
+    try:
+        for client in clients:
+            await client.open_session()
+            await client.sequential(10)
+        each = count // IN_FLIGHT
+        started = time.perf_counter()
+        await asyncio.gather(*(client.sequential(each) for client in clients))
+        return each * IN_FLIGHT / (time.perf_counter() - started)
+    finally:
+        for client in clients:
+            client.close()
 
 
 async def measure_stack(url: str, count: int) -> dict[str, float]:
