@@ -90,6 +90,9 @@ class OAuthFlow(httpx.Auth):
         self._timeout = timeout
         self._lock = anyio.Lock()
         self._scopes: list[str] = []
+        #: Where the last grant came from (server, resource, scopes), for a flow that can ask
+        #: again with no one present (``_grant_again``).
+        self._granted: tuple[ServerMetadata, str, list[str]] | None = None
         self._token_key = f"tokens {self.server_url}"
         self.dpop = dpop
         self.dpop_algorithm = dpop_algorithm
@@ -259,9 +262,14 @@ class OAuthFlow(httpx.Auth):
         if token is None or not token.expired():
             return token
         if token.refresh_token is None:
-            return None
+            return await self._grant_again()
         async with self._http() as http:
             return await self._refresh(http, token)
+
+    async def _grant_again(self) -> Token | None:
+        """A new token for an expired one that cannot be refreshed, where the flow can ask with
+        no one present (None: the server's 401 starts authorization as usual)."""
+        return None
 
     async def _refresh(self, http: httpx.AsyncClient, token: Token) -> Token | None:
         """A refreshed token (RFC 6749 section 6), or None (and the old one dropped)."""
@@ -378,5 +386,6 @@ class OAuthFlow(httpx.Auth):
             scopes = list(supported or [])
         token = await self._obtain(http, server, resource, scopes)
         self._scopes = scopes
+        self._granted = (server, resource, scopes)
         logger.info("authorized with %s for %s", server.issuer, resource)
         return token

@@ -238,6 +238,23 @@ class ClientCredentialsAuth(OAuthFlow):
     ) -> Token:
         return await self._grant(http, server, resource, self.scope or " ".join(scopes) or None)
 
+    async def _grant_again(self) -> Token | None:
+        # No user takes part: ask the server that granted the expired token again before the
+        # request, rather than send it without one and wait for the 401. What this process
+        # granted before; a token loaded from a store, or a refused grant, takes the 401 path.
+        if self._granted is None:
+            return None
+        server, resource, scopes = self._granted
+        async with self._http() as http:
+            try:
+                token = await self._obtain(http, server, resource, scopes)
+            except httpx.HTTPError as exc:  # a refusal (TokenRequestError) or the network
+                logger.info("granting a new token before the request failed (%s)", exc)
+                self._granted = None  # stale: the 401's authorization discovers afresh
+                return None
+        await self.store.save(self._token_key, token.to_dict())
+        return token
+
 
 #: Given the authorization server's issuer and the resource, returns a JWT authorization grant.
 AssertionProvider = Callable[[str, str], Awaitable[str]]

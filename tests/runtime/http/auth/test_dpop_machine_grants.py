@@ -101,6 +101,13 @@ def machine_auth(
     return auth, "robot"
 
 
+def leaves(exc: BaseException) -> list[BaseException]:
+    """The exceptions inside ``exc``'s groups, or ``exc`` itself."""
+    if isinstance(exc, BaseExceptionGroup):
+        return [leaf for inner in exc.exceptions for leaf in leaves(inner)]
+    return [exc]
+
+
 def grant_type_of(grant: str) -> str:
     return "urn:ietf:params:oauth:grant-type:jwt-bearer" if grant == "jwt_bearer" else (
         "client_credentials"
@@ -241,8 +248,13 @@ async def test_an_expired_token_is_granted_again_bound_to_the_same_key(grant: st
         first = await auth.authorize()
         stored = first.to_dict() | {"expires_at": time.time() - 1}
         await auth.store.save(f"tokens {setup.url}", stored)
-        assert await call_whoami(setup, auth, "2025-11-25") == subject
+        record = Recorder()
+        assert await call_whoami(setup, auth, "2025-11-25", record) == subject
         assert len(server.token_requests) == 2
+        # Granted again before the first request: none went without a token, or with the old.
+        sent = [headers.get("authorization", "") for _, url, headers in record.sent]
+        assert sent and all(h.startswith("DPoP ") for h in sent)
+        assert not any(first.access_token in h for h in sent)
         heads = [jwt_parts(proof)[0] for proof in server.token_proofs if proof is not None]
         assert len(heads) == 2 and heads[0]["jwk"] == heads[1]["jwk"]
         fresh = await auth.token()
@@ -250,6 +262,29 @@ async def test_an_expired_token_is_granted_again_bound_to_the_same_key(grant: st
         assert fresh.dpop_key == first.dpop_key
         if grant == "jwt_bearer":
             assert len(server.assertions) == 2
+
+
+async def test_a_refused_grant_again_leaves_the_request_to_the_401() -> None:
+    """The client's secret was changed at the server: granting again before the request is
+    refused, quietly, and the request goes out without a token; the 401's authorization is
+    refused too, and that refusal is what the caller sees (its connection fails), as before."""
+    async with protected(
+        authorization=machine_server(), dpop=DPoPVerifier(), dpop_required=True
+    ) as setup:
+        server = setup.authorization
+        assert isinstance(server, MachineAuthorizationServer)
+        auth, _ = machine_auth("client_secret_basic", setup)
+        first = await auth.authorize()
+        await auth.store.save(
+            f"tokens {setup.url}", first.to_dict() | {"expires_at": time.time() - 1}
+        )
+        server.add_client("robot", secret="changed")
+        record = Recorder()
+        with pytest.raises(BaseException) as caught:
+            await call_whoami(setup, auth, "2025-11-25", record)
+        assert any("invalid_client" in str(e) for e in leaves(caught.value))
+        assert len(server.token_requests) == 3  # the first, before the request, after its 401
+        assert record.sent and "authorization" not in record.sent[0][2]
 
 
 @pytest.mark.parametrize("revision", ERAS)
