@@ -311,21 +311,6 @@ class InputRounds:
                 f"Missing required client capability: {exc}",
                 {"requiredCapabilities": capability_tree([exc.capability], model)},
             ) from exc
-        # A generated result's ``resultType`` is read where it lives (``_ask_key``); any other
-        # result is looked at as data.
-        instance: object = result  # type() of an Any is type[Unknown] to pyright
-        cls = type(instance)
-        key = _ask_keys.get(cls, _UNKNOWN)
-        if key is _UNKNOWN:
-            key = _ask_key(cls)
-        if key is not None:
-            if key:
-                said = getattr(result, key)
-            else:
-                extra: dict[str, Any] | None = result.__pydantic_extra__
-                said = extra.get("resultType") if extra else None
-            if said is None or (type(said) is str and said != INPUT_REQUIRED):
-                return result
         data = _handler_asked(result)
         if data is not None and (self.answers or data.get("requestState") is not None):
             return self.input_required(context, [], data)

@@ -44,7 +44,7 @@ from mcpbind.runtime.core.routing import OutgoingCall, ResultCheck
 from mcpbind.runtime.core.session import RequestContext, Route, Session
 from pydantic import BaseModel, ValidationError
 
-from .input_required import InputRounds, input_result_type
+from .input_required import input_result_type, with_input_rounds
 from .lifecycle import HandshakeServer, ServerSide, era_revisions
 
 if TYPE_CHECKING:
@@ -111,8 +111,6 @@ class _Plan:
 
 
 _MISSING: Final = object()
-#: The params of a request without any (never changed).
-_NO_PARAMS: Final[dict[str, Any]] = {}
 #: Distinct ``clientInfo`` values kept, validated (all dropped when full).
 _MAX_INFOS: Final = 256
 
@@ -247,11 +245,8 @@ class StatelessServer:
                 route.check = plan.cross_check
             if plan.rounds:
                 assert served is not None
-                # Its handler may ask the client (context.peer): in rounds, by InputRequiredResult
-                # (``with_input_rounds``, inline: a call less per request).
-                route.handler = InputRounds(
-                    server.request_state, served, bindings, params or _NO_PARAMS, route.handler
-                ).run
+                # Its handler may ask the client (context.peer): in rounds, by InputRequiredResult.
+                with_input_rounds(route, served, bindings, params, server.request_state)
         return route
 
     def _plan(self, version: str, method: str) -> _Plan:

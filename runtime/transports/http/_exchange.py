@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 from mcpbind.generated.names import INITIALIZE, SUBSCRIPTIONS_LISTEN
 from mcpbind.runtime.core import jsonrpc as rpc
-from mcpbind.runtime.core.bounded import remember
 from mcpbind.runtime.core.errors import INVALID_REQUEST
 from mcpbind.runtime.core.handler_tasks import Borrowed
 from mcpbind.runtime.core.loop_path import AsyncioPath
@@ -32,7 +31,7 @@ from ._pool import SessionPool
 from ._sse_writer import WATCH_AFTER, write_sse
 from ._streams import JSON_MODE, SSE_MODE, RequestId, Stream
 from .asgi import CONNECTION_ERROR, RETRY_AFTER, error, respond, status_for
-from .common import JSON, PROTOCOL_VERSION, SESSION_ID, SSE, accepts
+from .common import JSON, PROTOCOL_VERSION, SESSION_ID, accepted
 
 if TYPE_CHECKING:
     from mcpbind.runtime.core.jsonvalue import JsonValue
@@ -48,18 +47,7 @@ _FINAL = frozenset({_COMPLETE, "input_required"})
 
 #: The first revision without JSON-RPC batches.
 BATCHES_REMOVED: Final = "2025-06-18"
-
-_accept_cache: dict[str, tuple[bool, bool]] = {}
 _JSON_TYPE: Final = (b"content-type", JSON.encode())
-
-
-def accepted(accept: str | None) -> tuple[bool, bool]:
-    """Whether ``Accept`` admits (JSON, SSE); cached, as clients hardly vary it."""
-    key = accept or ""
-    found = _accept_cache.get(key)
-    if found is None:
-        found = remember(_accept_cache, key, (accepts(accept, JSON), accepts(accept, SSE)), 64)
-    return found
 
 
 async def batch_allowed(send: Send, revision: str | None) -> bool:

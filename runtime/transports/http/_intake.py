@@ -29,7 +29,7 @@ from .asgi import (
     refuse_busy,
 )
 from .binding import HeaderFacts
-from .common import JSON, LAST_EVENT_ID, PROTOCOL_VERSION, SESSION_ID, SSE, accepts
+from .common import JSON, LAST_EVENT_ID, PROTOCOL_VERSION, SESSION_ID, accepted
 
 if TYPE_CHECKING:
     from mcpbind.runtime.core.jsonvalue import JsonValue
@@ -91,8 +91,9 @@ class HeaderView:
     lower-case name), the first malformed one, and (made on first use) the ``mcp-*`` ones.
 
     Also what every POST asks of them, worked out once: whether ``Accept`` admits (JSON,
-    SSE), whether ``Content-Type`` is JSON, the protocol version, and ``admitted_by``, the ``HostGuard`` that found
-    ``Host`` and ``Origin`` allowed (set by the endpoint; another guard checks them anew)."""
+    SSE), whether ``Content-Type`` is JSON, the protocol version, and ``admitted_by``, the
+    ``HostGuard`` that found ``Host`` and ``Origin`` allowed (set by the endpoint; another
+    guard checks them anew)."""
 
     __slots__ = (
         "_facts",
@@ -112,8 +113,7 @@ class HeaderView:
         self.malformed = malformed_header(headers)
         self._mcp: tuple[dict[str, list[str]], str | None] | None = None
         self._facts: HeaderFacts | None = None
-        accept = headers.get("accept")
-        self.accept = (accepts(accept, JSON), accepts(accept, SSE))
+        self.accept = accepted(headers.get("accept"))
         self.json_body = _json_type(headers)
         self.admitted_by: object | None = None
         version = headers.get(PROTOCOL_VERSION)

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from typing import Any, Final
 
 from mcpbind import generated
+from mcpbind.runtime.core.bounded import remember
 from mcpbind.runtime.core.jsonrpc import encode
 
 __all__ = [
@@ -23,6 +24,7 @@ __all__ = [
     "SESSION_ID",
     "SSE",
     "SUPPORTED_VERSIONS",
+    "accepted",
     "accepts",
     "encode_event",
 ]
@@ -48,6 +50,18 @@ SUPPORTED_VERSIONS: Final[tuple[str, ...]] = generated.REVISIONS
 #: The first revision whose SSE streams start with a priming event (SEP-1699); older clients
 #: would try to parse its empty ``data`` as JSON.
 PRIMING_SINCE: Final = "2025-11-25"
+
+
+_accept_cache: dict[str, tuple[bool, bool]] = {}
+
+
+def accepted(accept: str | None) -> tuple[bool, bool]:
+    """Whether ``Accept`` admits (JSON, SSE); cached, as clients hardly vary it."""
+    key = accept or ""
+    found = _accept_cache.get(key)
+    if found is None:
+        found = remember(_accept_cache, key, (accepts(accept, JSON), accepts(accept, SSE)), 64)
+    return found
 
 
 def accepts(header: str | None, media_type: str) -> bool:
