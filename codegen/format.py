@@ -6,6 +6,7 @@ sha256: enough to tell, from the file alone, whether it is stale.
 
 from __future__ import annotations
 
+import functools
 from importlib import metadata
 
 import black
@@ -44,6 +45,9 @@ def shared_header(revisions: list[str]) -> str:
     )
 
 
+# black is most of a generation's time, and a process that generates again (``--check`` after a
+# write, the tests) formats the same sources: the result depends on the text alone.
+@functools.lru_cache(maxsize=2048)
 def format_python(source: str) -> str:
     """black-formatted ``source``; black's own error for source that does not parse."""
     return black.format_str(source, mode=_MODE)

@@ -12,6 +12,7 @@ fields are marked in its output, from the same prepared schema it read.
 from __future__ import annotations
 
 import ast
+import re
 from typing import Any
 
 from ..errors import CodegenError
@@ -24,6 +25,9 @@ MARKER = "ABSENT_IF_NONE"
 SUPPORT_IMPORT = f"from {SUPPORT} import "
 
 __all__ = ["absent_if_none_fields", "admits_null", "mark_absent_if_none"]
+
+# A line as ``ast`` counts them (ended by \r\n, \r or \n only, unlike ``str.splitlines``).
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 
 
 def admits_null(node: Any, defs: dict[str, JSONSchema], seen: frozenset[str] = frozenset()) -> bool:
@@ -98,10 +102,19 @@ def _json_name(statement: ast.AnnAssign) -> str:
     return statement.target.id
 
 
-def _marked(annotation: ast.expr, source: str) -> str:
-    text = ast.get_source_segment(source, annotation)
-    if text is None:
-        raise CodegenError(f"types.py: no source for {ast.unparse(annotation)!r}")
+def _segment(lines: list[str], node: ast.expr) -> str:
+    """``ast.get_source_segment`` over lines split once: it splits the whole source per call,
+    which made this pass most of ``mcpbind generate``'s time."""
+    first, last = node.lineno - 1, (node.end_lineno or node.lineno) - 1
+    end = node.end_col_offset
+    if first == last:
+        return lines[first].encode()[node.col_offset : end].decode()
+    head = lines[first].encode()[node.col_offset :].decode()
+    return head + "".join(lines[first + 1 : last]) + lines[last].encode()[:end].decode()
+
+
+def _marked(annotation: ast.expr, lines: list[str]) -> str:
+    text = _segment(lines, annotation)
     if (
         isinstance(annotation, ast.Subscript)
         and isinstance(annotation.value, ast.Name)
@@ -115,6 +128,7 @@ def mark_absent_if_none(source: str, fields: dict[str, frozenset[str]]) -> tuple
     """``source`` (datamodel-code-generator's ``types.py``) with ``ABSENT_IF_NONE`` on every field
     listed in ``fields``; and how many fields were marked."""
     tree = ast.parse(source)
+    lines = _LINE.findall(source)
     edits: list[tuple[ast.expr, str]] = []
     for node in tree.body:
         if not isinstance(node, ast.ClassDef) or node.name not in fields:
@@ -127,10 +141,9 @@ def mark_absent_if_none(source: str, fields: dict[str, frozenset[str]]) -> tuple
                 and statement.value.value is None
                 and _json_name(statement) in fields[node.name]
             ):
-                edits.append((statement.annotation, _marked(statement.annotation, source)))
+                edits.append((statement.annotation, _marked(statement.annotation, lines)))
     if not edits:
         return source, 0
-    lines = source.splitlines(keepends=True)
     for annotation, replacement in sorted(
         edits, key=lambda e: (e[0].lineno, e[0].col_offset), reverse=True
     ):
