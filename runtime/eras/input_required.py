@@ -59,6 +59,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "INPUT_REQUIRED",
+    "NO_PARAMS",
     "STATE_KEY_ENV",
     "ClientCapabilityMissing",
     "InputRequired",
@@ -74,7 +75,7 @@ ResultT = TypeVar("ResultT")
 #: An attempt's answers before it has any (never changed: ``ask`` makes a dict of its own).
 _NO_ANSWERS: Final[dict[str, list[Any]]] = {}
 #: The params of a request without any (never changed).
-_NO_PARAMS: Final[dict[str, Any]] = {}
+NO_PARAMS: Final[dict[str, Any]] = {}
 #: ``_ask_key`` per result class; ``_UNKNOWN``: not looked at yet.
 _ask_keys: dict[type, str | None] = {}
 _UNKNOWN: Final[Any] = object()
@@ -515,7 +516,7 @@ def with_input_rounds(
 ) -> None:
     """Make ``route`` (of a method whose result may be an ``InputRequiredResult``) run its
     handler in rounds: peer calls become input requests, echoed state is verified first."""
-    route.handler = InputRounds(keeper, served, bindings, raw or _NO_PARAMS, route.handler).run
+    route.handler = InputRounds(keeper, served, bindings, raw or NO_PARAMS, route.handler).run
 
 
 def _leaves(group: BaseExceptionGroup[InputRequired]) -> list[InputRequired]:

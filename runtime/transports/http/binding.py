@@ -131,7 +131,7 @@ class HeaderFacts:
     (``_intake.HeaderView`` keeps them): a repeated routing header's refusal, and the
     ``Mcp-Method`` and ``Mcp-Name`` values as sent (None if absent) and decoded."""
 
-    __slots__ = ("method", "method_raw", "name", "name_raw", "repeated")
+    __slots__ = ("method", "method_raw", "name", "name_key", "name_raw", "repeated")
 
     def __init__(self, headers: Mapping[str, list[str]]) -> None:
         self.repeated: Refusal | None = None
@@ -144,6 +144,8 @@ class HeaderFacts:
         said = headers.get(METHOD_HEADER)
         self.method_raw = said[0] if said else None
         self.method = decode_plain(said[0]) if said else None
+        #: Where a request of that method names its target (``NAME_SOURCES``), found once.
+        self.name_key = NAME_SOURCES.get(self.method) if self.method is not None else None
         said = headers.get(NAME_HEADER)
         self.name_raw = said[0] if said else None
         self.name = decode_value(said[0]) if said else None
@@ -179,7 +181,7 @@ def check_facts(facts: HeaderFacts, message: dict[str, Any], version: str | None
             and type(meta.get(CLIENT_CAPABILITIES)) is dict
             and facts.method == message["method"]  # None (absent, undecodable) never equals it
         ):
-            key = NAME_SOURCES.get(message["method"])
+            key = facts.name_key  # the body's method's: it equals the header's
             named: JsonValue = params.get(key) if key is not None else None
             if type(named) is not str or facts.name == named:
                 return None
