@@ -18,6 +18,7 @@ from mcpbind.generated.support import Direction, MethodSpec
 from mcpbind.runtime.core.bindings import Bindings, dump, validator
 from mcpbind.runtime.core.capabilities import has_capability
 from mcpbind.runtime.core.errors import (
+    INVALID_PARAMS,
     INVALID_REQUEST,
     CapabilityError,
     McpError,
@@ -26,6 +27,7 @@ from mcpbind.runtime.core.errors import (
 from mcpbind.runtime.core.revisions import ASSUME_INITIALIZED, HANDSHAKE_REVISIONS
 from mcpbind.runtime.core.routing import OutgoingCall
 from mcpbind.runtime.core.session import RequestContext, Route, Session
+from pydantic import ValidationError
 
 from .input_required import RequestStateKeeper
 from .subscriptions import Subscriptions
@@ -213,6 +215,16 @@ class HandshakeClient:
         return call.raw
 
 
+def _read_params(typed: Route, raw: dict[str, Any] | None) -> Any:
+    """``initialize``'s params validated by ``typed``'s spec, failing as the session fails a
+    request's bad params (-32602 with pydantic's errors)."""
+    try:
+        return typed.parse_params(raw)
+    except ValidationError as exc:
+        errors = exc.errors(include_url=False, include_context=False, include_input=False)
+        raise McpError(INVALID_PARAMS, f"Invalid params for {INITIALIZE}", errors) from None
+
+
 class HandshakeServer:
     """Answers ``initialize`` (the requested revision if supported, else the newest), refuses
     everything but ``ping`` before it, and answers ``ping`` from the reading task."""
@@ -232,11 +244,15 @@ class HandshakeServer:
             requested = params.get("protocolVersion") if params else None
             version = requested if requested in self.supported else self.supported[-1]
             bindings = Bindings.load(version, Direction.SERVER_TO_CLIENT)
+            typed = Route(bindings.methods[INITIALIZE])
 
-            async def initialize(params: Any, context: RequestContext) -> Any:
-                return self._initialize(server, session, bindings, params)
+            async def initialize(raw: Any, context: RequestContext) -> Any:
+                return self._initialize(server, session, bindings, _read_params(typed, raw))
 
-            return Route(bindings.methods[INITIALIZE], initialize, inline=True)
+            # No spec on the route itself: its answer is the JSON ``_initialize`` builds, not
+            # validated into ``InitializeResult`` (a validator an idle server keeps for
+            # nothing); the params are read as the session would read them.
+            return Route(None, initialize, inline=True)
         if phase in ("new", "initializing"):
             return McpError(
                 INVALID_REQUEST, f"{method!r} received before initialize; send initialize first"
@@ -260,7 +276,7 @@ class HandshakeServer:
         }
         if server.instructions is not None:
             result["instructions"] = server.instructions
-        return validator(bindings.methods[INITIALIZE].result_type)(result)
+        return result
 
     def assume_initialized(self, session: Session, revision: str) -> None:
         """Start ``session`` operating as if ``initialize`` at ``revision`` had been answered
