@@ -15,8 +15,7 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from mcpbind.runtime.core.errors import McpError
-from mcpbind.runtime.eras.input_required import ClientCapabilityMissing
+from mcpbind.runtime.core.errors import ClientCapabilityMissing, McpError
 from pydantic import BaseModel, ValidationError
 
 from ._call import ArgumentsError, call, describe_errors, validate

@@ -29,11 +29,11 @@ from mcpbind.runtime.core.routing import OutgoingCall
 from mcpbind.runtime.core.session import RequestContext, Route, Session
 from pydantic import ValidationError
 
-from .input_required import RequestStateKeeper
-from .subscriptions import Subscriptions
-
 if TYPE_CHECKING:
     from mcpbind.runtime.core.jsonvalue import JsonValue
+
+    from .input_required import RequestStateKeeper
+    from .subscriptions import Subscriptions
 
 __all__ = [
     "ASSUME_INITIALIZED",
