@@ -39,7 +39,6 @@ from mcpbind.runtime.core.session import Route, Session, SessionOptions
 from mcpbind.runtime.core.transport import Connection, Envelope
 from mcpbind.runtime.eras.both import BothEras
 from mcpbind.runtime.eras.lifecycle import ASSUME_INITIALIZED, HandshakeServer, ServerLifecycle
-from mcpbind.runtime.eras.subscriptions import Subscriptions
 from mcpbind.runtime.transports.stdio import stdio_server
 from typing_extensions import TypeVar
 
@@ -48,6 +47,7 @@ from .endpoint import Endpoint
 
 if TYPE_CHECKING:
     from mcpbind.runtime.eras.input_required import RequestStateKeeper
+    from mcpbind.runtime.eras.subscriptions import Subscriptions
 
     from .middleware import Middleware
 
@@ -143,7 +143,7 @@ class Server(Endpoint, Generic[LifespanT]):
         self.options = options or SessionOptions()
         self.sessions: set[Session] = set()
         self._request_state = request_state
-        self.subscriptions = Subscriptions()
+        self._subscriptions: Subscriptions | None = None
         self.send_timeout = send_timeout
         #: What became of the notifications sent so far (``broadcast`` and the ``notify_*``).
         self.delivery = Delivery()
@@ -168,6 +168,16 @@ class Server(Endpoint, Generic[LifespanT]):
 
             self._request_state = RequestStateKeeper()
         return self._request_state
+
+    @property
+    def subscriptions(self) -> Subscriptions:
+        """Who hears of which change (resource subscriptions, ``subscriptions/listen``
+        streams): made by the first subscription or notification, not by every server."""
+        if self._subscriptions is None:
+            from mcpbind.runtime.eras.subscriptions import Subscriptions
+
+            self._subscriptions = Subscriptions()
+        return self._subscriptions
 
     # -- Router ---------------------------------------------------------------------------
 
@@ -194,8 +204,8 @@ class Server(Endpoint, Generic[LifespanT]):
         self, session: Session, method: str, params: dict[str, Any] | None, envelope: Envelope
     ) -> Callable[[], Awaitable[None]] | None:
         self._lifecycle.on_notification(self, session, method, params)
-        if method == NOTIFICATIONS_CANCELLED and params:
-            self.subscriptions.cancelled(session, params.get("requestId"))
+        if method == NOTIFICATIONS_CANCELLED and params and self._subscriptions is not None:
+            self._subscriptions.cancelled(session, params.get("requestId"))
         return self.find_notification(session, method, params, envelope)
 
     def prepare_call(self, call: OutgoingCall) -> None:
@@ -310,7 +320,8 @@ class Server(Endpoint, Generic[LifespanT]):
             await session.run()
         finally:
             self.sessions.discard(session)
-            self.subscriptions.forget(session)
+            if self._subscriptions is not None:
+                self._subscriptions.forget(session)
 
     async def run(self, transport: AbstractAsyncContextManager[Connection]) -> None:
         """Open ``transport`` and serve its connection until it ends."""

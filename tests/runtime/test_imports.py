@@ -263,6 +263,8 @@ NOT_FOR_STDIO = (
     # first stateless-era message (``eras/both.py``).
     "mcpbind.runtime.eras.stateless",
     "mcpbind.runtime.eras.input_required",
+    # Who hears of which change: made by the first subscription or notification sent.
+    "mcpbind.runtime.eras.subscriptions",
     # The stdio client's end: spawning and stopping a server process.
     "mcpbind.runtime.transports.stdio_client",
     # Loaded where an endpoint is given middleware, or a memory transport is opened.
