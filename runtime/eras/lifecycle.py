@@ -215,14 +215,16 @@ class HandshakeClient:
         return call.raw
 
 
-def _read_params(typed: Route, raw: dict[str, Any] | None) -> Any:
-    """``initialize``'s params validated by ``typed``'s spec, failing as the session fails a
-    request's bad params (-32602 with pydantic's errors)."""
+def _read_params(spec: MethodSpec[Any, Any], raw: dict[str, Any] | None) -> Any:
+    """``initialize``'s params validated by ``spec``, or the error the session answers a
+    request's bad params with (-32602 with pydantic's errors)."""
     try:
-        return typed.parse_params(raw)
+        return Route(spec).parse_params(raw)
     except ValidationError as exc:
         errors = exc.errors(include_url=False, include_context=False, include_input=False)
-        raise McpError(INVALID_PARAMS, f"Invalid params for {INITIALIZE}", errors) from None
+        return McpError(INVALID_PARAMS, f"Invalid params for {INITIALIZE}", errors)
+    except McpError as exc:
+        return exc
 
 
 class HandshakeServer:
@@ -244,14 +246,17 @@ class HandshakeServer:
             requested = params.get("protocolVersion") if params else None
             version = requested if requested in self.supported else self.supported[-1]
             bindings = Bindings.load(version, Direction.SERVER_TO_CLIENT)
-            typed = Route(bindings.methods[INITIALIZE])
+            parsed = _read_params(bindings.methods[INITIALIZE], params)
+            if isinstance(parsed, McpError):
+                return parsed
 
             async def initialize(raw: Any, context: RequestContext) -> Any:
-                return self._initialize(server, session, bindings, _read_params(typed, raw))
+                return self._initialize(server, session, bindings, parsed)
 
-            # No spec on the route itself: its answer is the JSON ``_initialize`` builds, not
-            # validated into ``InitializeResult`` (a validator an idle server keeps for
-            # nothing); the params are read as the session would read them.
+            # No spec on the route: its params are read above (before any middleware, as the
+            # session reads a request's), and its answer is the JSON ``_initialize`` builds,
+            # not validated into ``InitializeResult`` (a validator an idle server keeps for
+            # nothing).
             return Route(None, initialize, inline=True)
         if phase in ("new", "initializing"):
             return McpError(
