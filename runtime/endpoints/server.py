@@ -42,13 +42,13 @@ from mcpbind.runtime.eras.lifecycle import ASSUME_INITIALIZED, HandshakeServer, 
 from mcpbind.runtime.transports.stdio import stdio_server
 from typing_extensions import TypeVar
 
-from .broadcast import Delivery, deliver
 from .endpoint import Endpoint
 
 if TYPE_CHECKING:
     from mcpbind.runtime.eras.input_required import RequestStateKeeper
     from mcpbind.runtime.eras.subscriptions import Subscriptions
 
+    from .broadcast import Delivery
     from .middleware import Middleware
 
 __all__ = ["Server"]
@@ -145,8 +145,7 @@ class Server(Endpoint, Generic[LifespanT]):
         self._request_state = request_state
         self._subscriptions: Subscriptions | None = None
         self.send_timeout = send_timeout
-        #: What became of the notifications sent so far (``broadcast`` and the ``notify_*``).
-        self.delivery = Delivery()
+        self._delivery: Delivery | None = None
         #: Hands every notification fanned out here to the other workers too (set by a shared
         #: HTTP transport, ``http.cluster``); they fan it out with ``fan_out_local``.
         self.relay: Callable[[str, dict[str, Any] | None], Awaitable[None]] | None = None
@@ -178,6 +177,16 @@ class Server(Endpoint, Generic[LifespanT]):
 
             self._subscriptions = Subscriptions()
         return self._subscriptions
+
+    @property
+    def delivery(self) -> Delivery:
+        """What became of the notifications sent so far (``broadcast`` and the ``notify_*``);
+        ``endpoints.broadcast`` is imported by the first one, not by every server."""
+        if self._delivery is None:
+            from .broadcast import Delivery
+
+            self._delivery = Delivery()
+        return self._delivery
 
     # -- Router ---------------------------------------------------------------------------
 
@@ -256,6 +265,8 @@ class Server(Endpoint, Generic[LifespanT]):
         targets = self.subscriptions.targets(list(self.sessions), method, params)
         if not targets:
             return 0
+        from .broadcast import deliver  # with the first notification sent, not every server
+
         outcome = await deliver(targets, self.send_timeout, method)
         self.delivery.add(outcome)
         return outcome.sent
