@@ -30,6 +30,11 @@ __all__ = ["LEGACY", "BothEras"]
 LEGACY: Final = "handshake"
 
 
+def _no_version(params: dict[str, Any] | None) -> bool:
+    meta = params.get("_meta") if params else None
+    return type(meta) is not dict or meta.get(META_PROTOCOL_VERSION) is None
+
+
 class BothEras:
     """``StatelessServer(supported, legacy=legacy)``, built when a message needs it."""
 
@@ -48,23 +53,20 @@ class BothEras:
             self._stateless = StatelessServer(self.supported, legacy=self.legacy)
         return self._stateless
 
-    def _handshake(self, session: Session, params: dict[str, Any] | None) -> bool:
-        """Whether ``StatelessServer`` would hand this message to ``legacy``."""
-        peer = session.peer
-        if peer.era == LEGACY:
-            return True
-        if peer.era is not None or peer.phase != "new":
-            return False
-        meta = params.get("_meta") if params else None
-        return type(meta) is not dict or meta.get(META_PROTOCOL_VERSION) is None
-
     def gate(
         self, server: ServerSide, session: Session, method: str, params: dict[str, Any] | None
     ) -> Route | McpError | None:
-        if self._stateless is None and self._handshake(session, params):
-            if method == INITIALIZE:
-                session.peer.era = LEGACY
-            return self.legacy.gate(server, session, method, params)
+        if self._stateless is None:
+            peer = session.peer
+            era = peer.era  # LEGACY for every request of a handshake session: tested first
+            if era == LEGACY:
+                return self.legacy.gate(server, session, method, params)
+            if era is None and peer.phase == "new" and _no_version(params):
+                # What StatelessServer hands to ``legacy``: a new session's message without a
+                # ``_meta`` version (``initialize``, or a request refused as before it).
+                if method == INITIALIZE:
+                    peer.era = LEGACY
+                return self.legacy.gate(server, session, method, params)
         return self.stateless.gate(server, session, method, params)
 
     def assume_initialized(self, session: Session, revision: str) -> None:
