@@ -22,6 +22,8 @@ from mcpbind.runtime.core.session import Route, Session
 from .lifecycle import HandshakeServer, ServerSide, era_revisions
 
 if TYPE_CHECKING:
+    from mcpbind.runtime.core.jsonvalue import JsonValue
+
     from .stateless import StatelessServer
 
 __all__ = ["LEGACY", "BothEras"]
@@ -31,7 +33,7 @@ LEGACY: Final = "handshake"
 
 
 def _no_version(params: dict[str, Any] | None) -> bool:
-    meta = params.get("_meta") if params else None
+    meta: JsonValue = params.get("_meta") if params else None
     return type(meta) is not dict or meta.get(META_PROTOCOL_VERSION) is None
 
 
