@@ -28,9 +28,13 @@ from mcpbind.generated.names import (
     TOOLS_LIST,
 )
 from mcpbind.generated.support import MethodSpec
-from mcpbind.runtime.core.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
+from mcpbind.runtime.core.errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    ClientCapabilityMissing,
+    McpError,
+)
 from mcpbind.runtime.core.session import RequestContext
-from mcpbind.runtime.eras.input_required import ClientCapabilityMissing
 
 from ._completion import complete, completion_result
 from ._context import Context

@@ -47,6 +47,28 @@ class _Arguments(BaseModel):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
 
+class _DeferredArguments(_Arguments):
+    """Base of the arguments models whose validator and schema cannot fail to build (plain
+    scalar parameters): built when the function is first called or listed, so a function
+    never used costs its class only (not its pydantic validator and serializer)."""
+
+    model_config = ConfigDict(defer_build=True)
+
+
+#: Parameter types whose arguments model builds whatever the function (``_DeferredArguments``).
+_PLAIN: frozenset[Any] = frozenset({str, int, float, bool, NoneType})
+
+
+def _is_plain(annotation: Any, default: Any) -> bool:
+    """Whether a parameter is a plain scalar (or an optional one) with a plain default: its
+    model's build cannot fail, so deferring it cannot move an error from registration."""
+    if default is not inspect.Parameter.empty and type(default) not in _PLAIN:
+        return False
+    if get_origin(annotation) in (typing.Union, UnionType):
+        return all(arg in _PLAIN for arg in get_args(annotation))
+    return annotation in _PLAIN
+
+
 def is_content_class(tp: Any) -> bool:
     """Whether ``tp`` is one of the generated content block classes (of any revision)."""
     return (
@@ -141,6 +163,7 @@ def read_signature(fn: Callable[..., Any], context_cls: type, model_name: str) -
     fields: dict[str, Any] = {}
     parameters: dict[str, inspect.Parameter] = {}
     dependencies: dict[str, Plan] = {}
+    plain = True
     for name, param in signature.parameters.items():
         if name == context:
             continue
@@ -160,6 +183,8 @@ def read_signature(fn: Callable[..., Any], context_cls: type, model_name: str) -
         metadata: list[Any] = []
         if name not in hints:
             metadata.append(WithJsonSchema({"title": name, "type": "string"}))
+        # Unannotated: ``Any`` with a string schema, which builds as surely as ``str``.
+        plain = plain and _is_plain(hints.get(name, str), param.default)
         field_name, kwargs = name, {}
         if hasattr(BaseModel, name) and callable(getattr(BaseModel, name)):
             # A name pydantic's BaseModel uses (``json``, ``copy``...): kept on the wire by alias.
@@ -169,7 +194,8 @@ def read_signature(fn: Callable[..., Any], context_cls: type, model_name: str) -
             fields[field_name] = typed
         else:
             fields[field_name] = (typed, param.default)
-    model = create_model(f"{model_name}Arguments", __base__=_Arguments, **fields)
+    base = _DeferredArguments if plain else _Arguments
+    model = create_model(f"{model_name}Arguments", __base__=base, **fields)
     return Signature(
         fn,
         model,

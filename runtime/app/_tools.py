@@ -15,8 +15,7 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from mcpbind.runtime.core.errors import McpError
-from mcpbind.runtime.eras.input_required import ClientCapabilityMissing
+from mcpbind.runtime.core.errors import ClientCapabilityMissing, McpError
 from pydantic import BaseModel, ValidationError
 
 from ._call import ArgumentsError, call, describe_errors, validate
@@ -60,7 +59,7 @@ class ToolEntry:
         self.annotations = annotations
         self.icons = icons
         self.meta = meta
-        self.input_schema: dict[str, Any] = {} if input_schema is None else input_schema
+        self._input_schema = input_schema
         #: ``execution.taskSupport`` (2025-11-25 tasks): None is absent, i.e. forbidden.
         self.task_support = task_support
         #: Server-side labels for ``App.enable``/``disable`` (never sent).
@@ -69,6 +68,14 @@ class ToolEntry:
         self.timeout = timeout
         #: ``False``: no structured output, whatever the return annotation says.
         self.structured_output = structured_output
+
+    @property
+    def input_schema(self) -> dict[str, Any]:
+        """The arguments' JSON schema: worked out when the tool is first listed (building its
+        arguments model's validator, if deferred), not at start-up."""
+        if self._input_schema is None:
+            self._input_schema = self.signature.input_schema
+        return self._input_schema
 
     @functools.cached_property
     def output(self) -> OutputType | None:
@@ -163,7 +170,6 @@ def make_tool(
         annotations=as_data(annotations) if annotations is not None else None,
         icons=as_data(list(icons)) if icons is not None else None,
         meta=dict(meta) if meta is not None else None,
-        input_schema=signature.input_schema,
         structured_output=structured_output,
     )
     if structured_output and entry.output is None:

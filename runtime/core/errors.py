@@ -19,6 +19,7 @@ __all__ = [
     "PARSE_ERROR",
     "UNSUPPORTED_PROTOCOL_VERSION",
     "CapabilityError",
+    "ClientCapabilityMissing",
     "ConnectionClosedError",
     "InvalidResultError",
     "McpError",
@@ -87,6 +88,17 @@ class ConnectionClosedError(RuntimeFailure, ConnectionError):
 
 class CapabilityError(RuntimeFailure):
     """The peer did not advertise the capability a request needs, so it was not sent."""
+
+
+class ClientCapabilityMissing(CapabilityError):
+    """The client did not declare the capability a peer call needs (``capability``, dotted).
+
+    Raised by the stateless era's input rounds (``eras.input_required``), and passed through by
+    the layers that run handlers: here, so they need not import those rounds to know it."""
+
+    def __init__(self, message: str, capability: str) -> None:
+        super().__init__(message)
+        self.capability = capability
 
 
 class ProtocolVersionError(RuntimeFailure):

@@ -37,17 +37,18 @@ from mcpbind.runtime.core.routing import OutgoingCall
 from mcpbind.runtime.core.run import run
 from mcpbind.runtime.core.session import Route, Session, SessionOptions
 from mcpbind.runtime.core.transport import Connection, Envelope
-from mcpbind.runtime.eras.input_required import RequestStateKeeper
+from mcpbind.runtime.eras.both import BothEras
 from mcpbind.runtime.eras.lifecycle import ASSUME_INITIALIZED, HandshakeServer, ServerLifecycle
-from mcpbind.runtime.eras.stateless import StatelessServer
-from mcpbind.runtime.eras.subscriptions import Subscriptions
 from mcpbind.runtime.transports.stdio import stdio_server
 from typing_extensions import TypeVar
 
-from .broadcast import Delivery, deliver
 from .endpoint import Endpoint
 
 if TYPE_CHECKING:
+    from mcpbind.runtime.eras.input_required import RequestStateKeeper
+    from mcpbind.runtime.eras.subscriptions import Subscriptions
+
+    from .broadcast import Delivery
     from .middleware import Middleware
 
 __all__ = ["Server"]
@@ -124,32 +125,75 @@ class Server(Endpoint, Generic[LifespanT]):
         stateless_era = [r for r in chosen if generated.ERAS.get(r) == "stateless"]
         handshake = HandshakeServer(handshake_era) if handshake_era else None
         if lifecycle is None:
-            lifecycle = (
-                StatelessServer(stateless_era, legacy=handshake) if stateless_era else handshake
-            )
+            if stateless_era and handshake is not None:
+                # The stateless era's code is loaded by its first message (``BothEras``).
+                lifecycle = BothEras(stateless_era, legacy=handshake)
+            elif stateless_era:
+                from mcpbind.runtime.eras.stateless import StatelessServer
+
+                lifecycle = StatelessServer(stateless_era)
+            else:
+                lifecycle = handshake
         assert lifecycle is not None
-        self.lifecycle: ServerLifecycle = lifecycle
+        self._lifecycle: ServerLifecycle = lifecycle
         self.revisions: tuple[str, ...] = (
             *(handshake.supported if handshake else ()),
             *stateless_era,
         )
         self.options = options or SessionOptions()
         self.sessions: set[Session] = set()
-        self.request_state = request_state or RequestStateKeeper()
-        self.subscriptions = Subscriptions()
+        self._request_state = request_state
+        self._subscriptions: Subscriptions | None = None
         self.send_timeout = send_timeout
-        #: What became of the notifications sent so far (``broadcast`` and the ``notify_*``).
-        self.delivery = Delivery()
+        self._delivery: Delivery | None = None
         #: Hands every notification fanned out here to the other workers too (set by a shared
         #: HTTP transport, ``http.cluster``); they fan it out with ``fan_out_local``.
         self.relay: Callable[[str, dict[str, Any] | None], Awaitable[None]] | None = None
+
+    @property
+    def lifecycle(self) -> ServerLifecycle:
+        """How sessions start and what each era adds: a ``StatelessServer`` (handing handshake
+        sessions to its ``legacy`` ``HandshakeServer``) when both eras are served."""
+        if isinstance(self._lifecycle, BothEras):
+            return self._lifecycle.stateless
+        return self._lifecycle
+
+    @property
+    def request_state(self) -> RequestStateKeeper:
+        """The keeper of the stateless era's sealed request state: made when first used (by a
+        stateless-era request that asks the client), not by every server."""
+        if self._request_state is None:
+            from mcpbind.runtime.eras.input_required import RequestStateKeeper
+
+            self._request_state = RequestStateKeeper()
+        return self._request_state
+
+    @property
+    def subscriptions(self) -> Subscriptions:
+        """Who hears of which change (resource subscriptions, ``subscriptions/listen``
+        streams): made by the first subscription or notification, not by every server."""
+        if self._subscriptions is None:
+            from mcpbind.runtime.eras.subscriptions import Subscriptions
+
+            self._subscriptions = Subscriptions()
+        return self._subscriptions
+
+    @property
+    def delivery(self) -> Delivery:
+        """What became of the notifications sent so far (``broadcast`` and the ``notify_*``);
+        ``endpoints.broadcast`` is imported by the first one, not by every server."""
+        if self._delivery is None:
+            from .broadcast import Delivery
+
+            self._delivery = Delivery()
+        return self._delivery
 
     # -- Router ---------------------------------------------------------------------------
 
     def route_request(
         self, session: Session, method: str, params: dict[str, Any] | None
     ) -> Route | McpError:
-        decided = self.lifecycle.gate(self, session, method, params)
+        decided = self._lifecycle.gate(self, session, method, params)
         if decided is not None:
             if self.tasks is not None and session.peer.era == "stateless":
                 return self.tasks.route_stateless(session, method, params, decided)
@@ -168,13 +212,13 @@ class Server(Endpoint, Generic[LifespanT]):
     def route_notification(
         self, session: Session, method: str, params: dict[str, Any] | None, envelope: Envelope
     ) -> Callable[[], Awaitable[None]] | None:
-        self.lifecycle.on_notification(self, session, method, params)
-        if method == NOTIFICATIONS_CANCELLED and params:
-            self.subscriptions.cancelled(session, params.get("requestId"))
+        self._lifecycle.on_notification(self, session, method, params)
+        if method == NOTIFICATIONS_CANCELLED and params and self._subscriptions is not None:
+            self._subscriptions.cancelled(session, params.get("requestId"))
         return self.find_notification(session, method, params, envelope)
 
     def prepare_call(self, call: OutgoingCall) -> None:
-        self.lifecycle.prepare_call(self, call)
+        self._lifecycle.prepare_call(self, call)
 
     async def finish_call(self, call: OutgoingCall) -> Any:
         return call.raw  # a server's requests are answered in one round
@@ -221,6 +265,8 @@ class Server(Endpoint, Generic[LifespanT]):
         targets = self.subscriptions.targets(list(self.sessions), method, params)
         if not targets:
             return 0
+        from .broadcast import deliver  # with the first notification sent, not every server
+
         outcome = await deliver(targets, self.send_timeout, method)
         self.delivery.add(outcome)
         return outcome.sent
@@ -275,7 +321,7 @@ class Server(Endpoint, Generic[LifespanT]):
     def assume_initialized(self, session: Session, revision: str) -> None:
         """Start ``session`` as if the client had initialised it at ``revision`` with empty
         capabilities: for transports whose sessions never see ``initialize``."""
-        self.lifecycle.assume_initialized(session, revision)
+        self._lifecycle.assume_initialized(session, revision)
 
     async def serve(self, connection: Connection) -> None:
         """Serve one connection until it ends."""
@@ -285,7 +331,8 @@ class Server(Endpoint, Generic[LifespanT]):
             await session.run()
         finally:
             self.sessions.discard(session)
-            self.subscriptions.forget(session)
+            if self._subscriptions is not None:
+                self._subscriptions.forget(session)
 
     async def run(self, transport: AbstractAsyncContextManager[Connection]) -> None:
         """Open ``transport`` and serve its connection until it ends."""

@@ -5,7 +5,8 @@ the stateless era (2026-07-28: every request carries its revision, client info a
 in ``_meta``; ``stateless``, ``stateless_client``), with what the stateless era adds: multi
 round-trip requests answered with input-required results (``input_required``) and
 ``subscriptions/listen`` (``subscriptions``, ``subscriptions_client``). A lifecycle is what a
-``Session`` asks before routing (``ClientLifecycle``/``ServerLifecycle``).
+``Session`` asks before routing (``ClientLifecycle``/``ServerLifecycle``); a server of both eras
+builds its stateless one with the first message that needs it (``both``).
 
 May import: ``core``. Not transports, endpoints or plug-ins.
 """

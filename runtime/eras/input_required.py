@@ -46,6 +46,7 @@ from mcpbind.runtime.core.errors import (
     INVALID_PARAMS,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
     CapabilityError,
+    ClientCapabilityMissing,
     McpError,
 )
 from pydantic import BaseModel, ValidationError
@@ -107,14 +108,6 @@ class InputRequired(BaseException):
         self.key = key
         self.request = request
         self.digest = digest
-
-
-class ClientCapabilityMissing(CapabilityError):
-    """The client did not declare the capability a peer call needs (``capability``, dotted)."""
-
-    def __init__(self, message: str, capability: str) -> None:
-        super().__init__(message)
-        self.capability = capability
 
 
 def _b64(data: bytes) -> str:

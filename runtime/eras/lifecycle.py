@@ -18,6 +18,7 @@ from mcpbind.generated.support import Direction, MethodSpec
 from mcpbind.runtime.core.bindings import Bindings, dump, validator
 from mcpbind.runtime.core.capabilities import has_capability
 from mcpbind.runtime.core.errors import (
+    INVALID_PARAMS,
     INVALID_REQUEST,
     CapabilityError,
     McpError,
@@ -26,12 +27,13 @@ from mcpbind.runtime.core.errors import (
 from mcpbind.runtime.core.revisions import ASSUME_INITIALIZED, HANDSHAKE_REVISIONS
 from mcpbind.runtime.core.routing import OutgoingCall
 from mcpbind.runtime.core.session import RequestContext, Route, Session
-
-from .input_required import RequestStateKeeper
-from .subscriptions import Subscriptions
+from pydantic import ValidationError
 
 if TYPE_CHECKING:
     from mcpbind.runtime.core.jsonvalue import JsonValue
+
+    from .input_required import RequestStateKeeper
+    from .subscriptions import Subscriptions
 
 __all__ = [
     "ASSUME_INITIALIZED",
@@ -213,6 +215,18 @@ class HandshakeClient:
         return call.raw
 
 
+def _read_params(spec: MethodSpec[Any, Any], raw: dict[str, Any] | None) -> Any:
+    """``initialize``'s params validated by ``spec``, or the error the session answers a
+    request's bad params with (-32602 with pydantic's errors)."""
+    try:
+        return Route(spec).parse_params(raw)
+    except ValidationError as exc:
+        errors = exc.errors(include_url=False, include_context=False, include_input=False)
+        return McpError(INVALID_PARAMS, f"Invalid params for {INITIALIZE}", errors)
+    except McpError as exc:
+        return exc
+
+
 class HandshakeServer:
     """Answers ``initialize`` (the requested revision if supported, else the newest), refuses
     everything but ``ping`` before it, and answers ``ping`` from the reading task."""
@@ -232,11 +246,18 @@ class HandshakeServer:
             requested = params.get("protocolVersion") if params else None
             version = requested if requested in self.supported else self.supported[-1]
             bindings = Bindings.load(version, Direction.SERVER_TO_CLIENT)
+            parsed = _read_params(bindings.methods[INITIALIZE], params)
+            if isinstance(parsed, McpError):
+                return parsed
 
-            async def initialize(params: Any, context: RequestContext) -> Any:
-                return self._initialize(server, session, bindings, params)
+            async def initialize(raw: Any, context: RequestContext) -> Any:
+                return self._initialize(server, session, bindings, parsed)
 
-            return Route(bindings.methods[INITIALIZE], initialize, inline=True)
+            # No spec on the route: its params are read above (before any middleware, as the
+            # session reads a request's), and its answer is the JSON ``_initialize`` builds,
+            # not validated into ``InitializeResult`` (a validator an idle server keeps for
+            # nothing).
+            return Route(None, initialize, inline=True)
         if phase in ("new", "initializing"):
             return McpError(
                 INVALID_REQUEST, f"{method!r} received before initialize; send initialize first"
@@ -260,7 +281,7 @@ class HandshakeServer:
         }
         if server.instructions is not None:
             result["instructions"] = server.instructions
-        return validator(bindings.methods[INITIALIZE].result_type)(result)
+        return result
 
     def assume_initialized(self, session: Session, revision: str) -> None:
         """Start ``session`` operating as if ``initialize`` at ``revision`` had been answered

@@ -6,14 +6,14 @@ from __future__ import annotations
 import base64
 import dataclasses
 import threading
-from typing import Any, TypedDict
+from typing import Annotated, Any, TypedDict
 
 import pytest
 from app_helpers import HANDSHAKE, STATELESS, wire
 from mcpbind.generated.v2025_11_25 import types as t25
 from mcpbind.runtime import McpError
 from mcpbind.runtime.app import App, Context, ToolError
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 pytestmark = pytest.mark.anyio
 
@@ -333,6 +333,60 @@ async def test_registration_errors() -> None:
 
     app.add_tool(lambda: 1, name="one")
     assert list(app.tools) == ["one"]
+
+
+def _built(app: App, tool: str) -> bool:
+    return bool(app.tools[tool].signature.model.__pydantic_complete__)
+
+
+@pytest.mark.parametrize("revision", ["2025-11-25", STATELESS])
+async def test_plain_signatures_build_their_arguments_model_when_first_needed(
+    revision: str,
+) -> None:
+    """A tool of plain scalar parameters builds its arguments' validator and schema when first
+    called or listed; what a client sees is the same as for one built at registration."""
+    app = App("deferred")
+
+    @app.tool()
+    def scaled(value: int, factor: float = 1.0, label: str | None = None, raw=None) -> str:  # type: ignore[no-untyped-def]
+        return f"{label}:{value * factor}:{raw}"
+
+    @app.tool()
+    def built(value: Annotated[int, Field(ge=0)]) -> str:  # not plain: built at once
+        return str(value)
+
+    assert not _built(app, "scaled") and _built(app, "built")
+    async with wire(app, revision) as peer:
+        wrong = await peer.call("scaled", value="x", factor=2)
+        assert _built(app, "scaled")
+        right = await peer.call("scaled", value="4", factor=2, raw="r")
+    assert wrong["isError"] is True
+    assert wrong["content"][0]["text"] == (
+        "Invalid arguments for tool 'scaled': argument 'value': Input should be a valid "
+        "integer, unable to parse string as an integer, got 'x'"
+    )
+    assert right["content"] == [{"type": "text", "text": "None:8.0:r"}]
+
+    fresh = App("listed")
+    fresh.tool(name="scaled")(scaled)
+    assert not _built(fresh, "scaled")
+    async with wire(fresh, revision) as peer:
+        (tool,) = (await peer.result("tools/list"))["tools"]
+    assert tool["inputSchema"] == {
+        "properties": {
+            "value": {"title": "Value", "type": "integer"},
+            "factor": {"default": 1.0, "title": "Factor", "type": "number"},
+            "label": {
+                "anyOf": [{"type": "string"}, {"type": "null"}],
+                "default": None,
+                "title": "Label",
+            },
+            "raw": {"default": None, "title": "raw", "type": "string"},
+        },
+        "required": ["value"],
+        "title": "scaledArguments",
+        "type": "object",
+    }
 
 
 async def test_structured_output_can_be_turned_off() -> None:
