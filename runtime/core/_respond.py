@@ -10,7 +10,7 @@ from pydantic import ValidationError
 
 from . import jsonrpc as rpc
 from .context import RequestContext
-from .errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
+from .errors import INTERNAL_ERROR, McpError, invalid_params
 from .logsafe import printable
 from .routing import Route
 
@@ -37,10 +37,7 @@ async def respond(
     try:
         params = route.parse_params(raw)
     except ValidationError as exc:
-        errors = exc.errors(include_url=False, include_context=False, include_input=False)
-        return rpc.error_response(
-            request_id, INVALID_PARAMS, f"Invalid params for {method}", errors
-        )
+        return {"jsonrpc": "2.0", "id": request_id, "error": invalid_params(method, exc).to_error()}
     except McpError as exc:
         return {"jsonrpc": "2.0", "id": request_id, "error": exc.to_error()}
     except Exception:

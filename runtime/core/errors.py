@@ -6,7 +6,10 @@ classes so callers can tell them from errors the peer answered, which are always
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 __all__ = [
     "HEADER_MISMATCH",
@@ -26,6 +29,7 @@ __all__ = [
     "ProtocolVersionError",
     "RequestTimeoutError",
     "RuntimeFailure",
+    "invalid_params",
 ]
 
 PARSE_ERROR = -32700
@@ -63,6 +67,13 @@ class McpError(Exception):
         if self.data is not None:
             error["data"] = self.data
         return error
+
+
+def invalid_params(method: str, exc: ValidationError) -> McpError:
+    """The error a request whose params its class refused is answered with (-32602, pydantic's
+    errors as its data, without their inputs)."""
+    errors = exc.errors(include_url=False, include_context=False, include_input=False)
+    return McpError(INVALID_PARAMS, f"Invalid params for {method}", errors)
 
 
 class RuntimeFailure(Exception):

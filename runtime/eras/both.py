@@ -11,15 +11,15 @@ usually does, never loads them: 0.2 MiB of an idle server.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 from mcpbind import generated
-from mcpbind.generated.names import INITIALIZE, META_PROTOCOL_VERSION
+from mcpbind.generated.names import META_PROTOCOL_VERSION
 from mcpbind.runtime.core.errors import McpError
 from mcpbind.runtime.core.routing import OutgoingCall
 from mcpbind.runtime.core.session import Route, Session
 
-from .lifecycle import HandshakeServer, ServerSide, era_revisions
+from .lifecycle import LEGACY, HandshakeServer, ServerSide, era_revisions, handshake_opens
 
 if TYPE_CHECKING:
     from mcpbind.runtime.core.jsonvalue import JsonValue
@@ -28,13 +28,10 @@ if TYPE_CHECKING:
 
 __all__ = ["LEGACY", "BothEras"]
 
-#: ``peer.era`` of a session handed to the handshake lifecycle (``stateless.LEGACY``).
-LEGACY: Final = "handshake"
 
-
-def _no_version(params: dict[str, Any] | None) -> bool:
+def _version(params: dict[str, Any] | None) -> JsonValue:
     meta: JsonValue = params.get("_meta") if params else None
-    return type(meta) is not dict or meta.get(META_PROTOCOL_VERSION) is None
+    return meta.get(META_PROTOCOL_VERSION) if type(meta) is dict else None
 
 
 class BothEras:
@@ -63,11 +60,7 @@ class BothEras:
             era = peer.era  # LEGACY for every request of a handshake session: tested first
             if era == LEGACY:
                 return self.legacy.gate(server, session, method, params)
-            if era is None and peer.phase == "new" and _no_version(params):
-                # What StatelessServer hands to ``legacy``: a new session's message without a
-                # ``_meta`` version (``initialize``, or a request refused as before it).
-                if method == INITIALIZE:
-                    peer.era = LEGACY
+            if handshake_opens(peer, method, _version(params)):  # as StatelessServer hands on
                 return self.legacy.gate(server, session, method, params)
         return self.stateless.gate(server, session, method, params)
 

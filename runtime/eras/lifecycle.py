@@ -10,7 +10,7 @@ handshake era (2024-11-05 .. 2025-11-25) is implemented here; the stateless era 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from mcpbind import generated
 from mcpbind.generated.names import INITIALIZE, NOTIFICATIONS_INITIALIZED, PING
@@ -18,14 +18,14 @@ from mcpbind.generated.support import Direction, MethodSpec
 from mcpbind.runtime.core.bindings import Bindings, dump, validator
 from mcpbind.runtime.core.capabilities import has_capability
 from mcpbind.runtime.core.errors import (
-    INVALID_PARAMS,
     INVALID_REQUEST,
     CapabilityError,
     McpError,
     ProtocolVersionError,
+    invalid_params,
 )
 from mcpbind.runtime.core.revisions import ASSUME_INITIALIZED, HANDSHAKE_REVISIONS
-from mcpbind.runtime.core.routing import OutgoingCall
+from mcpbind.runtime.core.routing import OutgoingCall, PeerState
 from mcpbind.runtime.core.session import RequestContext, Route, Session
 from pydantic import ValidationError
 
@@ -38,11 +38,16 @@ if TYPE_CHECKING:
 __all__ = [
     "ASSUME_INITIALIZED",
     "HANDSHAKE_REVISIONS",
+    "LEGACY",
     "ClientLifecycle",
     "HandshakeClient",
     "HandshakeServer",
     "ServerLifecycle",
+    "handshake_opens",
 ]
+
+#: ``peer.era`` of a session a server (or client) of both eras runs with its handshake lifecycle.
+LEGACY: Final = "handshake"
 
 
 _OPEN = frozenset({INITIALIZE, PING})
@@ -215,14 +220,24 @@ class HandshakeClient:
         return call.raw
 
 
+def handshake_opens(peer: PeerState, method: str, version: object) -> bool:
+    """Whether a server of both eras serves this message of a new session with its handshake
+    lifecycle: one without a ``_meta`` version (``initialize``, which makes the session the
+    handshake's, or a request refused as before it)."""
+    if version is None and peer.phase == "new" and peer.era is None:
+        if method == INITIALIZE:
+            peer.era = LEGACY
+        return True
+    return False
+
+
 def _read_params(spec: MethodSpec[Any, Any], raw: dict[str, Any] | None) -> Any:
     """``initialize``'s params validated by ``spec``, or the error the session answers a
-    request's bad params with (-32602 with pydantic's errors)."""
+    request's bad params with (``invalid_params``)."""
     try:
         return Route(spec).parse_params(raw)
     except ValidationError as exc:
-        errors = exc.errors(include_url=False, include_context=False, include_input=False)
-        return McpError(INVALID_PARAMS, f"Invalid params for {INITIALIZE}", errors)
+        return invalid_params(INITIALIZE, exc)
     except McpError as exc:
         return exc
 

@@ -45,7 +45,7 @@ from mcpbind.runtime.core.session import RequestContext, Route, Session
 from pydantic import BaseModel, ValidationError
 
 from .input_required import NO_PARAMS, InputRounds, input_result_type
-from .lifecycle import HandshakeServer, ServerSide, era_revisions
+from .lifecycle import LEGACY, HandshakeServer, ServerSide, era_revisions, handshake_opens
 
 if TYPE_CHECKING:
     from mcpbind.runtime.core.jsonvalue import JsonValue
@@ -63,10 +63,9 @@ __all__ = [
     "implementation",
 ]
 
-# Shared with the client side (``stateless_client.py``): the probe, the ``resultType`` of a
-# complete result, and the ``peer.era`` of a session that fell back to the handshake.
+# Shared with the client side (``stateless_client.py``): the probe and the ``resultType`` of a
+# complete result (``LEGACY``, the ``peer.era`` of a handshake session, is ``lifecycle``'s).
 COMPLETE = "complete"
-LEGACY = "handshake"
 _RESULT_STAMP: Final = {"resultType": COMPLETE}
 #: What a handler written for a handshake revision cannot know it must say, with the value the
 #: spec gives an absent one: ``ttlMs`` 0 is "immediately stale" (caching.md), and ``private``
@@ -185,9 +184,7 @@ class StatelessServer:
             return self.legacy.gate(server, session, method, params)
         meta: JsonValue = params.get("_meta") if params else None
         version: JsonValue = meta.get(PROTOCOL_VERSION) if type(meta) is dict else None
-        if version is None and self.legacy is not None and peer.phase == "new" and peer.era is None:
-            if method == INITIALIZE:
-                peer.era = LEGACY
+        if version is None and self.legacy is not None and handshake_opens(peer, method, version):
             return self.legacy.gate(server, session, method, params)
         if method == INITIALIZE:
             # Not a method of this era (-32601), but the message names the versions served:
