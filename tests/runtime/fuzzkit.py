@@ -1,43 +1,35 @@
-"""Fuzzing every client-to-server method of every pinned revision against real servers.
+"""Fuzzing every client-to-server method of every pinned revision against real servers: what
+is sent.
 
 Shared by ``tests/runtime/test_fuzz_methods.py`` (a few examples per method) and
 ``bench/fuzz.py`` (many). A message is drawn from the revision's ``schema.json``
 (hypothesis-jsonschema, ``generated_helpers.strategy_for``), then mutated (members dropped,
 added or of the wrong type; huge, deep, odd Unicode, lone surrogates; params that are no
 object; ids of every kind) or replaced by a raw frame (invalid UTF-8, truncated JSON, batches,
-huge ids). The peers send it to a server process (``app_server.py`` on stdio,
-``conformance_app.py`` on Streamable HTTP) and ``check_*`` assert what every answer must be.
+huge ids). The peers send it to a server process (``fuzz_stdio.py``: ``app_server.py`` on
+stdio; ``fuzz_http.py``: ``conformance_app.py`` on Streamable HTTP) and check what every
+answer must be (``fuzz_wire.py``).
 """
 
 from __future__ import annotations
 
-import json
 import os
-import re
-import select
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any, Final
 
-import httpx
-import orjson
+from fuzz_wire import STATELESS, STATELESS_META
 from generated_helpers import REVISIONS, definitions, strategy_for
 from hypothesis import strategies as st
-from mcpbind.runtime import INTERNAL_ERROR
-from mcpbind.runtime.core.request_headers import standard_headers
 
-HERE = Path(__file__).parent
-REPO_ROOT = HERE.parent.parent
-STDIO_SERVER = str(HERE / "app" / "app_server.py")
-HTTP_SERVER = str(HERE / "app" / "conformance_app.py")
-STATELESS: Final = "2026-07-28"
-META_VERSION = "io.modelcontextprotocol/protocolVersion"
-META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
-#: Seconds an answer may take before the server counts as hung.
-ANSWER_TIMEOUT = 20.0
+__all__ = [
+    "CASES",
+    "RAW_FRAMES",
+    "messages",
+    "methods_of",
+    "mutated",
+    "raw_frames",
+    "record",
+]
 
 
 def methods_of(revision: str) -> list[tuple[str, str, bool]]:
@@ -154,9 +146,8 @@ def mutated(draw: st.DrawFn, value: Any) -> Any:
     if kind == "drop" and keys:
         del target[draw(st.sampled_from(keys))]
         return target
-    key = (
-        draw(st.sampled_from(keys)) if keys and draw(st.booleans()) else draw(st.text(max_size=10))
-    )
+    known_key = bool(keys) and draw(st.booleans())
+    key = draw(st.sampled_from(keys)) if known_key else draw(st.text(max_size=10))
     if kind == "extra":
         target[draw(st.text(min_size=1, max_size=10))] = draw(json_value)
     elif kind == "wrong":
@@ -203,8 +194,9 @@ def messages(draw: st.DrawFn, revision: str, name: str, is_request: bool) -> dic
     drawn = draw(strategy_for(revision, name), label=name)
     params = drawn.get("params") if isinstance(drawn, dict) else None
     if revision == STATELESS and isinstance(params, dict):
-        meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
-        params = {**params, "_meta": {**meta, META_VERSION: STATELESS, META_CAPABILITIES: {}}}
+        found = params.get("_meta")
+        meta = found if isinstance(found, dict) else {}
+        params = {**params, "_meta": {**meta, **STATELESS_META}}
     message: dict[str, Any] = {"jsonrpc": "2.0", "method": drawn["method"]}
     new_params = draw(mutated(params))
     if new_params is not None or draw(st.booleans()):
@@ -212,27 +204,6 @@ def messages(draw: st.DrawFn, revision: str, name: str, is_request: bool) -> dic
     if is_request:
         message["id"] = draw(st.one_of(request_ids, request_ids, odd_ids))
     return message
-
-
-def has_lone_surrogate(value: Any) -> bool:
-    """Whether a lone surrogate is anywhere in ``value``: its JSON cannot be read as UTF-8
-    text, so the only answer is a parse error (id null), even to a notification."""
-    if type(value) is str:
-        return any("\ud800" <= c <= "\udfff" for c in value)
-    if type(value) is dict:
-        return any(has_lone_surrogate(k) or has_lone_surrogate(v) for k, v in value.items())
-    if type(value) is list:
-        return any(has_lone_surrogate(v) for v in value)
-    return False
-
-
-def encode(message: Any) -> bytes:
-    """The message's JSON: UTF-8 where orjson can write it, else escaped by the standard
-    library (integers beyond 64 bits, lone surrogates as ``\\ud800``)."""
-    try:
-        return orjson.dumps(message)
-    except orjson.JSONEncodeError:
-        return json.dumps(message).encode()
 
 
 RAW_FRAMES: Final[list[bytes]] = [
@@ -276,380 +247,3 @@ def record(transport: str, revision: str, method: str) -> None:
     if report:
         with open(report, "a") as file:
             file.write(f"{transport}\t{revision}\t{method}\n")
-
-
-# -- what every answer must be ----------------------------------------------------------------
-
-
-def no_traceback(text: str) -> None:
-    assert "Traceback (most recent call last)" not in text, text[:2000]
-    assert '.py", line ' not in text, text[:2000]
-
-
-def well_formed(answer: Any) -> None:
-    """A JSON-RPC response: version, id, and exactly one of a result or a proper error."""
-    assert type(answer) is dict, answer
-    assert answer.get("jsonrpc") == "2.0", answer
-    assert "id" in answer and type(answer["id"]) in (int, str, type(None)), answer
-    assert ("result" in answer) != ("error" in answer), answer
-    if "error" in answer:
-        error = answer["error"]
-        assert type(error) is dict and type(error.get("code")) is int, answer
-        assert type(error.get("message")) is str, answer
-        # Bad input is the client's error: a handler that failed on it answers -32603.
-        assert error["code"] != INTERNAL_ERROR, answer
-
-
-def responses_in(parsed: Any) -> list[dict[str, Any]]:
-    """The responses among what a server wrote (a batch's array counts each)."""
-    items = parsed if type(parsed) is list else [parsed]
-    return [item for item in items if type(item) is dict and "method" not in item]
-
-
-# -- stdio ------------------------------------------------------------------------------------
-
-
-class StdioPeer:
-    """``app_server.py`` over stdio at one revision; lines written and read with deadlines."""
-
-    def __init__(self, revision: str) -> None:
-        self.revision = revision
-        self.process = subprocess.Popen(
-            [sys.executable, STDIO_SERVER],
-            cwd=REPO_ROOT,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
-        self.buffer = b""
-        self.probes = 0
-        if revision != STATELESS:
-            init = {
-                "jsonrpc": "2.0",
-                "id": "init",
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": revision,
-                    "capabilities": {"roots": {}, "sampling": {}, "elicitation": {}},
-                    "clientInfo": {"name": "fuzz", "version": "0"},
-                },
-            }
-            self.write(orjson.dumps(init))
-            self.until({"init"})
-            self.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
-
-    def close(self) -> None:
-        self.process.kill()
-        self.process.wait()
-
-    def write(self, frame: bytes) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.write(frame + b"\n")
-        self.process.stdin.flush()
-
-    def lines(self, deadline: float) -> Iterator[bytes]:
-        assert self.process.stdout is not None
-        fd = self.process.stdout.fileno()
-        while True:
-            while b"\n" in self.buffer:
-                line, self.buffer = self.buffer.split(b"\n", 1)
-                yield line
-            left = deadline - time.monotonic()
-            assert left > 0, f"no answer within {ANSWER_TIMEOUT} s: the server hangs"
-            ready, _, _ = select.select([fd], [], [], left)
-            if ready:
-                chunk = os.read(fd, 1 << 20)
-                assert chunk, f"the server exited (status {self.process.poll()})"
-                self.buffer += chunk
-
-    def until(self, ids: set[Any]) -> list[Any]:
-        """What the server writes until it has answered every id in ``ids``; its own requests
-        (sampling, elicitation, roots) are answered with an error at once."""
-        seen: list[Any] = []
-        waiting = set(ids)
-        for line in self.lines(time.monotonic() + ANSWER_TIMEOUT):
-            text = line.decode("utf-8")  # a server writes UTF-8 only
-            no_traceback(text)
-            parsed = json.loads(text)
-            seen.append(parsed)
-            for item in parsed if type(parsed) is list else [parsed]:
-                if type(item) is dict and "method" in item and "id" in item:
-                    refusal = {
-                        "jsonrpc": "2.0",
-                        "id": item["id"],
-                        "error": {"code": -1, "message": "no"},
-                    }
-                    self.write(orjson.dumps(refusal))
-            for response in responses_in(parsed):
-                waiting.discard(_key(response.get("id")))
-            if not waiting:
-                return seen
-
-    def probe(self) -> dict[str, Any]:
-        """The liveness probe: ``ping`` (``server/discover`` in the stateless era)."""
-        self.probes += 1
-        probe_id = f"probe-{self.probes}"
-        if self.revision == STATELESS:
-            meta = {META_VERSION: STATELESS, META_CAPABILITIES: {}}
-            message = {
-                "jsonrpc": "2.0",
-                "id": probe_id,
-                "method": "server/discover",
-                "params": {"_meta": meta},
-            }
-        else:
-            message = {"jsonrpc": "2.0", "id": probe_id, "method": "ping"}
-        self.write(orjson.dumps(message))
-        answers = [
-            r for m in self.until({probe_id}) for r in responses_in(m) if r.get("id") == probe_id
-        ]
-        assert len(answers) == 1 and "result" in answers[0], answers
-        return answers[0]
-
-    def check_message(self, message: dict[str, Any]) -> None:
-        """One well-formed answer for a request (to its id, or to null when the id itself is
-        not one), none for a notification; the session alive after."""
-        self.write(encode(message))
-        self.probes += 1
-        probe_id = f"probe-{self.probes}"
-        probe = self._probe_message(probe_id)
-        self.write(orjson.dumps(probe))
-        seen = self.until({probe_id})
-        answers = [r for m in seen for r in responses_in(m) if r.get("id") != probe_id]
-        for answer in answers:
-            well_formed(answer)
-        request_id = message.get("id", _ABSENT)
-        if has_lone_surrogate(message):
-            assert [(a["id"], a.get("error", {}).get("code")) for a in answers] == [
-                (None, -32700)
-            ], (message, answers)
-            return
-        if request_id is _ABSENT:
-            assert answers == [], (message, answers)
-            return
-        if answers == [] and message["method"] == "subscriptions/listen":
-            # An open subscription is answered when it ends: the client ends it by cancelling.
-            cancel = {"method": "notifications/cancelled", "params": {"requestId": request_id}}
-            self.write(encode({"jsonrpc": "2.0", **cancel}))
-            self.probe()
-            return
-        if answers == [] and _key(request_id) is not None:
-            # A slow handler may answer after the probe: wait for it.
-            seen = self.until({_key(request_id)})
-            answers = [r for m in seen for r in responses_in(m)]
-        assert len(answers) == 1, (message, answers)
-        assert _key(answers[0]["id"]) in (_key(request_id), None), (message, answers)
-
-    def check_batch(self, batch: list[dict[str, Any]]) -> None:
-        """A JSON-RPC batch (revisions that have them): one array answering each of its
-        requests once (ids unique), nothing for notifications only; alive after."""
-        self.write(encode(batch))
-        self.probes += 1
-        probe_id = f"probe-{self.probes}"
-        self.write(orjson.dumps(self._probe_message(probe_id)))
-        request_ids = {m["id"] for m in batch if "id" in m}
-        unreadable = has_lone_surrogate(batch)  # one parse error, for the whole line
-        seen = self.until({probe_id} if unreadable else {probe_id, *request_ids})
-        arrays = [m for m in seen if type(m) is list]
-        singles = [m for m in seen if type(m) is dict and "method" not in m and m["id"] != probe_id]
-        for answer in [r for a in arrays for r in responses_in(a)] + singles:
-            well_formed(answer)
-        if unreadable:
-            assert [(a["id"], a["error"]["code"]) for a in singles] == [(None, -32700)], seen
-            return
-        if not request_ids:
-            assert arrays == [] and singles == [], seen
-            return
-        assert len(arrays) == 1 and singles == [], seen
-        answered = sorted(str(r["id"]) for r in responses_in(arrays[0]))
-        assert answered == sorted(str(i) for i in request_ids), (batch, arrays)
-
-    def check_frame(self, frame: bytes) -> None:
-        """Whatever a raw frame is, every answer is well-formed, one line at most, and the
-        session is alive after."""
-        self.write(frame)
-        self.probes += 1
-        probe_id = f"probe-{self.probes}"
-        self.write(orjson.dumps(self._probe_message(probe_id)))
-        seen = self.until({probe_id})
-        others = [m for m in seen if not (type(m) is dict and m.get("id") == probe_id)]
-        assert len([m for m in others if responses_in(m)]) <= 1, (frame[:200], others)
-        for answer in (r for m in others for r in responses_in(m)):
-            well_formed(answer)
-
-    def _probe_message(self, probe_id: str) -> dict[str, Any]:
-        if self.revision == STATELESS:
-            meta = {META_VERSION: STATELESS, META_CAPABILITIES: {}}
-            return {
-                "jsonrpc": "2.0",
-                "id": probe_id,
-                "method": "server/discover",
-                "params": {"_meta": meta},
-            }
-        return {"jsonrpc": "2.0", "id": probe_id, "method": "ping"}
-
-
-_ABSENT: Final = object()
-
-
-def _key(request_id: Any) -> Any:
-    """A request id as the server reads it back (an id that is no JSON-RPC id: None)."""
-    if type(request_id) is str:
-        return request_id
-    if type(request_id) is int:
-        return request_id
-    return None
-
-
-# -- Streamable HTTP --------------------------------------------------------------------------
-
-
-def sse_lines(text: str) -> list[str]:
-    """An event stream's lines: SSE ends them with CR, LF or CRLF only (``str.splitlines``
-    also splits at U+0085, U+2028 and others, which JSON carries unescaped)."""
-    return re.split(r"\r\n|\r|\n", text)
-
-
-BOTH: Final = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
-
-
-class HttpPeer:
-    """``conformance_app.py`` on Streamable HTTP: one server process for both eras."""
-
-    def __init__(self) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, HTTP_SERVER, "--port", "0"],
-            cwd=REPO_ROOT,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
-        assert self.process.stdout is not None
-        self.url = self.process.stdout.readline().decode().strip()
-        assert self.url.startswith("http://"), self.url
-        self.http = httpx.Client(timeout=ANSWER_TIMEOUT)
-        self.sessions: dict[str, dict[str, str]] = {}
-
-    def close(self) -> None:
-        self.http.close()
-        self.process.kill()
-        self.process.wait()
-
-    def session(self, revision: str) -> dict[str, str]:
-        """The headers of this peer's session at ``revision`` (opened on first use)."""
-        headers = self.sessions.get(revision)
-        if headers is None:
-            init = {
-                "jsonrpc": "2.0",
-                "id": 0,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": revision,
-                    "capabilities": {},
-                    "clientInfo": {"name": "fuzz", "version": "0"},
-                },
-            }
-            response = self.http.post(self.url, json=init, headers=BOTH)
-            assert response.status_code == 200, response.text
-            headers = {
-                **BOTH,
-                "mcp-session-id": response.headers["mcp-session-id"],
-                "mcp-protocol-version": revision,
-            }
-            done = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-            assert self.http.post(self.url, json=done, headers=headers).status_code == 202
-            self.sessions[revision] = headers
-        return headers
-
-    def headers_for(self, revision: str, message: Any) -> dict[str, str]:
-        if revision != STATELESS:
-            return self.session(revision)
-        try:
-            found = standard_headers(message) if type(message) is dict else {}
-        except UnicodeEncodeError:  # a lone surrogate in the name: sent without it
-            found = {}
-        headers = {**BOTH, "mcp-protocol-version": STATELESS}
-        headers.update({k.lower(): v for k, v in found.items() if v.isascii() and v.isprintable()})
-        return headers
-
-    def post(self, revision: str, body: bytes, message: Any = None) -> httpx.Response:
-        response = self.http.post(
-            self.url, content=body, headers=self.headers_for(revision, message)
-        )
-        no_traceback(response.text)
-        assert response.status_code < 500, (response.status_code, response.text[:500])
-        return response
-
-    def answers(self, response: httpx.Response) -> list[Any]:
-        if response.status_code == 202 or not response.content:
-            return []
-        if response.headers.get("content-type", "").startswith("text/event-stream"):
-            return [
-                json.loads(line[6:])
-                for line in sse_lines(response.text)
-                if line.startswith("data: ") and line[6:].strip()
-            ]
-        return [response.json()]
-
-    def probe(self, revision: str) -> None:
-        if revision == STATELESS:
-            meta = {META_VERSION: STATELESS, META_CAPABILITIES: {}}
-            message = {
-                "jsonrpc": "2.0",
-                "id": "probe",
-                "method": "server/discover",
-                "params": {"_meta": meta},
-            }
-        else:
-            message = {"jsonrpc": "2.0", "id": "probe", "method": "ping"}
-        response = self.post(revision, orjson.dumps(message), message)
-        assert response.status_code == 200, response.text
-        (answer,) = [r for a in self.answers(response) for r in responses_in(a)]
-        assert "result" in answer, answer
-
-    def check_message(self, revision: str, message: dict[str, Any]) -> None:
-        if message["method"] == "subscriptions/listen":
-            self.check_listen(revision, message)
-            return
-        response = self.post(revision, encode(message), message)
-        answers = [r for a in self.answers(response) for r in responses_in(a)]
-        for answer in answers:
-            well_formed(answer)
-        if has_lone_surrogate(message):
-            assert response.status_code == 400, (response.status_code, answers)
-            assert [a.get("error", {}).get("code") for a in answers] == [-32700], answers
-        elif "id" not in message or response.status_code >= 400:
-            assert len(answers) <= 1, answers
-        else:
-            assert len(answers) == 1, (message, response.status_code, answers)
-            assert _key(answers[0]["id"]) in (_key(message["id"]), None), (message, answers)
-        self.probe(revision)
-
-    def check_listen(self, revision: str, message: dict[str, Any]) -> None:
-        """An accepted ``subscriptions/listen`` is an SSE stream that stays open: read what
-        comes within a second, then close it (the server ends the subscription)."""
-        headers = self.headers_for(revision, message)
-        timeout = httpx.Timeout(ANSWER_TIMEOUT, read=1.0)
-        with self.http.stream(
-            "POST", self.url, content=encode(message), headers=headers, timeout=timeout
-        ) as response:
-            assert response.status_code < 500, response.status_code
-            text = ""
-            try:
-                for chunk in response.iter_text():
-                    text += chunk
-            except httpx.ReadTimeout:
-                assert response.headers["content-type"].startswith("text/event-stream")
-            no_traceback(text)
-            for line in sse_lines(text):
-                if line.startswith("data: ") and line[6:].strip():
-                    for answer in responses_in(json.loads(line[6:])):
-                        well_formed(answer)
-        self.probe(revision)
-
-    def check_frame(self, revision: str, frame: bytes) -> None:
-        response = self.post(revision, frame)
-        for answer in (r for a in self.answers(response) for r in responses_in(a)):
-            well_formed(answer)
-        self.probe(revision)

@@ -18,17 +18,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from fuzzkit import (
-    CASES,
-    REVISIONS,
-    STATELESS,
-    HttpPeer,
-    StdioPeer,
-    messages,
-    raw_frames,
-    record,
-)
-from generated_helpers import hypothesis_jsonschema_shims
+from fuzz_http import HttpPeer
+from fuzz_stdio import StdioPeer
+from fuzz_wire import STATELESS
+from fuzzkit import CASES, messages, raw_frames, record
+from generated_helpers import REVISIONS, hypothesis_jsonschema_shims
 from hypothesis import HealthCheck, Phase, given, settings, strategies as st
 
 EXAMPLES = int(os.environ.get("MCPBIND_FUZZ_EXAMPLES", "3"))

@@ -7,14 +7,25 @@ is expected to hit clients in one place and servers in another.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 import pytest
+from diff_mutations import (
+    AUDIO,
+    EXTRA,
+    add_member,
+    both,
+    closed,
+    del_prop,
+    drop_member,
+    props,
+    require,
+    set_prop,
+    unrequire,
+)
 from diff_schema import Defs, Mutation, message, ref
-from mcpbind.codegen.diff import RULE_DOCS, Change, Rule, Severity, diff_revisions
+from mcpbind.codegen.diff import RULE_DOCS, Change, Rule, Severity
 from mcpbind.codegen.diff.rules import SURFACE_RULES
 from mcpbind.codegen.diff.taxonomy import SPECS
 
@@ -36,64 +47,6 @@ class Case:
     incidental: frozenset[Rule] = field(default_factory=frozenset)
 
 
-def props(defs: Defs, name: str) -> dict[str, Any]:
-    result: dict[str, Any] = defs[name]["properties"]
-    return result
-
-
-def add_member(union: str, name: str, schema: Defs) -> Mutation:
-    def mutate(defs: Defs) -> None:
-        defs[name] = schema
-        defs[union]["anyOf"].append(ref(name))
-
-    return mutate
-
-
-def drop_member(union: str, name: str) -> Mutation:
-    def mutate(defs: Defs) -> None:
-        defs[union]["anyOf"].remove(ref(name))
-
-    return mutate
-
-
-def both(*mutations: Mutation) -> Mutation:
-    def mutate(defs: Defs) -> None:
-        for m in mutations:
-            m(defs)
-
-    return mutate
-
-
-def set_prop(definition: str, prop: str, schema: Any) -> Mutation:
-    def mutate(defs: Defs) -> None:
-        props(defs, definition)[prop] = schema
-
-    return mutate
-
-
-def del_prop(definition: str, prop: str) -> Mutation:
-    def mutate(defs: Defs) -> None:
-        del props(defs, definition)[prop]
-        if prop in defs[definition].get("required", []):
-            defs[definition]["required"].remove(prop)
-
-    return mutate
-
-
-def require(definition: str, prop: str) -> Mutation:
-    def mutate(defs: Defs) -> None:
-        defs[definition]["required"].append(prop)
-
-    return mutate
-
-
-def unrequire(definition: str, prop: str) -> Mutation:
-    def mutate(defs: Defs) -> None:
-        defs[definition]["required"].remove(prop)
-
-    return mutate
-
-
 def rename_text_content(defs: Defs) -> None:
     defs["PlainTextContent"] = defs.pop("TextContent")
     defs["Content"]["anyOf"][0] = ref("PlainTextContent")
@@ -107,24 +60,11 @@ def result_envelope(defs: Defs) -> None:
     }
 
 
-def closed(definition: str) -> Mutation:
-    def mutate(defs: Defs) -> None:
-        defs[definition]["additionalProperties"] = False
-
-    return mutate
-
-
 def same_as_content(defs: Defs) -> None:
     defs["ContentBlock"] = {"anyOf": [ref("TextContent"), ref("ImageContent")]}
     props(defs, "ThingResult")["content"]["items"] = ref("ContentBlock")
 
 
-EXTRA = {"type": "object", "properties": {"x": {"type": "string"}, "y": {"type": "integer"}}}
-AUDIO = {
-    "type": "object",
-    "properties": {"type": {"const": "audio", "type": "string"}, "data": {"type": "string"}},
-    "required": ["type", "data"],
-}
 ADDED = frozenset({Rule.DEFINITION_ADDED})
 # A message union's member change is reported beside the method rule (compatible on the wire).
 MEMBER_ADDED = frozenset({Rule.UNION_MEMBER_ADDED})
@@ -566,138 +506,7 @@ def test_every_rule_is_documented_and_covered() -> None:
     assert set(RULE_DOCS) == set(Rule)
     # Read from the documents, not the IR: covered in tests/codegen/test_diff_meaning.py.
     documents = {Rule.DEPRECATED, Rule.UNDEPRECATED, Rule.DIALECT_CHANGED}
-    # A server's surface: covered in test_diff_surface.py.
+    # A server's surface: test_diff_surface.py; descriptions: test_diff_change_details.py.
     covered = {c.rule for c in CASES} | {Rule.DESCRIPTION_CHANGED} | documents | SURFACE_RULES
     covered |= set(SPECS)  # the keyword families: test_diff_keywords.py
     assert covered == set(Rule)
-
-
-def test_description_changes_are_hidden_unless_asked(
-    diff_of: Callable[..., list[Change]],
-) -> None:
-    new = set_prop("ThingRequestParams", "name", {"type": "string", "description": "Other."})
-    assert diff_of(None, new) == []
-    [change] = diff_of(None, new, include_descriptions=True)
-    assert change.rule is Rule.DESCRIPTION_CHANGED and change.severity is C
-    assert (change.path, change.old, change.new) == (
-        "ThingRequestParams.name",
-        "Which thing.",
-        "Other.",
-    )
-    assert not change.bindings
-
-
-def test_a_definition_read_by_both_sides_is_judged_for_both(
-    diff_of: Callable[..., list[Change]],
-) -> None:
-    shared = set_prop("ThingRequestParams", "hint", ref("Content"))
-    [change] = [
-        c
-        for c in diff_of(shared, both(shared, add_member("Content", "AudioContent", AUDIO)))
-        if c.rule is Rule.UNION_MEMBER_ADDED
-    ]
-    assert change.direction == BOTH
-    assert change.affects == ("client", "server")
-    assert "clients and servers reading it" in change.message
-
-
-def test_a_definition_no_message_carries_breaks_nobody_on_the_wire(
-    diff_of: Callable[..., list[Change]],
-) -> None:
-    def extra(defs: Defs) -> None:
-        defs["Extra"] = copy.deepcopy(EXTRA)
-
-    [change] = diff_of(extra, both(extra, set_prop("Extra", "x", {"type": "boolean"})))
-    assert change.rule is Rule.TYPE_CHANGED and change.path == "Extra.x"
-    assert change.severity is C and change.bindings and change.direction is None
-    assert "no message carries it" in change.message
-
-
-def test_reference_to_a_bigger_shape_reports_the_difference(
-    diff_of: Callable[..., list[Change]],
-) -> None:
-    def paginated(defs: Defs) -> None:
-        defs["PaginatedParams"] = {
-            "type": "object",
-            "properties": {
-                "name": {"type": "string"},
-                "mode": {"type": "string", "enum": ["fast", "slow"]},
-                "cursor": {"type": "string"},
-            },
-            "required": ["name"],
-        }
-        props(defs, "ThingRequest")["params"] = ref("PaginatedParams")
-
-    [change] = [c for c in diff_of(None, paginated) if c.rule is not Rule.DEFINITION_ADDED]
-    assert change.rule is Rule.REFERENCE_CHANGED and change.severity is C and change.bindings
-    assert (change.old, change.new) == ("ThingRequestParams", "PaginatedParams")
-    assert "property 'cursor' added (optional" in change.message
-
-    def stricter(defs: Defs) -> None:
-        paginated(defs)
-        defs["PaginatedParams"]["required"].append("cursor")
-
-    [change] = [c for c in diff_of(None, stricter) if c.rule is not Rule.DEFINITION_ADDED]
-    assert change.rule is Rule.TYPE_NARROWED and change.severity is B
-    assert change.affects == ("client",)
-
-
-def test_object_becoming_a_union_keeps_the_old_shape_as_a_member(
-    diff_of: Callable[..., list[Change]],
-) -> None:
-    def split(defs: Defs) -> None:
-        defs["ThingByName"] = defs.pop("ThingRequestParams")
-        defs["ThingById"] = {
-            "type": "object",
-            "properties": {"id": {"type": "integer"}},
-            "required": ["id"],
-        }
-        defs["ThingRequestParams"] = {"anyOf": [ref("ThingByName"), ref("ThingById")]}
-
-    [change] = [c for c in diff_of(None, split) if c.rule is not Rule.DEFINITION_ADDED]
-    assert change.rule is Rule.TYPE_WIDENED and change.path == "ThingRequestParams"
-    assert change.severity is P and change.affects == ("server",)
-    assert "ThingById" in change.message
-
-
-def test_additional_properties_values_read_as_words(diff_of: Callable[..., list[Change]]) -> None:
-    [opened] = diff_of(closed("ThingRequestParams"), None)
-    assert (opened.old, opened.new) == (False, "any")
-    [closing] = diff_of(None, closed("ThingRequestParams"))
-    assert (closing.old, closing.new) == ("any", False)
-
-
-def test_a_union_the_schema_collapsed_into_its_only_member_keeps_its_direction(
-    diff_of: Callable[..., list[Change]],
-) -> None:
-    """2026-07-28 emits ``ClientNotification = CancelledNotification`` as the member inlined."""
-
-    def collapse(defs: Defs) -> None:
-        defs["ClientNotification"] = copy.deepcopy(defs["InitializedNotification"])
-
-    assert diff_of(None, collapse) == []
-
-
-def test_a_message_union_gaining_a_member_is_reported_beside_the_method(
-    diff_of: Callable[..., list[Change]],
-) -> None:
-    """2025-06-18's ServerRequest gained ElicitRequest: a reader of the bindings looks for the
-    union change, the wire is judged once, by the method rule."""
-    elicit = add_member("ServerRequest", "ElicitRequest", message("elicitation/create"))
-    changes = diff_of(None, elicit)
-    [method] = [c for c in changes if c.rule is Rule.METHOD_ADDED]
-    [union] = [c for c in changes if c.rule is Rule.UNION_MEMBER_ADDED]
-    assert method.path == "elicitation/create" and method.severity is P
-    assert union.path == "ServerRequest" and union.new == "ElicitRequest"
-    assert union.severity is C and union.affects == () and not union.bindings
-    assert "'elicitation/create'" in union.message
-    [gone] = [c for c in diff_of(elicit, None) if c.rule is Rule.UNION_MEMBER_REMOVED]
-    assert gone.path == "ServerRequest" and gone.bindings and gone.severity is C
-
-
-def test_the_pinned_server_request_union_gains_elicit_request(irs: dict[str, Any]) -> None:
-    changes = diff_revisions(irs["2025-03-26"], irs["2025-06-18"])
-    assert [(c.rule, c.new) for c in changes if c.path == "ServerRequest"] == [
-        (Rule.UNION_MEMBER_ADDED, "ElicitRequest")
-    ]
-    assert any(c.rule is Rule.METHOD_ADDED and c.path == "elicitation/create" for c in changes)
