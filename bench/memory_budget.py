@@ -3,7 +3,7 @@
 Starts ``tests/runtime/budget_server.py`` (its sessions' own byte bound lifted) with each
 ``--budgets`` limit in MiB, sends ``--calls`` calls whose 3 MiB argument the tool holds, and
 prints how many were held (the rest answered busy) and the server's peak RSS over its base:
-its RSS once it has served one call of the same shape (as ``tests/runtime/test_memory_budget.py``).
+its RSS once it has served one call of the same shape (as ``tests/runtime/test_memory_budget_stdio.py``).
 
     .venv/bin/python bench/memory_budget.py --budgets 32 256 1024
     .venv/bin/python bench/memory_budget.py --mmap-threshold 131072   # glibc's fixed
