@@ -66,6 +66,7 @@ def _parser() -> argparse.ArgumentParser:
     worker.add_argument("--host", default="127.0.0.1")
     worker.add_argument("--port", type=int, required=True)
     worker.add_argument("--app-dir")
+    worker.add_argument("--fd", type=int, help="serve on this inherited listening socket")
     return parser
 
 
@@ -73,7 +74,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     if args.command == "worker":
-        run_worker(args.target, args.host, args.port, args.app_dir)
+        run_worker(args.target, args.host, args.port, args.app_dir, args.fd)
         return 0
     try:
         return serve_cluster(

@@ -35,6 +35,7 @@ from typing import IO, Any, Final, Protocol, cast, runtime_checkable
 import anyio
 import httpx
 from mcpbind.runtime.eras.input_required import STATE_KEY_ENV
+from mcpbind.runtime.transports.http.uvicorn import tcp_listener
 from starlette.types import ASGIApp, Receive, Scope, Send
 from uvicorn.importer import import_from_string
 
@@ -57,6 +58,8 @@ HEALTH_PATH: Final = "/healthz"
 START_TIMEOUT: Final = 30.0
 #: How long stopped processes get to finish before they are killed.
 STOP_GRACE: Final = 5.0
+#: The key of the balancer's socket among the ones the supervisor holds.
+_BALANCER: Final = "balancer"
 #: glibc's mmap threshold fixed for the workers unless set: blocks of 128 KiB or more are then
 #: mapped and given back when freed, so a worker's RSS follows its memory budget (with the
 #: sliding default, freed multi-MiB bodies stayed resident: docs/security.md, "Memory budget").
@@ -133,21 +136,24 @@ class HealthRoute:
             await closer()
 
 
-def run_worker(target: str, host: str, port: int, app_dir: str | None = None) -> None:
+def run_worker(
+    target: str, host: str, port: int, app_dir: str | None = None, fd: int | None = None
+) -> None:
     """One worker: build the app on ``shared_state_from_env()`` and serve it until SIGINT,
-    SIGTERM, or the supervisor that started it being gone (killed outright)."""
+    SIGTERM, or the supervisor that started it being gone (killed outright). ``fd``: the
+    listening socket the supervisor bound for it (then ``port`` only names it)."""
     from mcpbind.runtime.core.lifespan import LifespanStartupError
     from mcpbind.runtime.core.run import run
 
     if app_dir is not None:
         sys.path.insert(0, app_dir)
     try:
-        run(_serve_worker, target, host, port, os.getppid())
+        run(_serve_worker, target, host, port, os.getppid(), fd)
     except LifespanStartupError as exc:
         raise SystemExit(f"mcpbind: {exc}") from None
 
 
-async def _serve_worker(target: str, host: str, port: int, parent: int) -> None:
+async def _serve_worker(target: str, host: str, port: int, parent: int, fd: int | None) -> None:
     from mcpbind.runtime.transports.http.lifespan import owner_running
     from mcpbind.runtime.transports.http.uvicorn import serving
 
@@ -159,7 +165,7 @@ async def _serve_worker(target: str, host: str, port: int, parent: int) -> None:
     # startup is one line and status 1, not uvicorn exiting from inside its task.
     async with (
         owner_running(getattr(served, "serve", None)),
-        serving(app, host, port),
+        serving(app, host, port, sock=None if fd is None else socket.socket(fileno=fd)),
         anyio.create_task_group() as tg,
     ):
         tg.start_soon(_until_signal, tg.cancel_scope)
@@ -191,6 +197,7 @@ def haproxy_config(
     check_ms: int = 1000,
     timeout_s: int = 300,
     sticky: bool = False,
+    listen_fd: int | None = None,
 ) -> str:
     """An haproxy configuration: ``host:port`` balanced round robin over ``workers``, each
     checked on ``HEALTH_PATH`` every ``check_ms`` (down after 2 failures, each allowed 2 s: a
@@ -202,13 +209,20 @@ def haproxy_config(
     their session's owner. ``sticky`` adds a stick table that learns each ``Mcp-Session-Id``
     from the response that issued it and sends the session's later requests to that worker,
     which saves the forwarding hop; requests without the header stay round robin, and a
-    session whose worker is down goes elsewhere (forwarded, or 404 if it died)."""
+    session whose worker is down goes elsewhere (forwarded, or 404 if it died). ``listen_fd``:
+    haproxy listens on that inherited socket (``bind fd@N``, bound to ``host:port`` by the
+    supervisor that runs it) instead of binding ``host:port`` itself."""
     stick = (
         "    stick-table type string len 128 size 1m expire 30m\n"
         "    stick on req.hdr(mcp-session-id)\n"
         "    stick store-response res.hdr(mcp-session-id)\n"
         if sticky
         else ""
+    )
+    bind = (
+        f"    bind {host}:{port}"
+        if listen_fd is None
+        else f"    # {host}:{port}, bound by the supervisor and inherited\n    bind fd@{listen_fd}"
     )
     servers = "\n".join(
         f"    server {w.name.replace(':', '_')} 127.0.0.1:{w.port} check" for w in workers
@@ -231,7 +245,7 @@ defaults
     timeout check 2s
 
 frontend mcp
-    bind {host}:{port}
+{bind}
     default_backend mcp_workers
 
 backend mcp_workers
@@ -263,7 +277,10 @@ class Supervisor:
     """Runs the workers (and haproxy, if asked), reports deaths, stops them all on a signal.
 
     ``port`` is the balancer's; worker ``i`` (1-based) listens on ``port + i``, or on a free
-    port when ``port`` is 0 (the balancer then gets one too). Every worker gets ``state_key``
+    port when ``port`` is 0 (the balancer then gets one too). The supervisor binds each port
+    itself and hands the socket to the process serving it (``--fd``, ``bind fd@N``): a port
+    chosen free and bound later by that process could be taken meanwhile by any other one.
+    Every worker gets ``state_key``
     as ``MCPBIND_STATE_KEY`` (drawn here unless set), the default key of every
     ``RequestStateKeeper``: a 2026 ``requestState`` sealed by one worker is then opened by any
     other. ``durable_tasks`` keeps the workers' tasks in that Redis too (``MCPBIND_DURABLE_TASKS``:
@@ -294,17 +311,47 @@ class Supervisor:
     )
     balancer: subprocess.Popen[bytes] | None = field(init=False, default=None)
     stopping: threading.Event = field(init=False, default_factory=threading.Event)
+    #: Sockets bound for the workers and the balancer, held until their process inherits them.
+    _sockets: dict[str, socket.socket] = field(init=False, default_factory=dict[str, socket.socket])
 
     def __post_init__(self) -> None:
         if self.workers < 1:
             raise ValueError("at least one worker")
+        held: list[socket.socket] = []
         if self.port == 0:
-            self.port = free_port(self.host)
-            ports = [free_port(self.host) for _ in range(self.workers)]
+            # The kernel's picks, held from now on (a configuration that haproxy is not run
+            # with here only names a port, for whoever runs it).
+            if self.run_haproxy:
+                self._sockets[_BALANCER] = self._listen(0)
+                self.port = self._sockets[_BALANCER].getsockname()[1]
+            else:
+                self.port = free_port(self.host)
+            held = [self._listen(0) for _ in range(self.workers)]
+            ports = [sock.getsockname()[1] for sock in held]
         else:
             ports = [self.port + i for i in range(1, self.workers + 1)]
         host_name = socket.gethostname()
         self.specs = [WorkerSpec(f"{host_name}:{p}", p) for p in ports]
+        self._sockets.update(zip((spec.name for spec in self.specs), held, strict=False))
+
+    def _listen(self, port: int) -> socket.socket:
+        """A socket listening on ``port`` (0: the kernel's pick); ``RuntimeError`` if in use."""
+        sock: socket.socket | None = None
+        try:
+            sock = tcp_listener(self.host, port)
+            # Listening: only that keeps a port from processes that reuse addresses too.
+            sock.listen(socket.SOMAXCONN)
+        except OSError as exc:
+            if sock is not None:
+                sock.close()
+            raise RuntimeError(f"cannot listen on {self.host}:{port}: {exc.strerror}") from None
+        return sock
+
+    def _handed(self, name: str, port: int) -> socket.socket:
+        """The socket held for ``name`` (bound now if none is: a restart), which the caller
+        passes to a process and then closes."""
+        sock = self._sockets.pop(name, None)
+        return sock if sock is not None else self._listen(port)
 
     def _say(self, line: str) -> None:
         self.out.write(line + "\n")
@@ -321,11 +368,14 @@ class Supervisor:
             env[REDIS_URL_ENV] = self.redis_url
         if self.durable_tasks:
             env[DURABLE_TASKS_ENV] = "1"
-        command = [sys.executable, "-m", "mcpbind.runtime.cluster", "worker", self.target,
-                   "--host", self.host, "--port", str(spec.port)]  # fmt: skip
-        if self.app_dir is not None:
-            command += ["--app-dir", self.app_dir]
-        process = subprocess.Popen(command, env=env)
+        sock = self._handed(spec.name, spec.port)
+        with sock:  # the worker's own copy is its; ours goes, so a dead worker refuses
+            command = [sys.executable, "-m", "mcpbind.runtime.cluster", "worker", self.target,
+                       "--host", self.host, "--port", str(spec.port),
+                       "--fd", str(sock.fileno())]  # fmt: skip
+            if self.app_dir is not None:
+                command += ["--app-dir", self.app_dir]
+            process = subprocess.Popen(command, env=env, pass_fds=(sock.fileno(),))
         self.processes[spec.name] = process
         return process
 
@@ -341,34 +391,47 @@ class Supervisor:
         self._say(f"worker {spec.name} pid {process.pid} http://{self.host}:{spec.port}/mcp")
 
     def start(self) -> None:
-        """Start every worker (all at once), wait for each, then the balancer if asked."""
+        """Start every worker (all at once), wait for each, then the balancer if asked.
+        Every port is bound first: one in use ends the command before anything runs."""
+        if self.run_haproxy and _BALANCER not in self._sockets:
+            self._sockets[_BALANCER] = self._listen(self.port)
+        for spec in self.specs:
+            if spec.name not in self._sockets:
+                self._sockets[spec.name] = self._listen(spec.port)
         started = [(spec, self._spawn(spec)) for spec in self.specs]
         for spec, process in started:
             self._await_ready(spec, process)
         if self.haproxy_path is not None:
+            balancer = self._sockets.pop(_BALANCER, None)
             text = haproxy_config(
-                self.specs, self.port, self.host, check_ms=self.check_ms, sticky=self.sticky
+                self.specs,
+                self.port,
+                self.host,
+                check_ms=self.check_ms,
+                sticky=self.sticky,
+                listen_fd=None if balancer is None else balancer.fileno(),
             )
             self.haproxy_path.write_text(text)
             self._say(f"haproxy configuration {self.haproxy_path}")
-            if self.run_haproxy:
-                self._start_haproxy(self.haproxy_path)
+            if balancer is not None:
+                with balancer:
+                    self._start_haproxy(self.haproxy_path, balancer)
         self._say("ready")
 
-    def _start_haproxy(self, config: Path) -> None:
+    def _start_haproxy(self, config: Path, sock: socket.socket) -> None:
+        """Run haproxy on ``sock`` (inherited); ready once a health check through it answers."""
         # -db: stay in the foreground (a child we can stop); -W would fork a master.
-        self.balancer = subprocess.Popen([self.haproxy_binary, "-db", "-f", str(config)])
+        self.balancer = subprocess.Popen(
+            [self.haproxy_binary, "-db", "-f", str(config)], pass_fds=(sock.fileno(),)
+        )
+        url = f"http://{self.host}:{self.port}{HEALTH_PATH}"
         deadline = time.monotonic() + START_TIMEOUT
-        while True:
+        while not _healthy(url):
             if self.balancer.poll() is not None:
                 raise RuntimeError(f"haproxy exited with code {self.balancer.returncode}")
-            try:
-                with socket.create_connection((self.host, self.port), timeout=0.5):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError("haproxy did not start listening in time") from None
-                time.sleep(0.05)
+            if time.monotonic() > deadline or self.stopping.is_set():
+                raise RuntimeError(f"haproxy did not answer {url} in time")
+            time.sleep(0.05)
         self._say(f"balancer pid {self.balancer.pid} http://{self.host}:{self.port}/mcp")
 
     def watch(self) -> int:
@@ -397,6 +460,9 @@ class Supervisor:
     def stop(self) -> None:
         """SIGTERM to the balancer and every worker, SIGKILL to those still there after
         ``STOP_GRACE`` seconds."""
+        for sock in self._sockets.values():
+            sock.close()
+        self._sockets.clear()
         running = list(self.processes.values())
         if self.balancer is not None:
             running.append(self.balancer)

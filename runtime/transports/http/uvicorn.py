@@ -42,6 +42,7 @@ __all__ = [
     "DEFAULT_MAX_HEAD_BYTES",
     "serve_forever",
     "serving",
+    "tcp_listener",
 ]
 
 logger = logging.getLogger("mcpbind.runtime.http")
@@ -226,6 +227,21 @@ class _HeadGuard(asyncio.Protocol):
             self.transport.close()
 
 
+def tcp_listener(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to ``host:port`` (0: a free port, the kernel's pick)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # IPPROTO_TCP explicitly: asyncio only sets TCP_NODELAY on accepted sockets whose proto
+    # says TCP, and without it every small POST waits out a 40 ms delayed ACK.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
 def _guarded(http: Any, limits: _Limits) -> type[asyncio.Protocol]:
     """uvicorn's protocol class for ``http`` ("auto", "h11", "httptools" or a class), guarded."""
     base = import_from_string(HTTP_PROTOCOLS.get(http, http)) if isinstance(http, str) else http
@@ -256,6 +272,7 @@ async def serving(
     header_timeout: float = DEFAULT_HEADER_TIMEOUT,
     max_head_bytes: int = DEFAULT_MAX_HEAD_BYTES,
     memory_budget: MemoryBudget | None = None,
+    sock: socket.socket | None = None,
     **options: Any,
 ) -> AsyncGenerator[str, None]:
     """Serve ``app`` on uvicorn (lifespan on) while the block runs; yields ``http://host:port``.
@@ -268,16 +285,15 @@ async def serving(
     held there at ``REQUEST_BYTES`` from its complete head until its response is complete. ``options`` go to
     ``uvicorn.Config`` (``http="h11"`` etc. is honoured and guarded the same way). On the way
     out, an app with ``close_subscriptions`` (``StreamableHTTPServer``) first ends its open
-    listen streams gracefully.
+    listen streams gracefully. ``sock``: a socket bound already, served instead of binding
+    ``port`` (``host`` still names it in the URL), as a supervisor hands one to its worker so that
+    no other process can take the port between choosing it and serving on it.
     """
     budget = memory_budget or process_budget()
     limits = _Limits(_fd_budget(max_connections), header_timeout, max_head_bytes, budget)
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    # IPPROTO_TCP explicitly: asyncio only sets TCP_NODELAY on accepted sockets whose proto
-    # says TCP, and without it every small POST waits out a 40 ms delayed ACK.
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
+    if sock is None:
+        sock = tcp_listener(host, port)
+    family = sock.family
     bound_port = sock.getsockname()[1]
     # No access log: at level "warning" it is never shown, but uvicorn still formats every
     # line's arguments (a few percent of a small request).

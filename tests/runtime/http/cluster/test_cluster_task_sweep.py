@@ -128,7 +128,8 @@ async def test_a_listener_on_another_worker_hears_the_task_of_a_killed_worker_fa
             # Nobody reads the task: the sweep of a live worker fails it, and says so here.
             with anyio.fail_after(30):
                 heard = await next_message(lines)
-        assert heard["method"] == "notifications/tasks"
+        # A response here ends the listen: the message, and what the cluster said, tell why.
+        assert heard.get("method") == "notifications/tasks", (heard, durable_cluster.stderr())
         params = heard["params"]
         assert (params["taskId"], params["status"]) == (task_id, "failed")
         assert params["error"]["code"] == -32603
