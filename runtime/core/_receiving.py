@@ -72,7 +72,7 @@ class Receiving(Outgoing):
 
     async def _read_loop(self) -> None:
         """Read until the input ends. On asyncio the reading runs in a task of its own, which a
-        handler started in it may keep (``_start_handler``); a new task then reads on."""
+        handler started in it may keep (``_begin``); a new task then reads on."""
         if self._eager:
             await self._relay.run()
         else:
@@ -246,7 +246,19 @@ class Receiving(Outgoing):
             batch.open += 1
         if admitted:
             if self._eager and batch is None:
-                return await self._start_handler(entry, here)
+                # The eager start (``_begin``) is no coroutine of its own: a handler that
+                # never waits is answered with one coroutine fewer per request.
+                started = self._begin(entry)
+                if started is None:
+                    return None
+                handlers = self._handlers
+                assert handlers is not None
+                if here:
+                    return handlers.borrow(request_id, started)
+                handlers.adopt_current(request_id)
+                self._relay.start()
+                await started
+                return None
             handlers = self._handlers
             assert handlers is not None
             handlers.start(request_id, self._handle, entry)
@@ -270,10 +282,12 @@ class Receiving(Outgoing):
             raise anyio.ClosedResourceError
         return self._on_request(message, envelope, None, envelope.size, True)
 
-    async def _start_handler(self, entry: Incoming, here: bool = False) -> Borrowed | None:
-        """Handle a request in the reading task (``_eager.py``): answered at once if its handler
-        never waits; else this task stays the handler's, and a new one reads on. ``here``: the
-        task is the caller's of ``serve_here``, which keeps the handler (``Borrowed``)."""
+    def _begin(self, entry: Incoming) -> eager.Started | None:
+        """Handle a request in the calling task (``_eager.py``): None once answered, as a
+        handler that never waits is; else its ``Started`` rest, which the caller drives. The
+        calling task is the reading one, which then becomes the handler's while a new one reads
+        on, or a transport's that called ``serve_here``, which keeps the handler
+        (``Borrowed``)."""
         request_id = entry.request_id
         try:
             started = eager.start(self._handle(entry))
@@ -285,15 +299,7 @@ class Receiving(Outgoing):
             raise
         if started is None:
             self._on_handler_done(request_id)
-            return None
-        handlers = self._handlers
-        assert handlers is not None
-        if here:
-            return handlers.borrow(request_id, started)
-        handlers.adopt_current(request_id)
-        self._relay.start()
-        await started
-        return None
+        return started
 
     async def _handle(self, entry: Incoming) -> None:
         session: Session = self  # type: ignore[assignment]  # the one class built on this
@@ -304,9 +310,20 @@ class Receiving(Outgoing):
             await self._reply(entry, response)
             return
         entry.answered = True  # ``_reply`` inlined: this is the hot path
-        try:  # noqa: SIM105 - ``contextlib.suppress`` costs an object and two calls
-            await self.send_raw(response, entry.request_id)
-        except ConnectionClosedError:
+        if self._closed_error is not None:
+            return  # ``send_raw`` would raise it, and a closed session's answer is dropped
+        # ``send_raw`` and ``put`` written out: two coroutines per answer (3.3k instructions of
+        # an echo call, bench/README.md) for a sink that takes it at once, as nearly all do.
+        outgoing = self.connection.outgoing
+        envelope = Envelope(response, None, entry.request_id)
+        try:
+            outgoing.send_nowait(envelope)
+        except anyio.WouldBlock:
+            try:  # noqa: SIM105 - ``contextlib.suppress`` costs an object and two calls
+                await outgoing.send(envelope)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                pass
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             pass
 
     async def _reply(self, entry: Incoming, response: dict[str, Any]) -> None:

@@ -48,6 +48,7 @@ _FINAL = frozenset({_COMPLETE, "input_required"})
 #: The first revision without JSON-RPC batches.
 BATCHES_REMOVED: Final = "2025-06-18"
 _JSON_TYPE: Final = (b"content-type", JSON.encode())
+_RETRY_AFTER: Final = (b"retry-after", RETRY_AFTER.encode())
 
 
 async def batch_allowed(send: Send, revision: str | None) -> bool:
@@ -146,10 +147,7 @@ async def exchange(
         async with session.lock:
             await session.commit_sse(stream)
 
-    async def close_sse_stream() -> None:
-        await session.close_sse_stream(stream)
-
-    context = HttpRequestContext(scope, session.id, close_sse_stream)
+    context = HttpRequestContext(scope, session.id, session, stream)
     # A lone request is served in this task when the session allows it: a pooled one
     # (``here``), or one a session's reader, waiting idle, would read next (``serves_here``).
     serving: Session | None = (
@@ -171,6 +169,13 @@ async def exchange(
         stream.detach(token)
         await error(send, 404, CONNECTION_ERROR, "Session not found")
         return None
+    if stream.done and stream.mode != SSE_MODE:
+        # Answered already (served here, its handler never waited): written from this
+        # coroutine, without ``_answer``'s (which waits, and which ``_beside`` runs apart).
+        answer, head, body = _json_reply(session, stream, token, batch, modern)
+        await send(head)
+        await send(body)
+        return answer
     return await _answer(owner, session, stream, token, receive, send, batch, modern)
 
 
@@ -230,33 +235,9 @@ async def _answer(
                     break
                 await stream.signal.wait(deadline - clock())
         if stream.mode != SSE_MODE:
-            stream.detach(token)
-            queue = stream.queue
-            if not queue:
-                await respond(send, 202, headers=_id_header(session))
-                return None
-            answer = list(queue) if batch else queue[0]
-            queue.clear()
-            status = status_for(answer) if modern and not batch and "error" in answer else 200
-            if status == 503:  # busy: a client may retry (asgi.ERROR_STATUS)
-                extra = {**_id_header(session), "retry-after": RETRY_AFTER}
-                await respond(send, status, rpc.encode(answer), JSON, extra)
-            else:
-                # ``asgi.respond``, with the session's header encoded once for all (and no
-                # coroutine of its own: this is every JSON answer).
-                body = rpc.encode(answer)
-                await send(
-                    {
-                        "type": "http.response.start",
-                        "status": status,
-                        "headers": [
-                            (b"content-length", b"%d" % len(body)),
-                            _JSON_TYPE,
-                            *session.id_header,
-                        ],
-                    }
-                )
-                await send({"type": "http.response.body", "body": body})
+            answer, head, body = _json_reply(session, stream, token, batch, modern)
+            await send(head)
+            await send(body)
             return answer if stream.done else None
     on_gone = session.cancel if modern else None
     extra = _id_header(session)
@@ -264,6 +245,30 @@ async def _answer(
         session, stream, token, receive, send, extra, WATCH_AFTER, owner.sse_keepalive, on_gone
     )
     return None
+
+
+def _json_reply(
+    session: HttpSession, stream: Stream, token: int, batch: bool, modern: bool
+) -> tuple[Any, dict[str, Any], dict[str, Any]]:
+    """A POST's JSON answer (or 202) once its stream holds it: the answer, and the ASGI start
+    and body messages (``asgi.respond``, with the session's header encoded once for all)."""
+    stream.detach(token)
+    queue = stream.queue
+    if not queue:
+        answer: Any = None
+        status = 202
+        body = b""
+        headers = [(b"content-length", b"0"), *session.id_header]
+    else:
+        answer = list(queue) if batch else queue[0]
+        queue.clear()
+        status = status_for(answer) if modern and not batch and "error" in answer else 200
+        body = rpc.encode(answer)
+        headers = [(b"content-length", b"%d" % len(body)), _JSON_TYPE, *session.id_header]
+        if status == 503:  # busy: a client may retry (asgi.ERROR_STATUS)
+            headers.append(_RETRY_AFTER)
+    head = {"type": "http.response.start", "status": status, "headers": headers}
+    return answer, head, {"type": "http.response.body", "body": body}
 
 
 def _id_header(session: HttpSession) -> dict[str, str]:

@@ -45,16 +45,18 @@ class HttpRequestContext:
     ``close_sse_stream()`` ends the SSE response of this POST *without* ending its stream
     (SEP-1699 polling): the client reconnects with ``Last-Event-ID`` after the ``retry`` delay
     and gets the rest, so a server can avoid holding long-lived connections. A POST not yet
-    answered becomes an SSE stream for that. ``request`` is built on first use.
+    answered becomes an SSE stream for that. ``request`` is built on first use. The POST's
+    session and stream are held, not a closure over them: one function object less per POST.
     """
 
-    __slots__ = ("_request", "_scope", "close_sse_stream", "session_id")
+    __slots__ = ("_request", "_scope", "_session", "_stream", "session_id")
 
     def __init__(
         self,
         request: Request | Scope,
         session_id: str | None,
-        close_sse_stream: Callable[[], Awaitable[None]] = _nothing_to_close,
+        session: HttpSession | None = None,
+        stream: Stream | None = None,
     ) -> None:
         if type(request) is dict:  # a scope: no ``isinstance`` through ``Mapping``'s ABC
             self._request: Request | None = None
@@ -63,7 +65,15 @@ class HttpRequestContext:
             self._request = request if isinstance(request, Request) else None
             self._scope = request.scope if isinstance(request, Request) else request
         self.session_id = session_id
-        self.close_sse_stream = close_sse_stream
+        self._session = session
+        self._stream = stream
+
+    def close_sse_stream(self) -> Awaitable[None]:
+        """End this POST's SSE response, not its stream (nothing for a message with none)."""
+        session, stream = self._session, self._stream
+        if session is None or stream is None:
+            return _nothing_to_close()
+        return session.close_sse_stream(stream)
 
     @property
     def auth(self) -> AccessToken | None:
