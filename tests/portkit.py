@@ -22,6 +22,7 @@ __all__ = [
     "on_fresh_port",
     "on_fresh_port_async",
     "says_port_taken",
+    "taken_in",
 ]
 
 T = TypeVar("T")
@@ -41,6 +42,14 @@ class PortRetryWarning(UserWarning):
 def says_port_taken(text: str) -> bool:
     """Whether a peer's output (stderr, log) reports its port in use."""
     return any(marker in text for marker in IN_USE)
+
+
+def taken_in(text: str) -> PortTaken | None:
+    """``PortTaken`` naming the line of a peer's output that reports its port in use, if any."""
+    for line in text.splitlines():
+        if says_port_taken(line):
+            return PortTaken(line.strip())
+    return None
 
 
 def listening_socket(host: str = "127.0.0.1") -> socket.socket:

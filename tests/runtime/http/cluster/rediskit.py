@@ -59,7 +59,11 @@ class RedisServer:
 
     @property
     def url(self) -> str:
-        return f"unix://{self.socket_path}?db=0"
+        return self.db_url(0)
+
+    def db_url(self, db: int) -> str:
+        """The URL of database ``db`` on this server."""
+        return f"unix://{self.socket_path}?db={db}"
 
     @property
     def running(self) -> bool:
