@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import IO
 
 import httpx
-from portkit import PortTaken, listening_socket, on_fresh_port, says_port_taken
+from portkit import PortTaken, listening_socket, on_fresh_port, taken_in
 
 REPO = Path(__file__).resolve().parents[3]
 MCPBIND = [sys.executable, "-m", "mcpbind.codegen"]
@@ -43,13 +43,14 @@ def wait_listening(
     port: int,
     process: subprocess.Popen[str],
     timeout: float = 30,
-    taken: Callable[[], bool] = lambda: False,
+    taken: Callable[[], PortTaken | None] = lambda: None,
 ) -> None:
-    """Until ``port`` answers HTTP; ``PortTaken`` as soon as ``taken()`` says it went elsewhere."""
+    """Until ``port`` answers HTTP; raises what ``taken()`` gives once it says the port went
+    to another process."""
     deadline = time.monotonic() + timeout
     while True:
-        if taken():
-            raise PortTaken(f"port {port}")
+        if (gone := taken()) is not None:
+            raise gone
         if process.poll() is not None:
             raise AssertionError(f"exited with {process.returncode}: {process.communicate()}")
         try:
@@ -127,7 +128,7 @@ def dev_serving(
                 command = ("dev", *args, "--port", str(port))
                 environ = env() if callable(env) else env
                 process = attempt.enter_context(started(*command, env=environ, cwd=cwd, stderr=err))
-                wait_listening(port, process, taken=lambda: says_port_taken(log.read_text()))
+                wait_listening(port, process, taken=lambda: taken_in(log.read_text()))
                 ready(process, port)
                 outer.enter_context(attempt.pop_all())
             return process, port, log
