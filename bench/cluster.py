@@ -39,6 +39,7 @@ ROOT = Path(__file__).resolve().parent
 REPO = ROOT.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(REPO / "tests" / "runtime" / "http" / "cluster"))
+sys.path.insert(0, str(REPO / "tests"))  # portkit, which rediskit uses
 
 from haproxykit import ensure_haproxy  # noqa: E402
 from mcpbind.runtime import run  # noqa: E402
@@ -98,7 +99,7 @@ def cluster(
 def commands_done(redis: RedisServer) -> int:
     """Commands this Redis has executed so far (``INFO commandstats``)."""
     info = subprocess.run(
-        ["redis-cli", "-p", str(redis.port), "info", "commandstats"],
+        ["redis-cli", "-s", str(redis.socket_path), "info", "commandstats"],
         capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
     return sum(
@@ -115,7 +116,7 @@ def redis_benchmark(redis: RedisServer) -> dict[str, float]:
     found: dict[str, float] = {}
     for pipeline in (1, 16):
         out = subprocess.run(
-            ["redis-benchmark", "-p", str(redis.port), "-q", "-n", "50000", "-c", "16",
+            ["redis-benchmark", "-s", str(redis.socket_path), "-q", "-n", "50000", "-c", "16",
              "-P", str(pipeline), "-t", "set,get,publish,lpush,ping"],
             capture_output=True, text=True, check=False,
         ).stdout  # fmt: skip

@@ -38,7 +38,6 @@ import importlib.metadata
 import os
 import platform
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -53,10 +52,12 @@ import _checkout  # noqa: F401  (the checkout ahead of an installed mcpbind)
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "bench"
 PEERS = BENCH / "peers"
-sys.path[:0] = [str(ROOT), str(BENCH)]
+sys.path[:0] = [str(ROOT), str(BENCH), str(ROOT / "tests")]  # tests: portkit
 
+import httpx  # noqa: E402
 import orjson  # noqa: E402
 from mcpbind.runtime import run  # noqa: E402
+from portkit import on_fresh_port, taken_in  # noqa: E402
 from runtime_http import (  # noqa: E402
     MODERN,
     MODERN_META,
@@ -280,33 +281,37 @@ def load() -> str:
 # -- starting and measuring -------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 def start_on_port(argv: list[str], timeout: float = 60) -> tuple[subprocess.Popen[bytes], str]:
-    """Start a server that takes ``--http PORT``; its URL once the port accepts connections."""
-    port = free_port()
-    with tempfile.TemporaryFile() as log:  # the server's stderr, for the reason it failed
-        process = subprocess.Popen(
-            [*argv, "--http", str(port)], stdout=subprocess.DEVNULL, stderr=log, cwd=ROOT
-        )
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if process.poll() is not None:
-                log.seek(0)
-                tail = log.read().decode(errors="replace").strip().splitlines()[-1:]
-                raise RuntimeError(f"exited with status {process.returncode}: {''.join(tail)}")
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                return process, f"http://127.0.0.1:{port}/mcp"
-            except OSError:
-                time.sleep(0.1)
-    process.kill()
-    raise RuntimeError(f"not listening after {timeout:.0f} s")
+    """Start a server that takes ``--http PORT``; its URL once it answers HTTP there.
+    Such a server only takes a port: one taken before it bound it is tried again on a fresh
+    one (``portkit.on_fresh_port``, which warns so)."""
+
+    def attempt(port: int) -> tuple[subprocess.Popen[bytes], str]:
+        with tempfile.TemporaryFile() as log:  # the server's stderr, for the reason it failed
+            process = subprocess.Popen(
+                [*argv, "--http", str(port)], stdout=subprocess.DEVNULL, stderr=log, cwd=ROOT
+            )
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline:
+                if process.poll() is not None:
+                    log.seek(0)
+                    output = log.read().decode(errors="replace")
+                    if (taken := taken_in(output)) is not None:
+                        raise taken
+                    tail = output.strip().splitlines()[-1:]
+                    raise RuntimeError(f"exited with status {process.returncode}: {''.join(tail)}")
+                # An HTTP answer (any status), not just a connection: whoever took the port
+                # may be listening on it.
+                url = f"http://127.0.0.1:{port}/mcp"
+                try:
+                    httpx.get(url, timeout=1)
+                    return process, url
+                except httpx.TransportError:
+                    time.sleep(0.1)
+        process.kill()
+        raise RuntimeError(f"not listening after {timeout:.0f} s")
+
+    return on_fresh_port(attempt, " ".join(argv[-2:]))
 
 
 def short(error: BaseException) -> str:

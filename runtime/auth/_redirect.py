@@ -10,6 +10,7 @@ against an authorization server that approves without a user.
 
 from __future__ import annotations
 
+import errno
 import logging
 import socket
 import sys
@@ -21,7 +22,7 @@ from urllib.parse import parse_qs, urlsplit
 import anyio
 import httpx
 
-from ._errors import AuthorizationResponseError
+from ._errors import AuthorizationError, AuthorizationResponseError
 from ._http import oauth_client
 
 logger = logging.getLogger(__name__)
@@ -88,13 +89,6 @@ class FollowRedirectHandler:
         return callback_parameters(target.query)
 
 
-def _free_port(host: str) -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind((host, 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 def _show(url: str) -> None:
     """Open the browser on ``url`` and say so on stderr (where a CLI's user looks)."""
     print(
@@ -107,10 +101,14 @@ class LoopbackRedirectHandler:
     """A callback server on ``http://127.0.0.1:<port><path>`` for command-line apps.
 
     The redirect URI names the loopback address literally, as RFC 8252 section 7.3 recommends
-    (``localhost`` may resolve to another interface). ``port`` 0 picks a free one now, so the
-    redirect URI is known before registering. ``show`` presents the authorization URL to the
-    user (default: open the browser and print it on stderr). The server runs only while
-    waiting, at most ``timeout`` seconds.
+    (``localhost`` may resolve to another interface). ``port`` 0 lets the kernel pick one when
+    the redirect URI is first asked for (before registering). From then on the handler holds
+    that port, bound and listening, until the redirect has been served (or ``close()``): no
+    other process can take it meanwhile and receive the user's authorization code (RFC 8252
+    section 8.3). A later flow binds the same port again; a port in use gives an
+    ``AuthorizationError``. ``show`` presents the authorization URL to the user (default: open
+    the browser and print it on stderr). The server runs only while waiting, at most
+    ``timeout`` seconds.
     """
 
     def __init__(
@@ -123,15 +121,63 @@ class LoopbackRedirectHandler:
         timeout: float = 300.0,
     ) -> None:
         self.host = host
-        self.port = port or _free_port(host)
         self.path = path
+        self._port = port
+        self._sock: socket.socket | None = None
+        #: Bound once already: the port is known (later flows bind it again when they start).
+        self._chosen = False
         self._show = show
         self._timeout = timeout
+
+    @property
+    def port(self) -> int:
+        """The callback's port, bound (and held) from the first time it is asked for."""
+        if not self._chosen:
+            self._hold()
+        return self._port
 
     @property
     def redirect_uri(self) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"http://{host}:{self.port}{self.path}"
+
+    def _hold(self) -> socket.socket:
+        """The listening socket for the callback, bound now unless held already."""
+        if self._sock is None:
+            from mcpbind.runtime.transports.http.uvicorn import tcp_listener
+
+            try:
+                sock = tcp_listener(self.host, self._port)
+            except OSError as exc:
+                reason = "in use" if exc.errno == errno.EADDRINUSE else exc.strerror
+                raise AuthorizationError(
+                    f"cannot receive the authorization redirect on {self.host}:{self._port}:"
+                    f" {reason}"
+                ) from exc
+            # Listening, not just bound: on Linux another SO_REUSEADDR socket may still bind
+            # a port that is only bound.
+            sock.listen()
+            self._sock = sock
+            self._port = sock.getsockname()[1]
+            self._chosen = True
+        return self._sock
+
+    def close(self) -> None:
+        """Release the port if held (a later flow binds it again)."""
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+
+    def __enter__(self) -> LoopbackRedirectHandler:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        # A handler dropped unclosed lets its port go quietly (no ResourceWarning).
+        if getattr(self, "_sock", None) is not None:
+            self.close()
 
     async def __call__(self, authorization_url: str) -> Mapping[str, str]:
         from mcpbind.runtime.transports.http.uvicorn import serving
@@ -150,10 +196,15 @@ class LoopbackRedirectHandler:
             return HTMLResponse("<p>Authorization received; you can close this window.</p>")
 
         app = Starlette(routes=[Route(self.path, callback)])
-        async with serving(app, self.host, self.port):
-            await anyio.to_thread.run_sync(self._show, authorization_url)
-            with anyio.move_on_after(self._timeout):
-                await done.wait()
+        # The flow owns the held socket from here and closes it whichever way it ends.
+        sock, self._sock = self._hold(), None
+        try:
+            async with serving(app, self.host, self._port, sock=sock):
+                await anyio.to_thread.run_sync(self._show, authorization_url)
+                with anyio.move_on_after(self._timeout):
+                    await done.wait()
+        finally:
+            sock.close()
         if not received:
             raise AuthorizationResponseError(
                 f"no authorization response within {self._timeout:.0f} s"

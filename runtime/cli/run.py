@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import socket
 from typing import Any
 
 import anyio
@@ -35,17 +36,23 @@ def asgi_app(served: App | Server) -> Any:
     return StreamableHTTPServer(served.serve)
 
 
-async def serve_http(served: App | Server, host: str, port: int) -> None:
-    """Serve until SIGINT or SIGTERM, then end open streams gracefully and return."""
+async def serve_http(served: App | Server, host: str, port: int, fd: int | None = None) -> None:
+    """Serve until SIGINT or SIGTERM, then end open streams gracefully and return.
+
+    ``fd``: an inherited listening socket served instead of binding ``port``, so that whoever
+    chose the port holds it until the server serves it (no other process can take it between).
+    """
     from mcpbind.runtime.transports.http.uvicorn import serving
 
+    where = f"{host}:{port}" if fd is None else f"fd {fd}"
     # The signals are ours before anything listens: a SIGINT while starting is a clean stop too.
     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         try:
-            opened = serving(asgi_app(served), host, port)
+            sock = None if fd is None else socket.socket(fileno=fd)
+            opened = serving(asgi_app(served), host, port, sock=sock)
             url = await opened.__aenter__()
         except OSError as exc:
-            fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
+            fail(f"cannot listen on {where}: {exc.strerror or exc}")
         try:
             progress(f"serving {url}/mcp (Ctrl-C stops)")
             async for _ in signals:
@@ -65,6 +72,7 @@ EXAMPLE = """
 Examples:
   mcpbind run examples/app_server.py               # stdio
   mcpbind run examples.app_server:app --http --port 8000
+  mcpbind run examples/app_server.py --http --fd 3  # serve an inherited listening socket
 """
 
 
@@ -73,10 +81,17 @@ Examples:
 @click.option("--http", "http", is_flag=True, help="Serve Streamable HTTP (both eras) on /mcp.")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Where --http listens.")
 @click.option("--port", default=8000, show_default=True, type=int, help="Port of --http.")
-def run_command(target: str, http: bool, host: str, port: int) -> None:
+@click.option(
+    "--fd",
+    type=click.IntRange(min=0),
+    help="Serve --http on this inherited listening socket instead of binding --port.",
+)
+def run_command(target: str, http: bool, host: str, port: int, fd: int | None) -> None:
     """Serve TARGET: path/to/file.py[:obj] or module:obj, an App, a Server or a function of
     no arguments returning one (without :obj: `app`, `server`, `mcp` or the module's only one).
     Stdio by default; SIGINT or SIGTERM stops it (exit status 0)."""
+    if fd is not None and not http:
+        fail("--fd serves HTTP: pass --http too")
     try:
         served = load_target(target)
     except TargetError as exc:
@@ -84,7 +99,7 @@ def run_command(target: str, http: bool, host: str, port: int) -> None:
     if http:
         # A SIGINT that lands outside the receiver (before the loop runs) is a clean stop too.
         with contextlib.suppress(KeyboardInterrupt):
-            run(serve_http, served, host, port)
+            run(serve_http, served, host, port, fd)
     else:
         _serve_stdio(served)
 

@@ -234,7 +234,12 @@ def tcp_listener(host: str, port: int) -> socket.socket:
     # says TCP, and without it every small POST waits out a 40 ms delayed ACK.
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if sys.platform == "win32":
+            # Windows' SO_REUSEADDR would let another socket bind over this one and take its
+            # connections (an OAuth redirect's code, too): exclusive use instead.
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_EXCLUSIVEADDRUSE, 1)
+        else:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, port))
     except OSError:
         sock.close()

@@ -12,18 +12,20 @@ from __future__ import annotations
 
 import copy
 import json
-import socket
 import subprocess
 import sys
+import tempfile
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import anyio
+import httpx
 import pytest
 from mcpbind.runtime import Client, Connection, StdioParameters
 from mcpbind.runtime.http import streamable_http_client
+from portkit import on_fresh_port_async, taken_in
 
 sys.path.insert(0, str(Path(__file__).with_name("peers")))
 from appkit import APP_EXAMPLE, LOWLEVEL_EXAMPLE, REPO_ROOT, check_report
@@ -31,34 +33,43 @@ from appkit import APP_EXAMPLE, LOWLEVEL_EXAMPLE, REPO_ROOT, check_report
 pytestmark = [pytest.mark.anyio, pytest.mark.interop, pytest.mark.timeout(120)]
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 @asynccontextmanager
 async def over_http(script: Path) -> AsyncIterator[AbstractAsyncContextManager[Connection]]:
-    """The example started with ``--http PORT``; a transport to it once it accepts."""
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, str(script), "--http", str(port)],
-        cwd=REPO_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    try:
+    """The example started with ``--http PORT``; a transport to it once it accepts. The
+    example takes only a port: one taken before it bound it is tried again on a fresh one."""
+    started: list[tuple[subprocess.Popen[bytes], IO[bytes]]] = []
+
+    async def start(port: int) -> int:
+        log = tempfile.TemporaryFile()  # noqa: SIM115 - not a pipe: a chatty server never blocks
+        process = subprocess.Popen(
+            [sys.executable, str(script), "--http", str(port)],
+            cwd=REPO_ROOT, stdout=subprocess.DEVNULL, stderr=log,
+        )  # fmt: skip
+        started.append((process, log))
         with anyio.fail_after(30):
             while True:
-                assert process.poll() is None, f"{script.name} --http {port} exited"
+                if process.poll() is not None:
+                    log.seek(0)
+                    stderr = log.read().decode(errors="replace")
+                    if (taken := taken_in(stderr)) is not None:
+                        raise taken
+                    raise AssertionError(f"{script.name} --http {port} exited: {stderr}")
+                # An HTTP answer, not just a connection: whoever took the port may listen.
                 try:
-                    await (await anyio.connect_tcp("127.0.0.1", port)).aclose()
-                    break
-                except OSError:
+                    async with httpx.AsyncClient(timeout=1) as http:
+                        await http.get(f"http://127.0.0.1:{port}/mcp")
+                    return port
+                except httpx.TransportError:
                     await anyio.sleep(0.05)
+
+    try:
+        port = await on_fresh_port_async(start, script.name)
         yield streamable_http_client(f"http://127.0.0.1:{port}/mcp")
     finally:
-        process.terminate()
-        process.wait(10)
+        for process, log in started:
+            process.terminate()
+            process.wait(10)
+            log.close()
 
 
 @asynccontextmanager

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -30,6 +29,7 @@ from mcpbind.runtime.http import (
     sse_client,
     streamable_http_client,
 )
+from portkit import PortTaken, free_port, listening_socket, on_fresh_port, taken_in
 
 pytestmark = pytest.mark.anyio
 
@@ -283,13 +283,6 @@ async def test_the_legacy_sse_app_enters_it_too(log: Path) -> None:
     assert lines(log) == [f"enter {os.getpid()}", f"exit {os.getpid()}"]
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 def http_up(port: int) -> bool:
     try:
         httpx.get(f"http://127.0.0.1:{port}/mcp", timeout=1)
@@ -298,21 +291,36 @@ def http_up(port: int) -> bool:
     return True
 
 
+def taken_port(process: subprocess.Popen[bytes]) -> PortTaken | None:
+    """``PortTaken`` if ``process`` ended because its port was taken before it bound it."""
+    if process.poll() is None or process.stderr is None:
+        return None
+    return taken_in(process.stderr.read().decode(errors="replace"))
+
+
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_run_http_serves_once_and_exits_on_a_signal(log: Path, signum: int) -> None:
-    port = free_port()
-    with started(sys.executable, LIFESPAN_APP, "http", str(port)) as process:
-        wait_for(log, 1, process)
-        deadline = time.monotonic() + 20
-        while not http_up(port):
-            assert time.monotonic() < deadline and process.poll() is None
-            time.sleep(0.05)
-        process.send_signal(signum)
-        process.wait(timeout=20)
+    # App.run_http takes only a port: a port taken before it binds is tried again.
+    def serve(port: int) -> subprocess.Popen[bytes]:
+        log.write_text("")  # an attempt's enter and exit are not this test's
+        with started(sys.executable, LIFESPAN_APP, "http", str(port)) as process:
+            deadline = time.monotonic() + 20
+            while not http_up(port):
+                if (taken := taken_port(process)) is not None:
+                    raise taken
+                assert time.monotonic() < deadline and process.poll() is None
+                time.sleep(0.05)
+            assert len(lines(log)) == 1
+            process.send_signal(signum)
+            process.wait(timeout=20)
+        return process
+
+    process = on_fresh_port(serve, "App.run_http")
     assert lines(log) == [f"enter {process.pid}", f"exit {process.pid}"]
 
 
 def test_a_failing_run_http_exits_1_with_one_line() -> None:
+    # The lifespan fails before the port is bound: no port is held here, none is taken.
     env = {**os.environ, "LIFESPAN_FAIL": "1"}
     done = subprocess.run(
         [sys.executable, LIFESPAN_APP, "http", str(free_port())],
@@ -324,11 +332,13 @@ def test_a_failing_run_http_exits_1_with_one_line() -> None:
 
 def test_plain_uvicorn_reports_the_failing_startup_and_exits_non_zero() -> None:
     env = {**os.environ, "LIFESPAN_FAIL": "1"}
-    command = [sys.executable, "-m", "uvicorn", "--app-dir", str(HERE), "--factory",
-               "lifespan_app:http_app", "--port", str(free_port())]  # fmt: skip
-    done = subprocess.run(
-        command, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30
-    )
+    with listening_socket() as sock:
+        command = [sys.executable, "-m", "uvicorn", "--app-dir", str(HERE), "--factory",
+                   "lifespan_app:http_app", "--fd", str(sock.fileno())]  # fmt: skip
+        done = subprocess.run(
+            command, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+            timeout=30, pass_fds=(sock.fileno(),),
+        )  # fmt: skip
     assert done.returncode == 3, done.stderr
     assert f"ERROR:    {FAILED}\n" in done.stderr
     assert "Traceback" not in done.stderr
@@ -341,11 +351,16 @@ def test_plain_uvicorn_reports_the_failing_startup_and_exits_non_zero() -> None:
 def workers(log: Path) -> Iterator[list[tuple[subprocess.Popen[Any], int]]]:
     started = []
     for _ in range(2):
-        port = free_port()
-        command = [sys.executable, "-m", "mcpbind.runtime.cluster", "worker", "lifespan_app:app",
-                   "--port", str(port), "--app-dir", str(HERE)]  # fmt: skip
-        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        started.append((process, port))
+        # Bound here and handed over (--fd): no other process can take the port meanwhile.
+        with listening_socket() as sock:
+            port, fd = sock.getsockname()[1], sock.fileno()
+            command = [sys.executable, "-m", "mcpbind.runtime.cluster", "worker",
+                       "lifespan_app:app", "--port", str(port), "--fd", str(fd),
+                       "--app-dir", str(HERE)]  # fmt: skip
+            process = subprocess.Popen(
+                command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, pass_fds=(sock.fileno(),)
+            )
+            started.append((process, port))
     try:
         yield started
     finally:
@@ -382,10 +397,13 @@ async def test_each_cluster_worker_enters_once_and_exits(
 
 def test_a_cluster_worker_whose_startup_fails_exits_1_with_one_line() -> None:
     env = {**os.environ, "LIFESPAN_FAIL": "1"}
-    command = [sys.executable, "-m", "mcpbind.runtime.cluster", "worker", "lifespan_app:app",
-               "--port", str(free_port()), "--app-dir", str(HERE)]  # fmt: skip
-    done = subprocess.run(
-        command, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30
-    )
+    with listening_socket() as sock:
+        command = [sys.executable, "-m", "mcpbind.runtime.cluster", "worker", "lifespan_app:app",
+                   "--port", str(sock.getsockname()[1]), "--fd", str(sock.fileno()),
+                   "--app-dir", str(HERE)]  # fmt: skip
+        done = subprocess.run(
+            command, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+            timeout=30, pass_fds=(sock.fileno(),),
+        )  # fmt: skip
     assert done.returncode == 1
     assert done.stderr == f"mcpbind: {FAILED}\n"

@@ -8,7 +8,6 @@ from __future__ import annotations
 import logging
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -22,6 +21,7 @@ import httpx
 import pytest
 from mcpbind.runtime import Client, Server
 from mcpbind.runtime.app import App
+from portkit import listening_socket, on_fresh_port, taken_in
 
 HERE = Path(__file__).resolve().parent
 LIFESPAN_APP = str(HERE / "lifespan_app.py")
@@ -49,7 +49,9 @@ def lines(log: Path) -> list[str]:
 
 
 @contextmanager
-def hanging(log: Path, *args: str) -> Iterator[subprocess.Popen[str]]:
+def hanging(
+    log: Path, *args: str, pass_fds: tuple[int, ...] = ()
+) -> Iterator[subprocess.Popen[str]]:
     """``lifespan_app.py *args`` whose lifespan's exit part hangs, bounded to ``BOUND``; started
     once the lifespan is entered, killed if the test fails before it ended."""
     env = {
@@ -65,6 +67,7 @@ def hanging(log: Path, *args: str) -> Iterator[subprocess.Popen[str]]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
+        pass_fds=pass_fds,
     )
     try:
         deadline = time.monotonic() + PATIENCE
@@ -103,13 +106,6 @@ def test_a_hanging_exit_over_stdio(log: Path, mode: str, ending: str) -> None:
     assert lines(log) == [f"enter {process.pid}", f"hang {process.pid}"]
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 def wait_up(port: int, process: subprocess.Popen[str]) -> None:
     deadline = time.monotonic() + PATIENCE
     while True:
@@ -122,11 +118,21 @@ def wait_up(port: int, process: subprocess.Popen[str]) -> None:
 
 
 def test_a_hanging_exit_under_run_http(log: Path) -> None:
-    port = free_port()
-    with hanging(log, LIFESPAN_APP, "http", str(port)) as process:
-        wait_up(port, process)
-        process.send_signal(signal.SIGTERM)
-        status, stderr = ended(process)
+    # App.run_http takes only a port: a port taken before it binds is tried again.
+    def serve(port: int) -> tuple[subprocess.Popen[str], int, str]:
+        log.write_text("")  # an attempt's enter and hang are not this test's
+        with hanging(log, LIFESPAN_APP, "http", str(port)) as process:
+            try:
+                wait_up(port, process)
+            except AssertionError:
+                if (taken := taken_in(ended(process)[1])) is not None:
+                    raise taken from None
+                raise
+            process.send_signal(signal.SIGTERM)
+            status, stderr = ended(process)
+        return process, status, stderr
+
+    process, status, stderr = on_fresh_port(serve, "App.run_http")
     assert status == 0
     assert stderr.count(warning("lifespan")) == 1, stderr
     assert lines(log) == [f"enter {process.pid}", f"hang {process.pid}"]
@@ -134,13 +140,15 @@ def test_a_hanging_exit_under_run_http(log: Path) -> None:
 
 def test_a_hanging_exit_under_plain_uvicorn(log: Path) -> None:
     """The ASGI lifespan's shutdown ends too (uvicorn waits for it without a bound)."""
-    port = free_port()
-    command = ["-m", "uvicorn", "--app-dir", str(HERE), "--factory", "lifespan_app:http_app",
-               "--port", str(port)]  # fmt: skip
-    with hanging(log, *command) as process:
-        wait_up(port, process)
-        process.send_signal(signal.SIGTERM)
-        status, stderr = ended(process)
+    with listening_socket() as sock:
+        port, fd = sock.getsockname()[1], sock.fileno()
+        command = ["-m", "uvicorn", "--app-dir", str(HERE), "--factory", "lifespan_app:http_app",
+                   "--fd", str(fd)]  # fmt: skip
+        with hanging(log, *command, pass_fds=(fd,)) as process:
+            sock.close()  # uvicorn holds it now
+            wait_up(port, process)
+            process.send_signal(signal.SIGTERM)
+            status, stderr = ended(process)
     # uvicorn raises the signal it caught again once it has shut down (its default then kills).
     assert status == -signal.SIGTERM
     assert stderr.count(warning("lifespan")) == 1, stderr

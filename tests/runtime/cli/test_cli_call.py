@@ -13,9 +13,7 @@ from clikit import (
     NOTES,
     assert_one_line_error,
     cli,
-    free_port,
-    started,
-    wait_listening,
+    serving_http,
 )
 from mcpbind.runtime.cli.call import describe_content
 
@@ -122,9 +120,7 @@ def test_prompt_arguments_stay_strings() -> None:
 
 
 def test_over_http_in_the_stateless_era_and_over_stdio() -> None:
-    port = free_port()
-    with started("run", NOTES, "--http", "--port", str(port)) as process:
-        wait_listening(port, process)
+    with serving_http(NOTES) as (_, port):
         url = f"http://127.0.0.1:{port}/mcp"
         done = cli("call", url, "repeat", "text=x", "times=3", "--revision", "2026-07-28")
         assert (done.returncode, done.stdout.splitlines()[0]) == (0, "x x x"), done.stderr

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shlex
 import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -14,9 +15,10 @@ from pathlib import Path
 import anyio
 import httpx
 import pytest
-from clikit import NOTES, assert_one_line_error, cli, free_port, started, wait_listening
+from clikit import NOTES, assert_one_line_error, cli, dev_serving
 from mcpbind.runtime import Client
 from mcpbind.runtime.http import streamable_http_client
+from portkit import PortTaken, free_port, says_port_taken
 from test_http_inspector import inspector_cli
 
 pytestmark = [pytest.mark.timeout(180)]
@@ -61,9 +63,7 @@ def test_the_inspector_command_lines() -> None:
 def test_a_file_edit_restarts_the_server(tmp_path: Path) -> None:
     source = tmp_path / "live.py"
     source.write_text(APP)
-    port = free_port()
-    with started("dev", "live.py", "--no-inspector", "--port", str(port), cwd=tmp_path) as dev:
-        wait_listening(port, dev)
+    with dev_serving(tmp_path, "live.py", "--no-inspector", cwd=tmp_path) as (dev, port, log):
         assert tools_at(port) == ["one"]
         source.write_text(APP + TWO)
         deadline = time.monotonic() + 60
@@ -76,18 +76,18 @@ def test_a_file_edit_restarts_the_server(tmp_path: Path) -> None:
             assert time.monotonic() < deadline, "the server was not restarted"
             time.sleep(0.3)
         dev.send_signal(signal.SIGINT)
-        _, err = dev.communicate(timeout=30)
+        dev.communicate(timeout=30)
+        err = log.read_text()
         assert dev.returncode == 0 and "Traceback" not in err, err
 
 
 def test_without_npx_one_line_says_what_to_install(tmp_path: Path) -> None:
-    port = free_port()
     env = {**os.environ, "PATH": str(tmp_path)}  # nothing on it: no npx
-    with started("dev", NOTES, "--port", str(port), env=env) as dev:
-        wait_listening(port, dev)
+    with dev_serving(tmp_path, NOTES, env=env) as (dev, port, log):
         assert tools_at(port) == ["add_note", "delete_note", "repeat"]  # it serves anyway
         dev.send_signal(signal.SIGTERM)
-        _, err = dev.communicate(timeout=30)
+        dev.communicate(timeout=30)
+    err = log.read_text()
     assert dev.returncode == 0, err
     assert err.strip().splitlines() == [
         "mcpbind: the MCP Inspector needs npx, which is not on PATH: install Node.js 22 or "
@@ -108,18 +108,30 @@ def test_the_inspector_starts_on_the_server(inspector_cli: list[str], tmp_path: 
     # npx -y @modelcontextprotocol/inspector ARGS -> the cached Inspector's launcher with ARGS.
     shim.write_text(f'#!/bin/sh\nshift 2\nexec "{node}" "{launcher}" "$@"\n')
     shim.chmod(0o755)
-    port, ui_port, sandbox_port = free_port(), free_port(), free_port()
-    env = {**os.environ, "PATH": f"{shim.parent}:{os.environ['PATH']}", "HOME": str(tmp_path),
-           "MCP_AUTO_OPEN_ENABLED": "false", "CLIENT_PORT": str(ui_port),
-           "MCP_SANDBOX_PORT": str(sandbox_port)}  # fmt: skip
-    with started("dev", NOTES, "--port", str(port), env=env) as dev:
+    # The Inspector takes only ports (its UI's and its sandbox's): drawn with the server's, all
+    # tried again if one was taken before its process bound it.
+    ui_ports: dict[int, tuple[int, int]] = {}  # the last start's (UI, sandbox) ports
+
+    def inspector_up(dev: subprocess.Popen[str], port: int) -> None:
         assert dev.stdout is not None
-        wait_listening(port, dev)
         deadline = time.monotonic() + 90
         for line in dev.stdout:
+            if says_port_taken(line):
+                raise PortTaken(line.strip())
             if "MCP Inspector Web is up and running" in line:
-                break
+                return
             assert time.monotonic() < deadline
+        raise AssertionError("the Inspector did not start")
+
+    def env_for() -> dict[str, str]:
+        ui_port, sandbox_port = free_port(), free_port()
+        ui_ports[0] = (ui_port, sandbox_port)
+        return {**os.environ, "PATH": f"{shim.parent}:{os.environ['PATH']}",
+                "HOME": str(tmp_path), "MCP_AUTO_OPEN_ENABLED": "false",
+                "CLIENT_PORT": str(ui_port), "MCP_SANDBOX_PORT": str(sandbox_port)}  # fmt: skip
+
+    with dev_serving(tmp_path, NOTES, env=env_for, ready=inspector_up) as (dev, _, _):
+        ui_port = ui_ports[0][0]
         assert httpx.get(f"http://127.0.0.1:{ui_port}/", timeout=10).status_code < 500
         dev.send_signal(signal.SIGTERM)
         dev.wait(timeout=30)

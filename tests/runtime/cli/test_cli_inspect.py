@@ -15,9 +15,7 @@ from clikit import (
     REPO,
     assert_one_line_error,
     cli,
-    free_port,
-    started,
-    wait_listening,
+    serving_http,
 )
 
 pytestmark = [pytest.mark.timeout(120)]
@@ -71,9 +69,7 @@ def test_a_file_in_memory_at_the_newest_handshake_revision() -> None:
 
 
 def test_the_stateless_era_over_http_matches_the_memory_form() -> None:
-    port = free_port()
-    with started("run", NOTES, "--http", "--port", str(port)) as process:
-        wait_listening(port, process)
+    with serving_http(NOTES) as (_, port):
         over_http = surface(f"http://127.0.0.1:{port}/mcp", "--revision", "2026-07-28")
     in_memory = surface(NOTES, "--revision", "2026-07-28")
     assert over_http["revision"] == "2026-07-28"

@@ -21,12 +21,11 @@ from clikit import (
     REPO,
     assert_one_line_error,
     cli,
-    free_port,
-    started,
-    wait_listening,
+    serving_http,
 )
 from mcpbind.runtime import Client, StdioParameters
 from mcpbind.runtime.http import streamable_http_client
+from portkit import listening_socket
 
 pytestmark = [pytest.mark.timeout(120)]
 
@@ -49,9 +48,7 @@ def test_stdio_serves_the_file_to_a_client() -> None:
 
 @pytest.mark.parametrize("revision", ["2025-11-25", "2026-07-28"])
 def test_http_serves_both_eras(revision: str) -> None:
-    port = free_port()
-    with started("run", NOTES, "--http", "--port", str(port)) as process:
-        wait_listening(port, process)
+    with serving_http(NOTES) as (_, port):
 
         async def main() -> tuple[str, list[str]]:
             url = f"http://127.0.0.1:{port}/mcp"
@@ -84,9 +81,7 @@ def test_stdio_stops_cleanly_on_a_signal(signum: int) -> None:
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_http_stops_cleanly_on_a_signal(signum: int) -> None:
-    port = free_port()
-    with started("run", NOTES, "--http", "--port", str(port)) as process:
-        wait_listening(port, process)
+    with serving_http(NOTES) as (process, _):
         process.send_signal(signum)
         _, err = process.communicate(timeout=30)
         assert process.returncode == 0, err
@@ -132,10 +127,13 @@ def test_a_bad_target_is_one_line(
 
 
 def test_a_port_in_use_is_one_line() -> None:
-    port = free_port()
-    with started("run", NOTES, "--http", "--port", str(port)) as process:
-        wait_listening(port, process)
+    with serving_http(NOTES) as (_, port):
         assert_one_line_error(cli("run", NOTES, "--http", "--port", str(port)), "cannot listen")
+
+
+def test_a_bad_fd_is_one_line() -> None:
+    assert_one_line_error(cli("run", NOTES, "--http", "--fd", "97"), "cannot listen on fd 97")
+    assert_one_line_error(cli("run", NOTES, "--fd", "3"), "--fd serves HTTP: pass --http too")
 
 
 def test_the_module_runs_alone_too() -> None:
@@ -150,9 +148,7 @@ def test_a_server_target_over_http(tmp_path: Path) -> None:
     (tmp_path / "plain.py").write_text(
         "from mcpbind.runtime import Server\nserver = Server('plain')\n"
     )
-    port = free_port()
-    with started("run", "plain.py", "--http", "--port", str(port), cwd=tmp_path) as process:
-        wait_listening(port, process)
+    with serving_http("plain.py", cwd=tmp_path) as (_, port):
 
         async def main() -> str:
             url = f"http://127.0.0.1:{port}/mcp"
@@ -186,12 +182,14 @@ def test_without_obj_the_well_known_names_then_the_only_one(
 
 def test_progress_shows_on_a_terminal_only() -> None:
     """The serving line goes to stderr when it is a terminal (a pty here), not otherwise."""
-    port = free_port()
     controller, terminal = pty.openpty()
-    process = subprocess.Popen(
-        [*MCPBIND, "run", NOTES, "--http", "--port", str(port)], cwd=REPO,
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=terminal,
-    )  # fmt: skip
+    with listening_socket() as sock:
+        port = sock.getsockname()[1]
+        process = subprocess.Popen(
+            [*MCPBIND, "run", NOTES, "--http", "--fd", str(sock.fileno())], cwd=REPO,
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=terminal,
+            pass_fds=(sock.fileno(),),
+        )  # fmt: skip
     os.close(terminal)
     try:
         seen = b""
@@ -205,8 +203,7 @@ def test_progress_shows_on_a_terminal_only() -> None:
         process.send_signal(signal.SIGINT)
         assert process.wait(timeout=30) == 0
         os.close(controller)
-    with started("run", NOTES, "--http", "--port", str(port)) as quiet:
-        wait_listening(port, quiet)
+    with serving_http(NOTES) as (quiet, _):
         quiet.send_signal(signal.SIGTERM)
         _, err = quiet.communicate(timeout=30)
     assert err == ""

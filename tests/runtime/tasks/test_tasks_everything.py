@@ -7,17 +7,18 @@ its ``tasks/result`` stream delivers the server's question."""
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx
 import pytest
 from mcpbind.generated.v2025_11_25 import methods, types
 from mcpbind.runtime import Client, McpError, RequestContext, StdioParameters, stdio_client
 from mcpbind.runtime.http import streamable_http_client
+from portkit import PortTaken, on_fresh_port_async, says_port_taken
 from test_everything import everything
 
 pytestmark = [pytest.mark.anyio, pytest.mark.interop]
@@ -27,13 +28,6 @@ RELATED = "io.modelcontextprotocol/related-task"
 
 
 Reference = Callable[[list[dict[str, Any]]], Client]
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 @pytest.fixture(params=["stdio", "http"])
@@ -58,21 +52,40 @@ async def reference_client(
             asked,
         )
         return
-    port = _free_port()
-    process = subprocess.Popen(
-        ["node", str(everything), "streamableHttp"],
-        env={**os.environ, "PORT": str(port)},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert process.stderr is not None
-        with anyio.fail_after(30):
-            line = await anyio.to_thread.run_sync(process.stderr.readline)
-            while line and "listening" not in line:
+
+    # server-everything takes only a port ($PORT): one taken before it bound it is tried again.
+    async def start(port: int) -> tuple[subprocess.Popen[str], int]:
+        process = subprocess.Popen(
+            ["node", str(everything), "streamableHttp"],
+            env={**os.environ, "PORT": str(port)},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            assert process.stderr is not None
+            with anyio.fail_after(30):
                 line = await anyio.to_thread.run_sync(process.stderr.readline)
-        assert "listening" in line, "server-everything did not start its HTTP server"
+                while line and "listening" not in line:
+                    if says_port_taken(line):
+                        raise PortTaken(line.strip())
+                    line = await anyio.to_thread.run_sync(process.stderr.readline)
+            assert "listening" in line, "server-everything did not start its HTTP server"
+            # It listens on every interface: on Linux that succeeds while another process holds
+            # 127.0.0.1 on the port, and that one would get our requests. It must answer.
+            try:
+                async with httpx.AsyncClient(timeout=5) as http:
+                    await http.get(f"http://127.0.0.1:{port}/mcp")
+            except httpx.TransportError as exc:
+                raise PortTaken(f"127.0.0.1:{port} is another process's: {exc!r}") from exc
+        except BaseException:
+            process.terminate()
+            process.wait(timeout=10)
+            raise
+        return process, port
+
+    process, port = await on_fresh_port_async(start, "server-everything")
+    try:
         url = f"http://127.0.0.1:{port}/mcp"
         yield lambda asked: with_handler(Client(streamable_http_client(url)), asked)
     finally:

@@ -8,7 +8,6 @@ both eras (a 2025-11-25 session and 2026-07-28 stateless POSTs).
 from __future__ import annotations
 
 import json
-import socket
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -27,15 +26,7 @@ from mcpbind.runtime.auth.server import (
     TokenVerifier,
 )
 from mcpbind.runtime.http import LegacySSEServer, StreamableHTTPServer, combined_app, serving
-
-
-def free_port() -> int:
-    """A port nothing listens on now: the resource URL (the tokens' audience) must be known
-    before the server that it names is started."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
+from mcpbind.runtime.transports.http.uvicorn import tcp_listener
 
 
 def identity(context: RequestContext) -> str:
@@ -112,32 +103,35 @@ async def protected(
         authorization = LocalAuthorizationServer(dpop=as_dpop)
     async with serving(authorization.app) as issuer:
         authorization.issuer = issuer
-        port = free_port()
-        base = f"http://127.0.0.1:{port}"
-        chosen: TokenVerifier
-        if verifier == "jwt":
-            chosen = JWTVerifier(issuer, jwks_url=f"{issuer}/jwks", refetch_interval=0.0)
-        else:
-            chosen = IntrospectionVerifier(
-                f"{issuer}/introspect", client_id=RS_CLIENT[0], client_secret=RS_CLIENT[1],
-                issuer=issuer,
-            )  # fmt: skip
-        resource_server = ResourceServer(
-            chosen,
-            resource=f"{base}/mcp",
-            authorization_servers=[issuer],
-            required_scopes=required_scopes,
-            **options,
-        )
-        server = protected_server()
-        app: Any = StreamableHTTPServer(server.serve, auth=resource_server)
-        if asgi is not None:
-            app = asgi(resource_server)
-        elif legacy:
-            app = combined_app(app, LegacySSEServer(server.serve, auth=resource_server))
-        async with serving(app, port=port) as served:
-            assert served == base
-            yield Setup(authorization, resource_server, base)
+        # The resource URL (the tokens' audience) is known before the server it names starts:
+        # its socket is bound now and served later, so no other process can take the port.
+        sock = tcp_listener("127.0.0.1", 0)
+        with sock:  # closed also if the app is not served
+            base = f"http://127.0.0.1:{sock.getsockname()[1]}"
+            chosen: TokenVerifier
+            if verifier == "jwt":
+                chosen = JWTVerifier(issuer, jwks_url=f"{issuer}/jwks", refetch_interval=0.0)
+            else:
+                chosen = IntrospectionVerifier(
+                    f"{issuer}/introspect", client_id=RS_CLIENT[0], client_secret=RS_CLIENT[1],
+                    issuer=issuer,
+                )  # fmt: skip
+            resource_server = ResourceServer(
+                chosen,
+                resource=f"{base}/mcp",
+                authorization_servers=[issuer],
+                required_scopes=required_scopes,
+                **options,
+            )
+            server = protected_server()
+            app: Any = StreamableHTTPServer(server.serve, auth=resource_server)
+            if asgi is not None:
+                app = asgi(resource_server)
+            elif legacy:
+                app = combined_app(app, LegacySSEServer(server.serve, auth=resource_server))
+            async with serving(app, sock=sock) as served:
+                assert served == base
+                yield Setup(authorization, resource_server, base)
 
 
 def sudo_needs_admin(method: str, params: Any) -> list[str]:

@@ -1,8 +1,9 @@
-"""A real ``redis-server`` for the cluster tests: ephemeral port on 127.0.0.1, temp dir, no persistence.
+"""A real ``redis-server`` for the cluster tests: a unix socket in a temp dir, no persistence.
 
-``RedisServer`` starts, stops and restarts one ``redis-server`` process (same port on restart, so
-clients reconnect to the same URL). ``ensure_redis_server()`` finds the binary, or has ``debkit``
-install it.
+``RedisServer`` starts, stops and restarts one ``redis-server`` process (same socket on restart,
+so clients reconnect to the same ``unix://`` URL). A unix socket in a directory of its own
+cannot be taken by another process, as a TCP port chosen free and bound later can.
+``ensure_redis_server()`` finds the binary, or has ``debkit`` install it.
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
 from debkit import ensure_binary
+from portkit import listening_socket
 
 START_TIMEOUT = 10.0
 
@@ -34,16 +37,11 @@ def ensure_redis_server() -> str:
     return ensure_binary("redis-server")
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def _ping(port: int) -> bool:
+def _ping(path: Path) -> bool:
     try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.5) as sock:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(0.5)
+            sock.connect(str(path))
             sock.sendall(b"PING\r\n")
             return sock.recv(16).startswith(b"+PONG")
     except OSError:
@@ -53,15 +51,19 @@ def _ping(port: int) -> bool:
 class RedisServer:
     """One ``redis-server`` process; ``url`` stays the same across ``stop()`` / ``start()``."""
 
-    def __init__(self, binary: str | None = None, port: int | None = None) -> None:
+    def __init__(self, binary: str | None = None) -> None:
         self.binary = binary or ensure_redis_server()
-        self.port = port or free_port()
         self.dir = Path(tempfile.mkdtemp(prefix="mcpbind-redis-"))
+        self.socket_path = self.dir / "redis.sock"
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
+        return self.db_url(0)
+
+    def db_url(self, db: int) -> str:
+        """The URL of database ``db`` on this server."""
+        return f"unix://{self.socket_path}?db={db}"
 
     @property
     def running(self) -> bool:
@@ -74,8 +76,9 @@ class RedisServer:
         self.process = subprocess.Popen(
             [
                 self.binary,
-                "--port", str(self.port),
-                "--bind", "127.0.0.1",
+                "--port", "0",  # no TCP at all
+                "--unixsocket", str(self.socket_path),
+                "--unixsocketperm", "700",
                 "--dir", str(self.dir),
                 "--save", "",
                 "--appendonly", "no",
@@ -90,7 +93,7 @@ class RedisServer:
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RedisUnavailable(f"redis-server exited: {self.log_tail()}")
-            if _ping(self.port):
+            if _ping(self.socket_path):
                 return
             time.sleep(0.02)
         self.stop()
@@ -187,18 +190,28 @@ class WorkerProcess:
     def __init__(
         self, redis_url: str, worker_id: str, prefix: str, build: str = "httpkit:build_server"
     ) -> None:
-        self.port = free_port()
+        # Bound here and inherited: no other process can take the port before the worker serves.
+        held = listening_socket()
+        self.port = held.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}/mcp"
         env = {
             **os.environ,
             "PYTHONPATH": os.pathsep.join(
-                [str(HERE), str(HERE.parent), os.environ.get("PYTHONPATH", "")]
+                [
+                    str(HERE),
+                    str(HERE.parent),
+                    str(HERE.parents[2]),
+                    os.environ.get("PYTHONPATH", ""),
+                ]
             ),
         }
-        args = [redis_url, worker_id, prefix, str(self.port), build]
-        self.process = subprocess.Popen(
-            [sys.executable, str(Path(__file__)), "worker", *args], env=env
-        )
+        args = [redis_url, worker_id, prefix, str(held.fileno()), build]
+        with held:
+            self.process = subprocess.Popen(
+                [sys.executable, str(Path(__file__)), "worker", *args],
+                env=env,
+                pass_fds=(held.fileno(),),
+            )
         deadline = time.monotonic() + START_TIMEOUT * 2
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -217,20 +230,25 @@ class WorkerProcess:
         self.process.wait(timeout=10)
 
 
-def _worker(redis_url: str, worker_id: str, prefix: str, port: str, build: str) -> None:
+def _worker(redis_url: str, worker_id: str, prefix: str, fd: str, build: str) -> None:
     from importlib import import_module
 
     from mcpbind.runtime.cluster import RedisState
     from mcpbind.runtime.core.run import run
     from mcpbind.runtime.http import StreamableHTTPServer
-    from mcpbind.runtime.transports.http.uvicorn import serve_forever
+    from mcpbind.runtime.transports.http.uvicorn import serving
 
     module, name = build.split(":")
     built = getattr(import_module(module), name)()
     server = getattr(built, "server", built)  # an App's Server
     state = RedisState.from_url(redis_url, worker_id=worker_id, prefix=prefix)
     app = StreamableHTTPServer(server.serve, shared=state)
-    run(lambda: serve_forever(app, "127.0.0.1", int(port)))
+
+    async def serve() -> None:
+        async with serving(app, sock=socket.socket(fileno=int(fd))):
+            await anyio.sleep_forever()
+
+    run(serve)
 
 
 if __name__ == "__main__" and len(sys.argv) == 7 and sys.argv[1] == "worker":

@@ -222,7 +222,7 @@ async def test_tasks_outlive_redis_restarting_empty(redis: RedisServer) -> None:
 def durable_cluster(tmp_path: Path, redis: RedisServer) -> Iterator[Cluster]:
     """Three launcher workers (``--durable-tasks``) behind haproxy, on a Redis database of
     their own."""
-    url = redis.url.removesuffix("/0") + "/3"
+    url = redis.db_url(3)
     extra = ("--durable-tasks",)
     with running_cluster(tmp_path, url, target="tasks_app:build", extra=extra) as cluster:
         yield cluster

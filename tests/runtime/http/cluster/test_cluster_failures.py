@@ -56,14 +56,14 @@ def clear_error(answer: httpx.Response) -> dict[str, Any]:
 
 def heartbeat(redis: RedisServer, worker: str) -> bool:
     """Whether ``worker`` has told Redis it is alive (``RedisState``'s heartbeat key)."""
-    with Redis(port=redis.port, socket_timeout=2) as client:
+    with Redis(unix_socket_path=str(redis.socket_path), socket_timeout=2) as client:
         return bool(client.exists(f"mcpbind:worker:{worker}"))
 
 
 def recovering(redis: RedisServer) -> bool:
     """Whether Redis is in its restart window (a session it lacks may not be re-registered
     yet: 503, not 404)."""
-    with Redis(port=redis.port, socket_timeout=2) as client:
+    with Redis(unix_socket_path=str(redis.socket_path), socket_timeout=2) as client:
         return bool(client.exists("mcpbind:epoch:recovering"))
 
 

@@ -87,7 +87,7 @@ async def test_a_sweep_fails_and_announces_a_dead_workers_tasks_once(redis: Redi
 def durable_cluster(tmp_path: Path, redis: RedisServer) -> Iterator[Cluster]:
     """Three launcher workers (``--durable-tasks``) behind haproxy, on a Redis database of
     their own."""
-    url = redis.url.removesuffix("/0") + "/4"
+    url = redis.db_url(4)
     extra = ("--durable-tasks",)
     with running_cluster(tmp_path, url, target="tasks_app:build", extra=extra) as cluster:
         yield cluster

@@ -54,7 +54,7 @@ def call(request_id: int, name: str, **arguments: Any) -> dict[str, Any]:
 
 def recovering(redis: RedisServer, prefix: str) -> bool:
     """Whether Redis is in its restart window (``RedisState``'s marker)."""
-    with Redis(port=redis.port, socket_timeout=2) as client:
+    with Redis(unix_socket_path=str(redis.socket_path), socket_timeout=2) as client:
         return bool(client.exists(f"{prefix}:epoch:recovering"))
 
 
@@ -260,7 +260,7 @@ async def test_a_heartbeat_noticing_the_restart_mid_check_does_not_end_the_windo
     state = RedisState.from_url(redis.url, worker_id="w0", prefix="t-race")
     try:
         state.epoch = "before-the-restart"
-        with Redis(port=redis.port, socket_timeout=2) as client:
+        with Redis(unix_socket_path=str(redis.socket_path), socket_timeout=2) as client:
             client.set("t-race:epoch:current", "after-the-restart")
         asking = state.call
 
