@@ -34,11 +34,13 @@ from mcpbind.runtime.core.errors import (
     ClientCapabilityMissing,
     McpError,
 )
+from mcpbind.runtime.core.routing import BuiltResult
 from mcpbind.runtime.core.session import RequestContext
 
 from ._completion import complete, completion_result
 from ._context import Context
 from ._pages import page
+from ._results import UserResult
 from ._shaping import result_class, shape_result
 from ._timeout import timed
 from ._ui import content_meta, for_client
@@ -134,7 +136,11 @@ def _call_tool(app: App, revision: str, spec: MethodSpec[Any, Any]) -> Handler:
                 timeout,
                 entry.name,
             )
-        return _shaped(app, spec, revision, data, f"tool {entry.name!r}")
+        shaped = _shaped(app, spec, revision, data, f"tool {entry.name!r}")
+        if type(data) is UserResult:  # the user's models: the session validates them
+            return shaped
+        # Made from values the app validated (``_results``): served as built.
+        return BuiltResult(_result_class(spec), shaped)
 
     return handler
 

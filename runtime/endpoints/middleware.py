@@ -37,7 +37,7 @@ from mcpbind.runtime.core.access_token import AccessToken
 from mcpbind.runtime.core.bindings import dump
 from mcpbind.runtime.core.errors import McpError
 from mcpbind.runtime.core.outgoing import RawSend
-from mcpbind.runtime.core.routing import Router
+from mcpbind.runtime.core.routing import BuiltResult, Router
 from mcpbind.runtime.core.session import RequestContext, Route, Session
 from mcpbind.runtime.core.transport import RUNTIME_OWN, Envelope
 
@@ -221,7 +221,9 @@ def _wrapped(
         call = IncomingCall(
             method, params, "request", context, session, revision, era, context.transport_context
         )
-        return await _chain(chain, call, functools.partial(inner, parsed, context))
+        result = await _chain(chain, call, functools.partial(inner, parsed, context))
+        # A middleware may have changed a built result in place: validated, as any other.
+        return dict(result) if type(result) is BuiltResult else result
 
     route.handler = run
     route.immediate = None

@@ -368,6 +368,9 @@ def test_an_idle_app_server_holds_only_what_it_serves_with(tmp_path: Path) -> No
     assert not defined & TASK_RESULT, sorted(defined & TASK_RESULT)
     _families_loaded(modules)
     assert {"echoArguments", "CallToolRequestParams", "InitializeRequestParams"} <= built
+    # The app built its echo's result from a validated ``str``: served unvalidated, its class
+    # (defined, for the shaping) never builds a validator (``routing.BuiltResult``).
+    assert "CallToolResult" not in built, sorted(built)
     # The arguments of what was never called are built when first needed (``_schema.py``).
     never_called = {"weatherArguments", "countArguments", "greetArguments", "configArguments"}
     assert not built & never_called, sorted(built & never_called)
