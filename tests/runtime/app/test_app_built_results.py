@@ -245,7 +245,15 @@ async def test_a_result_a_middleware_changed_is_validated(
 
 
 async def test_a_result_a_middleware_passed_on_is_the_same(validated: list[Any]) -> None:
-    async with wire(_middleware_app(lambda result: result), "2025-11-25") as client:
+    """A middleware sees a plain dict (as before), and what it returns is validated."""
+    seen: list[type] = []
+
+    def keep(result: dict[str, Any]) -> dict[str, Any]:
+        seen.append(type(result))
+        return result
+
+    async with wire(_middleware_app(keep), "2025-11-25") as client:
         result = await client.call("echo", text="x")
+    assert seen == [dict]
     assert orjson.dumps(result) == _as_validated("2025-11-25", result)
     assert [t.__name__ for t in _results(validated)] == ["CallToolResult"]
