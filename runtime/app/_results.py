@@ -132,9 +132,13 @@ def tool_result(value: Any, output: OutputType | None, uri: str) -> dict[str, An
         return UserResult(_dump(value))
     result: dict[str, Any] = {"content": to_content(value, uri)}
     if output is not None:
-        wrapped = {"result": value} if output.wrap else value
-        checked = output.adapter.validate_python(wrapped, from_attributes=True)
-        structured = output.adapter.dump_python(checked, mode="json", by_alias=True)
+        structured: Any
+        if type(value) is output.plain:  # what its adapter would make of it (``OutputType``)
+            structured = {"result": value}
+        else:
+            wrapped = {"result": value} if output.wrap else value
+            checked = output.adapter.validate_python(wrapped, from_attributes=True)
+            structured = output.adapter.dump_python(checked, mode="json", by_alias=True)
         result["structuredContent"] = structured
         if type(structured) is not dict:  # not an object: left to the result's class to refuse
             return UserResult(result)

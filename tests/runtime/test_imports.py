@@ -371,6 +371,9 @@ def test_an_idle_app_server_holds_only_what_it_serves_with(tmp_path: Path) -> No
     # The app built its echo's result from a validated ``str``: served unvalidated, its class
     # (defined, for the shaping) never builds a validator (``routing.BuiltResult``).
     assert "CallToolResult" not in built, sorted(built)
+    # A ``str`` returned by a ``-> str`` tool is its structured result as it is: the wrapping
+    # ``echoOutput`` model is built by the first listing (``OutputType.plain``).
+    assert "echoOutput" not in built, sorted(built)
     # The arguments of what was never called are built when first needed (``_schema.py``).
     never_called = {"weatherArguments", "countArguments", "greetArguments", "configArguments"}
     assert not built & never_called, sorted(built & never_called)

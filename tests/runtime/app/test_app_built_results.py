@@ -5,6 +5,7 @@ through a middleware, is validated as before: a bad one gets the same error."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -15,6 +16,8 @@ from app_helpers import REVISIONS, wire
 from mcpbind import generated
 from mcpbind.generated.support import MethodSpec
 from mcpbind.runtime.app import App, ToolError
+from mcpbind.runtime.app._results import tool_result
+from mcpbind.runtime.app._schema import output_type
 from mcpbind.runtime.core import routing
 from mcpbind.runtime.core.bindings import dump, validator
 from mcpbind.runtime.core.errors import INTERNAL_ERROR
@@ -50,6 +53,18 @@ def built_app() -> App:
     @app.tool()
     def number() -> int:
         return 3
+
+    @app.tool()
+    def flag() -> bool:
+        return True
+
+    @app.tool()
+    def misfit() -> str:
+        return 5  # type: ignore[return-value]
+
+    @app.tool()
+    def truth() -> int:
+        return True
 
     @app.tool()
     def mapping() -> dict[str, Any]:
@@ -99,6 +114,9 @@ BUILT = [
     ("echo", {"text": "hello"}),
     ("weather", {"city": "Oslo"}),
     ("number", {}),
+    ("flag", {}),
+    ("misfit", {}),
+    ("truth", {}),
     ("mapping", {}),
     ("nothing", {}),
     ("picture", {}),
@@ -257,3 +275,25 @@ async def test_a_result_a_middleware_passed_on_is_the_same(validated: list[Any])
     assert seen == [dict]
     assert orjson.dumps(result) == _as_validated("2025-11-25", result)
     assert [t.__name__ for t in _results(validated)] == ["CallToolResult"]
+
+
+@pytest.mark.parametrize(
+    ("annotation", "value"),
+    [(str, "hé\u2028"), (int, 3), (int, 2**70), (bool, False), (int, True), (str, 5)],
+)
+def test_a_plain_return_is_what_its_adapter_makes(annotation: type, value: Any) -> None:
+    """A ``-> str``, ``-> int`` or ``-> bool`` tool's value of exactly that type is its
+    structured result as it is, without the adapter; the same as the adapter's, which any other
+    value still goes through (and may fail)."""
+    fast = output_type("tool", annotation)
+    slow = output_type("tool", annotation)
+    assert fast is not None and slow is not None and fast.plain is annotation
+    slow.plain = None
+    try:
+        expected: Any = tool_result(value, slow, "mcpbind://tool/tool/result")
+    except ValueError as exc:  # pydantic's ValidationError
+        with pytest.raises(type(exc)):
+            tool_result(value, fast, "mcpbind://tool/tool/result")
+        return
+    served = tool_result(value, fast, "mcpbind://tool/tool/result")
+    assert json.dumps(served) == json.dumps(expected)  # in order (orjson: no 70-bit ints)
