@@ -99,16 +99,17 @@ Handler = Callable[[Any, "RequestContext"], Awaitable[Any]]
 
 class BuiltResult(dict[str, Any]):
     """A result its handler built, as JSON data, from values it had validated itself: a
-    complete result of class ``kind``, its members (and each content block's) in the order the
-    class's serializer writes them. The session serves it as it is, where a plain dict is
-    validated into its class and dumped again, which would check nothing new (the app layer's
+    complete result of class ``kind()`` (asked only by a cross-era check: a plain result need
+    not create its class), its members (and each content block's) in the order the class's
+    serializer writes them. The session serves it as it is, where a plain dict is validated
+    into its class and dumped again, which would check nothing new (the app layer's
     ``tools/call`` answers to a ``str`` or typed return). Anything else, or one a middleware
     saw (``endpoints.middleware`` hands on a plain copy), is validated as before.
     """
 
     __slots__ = ("kind",)
 
-    def __init__(self, kind: type[Any], data: dict[str, Any]) -> None:
+    def __init__(self, kind: Callable[[], type[Any]], data: dict[str, Any]) -> None:
         super().__init__(data)
         self.kind = kind
 
@@ -168,11 +169,14 @@ class Route:
         kind: Any = type(result)
         data: JsonValue | BaseModel
         if kind is BuiltResult and (
-            self.spec is None or _result_type(self.spec, params) is self.spec.result_type
+            self.spec is None
+            or params is None
+            or "task" not in params
+            or self.spec.task_result_type is None  # else its result is the task (below)
         ):
             built = cast("BuiltResult", result)
-            kind = built.kind
             data = dict(built)
+            kind = built.kind() if self.check is not None else None
         elif is_model(kind):
             data = dumper(kind)(result)
         elif self.spec is not None:

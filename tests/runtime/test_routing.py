@@ -80,7 +80,7 @@ def test_a_built_result_is_served_as_built(validated: list[Any]) -> None:
     """A ``BuiltResult`` (the app's own ``tools/call`` answer) is not validated again: it is
     served as a plain dict, and a route's ``check`` gets its class."""
     seen: list[Any] = []
-    built = BuiltResult(types.CallToolResult, {"content": [{"text": "hi", "type": "text"}]})
+    built = BuiltResult(lambda: types.CallToolResult, {"content": [{"text": "hi", "type": "text"}]})
     data = Route(SPEC, check=lambda kind, data, params: seen.append(kind)).dump_result(built)
     assert type(data) is dict
     assert data == {"content": [{"text": "hi", "type": "text"}]}
@@ -95,11 +95,11 @@ def test_a_built_result_still_meets_the_cross_era_check() -> None:
     served = v2026_07_28.METHODS["tools/call"]
     check = cross_era_check(served, frozenset({"resultType"}))
     stamp = {"resultType": "complete"}
-    good = BuiltResult(types.CallToolResult, {"content": [{"text": "hi", "type": "text"}]})
+    good = BuiltResult(lambda: types.CallToolResult, {"content": [{"text": "hi", "type": "text"}]})
     data = Route(SPEC, stamp=stamp, check=check).dump_result(good)
     assert data == {"content": [{"text": "hi", "type": "text"}], "resultType": "complete"}
     meta = {"io.modelcontextprotocol/serverInfo": 5}
-    bad = BuiltResult(types.CallToolResult, {"_meta": meta, "content": []})
+    bad = BuiltResult(lambda: types.CallToolResult, {"_meta": meta, "content": []})
     with pytest.raises(ValidationError) as built_error:
         Route(SPEC, stamp=stamp, check=check).dump_result(bad)
     with pytest.raises(ValidationError) as model_error:
@@ -111,7 +111,7 @@ def test_a_built_result_still_meets_the_cross_era_check() -> None:
 def test_a_built_result_answering_a_task_request_is_validated(validated: list[Any]) -> None:
     """A task-augmented request's result is the task: a built ``CallToolResult`` is not one,
     and fails as a plain dict would."""
-    built = BuiltResult(types.CallToolResult, {"content": []})
+    built = BuiltResult(lambda: types.CallToolResult, {"content": []})
     params = {"name": "echo", "task": {}}
     with pytest.raises(ValidationError) as built_error:
         Route(SPEC).dump_result(built, params)
@@ -119,3 +119,20 @@ def test_a_built_result_answering_a_task_request_is_validated(validated: list[An
         Route(SPEC).dump_result({"content": []}, params)
     assert built_error.value.errors() == dict_error.value.errors()
     assert validated == [types.CreateTaskResult, types.CreateTaskResult]
+
+
+def test_a_built_results_class_is_asked_only_by_a_check() -> None:
+    """Without a cross-era check nothing asks a built result's class: a plain result is served
+    without creating it."""
+    asked: list[bool] = []
+
+    def kind() -> Any:
+        asked.append(True)
+        return types.CallToolResult
+
+    Route(SPEC).dump_result(BuiltResult(kind, {"content": []}))
+    assert asked == []
+    Route(SPEC, check=lambda kind, data, params: None).dump_result(
+        BuiltResult(kind, {"content": []})
+    )
+    assert asked == [True]
