@@ -359,6 +359,11 @@ class MethodSpec(Generic[ParamsT, ResultT]):
     (``("tasks", "requests", "tools", "call")``); both are None for any other request. A runtime
     validates the result of a request whose params carry ``task`` against ``task_result_type``.
 
+    ``result_members`` are the members of the result's complete class on the wire (aliases:
+    ``_meta``), in the order its serializer writes them: what a runtime shaping a result for this
+    revision can read without creating the class; None where the schema does not list them
+    flat (a result made of ``allOf`` parts).
+
     A ``*_type`` given as :func:`deferred` is looked up the first time it is read (the generated
     tables do so, and a method nobody calls never creates its classes); the hash leaves the
     classes out, so hashing a spec creates none.
@@ -378,6 +383,7 @@ class MethodSpec(Generic[ParamsT, ResultT]):
     page_items: str | None = None
     task_result_type: Any = field(default=None, hash=False)
     task_capability: tuple[str, ...] | None = None
+    result_members: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         _take_deferred(self)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from ..errors import CodegenError
 from ..ir import Direction, RevisionIR
+from ..ir.fixups import INPUT_REQUIRED_RESULT
 from ..ir.refs import ref_name
 from ..jsonvalues import is_object
 from .names import constant, snake, stem
@@ -29,6 +30,7 @@ class MethodView:
     summary: str
     task_result_expr: str | None = None
     task_capability: tuple[str, ...] | None = None
+    result_members: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,20 @@ def _item_expr(ir: RevisionIR, result: str, page_items: str | None) -> str | Non
     return f"types.{ir.definitions[name].class_name}"
 
 
+def _result_members(ir: RevisionIR, results: tuple[str, ...]) -> tuple[str, ...] | None:
+    """The wire members of a method's complete result (not its ``InputRequiredResult``), in the
+    order its class declares them (sorted: the models' own order), where its schema lists its
+    properties flat; None for a result made of ``allOf`` parts."""
+    complete = [r for r in results if r != INPUT_REQUIRED_RESULT]
+    if not complete:
+        return None
+    schema = ir.definitions[complete[0]].schema
+    properties = schema.get("properties")
+    if "allOf" in schema or not is_object(properties):
+        return None
+    return tuple(sorted(properties))
+
+
 def method_views(ir: RevisionIR) -> list[MethodView]:
     cls = {name: d.class_name for name, d in ir.definitions.items()}
     views: list[MethodView] = []
@@ -89,6 +105,7 @@ def method_views(ir: RevisionIR) -> list[MethodView]:
                 summary=_summary(ir.definitions[m.request].schema.get("description")),
                 task_result_expr=f"types.{cls[m.task_result]}" if m.task_result else None,
                 task_capability=m.task_capability,
+                result_members=_result_members(ir, m.results),
             )
         )
     _check_unique("request handler", [v.handler for v in views])

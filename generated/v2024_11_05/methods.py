@@ -74,6 +74,7 @@ COMPLETION_COMPLETE: Final[MethodSpec[types.CompleteRequestParams, types.Complet
         capabilities={},
         lifecycle=False,
         page_items=None,
+        result_members=("_meta", "completion"),
     )
 )
 
@@ -91,6 +92,7 @@ INITIALIZE: Final[MethodSpec[types.InitializeRequestParams, types.InitializeResu
     capabilities={},
     lifecycle=True,
     page_items=None,
+    result_members=("_meta", "capabilities", "instructions", "protocolVersion", "serverInfo"),
 )
 
 
@@ -139,6 +141,7 @@ PROMPTS_GET: Final[MethodSpec[types.GetPromptRequestParams, types.GetPromptResul
     capabilities={Direction.CLIENT_TO_SERVER: "prompts"},
     lifecycle=False,
     page_items=None,
+    result_members=("_meta", "description", "messages"),
 )
 
 
@@ -157,6 +160,7 @@ PROMPTS_LIST: Final[
     capabilities={Direction.CLIENT_TO_SERVER: "prompts"},
     lifecycle=False,
     page_items="prompts",
+    result_members=("_meta", "nextCursor", "prompts"),
     item_type=deferred(lambda: types.Prompt),
 )
 
@@ -176,6 +180,7 @@ RESOURCES_LIST: Final[
     capabilities={Direction.CLIENT_TO_SERVER: "resources"},
     lifecycle=False,
     page_items="resources",
+    result_members=("_meta", "nextCursor", "resources"),
     item_type=deferred(lambda: types.Resource),
 )
 
@@ -194,6 +199,7 @@ RESOURCES_READ: Final[MethodSpec[types.ReadResourceRequestParams, types.ReadReso
         capabilities={Direction.CLIENT_TO_SERVER: "resources"},
         lifecycle=False,
         page_items=None,
+        result_members=("_meta", "contents"),
     )
 )
 
@@ -235,6 +241,7 @@ RESOURCES_TEMPLATES_LIST: Final[
     capabilities={Direction.CLIENT_TO_SERVER: "resources"},
     lifecycle=False,
     page_items="resourceTemplates",
+    result_members=("_meta", "nextCursor", "resourceTemplates"),
     item_type=deferred(lambda: types.ResourceTemplate),
 )
 
@@ -270,6 +277,7 @@ ROOTS_LIST: Final[MethodSpec[types.ListRootsRequestParams, types.ListRootsResult
     capabilities={Direction.SERVER_TO_CLIENT: "roots"},
     lifecycle=False,
     page_items=None,
+    result_members=("_meta", "roots"),
 )
 
 
@@ -288,6 +296,7 @@ SAMPLING_CREATEMESSAGE: Final[
     capabilities={Direction.SERVER_TO_CLIENT: "sampling"},
     lifecycle=False,
     page_items=None,
+    result_members=("_meta", "content", "model", "role", "stopReason"),
 )
 
 
@@ -304,6 +313,7 @@ TOOLS_CALL: Final[MethodSpec[types.CallToolRequestParams, types.CallToolResult]]
     capabilities={Direction.CLIENT_TO_SERVER: "tools"},
     lifecycle=False,
     page_items=None,
+    result_members=("_meta", "content", "isError"),
 )
 
 
@@ -322,6 +332,7 @@ TOOLS_LIST: Final[
     capabilities={Direction.CLIENT_TO_SERVER: "tools"},
     lifecycle=False,
     page_items="tools",
+    result_members=("_meta", "nextCursor", "tools"),
     item_type=deferred(lambda: types.Tool),
 )
 

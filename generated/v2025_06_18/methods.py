@@ -75,6 +75,7 @@ COMPLETION_COMPLETE: Final[MethodSpec[types.CompleteRequestParams, types.Complet
         capabilities={Direction.CLIENT_TO_SERVER: "completions"},
         lifecycle=False,
         page_items=None,
+        result_members=("_meta", "completion"),
     )
 )
 
@@ -92,6 +93,7 @@ ELICITATION_CREATE: Final[MethodSpec[types.ElicitRequestParams, types.ElicitResu
     capabilities={Direction.SERVER_TO_CLIENT: "elicitation"},
     lifecycle=False,
     page_items=None,
+    result_members=("_meta", "action", "content"),
 )
 
 
@@ -108,6 +110,7 @@ INITIALIZE: Final[MethodSpec[types.InitializeRequestParams, types.InitializeResu
     capabilities={},
     lifecycle=True,
     page_items=None,
+    result_members=("_meta", "capabilities", "instructions", "protocolVersion", "serverInfo"),
 )
 
 
@@ -156,6 +159,7 @@ PROMPTS_GET: Final[MethodSpec[types.GetPromptRequestParams, types.GetPromptResul
     capabilities={Direction.CLIENT_TO_SERVER: "prompts"},
     lifecycle=False,
     page_items=None,
+    result_members=("_meta", "description", "messages"),
 )
 
 
@@ -174,6 +178,7 @@ PROMPTS_LIST: Final[
     capabilities={Direction.CLIENT_TO_SERVER: "prompts"},
     lifecycle=False,
     page_items="prompts",
+    result_members=("_meta", "nextCursor", "prompts"),
     item_type=deferred(lambda: types.Prompt),
 )
 
@@ -193,6 +198,7 @@ RESOURCES_LIST: Final[
     capabilities={Direction.CLIENT_TO_SERVER: "resources"},
     lifecycle=False,
     page_items="resources",
+    result_members=("_meta", "nextCursor", "resources"),
     item_type=deferred(lambda: types.Resource),
 )
 
@@ -211,6 +217,7 @@ RESOURCES_READ: Final[MethodSpec[types.ReadResourceRequestParams, types.ReadReso
         capabilities={Direction.CLIENT_TO_SERVER: "resources"},
         lifecycle=False,
         page_items=None,
+        result_members=("_meta", "contents"),
     )
 )
 
@@ -252,6 +259,7 @@ RESOURCES_TEMPLATES_LIST: Final[
     capabilities={Direction.CLIENT_TO_SERVER: "resources"},
     lifecycle=False,
     page_items="resourceTemplates",
+    result_members=("_meta", "nextCursor", "resourceTemplates"),
     item_type=deferred(lambda: types.ResourceTemplate),
 )
 
@@ -287,6 +295,7 @@ ROOTS_LIST: Final[MethodSpec[types.ListRootsRequestParams, types.ListRootsResult
     capabilities={Direction.SERVER_TO_CLIENT: "roots"},
     lifecycle=False,
     page_items=None,
+    result_members=("_meta", "roots"),
 )
 
 
@@ -305,6 +314,7 @@ SAMPLING_CREATEMESSAGE: Final[
     capabilities={Direction.SERVER_TO_CLIENT: "sampling"},
     lifecycle=False,
     page_items=None,
+    result_members=("_meta", "content", "model", "role", "stopReason"),
 )
 
 
@@ -321,6 +331,7 @@ TOOLS_CALL: Final[MethodSpec[types.CallToolRequestParams, types.CallToolResult]]
     capabilities={Direction.CLIENT_TO_SERVER: "tools"},
     lifecycle=False,
     page_items=None,
+    result_members=("_meta", "content", "isError", "structuredContent"),
 )
 
 
@@ -339,6 +350,7 @@ TOOLS_LIST: Final[
     capabilities={Direction.CLIENT_TO_SERVER: "tools"},
     lifecycle=False,
     page_items="tools",
+    result_members=("_meta", "nextCursor", "tools"),
     item_type=deferred(lambda: types.Tool),
 )
 

@@ -81,6 +81,7 @@ COMPLETION_COMPLETE: Final[MethodSpec[types.CompleteRequestParams, types.Complet
         capabilities={Direction.CLIENT_TO_SERVER: "completions"},
         lifecycle=False,
         page_items=None,
+        result_members=("_meta", "completion"),
     )
 )
 
@@ -100,6 +101,7 @@ ELICITATION_CREATE: Final[MethodSpec[types.ElicitRequestParams, types.ElicitResu
     page_items=None,
     task_result_type=deferred(lambda: types.CreateTaskResult),
     task_capability=("tasks", "requests", "elicitation", "create"),
+    result_members=("_meta", "action", "content"),
 )
 
 
@@ -116,6 +118,7 @@ INITIALIZE: Final[MethodSpec[types.InitializeRequestParams, types.InitializeResu
     capabilities={},
     lifecycle=True,
     page_items=None,
+    result_members=("_meta", "capabilities", "instructions", "protocolVersion", "serverInfo"),
 )
 
 
@@ -164,6 +167,7 @@ PROMPTS_GET: Final[MethodSpec[types.GetPromptRequestParams, types.GetPromptResul
     capabilities={Direction.CLIENT_TO_SERVER: "prompts"},
     lifecycle=False,
     page_items=None,
+    result_members=("_meta", "description", "messages"),
 )
 
 
@@ -182,6 +186,7 @@ PROMPTS_LIST: Final[
     capabilities={Direction.CLIENT_TO_SERVER: "prompts"},
     lifecycle=False,
     page_items="prompts",
+    result_members=("_meta", "nextCursor", "prompts"),
     item_type=deferred(lambda: types.Prompt),
 )
 
@@ -201,6 +206,7 @@ RESOURCES_LIST: Final[
     capabilities={Direction.CLIENT_TO_SERVER: "resources"},
     lifecycle=False,
     page_items="resources",
+    result_members=("_meta", "nextCursor", "resources"),
     item_type=deferred(lambda: types.Resource),
 )
 
@@ -219,6 +225,7 @@ RESOURCES_READ: Final[MethodSpec[types.ReadResourceRequestParams, types.ReadReso
         capabilities={Direction.CLIENT_TO_SERVER: "resources"},
         lifecycle=False,
         page_items=None,
+        result_members=("_meta", "contents"),
     )
 )
 
@@ -258,6 +265,7 @@ RESOURCES_TEMPLATES_LIST: Final[
     capabilities={Direction.CLIENT_TO_SERVER: "resources"},
     lifecycle=False,
     page_items="resourceTemplates",
+    result_members=("_meta", "nextCursor", "resourceTemplates"),
     item_type=deferred(lambda: types.ResourceTemplate),
 )
 
@@ -293,6 +301,7 @@ ROOTS_LIST: Final[MethodSpec[types.RequestParams, types.ListRootsResult]] = Meth
     capabilities={Direction.SERVER_TO_CLIENT: "roots"},
     lifecycle=False,
     page_items=None,
+    result_members=("_meta", "roots"),
 )
 
 
@@ -313,6 +322,7 @@ SAMPLING_CREATEMESSAGE: Final[
     page_items=None,
     task_result_type=deferred(lambda: types.CreateTaskResult),
     task_capability=("tasks", "requests", "sampling", "createMessage"),
+    result_members=("_meta", "content", "model", "role", "stopReason"),
 )
 
 
@@ -369,6 +379,7 @@ TASKS_LIST: Final[
     },
     lifecycle=False,
     page_items="tasks",
+    result_members=("_meta", "nextCursor", "tasks"),
     item_type=deferred(lambda: types.Task),
 )
 
@@ -387,6 +398,7 @@ TASKS_RESULT: Final[MethodSpec[types.GetTaskPayloadRequestParams, types.GetTaskP
         capabilities={Direction.CLIENT_TO_SERVER: "tasks", Direction.SERVER_TO_CLIENT: "tasks"},
         lifecycle=False,
         page_items=None,
+        result_members=("_meta",),
     )
 )
 
@@ -406,6 +418,7 @@ TOOLS_CALL: Final[MethodSpec[types.CallToolRequestParams, types.CallToolResult]]
     page_items=None,
     task_result_type=deferred(lambda: types.CreateTaskResult),
     task_capability=("tasks", "requests", "tools", "call"),
+    result_members=("_meta", "content", "isError", "structuredContent"),
 )
 
 
@@ -424,6 +437,7 @@ TOOLS_LIST: Final[
     capabilities={Direction.CLIENT_TO_SERVER: "tools"},
     lifecycle=False,
     page_items="tools",
+    result_members=("_meta", "nextCursor", "tools"),
     item_type=deferred(lambda: types.Tool),
 )
 

@@ -80,6 +80,7 @@ COMPLETION_COMPLETE: Final[MethodSpec[types.CompleteRequestParams, types.Complet
         capabilities={Direction.CLIENT_TO_SERVER: "completions"},
         lifecycle=False,
         page_items=None,
+        result_members=("_meta", "completion", "resultType"),
     )
 )
 
@@ -97,6 +98,7 @@ ELICITATION_CREATE: Final[MethodSpec[types.ElicitRequestParams, types.ElicitResu
     capabilities={Direction.SERVER_TO_CLIENT: "elicitation"},
     lifecycle=False,
     page_items=None,
+    result_members=("action", "content"),
 )
 
 
@@ -115,6 +117,7 @@ PROMPTS_GET: Final[
     capabilities={Direction.CLIENT_TO_SERVER: "prompts"},
     lifecycle=False,
     page_items=None,
+    result_members=("_meta", "description", "messages", "resultType"),
 )
 
 
@@ -133,6 +136,7 @@ PROMPTS_LIST: Final[
     capabilities={Direction.CLIENT_TO_SERVER: "prompts"},
     lifecycle=False,
     page_items="prompts",
+    result_members=("_meta", "cacheScope", "nextCursor", "prompts", "resultType", "ttlMs"),
     item_type=deferred(lambda: types.Prompt),
 )
 
@@ -152,6 +156,7 @@ RESOURCES_LIST: Final[
     capabilities={Direction.CLIENT_TO_SERVER: "resources"},
     lifecycle=False,
     page_items="resources",
+    result_members=("_meta", "cacheScope", "nextCursor", "resources", "resultType", "ttlMs"),
     item_type=deferred(lambda: types.Resource),
 )
 
@@ -173,6 +178,7 @@ RESOURCES_READ: Final[
     capabilities={Direction.CLIENT_TO_SERVER: "resources"},
     lifecycle=False,
     page_items=None,
+    result_members=("_meta", "cacheScope", "contents", "resultType", "ttlMs"),
 )
 
 
@@ -193,6 +199,14 @@ RESOURCES_TEMPLATES_LIST: Final[
     capabilities={Direction.CLIENT_TO_SERVER: "resources"},
     lifecycle=False,
     page_items="resourceTemplates",
+    result_members=(
+        "_meta",
+        "cacheScope",
+        "nextCursor",
+        "resourceTemplates",
+        "resultType",
+        "ttlMs",
+    ),
     item_type=deferred(lambda: types.ResourceTemplate),
 )
 
@@ -210,6 +224,7 @@ ROOTS_LIST: Final[MethodSpec[types.ListRootsRequestParams, types.ListRootsResult
     capabilities={Direction.SERVER_TO_CLIENT: "roots"},
     lifecycle=False,
     page_items=None,
+    result_members=("roots",),
 )
 
 
@@ -228,6 +243,7 @@ SAMPLING_CREATEMESSAGE: Final[
     capabilities={Direction.SERVER_TO_CLIENT: "sampling"},
     lifecycle=False,
     page_items=None,
+    result_members=("_meta", "content", "model", "role", "stopReason"),
 )
 
 
@@ -244,6 +260,15 @@ SERVER_DISCOVER: Final[MethodSpec[types.RequestParams, types.DiscoverResult]] = 
     capabilities={},
     lifecycle=False,
     page_items=None,
+    result_members=(
+        "_meta",
+        "cacheScope",
+        "capabilities",
+        "instructions",
+        "resultType",
+        "supportedVersions",
+        "ttlMs",
+    ),
 )
 
 
@@ -262,6 +287,7 @@ SUBSCRIPTIONS_LISTEN: Final[
     capabilities={},
     lifecycle=False,
     page_items=None,
+    result_members=("_meta", "resultType"),
 )
 
 
@@ -280,6 +306,7 @@ TOOLS_CALL: Final[
     capabilities={Direction.CLIENT_TO_SERVER: "tools"},
     lifecycle=False,
     page_items=None,
+    result_members=("_meta", "content", "isError", "resultType", "structuredContent"),
 )
 
 
@@ -298,6 +325,7 @@ TOOLS_LIST: Final[
     capabilities={Direction.CLIENT_TO_SERVER: "tools"},
     lifecycle=False,
     page_items="tools",
+    result_members=("_meta", "cacheScope", "nextCursor", "resultType", "tools", "ttlMs"),
     item_type=deferred(lambda: types.Tool),
 )
 

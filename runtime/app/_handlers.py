@@ -34,12 +34,14 @@ from mcpbind.runtime.core.errors import (
     ClientCapabilityMissing,
     McpError,
 )
+from mcpbind.runtime.core.routing import BuiltResult
 from mcpbind.runtime.core.session import RequestContext
 
 from ._completion import complete, completion_result
 from ._context import Context
 from ._pages import page
-from ._shaping import result_class, shape_result
+from ._results import UserResult
+from ._shaping import result_class, shape_plain, shape_result
 from ._timeout import timed
 from ._ui import content_meta, for_client
 
@@ -134,7 +136,15 @@ def _call_tool(app: App, revision: str, spec: MethodSpec[Any, Any]) -> Handler:
                 timeout,
                 entry.name,
             )
-        return _shaped(app, spec, revision, data, f"tool {entry.name!r}")
+        if type(data) is UserResult:  # the user's models: the session validates them
+            return _shaped(app, spec, revision, data, f"tool {entry.name!r}")
+        # Made from values the app validated (``_results``): served as built, and when it is
+        # plain text shaped by the members its spec lists, without creating its classes.
+        members = spec.result_members
+        shaped = None if members is None else shape_plain(data, members, app.cache_members)
+        if shaped is None:
+            shaped = _shaped(app, spec, revision, data, f"tool {entry.name!r}")
+        return BuiltResult(functools.partial(_result_class, spec), shaped)
 
     return handler
 

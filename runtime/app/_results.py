@@ -11,6 +11,12 @@ content (in the newest shape; ``_shaping`` then fits it to the client's revision
 
 With an output type, the value is also validated against it (wrapped as ``{"result": ...}``
 where the schema says so) and sent as ``structuredContent``.
+
+A result made here from the value alone (text, binary blocks, structured content the output
+type validated) is served as it is; one that holds the user's own models (a ``CallToolResult``,
+content blocks, which ``model_construct`` may have left invalid) is a ``UserResult``, which the
+session validates. Text blocks are written ``text`` first: the order every revision's
+``TextContent`` serializer writes, so a result served unvalidated is the same bytes.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from pydantic import BaseModel
 
 from ._schema import CONTENT_TYPE_NAMES, OutputType
 
-__all__ = ["as_data", "binary_block", "to_content", "tool_result"]
+__all__ = ["UserResult", "as_data", "binary_block", "text_block", "to_content", "tool_result"]
 
 _MAGIC: tuple[tuple[bytes, int, str, str], ...] = (
     (b"\x89PNG\r\n\x1a\n", 0, "image", "image/png"),
@@ -38,6 +44,17 @@ _MAGIC: tuple[tuple[bytes, int, str, str], ...] = (
     (b"OggS", 0, "audio", "audio/ogg"),
     (b"fLaC", 0, "audio", "audio/flac"),
 )
+
+
+class UserResult(dict[str, Any]):
+    """A tool's result holding the user's own models: validated before it is served."""
+
+    __slots__ = ()
+
+
+def text_block(text: str) -> dict[str, Any]:
+    """A text content block, its members in the order its class writes them."""
+    return {"text": text, "type": "text"}
 
 
 def binary_block(data: bytes, uri: str) -> dict[str, Any]:
@@ -77,7 +94,7 @@ def to_content(value: Any, uri: str) -> list[dict[str, Any]]:
     if value is None:
         return []
     if isinstance(value, str):
-        return [{"type": "text", "text": value}]
+        return [text_block(value)]
     if isinstance(value, bytes | bytearray):
         return [binary_block(bytes(value), uri)]
     if isinstance(value, BaseModel) and _is_generated(value, CONTENT_TYPE_NAMES):
@@ -86,8 +103,7 @@ def to_content(value: Any, uri: str) -> list[dict[str, Any]]:
         items = cast("Sequence[Any]", value)
         if items and all(_is_block(v) for v in items):
             return [block for v in items for block in to_content(v, uri)]
-    text = pydantic_core.to_json(value, fallback=str, indent=2).decode()
-    return [{"type": "text", "text": text}]
+    return [text_block(pydantic_core.to_json(value, fallback=str, indent=2).decode())]
 
 
 def _is_block(value: Any) -> bool:
@@ -96,18 +112,34 @@ def _is_block(value: Any) -> bool:
     )
 
 
+def _holds_models(value: Any) -> bool:
+    """Whether ``to_content`` takes blocks of ``value`` from the user's models as they are."""
+    if isinstance(value, BaseModel):
+        return _is_generated(value, CONTENT_TYPE_NAMES)
+    if isinstance(value, list | tuple):
+        items = cast("Sequence[Any]", value)
+        return all(_is_block(v) for v in items) and any(isinstance(v, BaseModel) for v in items)
+    return False
+
+
 def tool_result(value: Any, output: OutputType | None, uri: str) -> dict[str, Any]:
-    """A tool's return value as a ``CallToolResult`` (JSON data, newest shape).
+    """A tool's return value as a ``CallToolResult`` (JSON data, newest shape): a
+    ``UserResult`` when it holds the user's models.
 
     Raises ``pydantic.ValidationError`` when the value does not match the output type.
     """
     if isinstance(value, BaseModel) and _is_generated(value, {"CallToolResult"}):
-        return _dump(value)
+        return UserResult(_dump(value))
     result: dict[str, Any] = {"content": to_content(value, uri)}
     if output is not None:
-        wrapped = {"result": value} if output.wrap else value
-        checked = output.adapter.validate_python(wrapped, from_attributes=True)
-        result["structuredContent"] = output.adapter.dump_python(
-            checked, mode="json", by_alias=True
-        )
-    return result
+        structured: Any
+        if type(value) is output.plain:  # what its adapter would make of it (``OutputType``)
+            structured = {"result": value}
+        else:
+            wrapped = {"result": value} if output.wrap else value
+            checked = output.adapter.validate_python(wrapped, from_attributes=True)
+            structured = output.adapter.dump_python(checked, mode="json", by_alias=True)
+        result["structuredContent"] = structured
+        if type(structured) is not dict:  # not an object: left to the result's class to refuse
+            return UserResult(result)
+    return UserResult(result) if _holds_models(value) else result

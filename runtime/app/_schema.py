@@ -221,14 +221,44 @@ def _returns_content(tp: Any) -> bool:
 
 class OutputType:
     """The structured output of a tool: the type results are validated against, its JSON
-    schema (an object), and whether results are wrapped as ``{"result": ...}``."""
+    schema (an object), and whether results are wrapped as ``{"result": ...}``.
 
-    __slots__ = ("adapter", "schema", "wrap")
+    ``plain`` is the return annotation when it is a bare ``str``, ``int`` or ``bool`` (not
+    ``float``, whose adapter makes an ``int`` a float): a value of exactly that type is
+    ``{"result": value}`` as validated and dumped, so such a type's adapter and schema
+    (``make``: its ``<fn>Output`` model) are built by the first listing or the first value of
+    another type, not by the first call.
+    """
 
-    def __init__(self, adapter: TypeAdapter[Any], schema: dict[str, Any], wrap: bool) -> None:
-        self.adapter = adapter
-        self.schema = schema
+    __slots__ = ("_adapter", "_make", "_schema", "plain", "wrap")
+
+    def __init__(
+        self,
+        adapter: TypeAdapter[Any] | None,
+        schema: dict[str, Any] | None,
+        wrap: bool,
+        plain: type | None = None,
+        make: Callable[[], tuple[TypeAdapter[Any], dict[str, Any]]] | None = None,
+    ) -> None:
+        self._adapter = adapter
+        self._schema = schema
+        self._make = make
         self.wrap = wrap
+        self.plain = plain
+
+    def _built(self) -> tuple[TypeAdapter[Any], dict[str, Any]]:
+        if self._adapter is None or self._schema is None:
+            assert self._make is not None
+            self._adapter, self._schema = self._make()
+        return self._adapter, self._schema
+
+    @property
+    def adapter(self) -> TypeAdapter[Any]:
+        return self._built()[0]
+
+    @property
+    def schema(self) -> dict[str, Any]:
+        return self._built()[1]
 
 
 def _inline_root(schema: dict[str, Any]) -> dict[str, Any]:
@@ -302,6 +332,11 @@ def output_type(fn_name: str, annotation: Any) -> OutputType | None:
     else:
         model, wrap = None, True
     if wrap:
+        if annotation is str or annotation is int or annotation is bool:
+            # Always described: its adapter and schema built when first needed (``plain``).
+            return OutputType(
+                None, None, True, annotation, functools.partial(_wrapped, fn_name, annotation)
+            )
         model = create_model(f"{fn_name}Output", result=annotation)
     try:
         adapter: TypeAdapter[Any] = TypeAdapter(model)
@@ -309,3 +344,9 @@ def output_type(fn_name: str, annotation: Any) -> OutputType | None:
     except Exception:  # pydantic cannot describe it: plain content, like the SDK
         return None
     return OutputType(adapter, schema, wrap)
+
+
+def _wrapped(fn_name: str, annotation: Any) -> tuple[TypeAdapter[Any], dict[str, Any]]:
+    """The adapter and schema of ``{"result": annotation}``, a model named ``<fn>Output``."""
+    adapter: TypeAdapter[Any] = TypeAdapter(create_model(f"{fn_name}Output", result=annotation))
+    return adapter, _inline_root(adapter.json_schema(mode="serialization"))

@@ -23,7 +23,7 @@ from typing_extensions import TypeAliasType
 if TYPE_CHECKING:
     from mcpbind.runtime.core.jsonvalue import JsonValue
 
-__all__ = ["Shaper", "prune_object", "result_class", "shape_result", "shaper"]
+__all__ = ["Shaper", "prune_object", "result_class", "shape_plain", "shape_result", "shaper"]
 
 logger = logging.getLogger("mcpbind.app")
 
@@ -130,12 +130,12 @@ def _pruners(cls: type[BaseModel]) -> dict[str, Pruner | None]:
 def prune_object(value: dict[str, Any], cls: type[BaseModel]) -> dict[str, Any]:
     """``value`` (JSON data) as ``cls`` of this revision knows it: members it does not
     declare dropped, at every level that is a generated model (schemas, arguments and
-    ``_meta`` are the user's data, kept whole)."""
-    pruners = _pruners(cls)
+    ``_meta`` are the user's data, kept whole); members in the order ``cls`` declares them,
+    as its serializer writes them."""
     out: dict[str, Any] = {}
-    for key, item in value.items():
-        if key in pruners:
-            pruner = pruners[key]
+    for key, pruner in _pruners(cls).items():
+        if key in value:
+            item = value[key]
             out[key] = item if pruner is None else pruner(item)
     return out
 
@@ -232,7 +232,8 @@ def shape_result(
 ) -> dict[str, Any]:
     """A result (newest shape) as ``revision``'s result class ``cls`` declares it: content it lacks
     converted or left out, members it lacks dropped, and the cache members it requires
-    (``ttlMs``, ``cacheScope``) filled from ``cache`` when absent."""
+    (``ttlMs``, ``cacheScope``) filled from ``cache`` when absent; members in the order ``cls``
+    declares them (``prune_object``)."""
     shaping = shaper(revision)
     fields = _aliases(cls)
     content = None
@@ -260,4 +261,28 @@ def shape_result(
             out[key] = value
     if "resultType" in fields and "resultType" not in out:
         out["resultType"] = "complete"
+    return {key: out[key] for key in fields if key in out}
+
+
+def shape_plain(
+    data: dict[str, Any], members: tuple[str, ...], cache: dict[str, Any]
+) -> dict[str, Any] | None:
+    """``shape_result`` of a result whose content is plain text blocks (the same in every
+    revision), from the members its class declares (``MethodSpec.result_members``: read
+    without creating the class and its content classes); None for any other content."""
+    content: JsonValue = data.get("content")
+    if type(content) is not list:
+        return None
+    block: JsonValue
+    for block in content:
+        if type(block) is not dict or len(block) != 2 or block.get("type") != "text":
+            return None
+    out: dict[str, Any] = {}
+    for key in members:
+        if key in data:
+            out[key] = data[key]
+        elif key in cache:
+            out[key] = cache[key]
+        elif key == "resultType":
+            out[key] = "complete"
     return out

@@ -14,6 +14,7 @@ from typing import Any
 
 import anyio
 
+from ._results import text_block
 from ._threads import abandoning
 
 __all__ = ["check_timeout", "timed"]
@@ -38,4 +39,4 @@ async def timed(
         return await run()
     logger.warning("tool %r timed out after %g s", name, timeout)
     message = f"Tool {name!r} timed out after {timeout:g} seconds"
-    return {"content": [{"type": "text", "text": message}], "isError": True}
+    return {"content": [text_block(message)], "isError": True}

@@ -19,7 +19,7 @@ from mcpbind.runtime.core.errors import ClientCapabilityMissing, McpError
 from pydantic import BaseModel, ValidationError
 
 from ._call import ArgumentsError, call, describe_errors, validate
-from ._results import as_data, tool_result
+from ._results import as_data, text_block, tool_result
 from ._schema import OutputType, Signature, output_type, read_signature
 
 __all__ = ["ToolEntry", "ToolError", "make_tool"]
@@ -142,7 +142,7 @@ class ToolEntry:
 
 
 def _error(message: str) -> dict[str, Any]:
-    return {"content": [{"type": "text", "text": message}], "isError": True}
+    return {"content": [text_block(message)], "isError": True}
 
 
 def make_tool(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from mcpbind.generated.support import MethodSpec, RequestOptions
 
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from .session import Session
 
 __all__ = [
+    "BuiltResult",
     "Handler",
     "OutgoingCall",
     "PeerState",
@@ -96,6 +97,23 @@ class PeerState:
 Handler = Callable[[Any, "RequestContext"], Awaitable[Any]]
 
 
+class BuiltResult(dict[str, Any]):
+    """A result its handler built, as JSON data, from values it had validated itself: a
+    complete result of class ``kind()`` (asked only by a cross-era check: a plain result need
+    not create its class), its members (and each content block's) in the order the class's
+    serializer writes them. The session serves it as it is, where a plain dict is validated
+    into its class and dumped again, which would check nothing new (the app layer's
+    ``tools/call`` answers to a ``str`` or typed return). Anything else, or one a middleware
+    saw (``endpoints.middleware`` hands on a plain copy), is validated as before.
+    """
+
+    __slots__ = ("kind",)
+
+    def __init__(self, kind: Callable[[], type[Any]], data: dict[str, Any]) -> None:
+        super().__init__(data)
+        self.kind = kind
+
+
 class ResultCheck(Protocol):
     """What a route's ``check`` is (``eras.crossera.cross_era_check``)."""
 
@@ -142,18 +160,30 @@ class Route:
     def dump_result(
         self, result: JsonValue | BaseModel, params: dict[str, Any] | None = None
     ) -> Any:
-        """A handler's return value as JSON data, validated if it was not already a model.
+        """A handler's return value as JSON data, validated if it was not already a model or
+        a ``BuiltResult`` of the class it must be.
 
         ``params`` are the request's raw params: when they carry ``task`` and the method may be
         task-augmented, the handler answers with the task it created (``task_result_type``).
         """
         kind: Any = type(result)
         data: JsonValue | BaseModel
-        if is_model(kind):
+        if kind is BuiltResult and (
+            self.spec is None
+            or params is None
+            or "task" not in params
+            or self.spec.task_result_type is None  # else its result is the task (below)
+        ):
+            built = cast("BuiltResult", result)
+            data = dict(built)
+            kind = built.kind() if self.check is not None else None
+        elif is_model(kind):
             data = dumper(kind)(result)
         elif self.spec is not None:
             if result is None:
                 result = {}
+            elif kind is BuiltResult:  # a task-augmented request's: its result is the task
+                result = dict(cast("BuiltResult", result))
             if self.stamp is not None and type(result) is dict and "resultType" not in result:
                 # A plain dict may leave out what the served revision requires and the runtime
                 # knows (a complete result's ``resultType``): stamped before it is validated.

@@ -37,7 +37,7 @@ from mcpbind.runtime.core.access_token import AccessToken
 from mcpbind.runtime.core.bindings import dump
 from mcpbind.runtime.core.errors import McpError
 from mcpbind.runtime.core.outgoing import RawSend
-from mcpbind.runtime.core.routing import Router
+from mcpbind.runtime.core.routing import BuiltResult, Handler, Router
 from mcpbind.runtime.core.session import RequestContext, Route, Session
 from mcpbind.runtime.core.transport import RUNTIME_OWN, Envelope
 
@@ -221,11 +221,18 @@ def _wrapped(
         call = IncomingCall(
             method, params, "request", context, session, revision, era, context.transport_context
         )
-        return await _chain(chain, call, functools.partial(inner, parsed, context))
+        return await _chain(chain, call, functools.partial(_plain, inner, parsed, context))
 
     route.handler = run
     route.immediate = None
     return route
+
+
+async def _plain(handler: Handler, parsed: Any, context: RequestContext) -> Any:
+    """``handler``'s result as the middleware sees it: a ``BuiltResult`` as a plain dict, which
+    the session validates, whatever the middleware did with it."""
+    result = await handler(parsed, context)
+    return dict(result) if type(result) is BuiltResult else result
 
 
 def install_outgoing(session: Session, chain: Sequence[OutgoingMiddleware]) -> None:

@@ -22,6 +22,7 @@ from mcpbind import generated
 from mcpbind.codegen.ir.extensions import EXTENSIONS
 from mcpbind.generated import names
 from mcpbind.generated.support import MethodSpec, NotificationSpec
+from mcpbind.runtime.app._shaping import result_class
 
 PROTOCOL_NAMES = names.REQUESTS | names.NOTIFICATIONS | names.META_KEYS
 # Literals that equal a protocol name but are not one, by file name (a file may move between
@@ -180,3 +181,18 @@ def test_a_revision_uses_the_public_support_module(revision: str) -> None:
     assert MethodSpec.__module__ == "mcpbind.generated.support"
     assert all(isinstance(spec, MethodSpec) for spec in table.METHODS.values())
     assert "mcpbind.generated._support" not in sys.modules
+
+
+@pytest.mark.parametrize("revision", generated.REVISIONS)
+def test_a_specs_result_members_are_its_result_class_fields(revision: str) -> None:
+    """``MethodSpec.result_members``, which the app shapes plain results by without creating
+    the result's class, are that class's members on the wire, in its serializer's order."""
+    listed = 0
+    for spec in generated.load(revision).METHODS.values():
+        if spec.result_members is None:
+            continue
+        cls = result_class(spec.result_type)
+        fields = tuple((f.alias or name) for name, f in cls.model_fields.items())
+        assert spec.result_members == fields, (spec.method, fields)
+        listed += 1
+    assert listed >= 5

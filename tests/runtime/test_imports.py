@@ -288,11 +288,11 @@ TASK_RESULT = {"CreateTaskResult", "Task"}
 FAMILIES = "mcpbind.generated.v2025_11_25._types_"
 
 
-def _families_loaded(modules: set[str]) -> set[str]:
-    """The revision's definition modules a server loaded: those of the classes it met (18 or 19
-    of 111 here), never what it does not serve, such as sampling's or listing tools'."""
+def _families_loaded(modules: set[str], met: set[str]) -> set[str]:
+    """The revision's definition modules a server loaded: those of the classes it met (``met``;
+    8 to 19 of 111 here), never what it does not serve, such as sampling's or listing tools'."""
     loaded = {m.removeprefix(FAMILIES) for m in modules if m.startswith(FAMILIES)}
-    assert {"InitializeRequest", "InitializeResult", "CallToolResult"} <= loaded
+    assert met <= loaded, sorted(loaded)
     assert not loaded & {"CreateMessageRequest", "ListToolsResult", "ElicitRequest"}
     assert len(loaded) <= 20, sorted(loaded)
     return loaded
@@ -347,7 +347,7 @@ def test_an_idle_stdio_server_holds_only_what_it_serves_with(tmp_path: Path) -> 
     assert "mcpbind.generated.v2025_11_25.types" in modules
     assert "CallToolResult" in defined and "InitializeResult" not in defined
     assert not defined & TASK_RESULT, sorted(defined & TASK_RESULT)
-    _families_loaded(modules)
+    _families_loaded(modules, {"InitializeRequest", "InitializeResult", "CallToolResult"})
     # pydantic's ``TypeAdapter`` too: every model it meets validates with its own validator.
     unwanted = (*NOT_FOR_STDIO, "mcpbind.runtime.app", "pydantic.type_adapter")
     assert not _under(modules, unwanted), sorted(_under(modules, unwanted))
@@ -364,10 +364,19 @@ def test_an_idle_app_server_holds_only_what_it_serves_with(tmp_path: Path) -> No
     assert {"mcpbind.runtime.app._app", "mcpbind.generated.v2025_11_25.types"} <= modules
     unwanted = (*NOT_FOR_STDIO, *NOT_FOR_THIS_APP)
     assert not _under(modules, unwanted), sorted(_under(modules, unwanted))
-    assert "CallToolResult" in defined and "InitializeResult" not in defined
+    # Its echo's result is plain text, shaped by the members its spec lists: neither
+    # ``CallToolResult`` nor its content classes are created (``_shaping.shape_plain``).
+    assert not defined & {"CallToolResult", "TextContent", "InitializeResult"}, sorted(defined)
     assert not defined & TASK_RESULT, sorted(defined & TASK_RESULT)
-    _families_loaded(modules)
+    loaded = _families_loaded(modules, {"InitializeRequest", "InitializeResult"})
+    assert not loaded & {"CallToolResult", "TextContent", "ContentBlock"}, sorted(loaded)
     assert {"echoArguments", "CallToolRequestParams", "InitializeRequestParams"} <= built
+    # The app built its echo's result from a validated ``str``: served unvalidated, its class
+    # (defined, for the shaping) never builds a validator (``routing.BuiltResult``).
+    assert "CallToolResult" not in built, sorted(built)
+    # A ``str`` returned by a ``-> str`` tool is its structured result as it is: the wrapping
+    # ``echoOutput`` model is built by the first listing (``OutputType.plain``).
+    assert "echoOutput" not in built, sorted(built)
     # The arguments of what was never called are built when first needed (``_schema.py``).
     never_called = {"weatherArguments", "countArguments", "greetArguments", "configArguments"}
     assert not built & never_called, sorted(built & never_called)
