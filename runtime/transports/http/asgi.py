@@ -212,11 +212,12 @@ def held_for(size: int) -> int:
 
 
 def _hold(budget: MemoryBudget, held: int, total: int) -> int:
-    """Hold ``total`` bytes in all (``held`` already are), or raise ``OverBudget``."""
+    """Hold ``total`` bytes in all (``held`` already are), or raise ``OverBudget``, with the
+    ``held`` bytes still held: the caller releases them (releasing them here too gave them back
+    twice, and the budget's count went below zero)."""
     more = total - held
     if not budget.reserve(more):
         if total > CONTROL_BYTES:
-            budget.release(held)
             raise OverBudget(budget.refusal(more))
         budget.charge(more)
     return total
