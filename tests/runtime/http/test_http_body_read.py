@@ -1,5 +1,7 @@
 """A POST's body as ``_intake.parse_post`` reads it, and every limit it keeps: the body's
-size, the memory budget (503 unread, or once it outgrows it), the message's form.
+size, the memory budget (503 unread, or once it outgrows it), the message's form. A body that
+arrives whole in one ``http.request`` message takes the fast path (no chunk list, the budget's
+hold one add and one subtract); the others are read on by ``asgi.read_rest``.
 
 Each case drives ``parse_post`` with a scripted ``receive`` and checks what it answered, what it
 read, and that the budget holds nothing of the body afterwards, whichever way it ended.
