@@ -280,9 +280,10 @@ class Receiving(Outgoing):
         ``run()``, in this same task. A dict is the answer of a handler that ended in its first
         step, handed back unsent: the caller sends it, as ``send_raw(answer, its id)`` would
         (a transport may write it to its peer itself when nothing of the request went out
-        before it: nothing can have since, no other task having run). Only while the session reads on the native path
-        (``SERVING``); a closed session raises ``anyio.ClosedResourceError``, as its input
-        would. (A plain method returning the coroutine: one coroutine fewer per request.)"""
+        before it: nothing can have since, no other task having run). Only while the session
+        reads on the native path (``SERVING``); a closed session raises
+        ``anyio.ClosedResourceError``, as its input would. (A plain method returning the
+        coroutine: one coroutine fewer per request.)"""
         if self._closed_error is not None or self._input_closed is not None:
             raise anyio.ClosedResourceError
         return self._on_request(message, envelope, None, envelope.size, True)

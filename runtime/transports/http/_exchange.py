@@ -160,7 +160,7 @@ async def exchange(
             message = messages[0]
             envelope = Envelope(message, context, None, size, False, True)  # ``request``
             served = await serving.serve_here(message, envelope)
-            if isinstance(served, dict):  # the answer, handed back (``serve_here``): sent from here
+            if isinstance(served, dict):  # the answer, handed back: written from here
                 if session.answered_here(stream, request_ids[0], served):
                     head, body = _json_messages(session, stream, token, served, modern)
                     await send(head)

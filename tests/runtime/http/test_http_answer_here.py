@@ -107,8 +107,9 @@ async def call(
 
 
 async def open_session(app: StreamableHTTPServer) -> list[tuple[bytes, bytes]]:
-    init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}  # fmt: skip
+    client = {"name": "t", "version": "0"}
+    params = {"protocolVersion": VERSION, "capabilities": {}, "clientInfo": client}
+    init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params}
     opened = await call(app, init, BASE)
     headers = [
         *BASE,
