@@ -198,7 +198,7 @@ class Receiving(Outgoing):
         batch: BatchReply | None,
         size: int,
         here: bool = False,
-    ) -> Borrowed | None:
+    ) -> Borrowed | dict[str, Any] | None:
         """Check, admit and start a request (``here``: in the calling task, ``serve_here``)."""
         request_id: RequestId = message["id"]
         method: str = message["method"]
@@ -248,12 +248,14 @@ class Receiving(Outgoing):
             if self._eager and batch is None:
                 # The eager start (``_begin``) is no coroutine of its own: a handler that
                 # never waits is answered with one coroutine fewer per request.
+                entry.here = here  # only here: queued, it would start in a task of its own
                 started = self._begin(entry)
                 if started is None:
-                    return None
+                    return entry.reply  # ``serve_here``'s caller sends it (None: nothing to)
                 handlers = self._handlers
                 assert handlers is not None
                 if here:
+                    entry.here = False  # it waits: its answer goes out through the sink
                     return handlers.borrow(request_id, started)
                 handlers.adopt_current(request_id)
                 self._relay.start()
@@ -266,7 +268,7 @@ class Receiving(Outgoing):
 
     def serve_here(
         self, message: dict[str, Any], envelope: Envelope
-    ) -> Coroutine[Any, Any, Borrowed | None]:
+    ) -> Coroutine[Any, Any, Borrowed | dict[str, Any] | None]:
         """Serve one request in the calling task, not the reading one: a fast path for a
         transport that received it in a task of its own (a pooled stateless-era POST,
         ``transports/http/_exchange.py``), which saves handing it to the reading task and
@@ -275,9 +277,13 @@ class Receiving(Outgoing):
 
         Awaited, None once it is answered (or refused, or queued for a handler slot); a
         ``Borrowed`` when its handler has to wait: the caller drives it to its end with
-        ``run()``, in this same task. Only while the session reads on the native path
-        (``SERVING``); a closed session raises ``anyio.ClosedResourceError``, as its input
-        would. (A plain method returning the coroutine: one coroutine fewer per request.)"""
+        ``run()``, in this same task. A dict is the answer of a handler that ended in its first
+        step, handed back unsent: the caller sends it, as ``send_raw(answer, its id)`` would
+        (a transport may write it to its peer itself when nothing of the request went out
+        before it: nothing can have since, no other task having run). Only while the session
+        reads on the native path (``SERVING``); a closed session raises
+        ``anyio.ClosedResourceError``, as its input would. (A plain method returning the
+        coroutine: one coroutine fewer per request.)"""
         if self._closed_error is not None or self._input_closed is not None:
             raise anyio.ClosedResourceError
         return self._on_request(message, envelope, None, envelope.size, True)
@@ -312,6 +318,9 @@ class Receiving(Outgoing):
         entry.answered = True  # ``_reply`` inlined: this is the hot path
         if self._closed_error is not None:
             return  # ``send_raw`` would raise it, and a closed session's answer is dropped
+        if entry.here:  # ended in its first step, in a transport's task: handed back there
+            entry.reply = response
+            return
         # ``send_raw`` and ``put`` written out: two coroutines per answer (3.3k instructions of
         # an echo call, bench/README.md) for a sink that takes it at once, as nearly all do.
         outgoing = self.connection.outgoing

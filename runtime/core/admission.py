@@ -103,9 +103,11 @@ class Incoming:
         "charged",
         "context",
         "counted",
+        "here",
         "method",
         "params",
         "queued",
+        "reply",
         "request_id",
         "route",
         "size",
@@ -133,6 +135,10 @@ class Incoming:
         self.counted = True
         #: Bytes held in the memory budget for it (0: none, or the transport holds them).
         self.charged = 0
+        #: Served in a transport's task (``Receiving.serve_here``) and still in its handler's
+        #: first step: the answer is handed back there (``reply``), not sent.
+        self.here = False
+        self.reply: dict[str, Any] | None = None
 
 
 class Admission:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 from mcpbind.generated.names import INITIALIZE, SUBSCRIPTIONS_LISTEN
 from mcpbind.runtime.core import jsonrpc as rpc
-from mcpbind.runtime.core.errors import INVALID_REQUEST
+from mcpbind.runtime.core.errors import INVALID_REQUEST, ConnectionClosedError
 from mcpbind.runtime.core.handler_tasks import Borrowed
 from mcpbind.runtime.core.loop_path import AsyncioPath
 from mcpbind.runtime.core.transport import SERVING, Envelope
@@ -159,10 +159,17 @@ async def exchange(
         if serving is not None:
             message = messages[0]
             envelope = Envelope(message, context, None, size, False, True)  # ``request``
-            borrowed = await serving.serve_here(message, envelope)
-            if borrowed is not None:
+            served = await serving.serve_here(message, envelope)
+            if isinstance(served, dict):  # the answer, handed back: written from here
+                if session.answered_here(stream, request_ids[0], served):
+                    head, body = _json_messages(session, stream, token, served, modern)
+                    await send(head)
+                    await send(body)
+                    return served
+                await _hand_on(session, serving, served, request_ids[0], modern)
+            elif served is not None:  # its handler waits, in this task
                 answer = _answer(owner, session, stream, token, receive, send, False, modern)
-                return await _beside(session, borrowed, answer, request_ids[0], modern)
+                return await _beside(session, served, answer, request_ids[0], modern)
         elif batch or not session.deliver_nowait(messages[0], context, size):
             await session.deliver(messages, context)
     except (anyio.BrokenResourceError, anyio.ClosedResourceError):
@@ -177,6 +184,22 @@ async def exchange(
         await send(body)
         return answer
     return await _answer(owner, session, stream, token, receive, send, batch, modern)
+
+
+async def _hand_on(
+    session: HttpSession, serving: Session, answer: Any, request_id: RequestId, modern: bool
+) -> None:
+    """Send an answer ``serve_here`` handed back whose stream had something before it (it is
+    SSE: the answer becomes an event after those), as the session sends any; a cancellation
+    meanwhile settles the stream, as ``_beside`` does for a handler that waits."""
+    try:
+        await serving.send_raw(answer, request_id)
+    except ConnectionClosedError:
+        pass  # a closed session's answer is dropped
+    except BaseException:
+        if not modern:
+            session.abandon(request_id)
+        raise
 
 
 async def _beside(
@@ -252,23 +275,30 @@ def _json_reply(
 ) -> tuple[Any, dict[str, Any], dict[str, Any]]:
     """A POST's JSON answer (or 202) once its stream holds it: the answer, and the ASGI start
     and body messages (``asgi.respond``, with the session's header encoded once for all)."""
-    stream.detach(token)
     queue = stream.queue
     if not queue:
-        answer: Any = None
-        status = 202
-        body = b""
+        stream.detach(token)
         headers = [(b"content-length", b"0"), *session.id_header]
-    else:
-        answer = list(queue) if batch else queue[0]
-        queue.clear()
-        status = status_for(answer) if modern and not batch and "error" in answer else 200
-        body = rpc.encode(answer)
-        headers = [(b"content-length", b"%d" % len(body)), _JSON_TYPE, *session.id_header]
-        if status == 503:  # busy: a client may retry (asgi.ERROR_STATUS)
-            headers.append(_RETRY_AFTER)
+        head = {"type": "http.response.start", "status": 202, "headers": headers}
+        return None, head, {"type": "http.response.body", "body": b""}
+    answer = list(queue) if batch else queue[0]
+    queue.clear()
+    return (answer, *_json_messages(session, stream, token, answer, modern and not batch))
+
+
+def _json_messages(
+    session: HttpSession, stream: Stream, token: int, answer: Any, single: bool
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The ASGI start and body messages of a JSON answer (``single``: a lone stateless-era
+    answer, whose error code decides the status); the POST's response leaves its stream."""
+    stream.detach(token)
+    status = status_for(answer) if single and "error" in answer else 200
+    body = rpc.encode(answer)
+    headers = [(b"content-length", b"%d" % len(body)), _JSON_TYPE, *session.id_header]
+    if status == 503:  # busy: a client may retry (asgi.ERROR_STATUS)
+        headers.append(_RETRY_AFTER)
     head = {"type": "http.response.start", "status": status, "headers": headers}
-    return answer, head, {"type": "http.response.body", "body": body}
+    return head, {"type": "http.response.body", "body": body}
 
 
 def _id_header(session: HttpSession) -> dict[str, str]:

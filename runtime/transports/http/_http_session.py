@@ -309,6 +309,30 @@ class HttpSession:
                 if stream.id is not None:
                     self.streams.pop(stream.id, None)
 
+    def answered_here(self, stream: Stream, related: RequestId, message: dict[str, Any]) -> bool:
+        """A response ``Session.serve_here`` handed back to the POST serving its request (the
+        handler ended in its first step): settled as ``send_nowait`` settles one, for the POST
+        to write itself, when its stream is untouched (not SSE, nothing queued, the request
+        pending). False otherwise: it is sent as any response is, after what went before it."""
+        if (
+            self._outgoing_closed
+            or stream.mode == SSE_MODE
+            or stream.queue
+            or related not in stream.pending
+        ):
+            return False
+        if self.protocol_version is None and self.id is not None:
+            self._learn_version(message, related)
+        pending = stream.pending  # ``_answer``'s settling, inline: every such answer
+        pending.discard(related)
+        del self.by_request[related]
+        if not pending:
+            stream.done = True
+            stream.signal.set()
+            if stream.id is not None:
+                self.streams.pop(stream.id, None)
+        return True
+
     def _learn_version(self, message: dict[str, Any], related: RequestId) -> None:
         result: JsonValue = message.get("result")
         if (

@@ -24,8 +24,9 @@ from .asgi import (
     OverBudget,
     TooLarge,
     error,
-    read_body,
+    hold,
     read_headers,
+    read_rest,
     refuse_busy,
 )
 from .binding import HeaderFacts
@@ -184,8 +185,40 @@ async def parse_post(
             "Unsupported Media Type: Content-Type must be application/json",
         )
         return None
+    declared = headers.get("content-length")  # ``declared_length``, inline: every POST
+    expected = int(declared) if declared is not None and declared.isdigit() else 0
     try:
-        body = await read_body(receive, headers, limit, budget)
+        if expected > limit:
+            raise TooLarge
+        if expected > CONTROL_BYTES:
+            body = await read_rest(
+                receive, None, hold(budget, 0, expected * READ_FACTOR), limit, budget
+            )
+        else:
+            # A small body is read whatever the budget holds (``CONTROL_BYTES``): held at its
+            # declared length by one add, ``charge`` without its call.
+            used = budget.used = budget.used + expected
+            if used > budget.peak:
+                budget.peak = used
+            try:
+                message = await receive()
+            except BaseException:
+                budget.used -= expected
+                raise
+            body = message.get("body", b"")
+            size = len(body)
+            # The common case: the whole body in one message, as small as declared or smaller
+            # (the held bytes are then set to its size); anything else is read on.
+            if (
+                size <= CONTROL_BYTES
+                and size <= limit
+                and message["type"] == "http.request"
+                and not message.get("more_body", False)
+            ):
+                if size != expected:  # held at its size now: the difference either way
+                    budget.charge(size - expected)
+            else:
+                body = await read_rest(receive, message, expected, limit, budget)
     except TooLarge:
         await error(send, 413, CONNECTION_ERROR, f"Payload Too Large: the limit is {limit} bytes")
         return None
@@ -200,6 +233,21 @@ async def parse_post(
     finally:
         budget.release(size * READ_FACTOR if size > CONTROL_BYTES else size)  # ``held_for``
         del body
+    if type(parsed) is dict:
+        # One message, most often a valid request (``rpc.classify``'s REQUEST, inline).
+        request_id = parsed.get("id")
+        if not (
+            parsed.get("jsonrpc") == "2.0"
+            and type(parsed.get("method")) is str
+            and (type(request_id) is int or type(request_id) is str)
+        ):
+            kind = rpc.classify(parsed)
+            if isinstance(kind, rpc.Invalid):
+                await error(
+                    send, 400, kind.code, f"Invalid Request: {kind.reason}", kind.request_id
+                )
+                return None
+        return [parsed], False, size if size <= SMALL_MESSAGE else 0
     if isinstance(parsed, rpc.Malformed):
         await error(send, 400, PARSE_ERROR, f"Parse error: {parsed.reason}")
         return None

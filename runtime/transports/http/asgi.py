@@ -19,7 +19,7 @@ from mcpbind.runtime.core.errors import (
     PARSE_ERROR,
     UNSUPPORTED_PROTOCOL_VERSION,
 )
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from .common import JSON, LAST_EVENT_ID, PROTOCOL_VERSION, SESSION_ID, SSE
 
@@ -35,11 +35,14 @@ __all__ = [
     "Disconnected",
     "OverBudget",
     "TooLarge",
+    "declared_length",
     "error",
     "header_list",
     "held_for",
+    "hold",
     "read_body",
     "read_headers",
+    "read_rest",
     "refuse_busy",
     "respond",
     "sse_headers",
@@ -172,18 +175,36 @@ async def read_body(
     arrive (the declared length at once), a body over ``CONTROL_BYTES`` at ``READ_FACTOR``
     times its size (the bytes, their parse and its result to come): on return the budget holds
     ``held_for(len(body))`` for the caller to release; on an exception it holds nothing of it."""
-    declared = headers.get("content-length")
-    expected = int(declared) if declared is not None and declared.isdigit() else 0
+    expected = declared_length(headers)
     if expected > limit:
         raise TooLarge
     held = 0
     if budget is not None and expected:
-        held = _hold(budget, 0, expected * READ_FACTOR if expected > CONTROL_BYTES else expected)
+        held = hold(budget, 0, held_for(expected))
+    return await read_rest(receive, None, held, limit, budget)
+
+
+def declared_length(headers: dict[str, str]) -> int:
+    """``Content-Length`` as a number (0 without one: the body is read to learn it)."""
+    declared = headers.get("content-length")
+    return int(declared) if declared is not None and declared.isdigit() else 0
+
+
+async def read_rest(
+    receive: Receive,
+    first: Message | None,
+    held: int,
+    limit: int,
+    budget: MemoryBudget | None,
+) -> bytes:
+    """``read_body`` from its first message on (``first``, already received, or None), with
+    ``held`` bytes of it held in ``budget`` already (released here on an exception)."""
     chunks: list[bytes] = []
     size = 0
     try:
         while True:
-            message = await receive()
+            message = first if first is not None else await receive()
+            first = None
             if message["type"] == "http.disconnect":
                 raise Disconnected
             chunk: bytes = message.get("body", b"")
@@ -192,8 +213,8 @@ async def read_body(
                 size += len(chunk)
                 if size > limit:
                     raise TooLarge
-                if budget is not None and size > held:  # ``held_for``, inline: per request
-                    held = _hold(budget, held, size * READ_FACTOR if size > CONTROL_BYTES else size)
+                if budget is not None and size > held:  # ``held_for``, inline: per chunk
+                    held = hold(budget, held, size * READ_FACTOR if size > CONTROL_BYTES else size)
             if not message.get("more_body", False):
                 break
     except BaseException:
@@ -211,12 +232,13 @@ def held_for(size: int) -> int:
     return size * READ_FACTOR if size > CONTROL_BYTES else size
 
 
-def _hold(budget: MemoryBudget, held: int, total: int) -> int:
-    """Hold ``total`` bytes in all (``held`` already are), or raise ``OverBudget``."""
+def hold(budget: MemoryBudget, held: int, total: int) -> int:
+    """Hold ``total`` bytes in all (``held`` already are), or raise ``OverBudget``, with the
+    ``held`` bytes still held: the caller releases them (releasing them here too gave them back
+    twice, and the budget's count went below zero)."""
     more = total - held
     if not budget.reserve(more):
         if total > CONTROL_BYTES:
-            budget.release(held)
             raise OverBudget(budget.refusal(more))
         budget.charge(more)
     return total
