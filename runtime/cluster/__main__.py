@@ -93,7 +93,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             durable_tasks=args.durable_tasks,
         )
     except ValueError as exc:
-        _parser().error(str(exc))
+        # One line and status 2, as `mcpbind serve` reports a bad option.
+        print(f"{_parser().prog}: error: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":
