@@ -10,6 +10,7 @@ import shutil
 import socket
 from pathlib import Path
 from typing import Final
+from urllib.parse import urlsplit
 
 __all__ = ["check_host", "check_redis_url", "check_serve_options"]
 
@@ -17,25 +18,27 @@ __all__ = ["check_host", "check_redis_url", "check_serve_options"]
 MAX_PORT: Final = 65535
 #: A Redis URL's path: empty, ``/`` or ``/DB`` (redis-py reads ``/0/3`` as db 3 and ``/x`` as
 #: db 0 without a word, so that is checked here).
-_DB_PATH: Final = re.compile(r"/?(\d+)?")
+_DB_PATH: Final = re.compile(r"(/\d*)?")
 
 
 def check_redis_url(url: str, name: str = "--redis") -> None:
     """``ValueError`` naming what is wrong with ``url`` (given as ``name``) as redis-py reads it."""
-    # Imported here: the launcher runs without the redis extra when no URL is given.
-    from redis.connection import parse_url
-
     try:
-        parse_url(url)  # type: ignore[no-untyped-call]  # redis-py leaves it untyped
+        # Imported here: the launcher runs without the redis extra when no URL is given.
+        from redis import ConnectionPool
+    except ImportError:
+        raise ValueError(f"{name} needs the redis extra: pip install 'mcpbind[redis]'") from None
+    try:
+        # Parses only: a pool connects when first used.
+        ConnectionPool.from_url(url)  # pyright: ignore[reportUnknownMemberType]
     except ValueError as exc:
         raise ValueError(f"{name} {url!r}: {exc}") from None
+    path = urlsplit(url).path
     if url.startswith("unix://"):
-        if not url.removeprefix("unix://").split("?", 1)[0]:
+        if not path:
             raise ValueError(f"{name} {url!r}: a unix:// URL needs the socket's path")
-        return
-    path = url.split("://", 1)[1].split("?", 1)[0].split("#", 1)[0].partition("/")[2]
-    if not _DB_PATH.fullmatch("/" + path if path else ""):
-        raise ValueError(f"{name} {url!r}: the path must be /DB, a database number, not /{path}")
+    elif not _DB_PATH.fullmatch(path):
+        raise ValueError(f"{name} {url!r}: the path must be /DB, a database number, not {path}")
 
 
 def check_host(host: str) -> None:

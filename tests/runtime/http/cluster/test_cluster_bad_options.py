@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from mcpbind.runtime.cluster import check_serve_options
 
 pytestmark = [pytest.mark.timeout(60)]
 
@@ -82,3 +83,15 @@ def test_a_worker_with_a_bad_fd_or_redis_url_is_one_line() -> None:
     assert "MCPBIND_REDIS_URL 'http://x': Redis URL must specify" in one_line(
         done, 1, "mcpbind cluster worker: "
     )
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["redis://127.0.0.1:6379", "redis://127.0.0.1:6379/", "redis://h:1/2?socket_timeout=3",
+     "rediss://u:p@h:1/15", "unix:///tmp/r.sock?db=1"],
+)  # fmt: skip
+def test_good_redis_urls_pass(url: str) -> None:
+    check_serve_options(
+        workers=2, host="127.0.0.1", port=9000, redis_url=url, haproxy_path=None,
+        run_haproxy=False, haproxy_binary="haproxy", check_ms=1000, durable_tasks=True,
+    )  # fmt: skip
