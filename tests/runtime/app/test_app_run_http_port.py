@@ -4,7 +4,7 @@ raised before the lifespan is entered, not an exception group from inside the se
 from __future__ import annotations
 
 import errno
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 
 import pytest
@@ -18,7 +18,7 @@ def test_a_port_in_use_is_one_oserror_before_the_lifespan() -> None:
     entered: list[str] = []
 
     @asynccontextmanager
-    async def lifespan(app: App[None]) -> AsyncIterator[None]:
+    async def lifespan(app: App[None]) -> AsyncGenerator[None]:
         entered.append("entered")
         yield
 
