@@ -39,7 +39,7 @@ from mcpbind.runtime.transports.http.uvicorn import tcp_listener
 from starlette.types import ASGIApp, Receive, Scope, Send
 from uvicorn.importer import import_from_string
 
-from ._options import check_redis_url, check_serve_options
+from ._options import check_redis_url, check_serve_options, check_target
 from ._state import DURABLE_TASKS_ENV, REDIS_URL_ENV, WORKER_ID_ENV
 
 __all__ = [
@@ -149,11 +149,12 @@ def run_worker(
     if app_dir is not None:
         sys.path.insert(0, app_dir)
     # What can be wrong before serving is one line and status 1: the Redis URL of the
-    # environment, the inherited socket, the port (bound here, before any task group).
+    # environment, the target, the inherited socket, the port (bound here, before any task group).
     url = os.environ.get(REDIS_URL_ENV)
     try:
         if url:
             check_redis_url(url, REDIS_URL_ENV)
+        check_target(target)
     except ValueError as exc:
         raise SystemExit(f"mcpbind cluster worker: {exc}") from None
     try:

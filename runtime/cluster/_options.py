@@ -8,11 +8,14 @@ import os
 import re
 import shutil
 import socket
+import sys
 from pathlib import Path
 from typing import Final
 from urllib.parse import urlsplit
 
-__all__ = ["check_host", "check_redis_url", "check_serve_options"]
+from uvicorn.importer import ImportFromStringError, import_from_string
+
+__all__ = ["check_host", "check_redis_url", "check_serve_options", "check_target"]
 
 #: The largest TCP port.
 MAX_PORT: Final = 65535
@@ -94,3 +97,19 @@ def check_serve_options(
     if run_haproxy and shutil.which(haproxy_binary) is None:
         raise ValueError(f"--haproxy-bin {haproxy_binary!r}: no such program")
     check_host(host)
+
+
+def check_target(target: str, app_dir: str | None = None) -> None:
+    """``ValueError`` if ``target`` (``module:attr``, from ``app_dir`` first) does not import:
+    in one line here, rather than a traceback from each worker."""
+    if app_dir is not None:
+        sys.path.insert(0, app_dir)
+    try:
+        import_from_string(target)
+    except ImportFromStringError as exc:
+        raise ValueError(f"cannot load {target}: {str(exc).strip().splitlines()[0]}") from None
+    except Exception as exc:  # the user's module may raise anything while importing
+        raise ValueError(f"cannot import {target}: {type(exc).__name__}: {exc}") from None
+    finally:
+        if app_dir is not None:
+            sys.path.remove(app_dir)

@@ -73,7 +73,16 @@ def test_the_module_launcher_too(args: list[str], fragment: str) -> None:
     assert fragment in line
 
 
-def test_a_worker_with_a_bad_fd_or_redis_url_is_one_line() -> None:
+def test_the_module_launcher_checks_its_target_before_any_worker() -> None:
+    done = run(*LAUNCHER, "serve", "no_such_module:app", "--workers", "1", "--port", "0")
+    assert one_line(done, 2, "python -m mcpbind.runtime.cluster: error: ").endswith(
+        'cannot load no_such_module:app: Could not import module "no_such_module".'
+    )
+
+
+def test_a_worker_with_a_bad_target_fd_or_redis_url_is_one_line() -> None:
+    done = run(*LAUNCHER, "worker", "no_such_module:app", "--port", "0")
+    assert "cannot load no_such_module:app" in one_line(done, 1, "mcpbind cluster worker: ")
     done = run(*LAUNCHER, "worker", "examples.cluster.app:app", "--port", "1", "--fd", "97")
     assert "cannot serve on 127.0.0.1:1: Bad file descriptor" in one_line(
         done, 1, "mcpbind cluster worker: "
