@@ -564,7 +564,8 @@ class App(AppSkills, Generic[LifespanT]):
     def run_http(self, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
         """Serve Streamable HTTP on uvicorn until interrupted (blocking); ``options`` go to
         ``http_app`` (binding beyond loopback needs ``allowed_hosts`` widened there too). A
-        lifespan that fails to start ends the process with its one-line error, status 1."""
+        lifespan that fails to start ends the process with its one-line error, status 1; a
+        port that cannot be bound (in use) is an ``OSError`` naming it, before anything runs."""
         # Loaded here: a stdio server never holds uvicorn's runner.
         from ._serving import run_http
 

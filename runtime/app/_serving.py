@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import signal
+import socket
 import threading
 from collections.abc import Callable, Generator
 from contextlib import AbstractAsyncContextManager
@@ -19,7 +21,7 @@ import anyio
 from mcpbind.runtime.core.lifespan import LifespanStartupError
 from mcpbind.runtime.core.run import run
 
-__all__ = ["run_http"]
+__all__ = ["listen_on", "run_http"]
 
 
 def run_http(
@@ -28,18 +30,37 @@ def run_http(
     host: str,
     port: int,
 ) -> None:
-    """Serve ``make_app()`` on uvicorn within ``running()`` until interrupted (blocking)."""
+    """Serve ``make_app()`` on uvicorn within ``running()`` until interrupted (blocking).
+    ``OSError`` naming ``host:port`` if it cannot be bound (in use, say), before anything runs."""
     from mcpbind.runtime.transports.http.uvicorn import serve_forever
+
+    sock = listen_on(host, port)
 
     async def serve() -> None:
         async with running(), anyio.create_task_group() as tg:
             with _cancelled_by_sigterm(tg.cancel_scope):
-                await serve_forever(make_app(), host, port)
+                await serve_forever(make_app(), host, port, sock=sock)
 
     try:
         run(serve)
     except LifespanStartupError as exc:
         raise SystemExit(f"mcpbind: {exc}") from None
+    finally:
+        sock.close()  # already closed when uvicorn served it; not when the lifespan failed
+
+
+def listen_on(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host:port``, bound here, outside any task group: a port in use is
+    then one ``OSError`` that says so, not an exception group from inside the server."""
+    from mcpbind.runtime.transports.http.uvicorn import tcp_listener
+
+    try:
+        return tcp_listener(host, port)
+    except OverflowError as exc:  # a port beyond 65535 (socket's own message names the range)
+        raise OSError(errno.EINVAL, f"cannot listen on {host}:{port}: {exc}") from None
+    except OSError as exc:
+        why = "address in use" if exc.errno == errno.EADDRINUSE else exc.strerror or str(exc)
+        raise OSError(exc.errno, f"cannot listen on {host}:{port}: {why}") from None
 
 
 @contextlib.contextmanager

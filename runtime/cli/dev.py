@@ -104,7 +104,13 @@ Examples:
 @click.command("dev", cls=OneLineCommand, epilog=EXAMPLE)
 @click.argument("target")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Where the server listens.")
-@click.option("--port", default=8000, show_default=True, type=int, help="The server's port.")
+@click.option(
+    "--port",
+    default=8000,
+    show_default=True,
+    type=click.IntRange(1, 65535),  # the Inspector is given this port: 0 would name none
+    help="The server's port.",
+)
 @click.option(
     "--stdio", is_flag=True, help="Let the Inspector run the server over stdio (no reload)."
 )

@@ -36,11 +36,15 @@ def asgi_app(served: App | Server) -> Any:
     return StreamableHTTPServer(served.serve)
 
 
-async def serve_http(served: App | Server, host: str, port: int, fd: int | None = None) -> None:
+async def serve_http(
+    served: App | Server, host: str, port: int, fd: int | None = None, print_url: bool = False
+) -> None:
     """Serve until SIGINT or SIGTERM, then end open streams gracefully and return.
 
     ``fd``: an inherited listening socket served instead of binding ``port``, so that whoever
     chose the port holds it until the server serves it (no other process can take it between).
+    ``print_url``: the endpoint's URL on stdout once it listens (a script's way to learn the
+    port the kernel picked for ``port`` 0).
     """
     from mcpbind.runtime.transports.http.uvicorn import serving
 
@@ -54,6 +58,8 @@ async def serve_http(served: App | Server, host: str, port: int, fd: int | None 
         except OSError as exc:
             fail(f"cannot listen on {where}: {exc.strerror or exc}")
         try:
+            if print_url:
+                click.echo(f"{url}/mcp")  # flushed by click: a reader sees it now
             progress(f"serving {url}/mcp (Ctrl-C stops)")
             async for _ in signals:
                 break
@@ -72,6 +78,7 @@ EXAMPLE = """
 Examples:
   mcpbind run examples/app_server.py               # stdio
   mcpbind run examples.app_server:app --http --port 8000
+  mcpbind run examples/app_server.py --http --port 0 --print-url  # prints the URL
   mcpbind run examples/app_server.py --http --fd 3  # serve an inherited listening socket
 """
 
@@ -80,18 +87,33 @@ Examples:
 @click.argument("target")
 @click.option("--http", "http", is_flag=True, help="Serve Streamable HTTP (both eras) on /mcp.")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Where --http listens.")
-@click.option("--port", default=8000, show_default=True, type=int, help="Port of --http.")
+@click.option(
+    "--port",
+    default=8000,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="Port of --http (0: a free port; see --print-url).",
+)
 @click.option(
     "--fd",
     type=click.IntRange(min=0),
     help="Serve --http on this inherited listening socket instead of binding --port.",
 )
-def run_command(target: str, http: bool, host: str, port: int, fd: int | None) -> None:
+@click.option(
+    "--print-url",
+    is_flag=True,
+    help="Print the --http endpoint's URL on stdout, one line, once it listens.",
+)
+def run_command(
+    target: str, http: bool, host: str, port: int, fd: int | None, print_url: bool
+) -> None:
     """Serve TARGET: path/to/file.py[:obj] or module:obj, an App, a Server or a function of
     no arguments returning one (without :obj: `app`, `server`, `mcp` or the module's only one).
     Stdio by default; SIGINT or SIGTERM stops it (exit status 0)."""
     if fd is not None and not http:
         fail("--fd serves HTTP: pass --http too")
+    if print_url and not http:
+        fail("--print-url prints the HTTP endpoint: pass --http too")
     try:
         served = load_target(target)
     except TargetError as exc:
@@ -99,7 +121,7 @@ def run_command(target: str, http: bool, host: str, port: int, fd: int | None) -
     if http:
         # A SIGINT that lands outside the receiver (before the loop runs) is a clean stop too.
         with contextlib.suppress(KeyboardInterrupt):
-            run(serve_http, served, host, port, fd)
+            run(serve_http, served, host, port, fd, print_url)
     else:
         _serve_stdio(served)
 

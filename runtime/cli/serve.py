@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import click
-from mcpbind.runtime.cluster import serve_cluster
+from mcpbind.runtime.cluster import check_serve_options, serve_cluster
 from uvicorn.importer import ImportFromStringError, import_from_string
 
 from ._common import OneLineCommand, fail, progress
@@ -122,10 +122,21 @@ def serve_command(
     """Run TARGET (module:obj or path/file.py:obj naming an App, or a function building an App
     or ASGI app) as N worker processes sharing state in Redis, optionally behind haproxy.
     Prints a line per process started, then `ready`; SIGINT or SIGTERM stops them all."""
-    if run_haproxy and haproxy_path is None:
-        fail("--run-haproxy needs --haproxy FILE")
-    if durable_tasks and redis_url is None:
-        fail("--durable-tasks needs --redis URL")
+    # The options first (they are cheap), then TARGET (importing it runs the user's code).
+    try:
+        check_serve_options(
+            workers=workers,
+            host=host,
+            port=port,
+            redis_url=redis_url,
+            haproxy_path=haproxy_path,
+            run_haproxy=run_haproxy,
+            haproxy_binary=haproxy_bin,
+            check_ms=check_ms,
+            durable_tasks=durable_tasks,
+        )
+    except ValueError as exc:
+        fail(str(exc))
     module_target, app_dir = cluster_target(target, app_dir)
     _check_imports(module_target, app_dir)
     progress(f"starting {workers} worker(s) of {module_target}")

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ._launch import run_worker, serve_cluster
+from ._options import check_target
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -77,6 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         run_worker(args.target, args.host, args.port, args.app_dir, args.fd)
         return 0
     try:
+        check_target(args.target, args.app_dir)
         return serve_cluster(
             args.target,
             workers=args.workers,
@@ -93,7 +95,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             durable_tasks=args.durable_tasks,
         )
     except ValueError as exc:
-        _parser().error(str(exc))
+        # One line and status 2, as `mcpbind serve` reports a bad option.
+        print(f"{_parser().prog}: error: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

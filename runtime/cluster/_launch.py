@@ -39,6 +39,7 @@ from mcpbind.runtime.transports.http.uvicorn import tcp_listener
 from starlette.types import ASGIApp, Receive, Scope, Send
 from uvicorn.importer import import_from_string
 
+from ._options import check_redis_url, check_serve_options, check_target
 from ._state import DURABLE_TASKS_ENV, REDIS_URL_ENV, WORKER_ID_ENV
 
 __all__ = [
@@ -147,13 +148,29 @@ def run_worker(
 
     if app_dir is not None:
         sys.path.insert(0, app_dir)
+    # What can be wrong before serving is one line and status 1: the Redis URL of the
+    # environment, the target, the inherited socket, the port (bound here, before any task group).
+    url = os.environ.get(REDIS_URL_ENV)
     try:
-        run(_serve_worker, target, host, port, os.getppid(), fd)
+        if url:
+            check_redis_url(url, REDIS_URL_ENV)
+        check_target(target)
+    except ValueError as exc:
+        raise SystemExit(f"mcpbind cluster worker: {exc}") from None
+    try:
+        sock = tcp_listener(host, port) if fd is None else socket.socket(fileno=fd)
+    except (OSError, OverflowError) as exc:
+        why = getattr(exc, "strerror", None) or exc
+        raise SystemExit(f"mcpbind cluster worker: cannot serve on {host}:{port}: {why}") from None
+    try:
+        run(_serve_worker, target, host, port, os.getppid(), sock)
     except LifespanStartupError as exc:
         raise SystemExit(f"mcpbind: {exc}") from None
 
 
-async def _serve_worker(target: str, host: str, port: int, parent: int, fd: int | None) -> None:
+async def _serve_worker(
+    target: str, host: str, port: int, parent: int, sock: socket.socket
+) -> None:
     from mcpbind.runtime.transports.http.lifespan import owner_running
     from mcpbind.runtime.transports.http.uvicorn import serving
 
@@ -165,7 +182,7 @@ async def _serve_worker(target: str, host: str, port: int, parent: int, fd: int 
     # startup is one line and status 1, not uvicorn exiting from inside its task.
     async with (
         owner_running(getattr(served, "serve", None)),
-        serving(app, host, port, sock=None if fd is None else socket.socket(fileno=fd)),
+        serving(app, host, port, sock=sock),
         anyio.create_task_group() as tg,
     ):
         tg.start_soon(_until_signal, tg.cancel_scope)
@@ -341,10 +358,11 @@ class Supervisor:
             sock = tcp_listener(self.host, port)
             # Listening: only that keeps a port from processes that reuse addresses too.
             sock.listen(socket.SOMAXCONN)
-        except OSError as exc:
+        except (OSError, OverflowError) as exc:  # Overflow: a port beyond 65535
             if sock is not None:
                 sock.close()
-            raise RuntimeError(f"cannot listen on {self.host}:{port}: {exc.strerror}") from None
+            why = getattr(exc, "strerror", None) or exc
+            raise RuntimeError(f"cannot listen on {self.host}:{port}: {why}") from None
         return sock
 
     def _handed(self, name: str, port: int) -> socket.socket:
@@ -492,6 +510,11 @@ class Supervisor:
         except RuntimeError as failure:
             print(f"mcpbind cluster: {failure}", file=sys.stderr, flush=True)
             return 1
+        except OSError as failure:  # writing the configuration, starting haproxy
+            where = f": {failure.filename}" if failure.filename else ""
+            print(f"mcpbind cluster: {failure.strerror or failure}{where}", file=sys.stderr,
+                  flush=True)  # fmt: skip
+            return 1
         finally:
             self.stop()
             for signum, handler in previous.items():
@@ -516,11 +539,19 @@ def serve_cluster(
 ) -> int:
     """The ``serve`` command of both command lines (``mcpbind serve`` and ``python -m
     mcpbind.runtime.cluster serve``): supervise until a signal; the exit status.
-    ``ValueError`` for options that do not go together."""
-    if run_haproxy and haproxy_path is None:
-        raise ValueError("--run-haproxy needs --haproxy FILE")
-    if durable_tasks and redis_url is None:
-        raise ValueError("--durable-tasks needs --redis URL")
+    ``ValueError`` (its message one line naming the option) for a bad value or options that
+    do not go together, before any process starts."""
+    check_serve_options(
+        workers=workers,
+        host=host,
+        port=port,
+        redis_url=redis_url,
+        haproxy_path=haproxy_path,
+        run_haproxy=run_haproxy,
+        haproxy_binary=haproxy_binary,
+        check_ms=check_ms,
+        durable_tasks=durable_tasks,
+    )
     supervisor = Supervisor(
         target,
         workers=workers,

@@ -138,3 +138,9 @@ def test_the_inspector_starts_on_the_server(inspector_cli: list[str], tmp_path: 
     assert dev.returncode == 0
     with pytest.raises(httpx.ConnectError):  # the Inspector went with it
         httpx.get(f"http://127.0.0.1:{ui_port}/", timeout=5)
+
+
+@pytest.mark.parametrize("port", ["0", "70000"])
+def test_a_port_the_inspector_cannot_be_given_is_one_line(port: str) -> None:
+    done = cli("dev", NOTES, "--port", port, "--no-inspector")
+    assert_one_line_error(done, f"Invalid value for '--port': {port} is not in the range")

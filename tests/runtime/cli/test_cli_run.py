@@ -22,6 +22,7 @@ from clikit import (
     assert_one_line_error,
     cli,
     serving_http,
+    started,
 )
 from mcpbind.runtime import Client, StdioParameters
 from mcpbind.runtime.http import streamable_http_client
@@ -134,6 +135,38 @@ def test_a_port_in_use_is_one_line() -> None:
 def test_a_bad_fd_is_one_line() -> None:
     assert_one_line_error(cli("run", NOTES, "--http", "--fd", "97"), "cannot listen on fd 97")
     assert_one_line_error(cli("run", NOTES, "--fd", "3"), "--fd serves HTTP: pass --http too")
+
+
+@pytest.mark.parametrize("port", ["70000", "-1"])
+def test_a_port_out_of_range_is_one_line(port: str) -> None:
+    done = cli("run", NOTES, "--http", "--port", port)
+    assert_one_line_error(done, f"Invalid value for '--port': {port} is not in the range")
+
+
+def test_a_taken_port_says_so_in_one_line() -> None:
+    with listening_socket() as sock:  # held by this process, not by a server
+        port = sock.getsockname()[1]
+        done = cli("run", NOTES, "--http", "--port", str(port))
+    assert_one_line_error(done, f"cannot listen on 127.0.0.1:{port}: Address already in use")
+
+
+def test_print_url_gives_the_port_the_kernel_picked() -> None:
+    with started("run", NOTES, "--http", "--port", "0", "--print-url") as process:
+        assert process.stdout is not None
+        url = process.stdout.readline().strip()  # printed once it listens
+        assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp"), url
+        assert not url.endswith(":0/mcp")
+
+        async def main() -> str:
+            async with Client(streamable_http_client(url)) as client:
+                return str(client.server_info.name)
+
+        assert anyio.run(main)
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=30)
+        assert process.returncode == 0, err
+        assert out == "" and "Traceback" not in err
+    assert_one_line_error(cli("run", NOTES, "--print-url"), "--print-url prints the HTTP")
 
 
 def test_the_module_runs_alone_too() -> None:

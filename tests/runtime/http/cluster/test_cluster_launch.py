@@ -118,9 +118,13 @@ def test_a_target_that_cannot_load_ends_the_command_clearly(tmp_path: Path) -> N
          "--workers", "1", "--port", "0"],
         capture_output=True, text=True, timeout=60, check=False, cwd=tmp_path,
     )  # fmt: skip
-    assert done.returncode == 1
-    assert "no_such_module" in done.stderr
-    assert "mcpbind cluster: worker" in done.stderr and "exited with code 1" in done.stderr
+    # Checked before any worker starts: one line, status 2 (a usage error), nothing started.
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "python -m mcpbind.runtime.cluster: error: cannot load no_such_module:app: "
+        'Could not import module "no_such_module".'
+    ]
+    assert done.stdout == ""
 
 
 def test_sticky_sessions_stay_on_the_worker_that_issued_them(tmp_path: Path) -> None:
