@@ -280,9 +280,15 @@ NOT_FOR_STDIO = (
     *(generated.module_name(r) for r in generated.REVISIONS if r != "2025-11-25"),
 )
 
-#: What the example app does not use: URI templates (its one resource is static) and the
-#: uvicorn runner of ``run_http``.
-NOT_FOR_THIS_APP = ("mcpbind.runtime.app._uri_template", "mcpbind.runtime.app._serving")
+#: What the example app does not use: URI templates (its one resource is static), the
+#: uvicorn runner of ``run_http``, and until it lists something or returns more than plain
+#: text, pagination and the shaping of results by their classes (``_handlers._shaped``).
+NOT_FOR_THIS_APP = (
+    "mcpbind.runtime.app._uri_template",
+    "mcpbind.runtime.app._serving",
+    "mcpbind.runtime.app._pages",
+    "mcpbind.runtime.app._shaping",
+)
 
 #: Classes of the revision no untasked ``tools/call`` needs: its task form's result.
 TASK_RESULT = {"CreateTaskResult", "Task"}
@@ -386,7 +392,7 @@ def test_an_idle_app_server_holds_only_what_it_serves_with(tmp_path: Path) -> No
     unwanted = (*NOT_FOR_STDIO, *NOT_FOR_THIS_APP)
     assert not _under(modules, unwanted), sorted(_under(modules, unwanted))
     # Its echo's result is plain text, shaped by the members its spec lists: neither
-    # ``CallToolResult`` nor its content classes are created (``_shaping.shape_plain``).
+    # ``CallToolResult`` nor its content classes are created (``_plain.shape_plain``).
     assert not defined & {"CallToolResult", "TextContent", "InitializeResult"}, sorted(defined)
     assert not defined & TASK_RESULT, sorted(defined & TASK_RESULT)
     # Its capabilities are built from the generated tree (``methods.CAPABILITIES``): the 7
