@@ -15,6 +15,7 @@ from .names_module import NameView, RevisionNames, name_views
 from .tables import (
     MethodView,
     NotificationView,
+    capability_trees,
     method_views,
     notification_views,
     notifications_sent_by,
@@ -141,6 +142,7 @@ def render_revision_modules(ir: RevisionIR) -> dict[str, str]:
             "methods.py.jinja",
             methods=method_views(ir),
             notifications=notification_views(ir),
+            capabilities=capability_trees(ir),
             **common,
         ),
         "client.py": render("client.py.jinja", sides=_stub_sides(ir), **common),

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from ..errors import CodegenError
 from ..ir import Direction, RevisionIR
+from ..ir.capabilities import SIDES
 from ..ir.fixups import INPUT_REQUIRED_RESULT
 from ..ir.refs import ref_name
 from ..jsonvalues import is_object
@@ -81,6 +83,22 @@ def _result_members(ir: RevisionIR, results: tuple[str, ...]) -> tuple[str, ...]
     if "allOf" in schema or not is_object(properties):
         return None
     return tuple(sorted(properties))
+
+
+def capability_trees(ir: RevisionIR) -> dict[str, str]:
+    """Each side's capability tree as Python source, by its class name: a flag member is
+    ``True``, any other member the tree of its own members (``{}`` when it lists none), so that
+    a runtime can build capabilities without defining the classes."""
+    trees: dict[str, dict[str, Any]] = {definition: {} for _, definition in SIDES}
+    definitions = dict(SIDES)
+    for flag in ir.capabilities:
+        node = trees[definitions[flag.side]]
+        for part in flag.path[:-1]:
+            node = node[part]
+        node[flag.path[-1]] = True if flag.kind == "boolean" else {}
+    return {
+        definition: repr(tree) for definition, tree in trees.items() if definition in ir.definitions
+    }
 
 
 def method_views(ir: RevisionIR) -> list[MethodView]:

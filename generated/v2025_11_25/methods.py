@@ -23,6 +23,7 @@ from ..support import Direction, MethodSpec, NotificationSpec, PaginatedMethodSp
 from . import types
 
 __all__ = [
+    "CAPABILITIES",
     "ERA",
     "META_KEYS",
     "METHODS",
@@ -65,6 +66,30 @@ REVISION: Final = "2025-11-25"
 ERA: Final = "handshake"
 #: The ``_meta`` keys this revision reserves for the protocol (``mcpbind.generated.names``).
 META_KEYS: Final[frozenset[str]] = frozenset({"io.modelcontextprotocol/related-task"})
+#: Each side's capability tree, by its class: a flag member is ``True``, any other the tree of
+#: its own members. A runtime builds capabilities from it without defining those classes.
+CAPABILITIES: Final[Mapping[str, Mapping[str, Any]]] = {
+    "ClientCapabilities": {
+        "elicitation": {"form": {}, "url": {}},
+        "experimental": {},
+        "roots": {"listChanged": True},
+        "sampling": {"context": {}, "tools": {}},
+        "tasks": {
+            "cancel": {},
+            "list": {},
+            "requests": {"elicitation": {"create": {}}, "sampling": {"createMessage": {}}},
+        },
+    },
+    "ServerCapabilities": {
+        "completions": {},
+        "experimental": {},
+        "logging": {},
+        "prompts": {"listChanged": True},
+        "resources": {"listChanged": True, "subscribe": True},
+        "tasks": {"cancel": {}, "list": {}, "requests": {"tools": {"call": {}}}},
+        "tools": {"listChanged": True},
+    },
+}
 
 
 COMPLETION_COMPLETE: Final[MethodSpec[types.CompleteRequestParams, types.CompleteResult]] = (

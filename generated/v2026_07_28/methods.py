@@ -23,6 +23,7 @@ from ..support import Direction, MethodSpec, NotificationSpec, PaginatedMethodSp
 from . import types
 
 __all__ = [
+    "CAPABILITIES",
     "ERA",
     "META_KEYS",
     "METHODS",
@@ -64,6 +65,26 @@ META_KEYS: Final[frozenset[str]] = frozenset(
         "io.modelcontextprotocol/subscriptionId",
     }
 )
+#: Each side's capability tree, by its class: a flag member is ``True``, any other the tree of
+#: its own members. A runtime builds capabilities from it without defining those classes.
+CAPABILITIES: Final[Mapping[str, Mapping[str, Any]]] = {
+    "ClientCapabilities": {
+        "elicitation": {"form": {}, "url": {}},
+        "experimental": {},
+        "extensions": {},
+        "roots": {},
+        "sampling": {"context": {}, "tools": {}},
+    },
+    "ServerCapabilities": {
+        "completions": {},
+        "experimental": {},
+        "extensions": {},
+        "logging": {},
+        "prompts": {"listChanged": True},
+        "resources": {"listChanged": True, "subscribe": True},
+        "tools": {"listChanged": True},
+    },
+}
 
 
 COMPLETION_COMPLETE: Final[MethodSpec[types.CompleteRequestParams, types.CompleteResult]] = (

@@ -39,9 +39,8 @@ from mcpbind.runtime.core.session import RequestContext
 
 from ._completion import complete, completion_result
 from ._context import Context
-from ._pages import page
+from ._plain import shape_plain
 from ._results import UserResult
-from ._shaping import result_class, shape_plain, shape_result
 from ._timeout import timed
 from ._ui import content_meta, for_client
 
@@ -82,14 +81,22 @@ def handlers_for(
     ]
 
 
+# ``_shaping`` and ``_pages`` are imported by the first result that needs them: an idle server
+# whose tools answer plain text never loads them (``tests/runtime/test_imports.py``).
+
+
 def _shaped(
     app: App, spec: MethodSpec[Any, Any], revision: str, data: dict[str, Any], where: str
 ) -> Any:
+    from ._shaping import shape_result
+
     return shape_result(data, _result_class(spec), revision, where, app.cache_members)
 
 
 @functools.cache
 def _result_class(spec: MethodSpec[Any, Any]) -> Any:
+    from ._shaping import result_class
+
     return result_class(spec.result_type)
 
 
@@ -100,6 +107,8 @@ def _lister(kind: str) -> Callable[[App, str, MethodSpec[Any, Any]], Handler]:
         key = spec.page_items or kind
 
         async def handler(params: Any, context: RequestContext) -> Any:
+            from ._pages import page
+
             described = app.described(kind)
             if kind == "tools":
                 described = for_client(described, context.session.peer.capabilities)

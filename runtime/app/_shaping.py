@@ -23,7 +23,7 @@ from typing_extensions import TypeAliasType
 if TYPE_CHECKING:
     from mcpbind.runtime.core.jsonvalue import JsonValue
 
-__all__ = ["Shaper", "prune_object", "result_class", "shape_plain", "shape_result", "shaper"]
+__all__ = ["Shaper", "prune_object", "result_class", "shape_result", "shaper"]
 
 logger = logging.getLogger("mcpbind.app")
 
@@ -262,27 +262,3 @@ def shape_result(
     if "resultType" in fields and "resultType" not in out:
         out["resultType"] = "complete"
     return {key: out[key] for key in fields if key in out}
-
-
-def shape_plain(
-    data: dict[str, Any], members: tuple[str, ...], cache: dict[str, Any]
-) -> dict[str, Any] | None:
-    """``shape_result`` of a result whose content is plain text blocks (the same in every
-    revision), from the members its class declares (``MethodSpec.result_members``: read
-    without creating the class and its content classes); None for any other content."""
-    content: JsonValue = data.get("content")
-    if type(content) is not list:
-        return None
-    block: JsonValue
-    for block in content:
-        if type(block) is not dict or len(block) != 2 or block.get("type") != "text":
-            return None
-    out: dict[str, Any] = {}
-    for key in members:
-        if key in data:
-            out[key] = data[key]
-        elif key in cache:
-            out[key] = cache[key]
-        elif key == "resultType":
-            out[key] = "complete"
-    return out

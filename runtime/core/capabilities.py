@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import typing
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
-
-from pydantic import BaseModel
 
 if TYPE_CHECKING:
     from .jsonvalue import JsonValue
@@ -14,36 +11,21 @@ if TYPE_CHECKING:
 __all__ = ["capability_tree", "has_capability", "merge"]
 
 
-def _field_shape(model: Any, name: str) -> tuple[bool, Any]:
-    """Whether capability field ``name`` of ``model`` is a boolean flag, and its sub-model."""
-    fields = getattr(model, "model_fields", None)
-    if not fields or name not in fields:
-        return False, None
-    annotation = fields[name].annotation
-    args = typing.get_args(annotation) or (annotation,)
-    # A strict flag is ``Annotated[bool, Strict()]`` (``StrictBool``).
-    args = tuple(
-        typing.get_args(a)[0] if typing.get_origin(a) is typing.Annotated else a for a in args
-    )
-    is_flag = bool in args
-    sub = next((a for a in args if isinstance(a, type) and issubclass(a, BaseModel)), None)
-    return is_flag, sub
-
-
-def capability_tree(paths: Iterable[str], model: Any) -> dict[str, Any]:
+def capability_tree(paths: Iterable[str], shape: Mapping[str, Any] | None) -> dict[str, Any]:
     """Build a capability object from dotted paths (``"resources.subscribe"``).
 
-    ``model`` (the revision's ``ServerCapabilities``/``ClientCapabilities``) says whether a leaf is
-    a flag (``subscribe: true``) or an object (``tools: {}``).
+    ``shape`` (the revision's ``methods.CAPABILITIES`` entry for ``ServerCapabilities`` or
+    ``ClientCapabilities``) says whether a leaf is a flag (``subscribe: true``) or an object
+    (``tools: {}``); read from the generated table, so no capability class is defined.
     """
     tree: dict[str, Any] = {}
     for path in paths:
-        node, cls = tree, model
+        node, known = tree, shape or {}
         parts = path.split(".")
         for depth, part in enumerate(parts):
-            is_flag, sub = _field_shape(cls, part)
+            member = known.get(part)
             if depth == len(parts) - 1:
-                if is_flag:
+                if member is True:
                     node[part] = True
                 elif not isinstance(node.get(part), dict):
                     node[part] = {}
@@ -51,7 +33,7 @@ def capability_tree(paths: Iterable[str], model: Any) -> dict[str, Any]:
                 child: JsonValue = node.get(part)
                 if not isinstance(child, dict):
                     child = node[part] = {}
-                node, cls = child, sub
+                node, known = child, member if isinstance(member, Mapping) else {}
     return tree
 
 

@@ -258,13 +258,12 @@ class Endpoint:
             for method, spec in bindings.incoming_requests.items()
             if method in self._handlers and self.remote in spec.capabilities
         ]
-        model_name = (
+        side = (
             "ServerCapabilities"
             if self.local is Direction.SERVER_TO_CLIENT
             else "ClientCapabilities"
         )
-        model = getattr(bindings.module.types, model_name, None)
-        derived = capability_tree(paths, model)
+        derived = capability_tree(paths, bindings.module.methods.CAPABILITIES.get(side))
         if self.tasks is not None:
             derived = merge(derived, self.tasks.capabilities_for(bindings))
         for extension in self.extensions:

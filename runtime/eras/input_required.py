@@ -299,11 +299,11 @@ class InputRounds:
                 raise rest from None  # the handler's own failures, without our signals
             return self.input_required(context, _leaves(needs), None)
         except ClientCapabilityMissing as exc:
-            model = getattr(self.bindings.module.types, "ClientCapabilities", None)
+            shape = self.bindings.module.methods.CAPABILITIES.get("ClientCapabilities")
             raise McpError(
                 MISSING_REQUIRED_CLIENT_CAPABILITY,
                 f"Missing required client capability: {exc}",
-                {"requiredCapabilities": capability_tree([exc.capability], model)},
+                {"requiredCapabilities": capability_tree([exc.capability], shape)},
             ) from exc
         data = _handler_asked(result)
         if data is not None and (self.answers or data.get("requestState") is not None):

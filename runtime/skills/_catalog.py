@@ -274,8 +274,8 @@ class SkillsExtension:
             self._handlers[RESOURCES_DIRECTORY_READ] = self._read_directory
 
     def settings(self, bindings: Bindings) -> dict[str, Any] | None:
-        capabilities = getattr(bindings.module.types, "ServerCapabilities", None)
-        if "extensions" not in getattr(capabilities, "model_fields", {}):
+        capabilities = bindings.module.methods.CAPABILITIES.get("ServerCapabilities", {})
+        if "extensions" not in capabilities:
             return None  # a revision before extensions could be declared
         return {"directoryRead": True} if self.directory_read else {}
 

@@ -12,10 +12,11 @@ import importlib
 import json
 import subprocess
 import sys
+import typing
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
 from mcpbind import generated
@@ -23,6 +24,7 @@ from mcpbind.codegen.ir.extensions import EXTENSIONS
 from mcpbind.generated import names
 from mcpbind.generated.support import MethodSpec, NotificationSpec
 from mcpbind.runtime.app._shaping import result_class
+from pydantic import BaseModel
 
 PROTOCOL_NAMES = names.REQUESTS | names.NOTIFICATIONS | names.META_KEYS
 # Literals that equal a protocol name but are not one, by file name (a file may move between
@@ -196,3 +198,31 @@ def test_a_specs_result_members_are_its_result_class_fields(revision: str) -> No
         assert spec.result_members == fields, (spec.method, fields)
         listed += 1
     assert listed >= 5
+
+
+def _tree_of(model: Any) -> dict[str, Any]:
+    """A capability class's tree as ``methods.CAPABILITIES`` lists it, read from its fields: a
+    member that may be a boolean is ``True``, one that may be a model that model's tree, any
+    other ``{}``."""
+    tree: dict[str, Any] = {}
+    for name, field in model.model_fields.items():
+        args = typing.get_args(field.annotation) or (field.annotation,)
+        args = tuple(
+            typing.get_args(a)[0] if typing.get_origin(a) is Annotated else a for a in args
+        )
+        sub = next((a for a in args if isinstance(a, type) and issubclass(a, BaseModel)), None)
+        tree[field.alias or name] = True if bool in args else _tree_of(sub) if sub else {}
+    return tree
+
+
+@pytest.mark.parametrize("revision", generated.REVISIONS)
+def test_the_capability_trees_are_the_capability_classes_fields(revision: str) -> None:
+    """``methods.CAPABILITIES``, which capabilities are built from without defining the
+    classes (``core.capabilities.capability_tree``), says of every member of each side's
+    capability class what its field says: a flag, or an object and its members."""
+    module = generated.load(revision)
+    sides = module.methods.CAPABILITIES
+    assert set(sides) == {"ClientCapabilities", "ServerCapabilities"}
+    for side, tree in sides.items():
+        assert tree == _tree_of(getattr(module.types, side)), side
+    assert sides["ServerCapabilities"]["resources"]["subscribe"] is True

@@ -9,11 +9,14 @@ import importlib
 import json
 import subprocess
 import sys
+import typing
 from pathlib import Path
+from typing import Any
 
 import mcpbind.runtime
 import mcpbind.runtime.tasks._wire
 from mcpbind import generated
+from mcpbind.generated import v2025_11_25
 from pydantic import BaseModel
 from runtime_helpers import REPO_ROOT
 
@@ -277,9 +280,15 @@ NOT_FOR_STDIO = (
     *(generated.module_name(r) for r in generated.REVISIONS if r != "2025-11-25"),
 )
 
-#: What the example app does not use: URI templates (its one resource is static) and the
-#: uvicorn runner of ``run_http``.
-NOT_FOR_THIS_APP = ("mcpbind.runtime.app._uri_template", "mcpbind.runtime.app._serving")
+#: What the example app does not use: URI templates (its one resource is static), the
+#: uvicorn runner of ``run_http``, and until it lists something or returns more than plain
+#: text, pagination and the shaping of results by their classes (``_handlers._shaped``).
+NOT_FOR_THIS_APP = (
+    "mcpbind.runtime.app._uri_template",
+    "mcpbind.runtime.app._serving",
+    "mcpbind.runtime.app._pages",
+    "mcpbind.runtime.app._shaping",
+)
 
 #: Classes of the revision no untasked ``tools/call`` needs: its task form's result.
 TASK_RESULT = {"CreateTaskResult", "Task"}
@@ -296,6 +305,22 @@ def _families_loaded(modules: set[str], met: set[str]) -> set[str]:
     assert not loaded & {"CreateMessageRequest", "ListToolsResult", "ElicitRequest"}
     assert len(loaded) <= 20, sorted(loaded)
     return loaded
+
+
+def _closure(name: str) -> set[str]:
+    """``name`` and every class of the revision its fields may hold, however deep."""
+    found: set[str] = set()
+    todo: list[Any] = [getattr(v2025_11_25.types, name)]
+    while todo:
+        hint = todo.pop()
+        if isinstance(hint, type) and issubclass(hint, BaseModel):
+            if hint.__name__ in found:
+                continue
+            found.add(hint.__name__)
+            todo.extend(field.annotation for field in hint.model_fields.values())
+        else:
+            todo.extend(typing.get_args(hint))
+    return found
 
 
 def _serve_once(tmp_path: Path, module: str) -> tuple[set[str], set[str], set[str]]:
@@ -347,7 +372,9 @@ def test_an_idle_stdio_server_holds_only_what_it_serves_with(tmp_path: Path) -> 
     assert "mcpbind.generated.v2025_11_25.types" in modules
     assert "CallToolResult" in defined and "InitializeResult" not in defined
     assert not defined & TASK_RESULT, sorted(defined & TASK_RESULT)
-    _families_loaded(modules, {"InitializeRequest", "InitializeResult", "CallToolResult"})
+    assert not {d for d in defined if d.startswith("ServerCapabilities")}, sorted(defined)
+    loaded = _families_loaded(modules, {"InitializeRequest", "CallToolResult"})
+    assert "InitializeResult" not in loaded, sorted(loaded)
     # pydantic's ``TypeAdapter`` too: every model it meets validates with its own validator.
     unwanted = (*NOT_FOR_STDIO, "mcpbind.runtime.app", "pydantic.type_adapter")
     assert not _under(modules, unwanted), sorted(_under(modules, unwanted))
@@ -365,11 +392,18 @@ def test_an_idle_app_server_holds_only_what_it_serves_with(tmp_path: Path) -> No
     unwanted = (*NOT_FOR_STDIO, *NOT_FOR_THIS_APP)
     assert not _under(modules, unwanted), sorted(_under(modules, unwanted))
     # Its echo's result is plain text, shaped by the members its spec lists: neither
-    # ``CallToolResult`` nor its content classes are created (``_shaping.shape_plain``).
+    # ``CallToolResult`` nor its content classes are created (``_plain.shape_plain``).
     assert not defined & {"CallToolResult", "TextContent", "InitializeResult"}, sorted(defined)
     assert not defined & TASK_RESULT, sorted(defined & TASK_RESULT)
-    loaded = _families_loaded(modules, {"InitializeRequest", "InitializeResult"})
+    # Its capabilities are built from the generated tree (``methods.CAPABILITIES``): the 7
+    # ``ServerCapabilities`` classes and their family are never created. What it defines is
+    # what its two validators need, nothing defined only to be looked at.
+    assert not {d for d in defined if d.startswith("ServerCapabilities")}, sorted(defined)
+    validated = _closure("InitializeRequestParams") | _closure("CallToolRequestParams")
+    assert defined - {"MCPModel"} == validated, sorted(defined ^ validated)
+    loaded = _families_loaded(modules, {"InitializeRequest"})
     assert not loaded & {"CallToolResult", "TextContent", "ContentBlock"}, sorted(loaded)
+    assert "InitializeResult" not in loaded, sorted(loaded)
     assert {"echoArguments", "CallToolRequestParams", "InitializeRequestParams"} <= built
     # The app built its echo's result from a validated ``str``: served unvalidated, its class
     # (defined, for the shaping) never builds a validator (``routing.BuiltResult``).
