@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     from .jsonvalue import JsonValue
@@ -20,10 +20,11 @@ def capability_tree(paths: Iterable[str], shape: Mapping[str, Any] | None) -> di
     """
     tree: dict[str, Any] = {}
     for path in paths:
-        node, known = tree, shape or {}
+        node: dict[str, Any] = tree
+        known: Mapping[str, Any] = shape or {}
         parts = path.split(".")
         for depth, part in enumerate(parts):
-            member = known.get(part)
+            member: Any = known.get(part)
             if depth == len(parts) - 1:
                 if member is True:
                     node[part] = True
@@ -33,7 +34,8 @@ def capability_tree(paths: Iterable[str], shape: Mapping[str, Any] | None) -> di
                 child: JsonValue = node.get(part)
                 if not isinstance(child, dict):
                     child = node[part] = {}
-                node, known = child, member if isinstance(member, Mapping) else {}
+                node = child
+                known = cast("Mapping[str, Any]", member) if isinstance(member, Mapping) else {}
     return tree
 
 

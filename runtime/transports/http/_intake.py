@@ -233,15 +233,17 @@ async def parse_post(
     finally:
         budget.release(size * READ_FACTOR if size > CONTROL_BYTES else size)  # ``held_for``
         del body
-    if type(parsed) is dict:
-        # One message, most often a valid request (``rpc.classify``'s REQUEST, inline).
-        request_id = parsed.get("id")
+    if parsed.__class__ is dict:
+        # One message, most often a valid request (``rpc.classify``'s REQUEST, inline); read
+        # through ``one``, typed, as ``parsed`` stays ``Any`` for the list below.
+        one: dict[str, Any] = parsed
+        request_id: Any = one.get("id")
         if not (
-            parsed.get("jsonrpc") == "2.0"
-            and type(parsed.get("method")) is str
+            one.get("jsonrpc") == "2.0"
+            and type(one.get("method")) is str
             and (type(request_id) is int or type(request_id) is str)
         ):
-            kind = rpc.classify(parsed)
+            kind = rpc.classify(one)
             if isinstance(kind, rpc.Invalid):
                 await error(
                     send, 400, kind.code, f"Invalid Request: {kind.reason}", kind.request_id
