@@ -4,6 +4,7 @@ mcpbind.runtime.cluster serve``), instead of a traceback from a worker or from `
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shutil
@@ -15,7 +16,7 @@ from urllib.parse import urlsplit
 
 from uvicorn.importer import ImportFromStringError, import_from_string
 
-__all__ = ["check_host", "check_redis_url", "check_serve_options", "check_target"]
+__all__ = ["check_host", "check_module", "check_redis_url", "check_serve_options", "check_target"]
 
 #: The largest TCP port.
 MAX_PORT: Final = 65535
@@ -113,3 +114,28 @@ def check_target(target: str, app_dir: str | None = None) -> None:
     finally:
         if app_dir is not None:
             sys.path.remove(app_dir)
+
+
+def check_module(target: str, app_dir: str | None = None) -> None:
+    """``ValueError`` if ``target``'s module (``module:attr``, from ``app_dir`` first) cannot be
+    found. Found, not run: the user's code runs in the workers, under the environment the
+    launcher gives them (``check_target`` there names a missing attribute or a failing import)."""
+    module, _, attr = target.partition(":")
+    if not module or not attr:
+        raise ValueError(
+            f'cannot load {target}: Import string "{target}" must be in format '
+            '"<module>:<attribute>".'
+        )
+    if app_dir is not None:
+        sys.path.insert(0, app_dir)
+    try:
+        found = importlib.util.find_spec(module)
+    except ModuleNotFoundError:
+        found = None
+    except Exception as exc:  # a parent package of the module failed while importing
+        raise ValueError(f"cannot import {target}: {type(exc).__name__}: {exc}") from None
+    finally:
+        if app_dir is not None:
+            sys.path.remove(app_dir)
+    if found is None:
+        raise ValueError(f'cannot load {target}: Could not import module "{module}".')

@@ -80,6 +80,27 @@ def test_the_module_launcher_checks_its_target_before_any_worker() -> None:
     )
 
 
+def test_the_module_launcher_finds_its_target_without_running_it(tmp_path: Path) -> None:
+    # The user's module runs in the workers only, under the environment the launcher gives them.
+    marker = tmp_path / "ran"
+    (tmp_path / "loud.py").write_text(
+        "import os\n"
+        f"with open({str(marker)!r}, 'a') as out:\n"
+        "    out.write(os.environ.get('MCPBIND_WORKER_ID', 'supervisor') + '\\n')\n"
+        "raise RuntimeError('no app here')\n"
+    )
+    done = run(*LAUNCHER, "serve", "loud:app", "--workers", "1", "--port", "0", "--app-dir",
+               str(tmp_path))  # fmt: skip
+    assert done.returncode != 0, done.stderr
+    assert "Traceback" not in done.stderr
+    ran = marker.read_text().split()
+    assert ran and "supervisor" not in ran, ran
+    done = run(*LAUNCHER, "serve", "loud", "--workers", "1", "--port", "0")
+    assert one_line(done, 2, "python -m mcpbind.runtime.cluster: error: ").endswith(
+        'cannot load loud: Import string "loud" must be in format "<module>:<attribute>".'
+    )
+
+
 def test_a_worker_with_a_bad_target_fd_or_redis_url_is_one_line() -> None:
     done = run(*LAUNCHER, "worker", "no_such_module:app", "--port", "0")
     assert "cannot load no_such_module:app" in one_line(done, 1, "mcpbind cluster worker: ")
