@@ -270,8 +270,9 @@ NOT_FOR_STDIO = (
     # notification sent loads them.
     "mcpbind.runtime.eras.subscriptions",
     "mcpbind.runtime.endpoints.broadcast",
-    # The stdio client's end: spawning and stopping a server process.
+    # The stdio client's end: spawning and stopping a server process and its process tree.
     "mcpbind.runtime.transports.stdio_client",
+    "mcpbind.runtime.transports._process_tree",
     # Loaded where an endpoint is given middleware, or a memory transport is opened.
     "mcpbind.runtime.endpoints.middleware",
     "mcpbind.runtime.transports.memory",
