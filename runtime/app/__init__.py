@@ -33,6 +33,6 @@ if TYPE_CHECKING:
     from ._context import Context as Context
     from ._depends import Depends as Depends
     from ._tools import ToolError as ToolError
-    from ._ui import UiTool as UiTool
+    from ._ui_meta import UiTool as UiTool
 
 install(globals())

@@ -282,7 +282,7 @@ NOT_FOR_STDIO = (
 )
 
 #: What the example app does not use: URI templates (its one resource is static), the
-#: uvicorn runner of ``run_http``, dependencies, questions to the client, and until it lists
+#: uvicorn runner of ``run_http``, dependencies, questions to the client, views, and until it lists
 #: something or returns more than plain text, pagination and the shaping of results by their
 #: classes (``_handlers._shaped``).
 NOT_FOR_THIS_APP = (
@@ -294,6 +294,8 @@ NOT_FOR_THIS_APP = (
     # loaded by the first function with a dependency, and the first question.
     "mcpbind.runtime.app._resolve",
     "mcpbind.runtime.app._asking",
+    # MCP Apps metadata, checked when a view or a tool with one is registered.
+    "mcpbind.runtime.app._ui_meta",
 )
 
 #: Classes of the revision no untasked ``tools/call`` needs: its task form's result.
