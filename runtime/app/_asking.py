@@ -8,16 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic
+from typing import Any, Generic
 
 from mcpbind.runtime.core.errors import CapabilityError
 from pydantic import BaseModel
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import core_schema
 from typing_extensions import TypeVar
-
-if TYPE_CHECKING:
-    from ._context import Context
 
 __all__ = ["ElicitationResult", "elicit", "requested_schema", "sampling_params"]
 
@@ -57,13 +54,11 @@ def requested_schema(model: type[BaseModel]) -> dict[str, Any]:
 
 
 async def elicit(
-    ctx: Context[Any], message: str, schema: type[ModelT], key: str | None
+    peer: Any, revision: str, message: str, schema: type[ModelT]
 ) -> ElicitationResult[ModelT]:
-    """``Context.elicit``: ask through the request's peer, validate an accepted answer."""
-    context = ctx.request_context
-    peer = context.asking(key) if key else context.peer
+    """``Context.elicit``: ask through the request's ``peer``, validate an accepted answer."""
     if getattr(peer, "elicit", None) is None:
-        raise CapabilityError(f"elicitation is not in protocol revision {ctx.revision}")
+        raise CapabilityError(f"elicitation is not in protocol revision {revision}")
     params = {"message": message, "requestedSchema": requested_schema(schema)}
     reply = await peer.elicit(params)
     data = None

@@ -145,7 +145,8 @@ class Context(Generic[LifespanT]):
         """
         from ._asking import elicit
 
-        return await elicit(self, message, schema, key)
+        peer = self.request_context.asking(key) if key else self.request_context.peer
+        return await elicit(peer, self.revision, message, schema)
 
     async def sample(
         self,
