@@ -296,6 +296,8 @@ NOT_FOR_THIS_APP = (
     "mcpbind.runtime.app._asking",
     # MCP Apps metadata, checked when a view or a tool with one is registered.
     "mcpbind.runtime.app._ui_meta",
+    # Visibility rules: loaded by the first ``disable`` (or ``enabled=False``).
+    "mcpbind.runtime.app._rules",
 )
 
 #: Classes of the revision no untasked ``tools/call`` needs: its task form's result.
