@@ -29,9 +29,10 @@ from mcpbind.runtime._exports import install
 
 if TYPE_CHECKING:
     from ._app import App as App
-    from ._context import Context as Context, ElicitationResult as ElicitationResult
+    from ._asking import ElicitationResult as ElicitationResult
+    from ._context import Context as Context
     from ._depends import Depends as Depends
     from ._tools import ToolError as ToolError
-    from ._ui import UiTool as UiTool
+    from ._ui_meta import UiTool as UiTool
 
 install(globals())

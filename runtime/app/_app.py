@@ -28,12 +28,14 @@ from ._resources import TEMPLATE_VARIABLE, ResourceEntry, make_resource
 from ._skills import AppSkills
 from ._timeout import check_timeout
 from ._tools import ToolEntry, make_tool
-from ._ui import UI_EXTENSION, UI_MIME_TYPE, UiTool, has_views, resource_meta, tool_meta
+from ._ui import UI_EXTENSION, UI_MIME_TYPE, has_views
 from ._visibility import Visibility
 
 if TYPE_CHECKING:
     from mcpbind.runtime.endpoints.middleware import Middleware
     from mcpbind.runtime.transports.http.server import StreamableHTTPServer
+
+    from ._ui_meta import UiTool
 
 __all__ = ["App"]
 
@@ -273,6 +275,10 @@ class App(AppSkills, Generic[LifespanT]):
 
         ``task_support`` (``"optional"``, ``"required"``) lets clients call it as a task
         (2025-11-25): the first such tool enables the server's task support."""
+        if ui:
+            from ._ui_meta import tool_meta  # loaded by the first tool with a view
+
+            meta = tool_meta(ui, meta, name or str(getattr(fn, "__name__", "?")))
         entry = make_tool(
             fn,
             Context,
@@ -281,7 +287,7 @@ class App(AppSkills, Generic[LifespanT]):
             description=description,
             annotations=annotations,
             icons=icons,
-            meta=tool_meta(ui, meta, name or str(getattr(fn, "__name__", "?"))) if ui else meta,
+            meta=meta,
             structured_output=structured_output,
         )
         entry.task_support = task_support
@@ -404,6 +410,8 @@ class App(AppSkills, Generic[LifespanT]):
         (``connectDomains``, ``resourceDomains``...), ``permissions`` (``camera``,
         ``microphone``, ``geolocation``, ``clipboardWrite``), ``domain``, ``prefers_border``.
         A tool shows it with ``@app.tool(ui=uri)``."""
+        from ._ui_meta import resource_meta  # loaded by the first view
+
         meta = resource_meta(
             uri, csp=csp, permissions=permissions, domain=domain, prefers_border=prefers_border
         )

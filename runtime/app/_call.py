@@ -15,7 +15,6 @@ from typing import Any
 from mcpbind.runtime.core.bindings import validator
 from pydantic import BaseModel, ValidationError
 
-from ._depends import close, resolve
 from ._schema import Signature
 from ._threads import run_sync
 
@@ -78,6 +77,8 @@ async def _call_with_dependencies(
 ) -> Any:
     """``call`` with the dependencies resolved first and their cleanups run after, seeing
     the call's exception if it raised (or was cancelled)."""
+    from ._resolve import close, resolve  # loaded by the first function with a dependency
+
     assert signature.dependencies is not None
     stack = AsyncExitStack()
     try:

@@ -5,30 +5,28 @@ tied to the request; ``elicit``, ``sample`` and ``list_roots`` ask the client th
 runtime's ``context.peer``, a request in the handshake era and an input-required round trip in
 the stateless one. In the stateless era a function that asks the client is run again from the
 top when the client answers (the answers it already has come back at once), so work it does
-before asking is done again: ask first, act after.
+before asking is done again: ask first, act after. What asking needs (the elicitation schema,
+the sampling request, ``ElicitationResult``) is in ``_asking.py``, loaded by the first question.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Literal
 
 from mcpbind.generated.names import META_LOG_LEVEL, NOTIFICATIONS_MESSAGE
 from mcpbind.runtime.core.bindings import Bindings, validator
-from mcpbind.runtime.core.errors import CapabilityError
 from mcpbind.runtime.core.session import RequestContext, Session
 from pydantic import BaseModel
-from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
-from pydantic_core import core_schema
 from typing_extensions import TypeVar
 
 if TYPE_CHECKING:
     from mcpbind.runtime.auth.server import AccessToken
 
     from ._app import App
+    from ._asking import ElicitationResult
 
-__all__ = ["LOG_LEVELS", "Context", "ElicitationResult"]
+__all__ = ["LOG_LEVELS", "Context"]
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 #: What the app's lifespan yields: ``ctx: Context[AppState]`` types ``ctx.lifespan_context``.
@@ -45,38 +43,6 @@ LOG_LEVELS: tuple[str, ...] = (
     "alert",
     "emergency",
 )
-
-
-@dataclass
-class ElicitationResult(Generic[ModelT]):
-    """The user's answer: ``action`` is ``accept``, ``decline`` or ``cancel``; ``data`` is the
-    content validated into the schema's model when accepted (else None); ``raw`` the result."""
-
-    action: str
-    data: ModelT | None
-    raw: Any
-
-
-class _FlatSchema(GenerateJsonSchema):
-    """Elicitation schemas take no ``anyOf``/null: an optional field is one not required."""
-
-    def nullable_schema(self, schema: core_schema.NullableSchema) -> JsonSchemaValue:
-        return self.generate_inner(schema["schema"])
-
-    def default_schema(self, schema: core_schema.WithDefaultSchema) -> JsonSchemaValue:
-        result = super().default_schema(schema)
-        if result.get("default") is None:
-            result.pop("default", None)
-        return result
-
-
-def requested_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """The flat object schema of ``model`` that ``elicitation/create`` takes."""
-    schema = model.model_json_schema(schema_generator=_FlatSchema)
-    out: dict[str, Any] = {"type": "object", "properties": schema.get("properties", {})}
-    if schema.get("required"):
-        out["required"] = schema["required"]
-    return out
 
 
 class Context(Generic[LifespanT]):
@@ -168,7 +134,7 @@ class Context(Generic[LifespanT]):
     async def error(self, data: Any, *, logger: str | None = None) -> None:
         await self.log("error", data, logger=logger)
 
-    # -- asking the client ----------------------------------------------------------------
+    # -- asking the client (``_asking``, loaded by the first question) ----------------------
 
     async def elicit(
         self, message: str, schema: type[ModelT], *, key: str | None = None
@@ -177,15 +143,10 @@ class Context(Generic[LifespanT]):
 
         ``key`` names the question in the stateless era (default: its rank in the call).
         """
+        from ._asking import elicit
+
         peer = self.request_context.asking(key) if key else self.request_context.peer
-        if getattr(peer, "elicit", None) is None:
-            raise CapabilityError(f"elicitation is not in protocol revision {self.revision}")
-        params = {"message": message, "requestedSchema": requested_schema(schema)}
-        reply = await peer.elicit(params)
-        data = None
-        if reply.action == "accept":
-            data = schema.model_validate(reply.content or {})
-        return ElicitationResult(str(reply.action), data, reply)
+        return await elicit(peer, self.revision, message, schema)
 
     async def sample(
         self,
@@ -201,29 +162,12 @@ class Context(Generic[LifespanT]):
         """Ask the client's LLM (``sampling/createMessage``); returns its result (``.content``,
         ``.model``...). ``messages`` is a user prompt, or a list of strings (user turns) and
         ``SamplingMessage`` objects or dicts."""
+        from ._asking import sampling_params
+
         peer = self.request_context.asking(key) if key else self.request_context.peer
-        turns = [messages] if isinstance(messages, str) else list(messages)
-        params: dict[str, Any] = {
-            "messages": [
-                {"role": "user", "content": {"type": "text", "text": turn}}
-                if isinstance(turn, str)
-                else (
-                    turn.model_dump(mode="json", by_alias=True, exclude_unset=True)
-                    if isinstance(turn, BaseModel)
-                    else turn
-                )
-                for turn in turns
-            ],
-            "maxTokens": max_tokens,
-        }
-        if system_prompt is not None:
-            params["systemPrompt"] = system_prompt
-        if temperature is not None:
-            params["temperature"] = temperature
-        if stop_sequences is not None:
-            params["stopSequences"] = list(stop_sequences)
-        if model_preferences is not None:
-            params["modelPreferences"] = model_preferences
+        params = sampling_params(
+            messages, max_tokens, system_prompt, temperature, stop_sequences, model_preferences
+        )
         return await peer.create_message(params)
 
     async def list_roots(self, *, key: str | None = None) -> list[Any]:

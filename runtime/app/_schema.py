@@ -18,12 +18,15 @@ import sys
 import typing
 from collections.abc import Callable
 from types import GenericAlias, NoneType, UnionType
-from typing import Annotated, Any, NotRequired, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, NotRequired, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, WithJsonSchema, create_model
 from typing_extensions import TypedDict, is_typeddict
 
-from ._depends import Plan, dependency_of, plan
+from ._depends import dependency_of
+
+if TYPE_CHECKING:
+    from ._resolve import Plan
 
 __all__ = [
     "CONTENT_TYPE_NAMES",
@@ -169,6 +172,9 @@ def read_signature(fn: Callable[..., Any], context_cls: type, model_name: str) -
             continue
         marker = dependency_of(hints.get(name), param.default)
         if marker is not None:
+            # Planning and resolving are loaded by the first function with a dependency.
+            from ._resolve import plan
+
             try:
                 dependencies[name] = plan(marker, lambda tp: is_context(tp, context_cls))
             except TypeError as exc:

@@ -6,64 +6,27 @@ template's URI template), by tag (one shared tag is enough) and by kind, and act
 components matching every criterion given. Rules stack: the last one that matches a component
 decides, and a component no rule matches is enabled. A disabled component is neither listed nor
 reachable (calling it is the same error as calling an unknown one).
+
+The rules themselves (matching, adding, what a change shows or hides) are in ``_rules.py``,
+loaded by the first rule: an app that never disables anything asks only ``shown``'s fast path.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Literal, get_args
+from typing import TYPE_CHECKING
 
 from ._prompts import PromptEntry
 from ._resources import ResourceEntry
 from ._tools import ToolEntry
 
-__all__ = ["KINDS", "Entry", "Kind", "Rule", "Visibility", "kind_of"]
+if TYPE_CHECKING:
+    from ._rules import Entry, Rule
 
-Kind = Literal["tool", "resource", "template", "prompt"]
-
-Entry = ToolEntry | ResourceEntry | PromptEntry
+__all__ = ["Registries", "Visibility"]
 
 #: The app's registries in this order: tools, resources (and templates), prompts.
 Registries = tuple[Mapping[str, ToolEntry], Mapping[str, ResourceEntry], Mapping[str, PromptEntry]]
-
-KINDS: tuple[Kind, ...] = get_args(Kind)
-
-
-class Rule:
-    """Enable or disable what matches every criterion given (None: any); read-only by
-    convention, compared with ``same_target``."""
-
-    # A plain class: a frozen dataclass compiles five methods when defined, about 4.4 M
-    # instructions of every app's start-up.
-    __slots__ = ("enabled", "kinds", "names", "tags")
-
-    def __init__(
-        self,
-        enabled: bool,
-        names: frozenset[str] | None,
-        tags: frozenset[str] | None,
-        kinds: frozenset[str] | None,
-    ) -> None:
-        self.enabled = enabled
-        self.names = names
-        self.tags = tags
-        self.kinds = kinds
-
-    def matches(self, kind: Kind, name: str, tags: frozenset[str]) -> bool:
-        return (
-            (self.kinds is None or kind in self.kinds)
-            and (self.names is None or name in self.names)
-            and (self.tags is None or not self.tags.isdisjoint(tags))
-        )
-
-    def same_target(self, other: Rule) -> bool:
-        return (self.names, self.tags, self.kinds) == (other.names, other.tags, other.kinds)
-
-
-def _frozen(values: str | Iterable[str] | None) -> frozenset[str] | None:
-    if values is None:
-        return None
-    return frozenset([values] if isinstance(values, str) else values)
 
 
 class Visibility:
@@ -80,33 +43,24 @@ class Visibility:
         components: str | Iterable[str] | None,
     ) -> None:
         """Add a rule; ``ValueError`` without any criterion or for an unknown kind."""
-        rule = Rule(enabled, _frozen(names), _frozen(tags), _frozen(components))
-        if rule.names is None and rule.tags is None and rule.kinds is None:
-            raise ValueError("name the components: names=, tags= or components=")
-        if rule.kinds is not None and not rule.kinds <= set(KINDS):
-            unknown = sorted(rule.kinds - set(KINDS))
-            raise ValueError(f"unknown component kinds {unknown}: use {list(KINDS)}")
-        # A rule with the same target supersedes the older one: toggling keeps the list short.
-        self.rules = [old for old in self.rules if not old.same_target(rule)]
-        self.rules.append(rule)
+        from ._rules import added
 
-    def visible(self, kind: Kind, name: str, tags: frozenset[str]) -> bool:
-        for rule in reversed(self.rules):
-            if rule.matches(kind, name, tags):
-                return rule.enabled
-        return True
+        self.rules = added(self.rules, enabled, names, tags, components)
 
     def shown(self, entry: Entry) -> bool:
         """Whether clients see ``entry``."""
         if not self.rules:  # nothing disabled, the usual case: asked on every call and read
             return True
-        kind, name = kind_of(entry)
-        return self.visible(kind, name, entry.tags)
+        from ._rules import visible
+
+        return visible(self.rules, entry)
 
     def register(self, entry: Entry, tags: str | Iterable[str], enabled: bool) -> None:
         """Tag a new entry; ``enabled=False`` registers it disabled (a ``disable`` rule)."""
-        entry.tags = frozenset(_frozen(tags) or ())
+        entry.tags = frozenset([tags] if isinstance(tags, str) else tags or ())
         if not enabled:
+            from ._rules import kind_of
+
             kind, name = kind_of(entry)
             self.add(False, name, None, kind)
 
@@ -133,12 +87,3 @@ class Visibility:
             "resources": {uri for uri, e in list(resources.items()) if shown(e)},
             "prompts": {name for name, e in list(prompts.items()) if shown(e)},
         }
-
-
-def kind_of(entry: Entry) -> tuple[Kind, str]:
-    """The kind of a registered entry and the name rules know it by."""
-    if isinstance(entry, ToolEntry):
-        return "tool", entry.name
-    if isinstance(entry, PromptEntry):
-        return "prompt", entry.name
-    return ("template" if entry.is_template else "resource"), entry.uri

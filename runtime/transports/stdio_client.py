@@ -1,7 +1,7 @@
 """The stdio transport, the client's end: spawn a server process and talk over its pipes.
 
 ``stdio_client`` starts the server in a process group of its own, watches it exit, and stops
-it and whatever it started (``_platform.py`` says how on each platform). Apart from the
+it and whatever it started (``_process_tree.py`` says how on each platform). Apart from the
 server's end (``stdio.py``), so a server imports none of it.
 """
 
@@ -23,7 +23,8 @@ from mcpbind.runtime.core.jsonrpc import LineFramer, Malformed
 from mcpbind.runtime.core.transport import Connection
 
 from ._pipes import CHUNK, MAX_BATCH, PipeReader, PipeWriter
-from ._platform import PORTABLE, binary, pollable, process_tree, set_nonblocking, spawn_options
+from ._platform import PORTABLE, binary, pollable, set_nonblocking, spawn_options
+from ._process_tree import process_tree
 from .stdio import flush_and_flag, flush_then_stop
 
 __all__ = ["StdioParameters", "stdio_client"]
@@ -54,7 +55,7 @@ class StdioParameters:
     server runs in a process group of its own, and whatever it started there goes too: when the
     server exits (or is stopped), what is left of its group gets SIGTERM, then SIGKILL after
     ``term_wait``, so no grandchild outlives it holding the pipes. On Windows the group is the
-    server's process tree, ended with ``terminate`` then ``kill`` (``_platform.py``).
+    server's process tree, ended with ``terminate`` then ``kill`` (``_process_tree.py``).
     """
 
     command: str

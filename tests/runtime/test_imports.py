@@ -270,8 +270,9 @@ NOT_FOR_STDIO = (
     # notification sent loads them.
     "mcpbind.runtime.eras.subscriptions",
     "mcpbind.runtime.endpoints.broadcast",
-    # The stdio client's end: spawning and stopping a server process.
+    # The stdio client's end: spawning and stopping a server process and its process tree.
     "mcpbind.runtime.transports.stdio_client",
+    "mcpbind.runtime.transports._process_tree",
     # Loaded where an endpoint is given middleware, or a memory transport is opened.
     "mcpbind.runtime.endpoints.middleware",
     "mcpbind.runtime.transports.memory",
@@ -281,13 +282,22 @@ NOT_FOR_STDIO = (
 )
 
 #: What the example app does not use: URI templates (its one resource is static), the
-#: uvicorn runner of ``run_http``, and until it lists something or returns more than plain
-#: text, pagination and the shaping of results by their classes (``_handlers._shaped``).
+#: uvicorn runner of ``run_http``, dependencies, questions to the client, views, and until it lists
+#: something or returns more than plain text, pagination and the shaping of results by their
+#: classes (``_handlers._shaped``).
 NOT_FOR_THIS_APP = (
     "mcpbind.runtime.app._uri_template",
     "mcpbind.runtime.app._serving",
     "mcpbind.runtime.app._pages",
     "mcpbind.runtime.app._shaping",
+    # Planning and resolving ``Depends`` parameters, and ``Context``'s questions to the client:
+    # loaded by the first function with a dependency, and the first question.
+    "mcpbind.runtime.app._resolve",
+    "mcpbind.runtime.app._asking",
+    # MCP Apps metadata, checked when a view or a tool with one is registered.
+    "mcpbind.runtime.app._ui_meta",
+    # Visibility rules: loaded by the first ``disable`` (or ``enabled=False``).
+    "mcpbind.runtime.app._rules",
 )
 
 #: Classes of the revision no untasked ``tools/call`` needs: its task form's result.
@@ -419,9 +429,9 @@ def test_an_idle_app_server_holds_only_what_it_serves_with(tmp_path: Path) -> No
 
 def test_an_app_defines_few_dataclasses_before_it_serves() -> None:
     """Defining a dataclass compiles its methods (about 2.5 M instructions, 4.4 M frozen): the
-    app layer's own records are plain classes, so the example app defines only the public
-    ``ElicitationResult`` there, and the endpoints none (``broadcast.Delivery`` is defined by
-    the first notification sent)."""
+    app layer's own records are plain classes and the public ``ElicitationResult`` is defined by
+    the first question to the client (``_asking``), so the example app defines none there, and
+    the endpoints none (``broadcast.Delivery`` is defined by the first notification sent)."""
     probe = (
         "import dataclasses, runpy, sys\n"
         "runpy.run_path('examples/app_server.py')\n"
@@ -433,4 +443,4 @@ def test_an_app_defines_few_dataclasses_before_it_serves() -> None:
     result = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=REPO_ROOT
     )
-    assert result.stdout.split() == ["mcpbind.runtime.app._context.ElicitationResult"]
+    assert result.stdout.split() == []

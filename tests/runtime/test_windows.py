@@ -36,6 +36,7 @@ GONE = ("killpg", "setsid", "getpgid", "setpgid")
 #: Where the code branches on the platform, the only places the POSIX-only names may appear.
 PLATFORM_MODULES = {
     Path("runtime/transports/_platform.py"),
+    Path("runtime/transports/_process_tree.py"),
     Path("runtime/transports/http/uvicorn.py"),
     # `mcpbind dev` stops the Inspector's process group (npx and its node) off Windows.
     Path("runtime/cli/dev.py"),
