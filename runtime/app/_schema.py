@@ -123,12 +123,21 @@ class Signature:
 
     # A plain class: a dataclass compiles its methods when defined, about 2.5 M instructions
     # of every app's start-up (4.4 M frozen); nothing compares or copies these by field.
-    __slots__ = ("context", "dependencies", "fn", "hints", "is_async", "model", "parameters")
+    __slots__ = (
+        "_make",
+        "_model",
+        "context",
+        "dependencies",
+        "fn",
+        "hints",
+        "is_async",
+        "parameters",
+    )
 
     def __init__(
         self,
         fn: Callable[..., Any],
-        model: type[BaseModel],
+        model: type[BaseModel] | Callable[[], type[BaseModel]],
         context: str | None,
         is_async: bool,
         parameters: dict[str, inspect.Parameter],
@@ -136,12 +145,24 @@ class Signature:
         dependencies: dict[str, Plan] | None = None,
     ) -> None:
         self.fn = fn
-        self.model = model
+        # A class, or (plain scalar fields, which cannot fail to make) the call that makes it.
+        self._model: type[BaseModel] | None = model if isinstance(model, type) else None
+        self._make: Callable[[], type[BaseModel]] | None = (
+            None if isinstance(model, type) else model
+        )
         self.context = context
         self.is_async = is_async
         self.parameters = parameters
         self.hints = hints
         self.dependencies = dependencies
+
+    @property
+    def model(self) -> type[BaseModel]:
+        """The arguments model: made by the first call or listing when deferred."""
+        if self._model is None:
+            assert self._make is not None
+            self._model, self._make = self._make(), None
+        return self._model
 
     @property
     def input_schema(self) -> dict[str, Any]:
@@ -192,6 +213,8 @@ def read_signature(fn: Callable[..., Any], context_cls: type, model_name: str) -
         # Unannotated: ``Any`` with a string schema, which builds as surely as ``str``.
         plain = plain and _is_plain(hints.get(name, str), param.default)
         field_name, kwargs = name, {}
+        # A name pydantic may warn of or refuse is made at once, so its message stays here.
+        plain = plain and not (hasattr(BaseModel, name) or name.startswith("model_"))
         if hasattr(BaseModel, name) and callable(getattr(BaseModel, name)):
             # A name pydantic's BaseModel uses (``json``, ``copy``...): kept on the wire by alias.
             field_name, kwargs = f"field_{name}", {"alias": name}
@@ -200,8 +223,15 @@ def read_signature(fn: Callable[..., Any], context_cls: type, model_name: str) -
             fields[field_name] = typed
         else:
             fields[field_name] = (typed, param.default)
-    base = _DeferredArguments if plain else _Arguments
-    model = create_model(f"{model_name}Arguments", __base__=base, **fields)
+    model: type[BaseModel] | Callable[[], type[BaseModel]]
+    if plain:
+        # Plain scalars under plain names: neither the class nor its validator can fail to
+        # build, so both wait for the first call or listing (no registration error moves).
+        model = functools.partial(
+            create_model, f"{model_name}Arguments", __base__=_DeferredArguments, **fields
+        )
+    else:
+        model = create_model(f"{model_name}Arguments", __base__=_Arguments, **fields)
     return Signature(
         fn,
         model,

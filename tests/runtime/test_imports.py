@@ -218,12 +218,14 @@ def report():
         for sub in cls.__subclasses__():
             yield sub
             yield from walk(sub)
-    built = {c.__qualname__ for c in walk(BaseModel) if c.__dict__.get("__pydantic_complete__")}
+    made = list(walk(BaseModel))
+    built = {c.__qualname__ for c in made if c.__dict__.get("__pydantic_complete__")}
     types = sys.modules.get("mcpbind.generated.v2025_11_25.types")
     defined = [n for n, v in vars(types).items() if isinstance(v, type) and issubclass(v, BaseModel)]
     with open(out, "w") as file:
         file.write(" ".join(sorted(built)) + "\\n" + " ".join(sorted(sys.modules)) + "\\n")
-        file.write(" ".join(sorted(defined)))
+        file.write(" ".join(sorted(defined)) + "\\n")
+        file.write(" ".join(sorted(c.__qualname__ for c in made)))
 
 atexit.register(report)
 runpy.run_module(module, run_name="__main__", alter_sys=True)
@@ -333,10 +335,10 @@ def _closure(name: str) -> set[str]:
     return found
 
 
-def _serve_once(tmp_path: Path, module: str) -> tuple[set[str], set[str], set[str]]:
+def _serve_once(tmp_path: Path, module: str) -> tuple[set[str], set[str], set[str], set[str]]:
     """``module`` served over real pipes: the handshake, then an ``echo`` call; the models it
-    built validators for, the modules it held and the revision's classes it defined when it
-    exited."""
+    built validators for, the modules it held, the revision's classes it defined and every
+    model class it made, when it exited."""
     out = tmp_path / "idle.txt"
     messages = [
         {
@@ -370,15 +372,17 @@ def _serve_once(tmp_path: Path, module: str) -> tuple[set[str], set[str], set[st
     answers = [json.loads(line) for line in result.stdout.splitlines()]
     assert [a.get("id") for a in answers] == [1, 2]
     assert answers[1]["result"]["content"][0]["text"] == "hello"
-    built_line, modules_line, defined_line = out.read_text().split("\n")
-    return set(built_line.split()), set(modules_line.split()), set(defined_line.split())
+    built_line, modules_line, defined_line, made_line = out.read_text().split("\n")
+    lines = (built_line, modules_line, defined_line, made_line)
+    built, modules, defined, made = (set(line.split()) for line in lines)
+    return built, modules, defined, made
 
 
 def test_an_idle_stdio_server_holds_only_what_it_serves_with(tmp_path: Path) -> None:
     """The example server over real pipes, after the handshake and an echo: no HTTP stack, no
     client, no app layer, no other revision's bindings, and validators only for the handful of
     models it met (not one per generated class): what keeps its idle RSS down."""
-    built, modules, defined = _serve_once(tmp_path, "examples.server")
+    built, modules, defined, _ = _serve_once(tmp_path, "examples.server")
     assert "mcpbind.generated.v2025_11_25.types" in modules
     assert "CallToolResult" in defined and "InitializeResult" not in defined
     assert not defined & TASK_RESULT, sorted(defined & TASK_RESULT)
@@ -397,7 +401,7 @@ def test_an_idle_app_server_holds_only_what_it_serves_with(tmp_path: Path) -> No
     """The example app (``examples/app_server.py``) likewise: its app layer, and nothing of
     HTTP, the CLI, the optional layers, a client or another revision; models for its own
     arguments and outputs and the messages it met, never a revision's worth."""
-    built, modules, defined = _serve_once(tmp_path, "examples.app_server")
+    built, modules, defined, made = _serve_once(tmp_path, "examples.app_server")
     assert {"mcpbind.runtime.app._app", "mcpbind.generated.v2025_11_25.types"} <= modules
     unwanted = (*NOT_FOR_STDIO, *NOT_FOR_THIS_APP)
     assert not _under(modules, unwanted), sorted(_under(modules, unwanted))
@@ -424,6 +428,10 @@ def test_an_idle_app_server_holds_only_what_it_serves_with(tmp_path: Path) -> No
     # The arguments of what was never called are built when first needed (``_schema.py``).
     never_called = {"weatherArguments", "countArguments", "greetArguments", "configArguments"}
     assert not built & never_called, sorted(built & never_called)
+    # Their plain scalar signatures (``count``'s context aside) cannot fail to make a model:
+    # not even the classes are made (``Signature.model``); ``echo``'s was, by its call.
+    assert "echoArguments" in made
+    assert not made & never_called, sorted(made & never_called)
     assert len(built) <= 16, sorted(built)
 
 
