@@ -296,18 +296,11 @@ class HttpSession:
 
     def _answer(self, stream: Stream, related: RequestId, message: dict[str, Any]) -> None:
         """A response for a JSON or undecided stream: queue it; settle the request."""
-        if self.protocol_version is None and self.id is not None:  # a session of one request
-            self._learn_version(message, related)  # has no later batch or priming to tell
         stream.queue.append(message)
-        pending = stream.pending
-        if related in pending:  # ``_settle`` and ``_finish``, inline: every JSON answer
-            pending.discard(related)
-            del self.by_request[related]
-            if not pending:
-                stream.done = True
-                stream.signal.set()
-                if stream.id is not None:
-                    self.streams.pop(stream.id, None)
+        if related in stream.pending:
+            self._settle_answer(stream, related, message)
+        elif self.protocol_version is None and self.id is not None:
+            self._learn_version(message, related)
 
     def answered_here(self, stream: Stream, related: RequestId, message: dict[str, Any]) -> bool:
         """A response ``Session.serve_here`` handed back to the POST serving its request (the
@@ -321,9 +314,14 @@ class HttpSession:
             or related not in stream.pending
         ):
             return False
-        if self.protocol_version is None and self.id is not None:
-            self._learn_version(message, related)
-        pending = stream.pending  # ``_answer``'s settling, inline: every such answer
+        self._settle_answer(stream, related, message)
+        return True
+
+    def _settle_answer(self, stream: Stream, related: RequestId, message: dict[str, Any]) -> None:
+        """``_settle`` and ``_finish`` for a pending request's JSON answer, in one step."""
+        if self.protocol_version is None and self.id is not None:  # a session of one request
+            self._learn_version(message, related)  # has no later batch or priming to tell
+        pending = stream.pending
         pending.discard(related)
         del self.by_request[related]
         if not pending:
@@ -331,7 +329,6 @@ class HttpSession:
             stream.signal.set()
             if stream.id is not None:
                 self.streams.pop(stream.id, None)
-        return True
 
     def _learn_version(self, message: dict[str, Any], related: RequestId) -> None:
         result: JsonValue = message.get("result")
