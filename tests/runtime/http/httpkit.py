@@ -15,6 +15,12 @@ from mcpbind.runtime import INVALID_PARAMS, McpError, RequestContext, Server
 from mcpbind.runtime.http import HttpRequestContext
 
 ACCEPT_BOTH = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+#: The same, as a raw ASGI scope's headers of a POST to 127.0.0.1:8000.
+ASGI_POST_HEADERS = [
+    (b"host", b"127.0.0.1:8000"),
+    (b"accept", b"application/json, text/event-stream"),
+    (b"content-type", b"application/json"),
+]
 
 INITIALIZE: dict[str, Any] = {
     "jsonrpc": "2.0",

@@ -14,7 +14,7 @@ from typing import Any
 
 import anyio
 import pytest
-from httpkit import MODERN, MODERN_META
+from httpkit import ASGI_POST_HEADERS, MODERN, MODERN_META
 from mcpbind.runtime import McpError, RequestContext, Server
 from mcpbind.runtime.core.errors import INVALID_PARAMS
 from mcpbind.runtime.http import StreamableHTTPServer
@@ -23,11 +23,7 @@ from mcpbind.runtime.transports.http._http_session import HttpSession
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(30)]
 
 VERSION = "2025-11-25"
-BASE = [
-    (b"host", b"127.0.0.1:8000"),
-    (b"accept", b"application/json, text/event-stream"),
-    (b"content-type", b"application/json"),
-]
+BASE = ASGI_POST_HEADERS
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from typing import Any
 
 import anyio
 import pytest
-from httpkit import MODERN, MODERN_META, build_dual_server
+from httpkit import ASGI_POST_HEADERS, MODERN, MODERN_META, build_dual_server
 from mcpbind.runtime import RequestContext, Server
 from mcpbind.runtime.core import jsonrpc as rpc
 from mcpbind.runtime.core.admission import Admission
@@ -26,9 +26,7 @@ from mcpbind.runtime.transports.http.binding import HeaderFacts, check_facts, ch
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(30)]
 
 BASE = [
-    (b"host", b"127.0.0.1:8000"),
-    (b"accept", b"application/json, text/event-stream"),
-    (b"content-type", b"application/json"),
+    *ASGI_POST_HEADERS,
     (b"mcp-protocol-version", MODERN.encode()),
     (b"mcp-method", b"tools/call"),
 ]

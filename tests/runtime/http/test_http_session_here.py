@@ -14,17 +14,14 @@ from typing import Any
 
 import anyio
 import pytest
+from httpkit import ASGI_POST_HEADERS
 from mcpbind.runtime import RequestContext, Server
 from mcpbind.runtime.http import StreamableHTTPServer
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(30)]
 
 VERSION = "2025-11-25"
-BASE = [
-    (b"host", b"127.0.0.1:8000"),
-    (b"accept", b"application/json, text/event-stream"),
-    (b"content-type", b"application/json"),
-]
+BASE = ASGI_POST_HEADERS
 
 
 @pytest.fixture
