@@ -20,12 +20,14 @@ from collections.abc import Callable
 from types import GenericAlias, NoneType, UnionType
 from typing import TYPE_CHECKING, Annotated, Any, NotRequired, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, WithJsonSchema, create_model
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, create_model
 from typing_extensions import TypedDict, is_typeddict
 
 from ._depends import dependency_of
 
 if TYPE_CHECKING:
+    from pydantic import TypeAdapter
+
     from ._resolve import Plan
 
 __all__ = [
@@ -374,6 +376,10 @@ def output_type(fn_name: str, annotation: Any) -> OutputType | None:
                 None, None, True, annotation, functools.partial(_wrapped, fn_name, annotation)
             )
         model = create_model(f"{fn_name}Output", result=annotation)
+    # Here, not at the top, as in ``core.bindings``: an app whose tools return plain scalars
+    # never loads pydantic's ``type_adapter`` module.
+    from pydantic import TypeAdapter
+
     try:
         adapter: TypeAdapter[Any] = TypeAdapter(model)
         schema = _inline_root(adapter.json_schema(mode="serialization"))
@@ -384,5 +390,7 @@ def output_type(fn_name: str, annotation: Any) -> OutputType | None:
 
 def _wrapped(fn_name: str, annotation: Any) -> tuple[TypeAdapter[Any], dict[str, Any]]:
     """The adapter and schema of ``{"result": annotation}``, a model named ``<fn>Output``."""
+    from pydantic import TypeAdapter
+
     adapter: TypeAdapter[Any] = TypeAdapter(create_model(f"{fn_name}Output", result=annotation))
     return adapter, _inline_root(adapter.json_schema(mode="serialization"))

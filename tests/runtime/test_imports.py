@@ -300,6 +300,9 @@ NOT_FOR_THIS_APP = (
     "mcpbind.runtime.app._ui_meta",
     # Visibility rules: loaded by the first ``disable`` (or ``enabled=False``).
     "mcpbind.runtime.app._rules",
+    # pydantic's ``TypeAdapter``: an output type's adapter is made by the first listing, and
+    # an echo's ``-> str`` is served as it is (``_schema.output_type``, ``OutputType.plain``).
+    "pydantic.type_adapter",
 )
 
 #: Classes of the revision no untasked ``tools/call`` needs: its task form's result.
