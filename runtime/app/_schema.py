@@ -215,9 +215,10 @@ def read_signature(fn: Callable[..., Any], context_cls: type, model_name: str) -
         # Unannotated: ``Any`` with a string schema, which builds as surely as ``str``.
         plain = plain and _is_plain(hints.get(name, str), param.default)
         field_name, kwargs = name, {}
+        shadows = hasattr(BaseModel, name)
         # A name pydantic may warn of or refuse is made at once, so its message stays here.
-        plain = plain and not (hasattr(BaseModel, name) or name.startswith("model_"))
-        if hasattr(BaseModel, name) and callable(getattr(BaseModel, name)):
+        plain = plain and not (shadows or name.startswith("model_"))
+        if shadows and callable(getattr(BaseModel, name)):
             # A name pydantic's BaseModel uses (``json``, ``copy``...): kept on the wire by alias.
             field_name, kwargs = f"field_{name}", {"alias": name}
         typed = Annotated[(annotation, *metadata, Field(**kwargs))]  # type: ignore[valid-type]
@@ -376,13 +377,8 @@ def output_type(fn_name: str, annotation: Any) -> OutputType | None:
                 None, None, True, annotation, functools.partial(_wrapped, fn_name, annotation)
             )
         model = create_model(f"{fn_name}Output", result=annotation)
-    # Here, not at the top, as in ``core.bindings``: an app whose tools return plain scalars
-    # never loads pydantic's ``type_adapter`` module.
-    from pydantic import TypeAdapter
-
     try:
-        adapter: TypeAdapter[Any] = TypeAdapter(model)
-        schema = _inline_root(adapter.json_schema(mode="serialization"))
+        adapter, schema = _described(model)
     except Exception:  # pydantic cannot describe it: plain content, like the SDK
         return None
     return OutputType(adapter, schema, wrap)
@@ -390,7 +386,14 @@ def output_type(fn_name: str, annotation: Any) -> OutputType | None:
 
 def _wrapped(fn_name: str, annotation: Any) -> tuple[TypeAdapter[Any], dict[str, Any]]:
     """The adapter and schema of ``{"result": annotation}``, a model named ``<fn>Output``."""
+    return _described(create_model(f"{fn_name}Output", result=annotation))
+
+
+def _described(model: Any) -> tuple[TypeAdapter[Any], dict[str, Any]]:
+    """An output type's adapter and its serialization schema, inlined at the root."""
+    # Here, not at the top, as in ``core.bindings``: an app whose tools return plain scalars
+    # never loads pydantic's ``type_adapter`` module.
     from pydantic import TypeAdapter
 
-    adapter: TypeAdapter[Any] = TypeAdapter(create_model(f"{fn_name}Output", result=annotation))
+    adapter: TypeAdapter[Any] = TypeAdapter(model)
     return adapter, _inline_root(adapter.json_schema(mode="serialization"))
