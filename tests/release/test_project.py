@@ -136,3 +136,19 @@ def test_actionlint_rejects_a_broken_workflow(tmp_path: Path) -> None:
     assert "pyhton" in done.stdout, done.stdout
     if shutil.which("shellcheck", path=str(Path(sys.executable).parent)):
         assert "shellcheck reported issue" in done.stdout, done.stdout
+
+
+def test_ci_run_passes_shellcheck(repo_root: Path) -> None:
+    """``.ci/run`` is a script CI runs as it is: shellcheck finds nothing in it (the test extra's
+    wheel brings shellcheck beside this interpreter)."""
+    found = shutil.which("shellcheck", path=str(Path(sys.executable).parent))
+    assert found, "shellcheck is not installed: pip install '.[test]'"
+    done = subprocess.run(
+        [found, "--format=gcc", ".ci/run"],
+        cwd=repo_root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
