@@ -1,9 +1,10 @@
 """``mcpbind serve TARGET --workers N --redis URL``: the cluster launcher on the command line.
 
 The same code path as ``python -m mcpbind.runtime.cluster serve`` (and its former name
-``python -m mcpbind.runtime.http.cluster``): both call ``cluster.serve_cluster``. Here TARGET
-is checked first, so one that does not import is one line and exit status 2 before any worker
-starts; ``path/to/file.py:obj`` is also accepted (its folder becomes ``--app-dir``).
+``python -m mcpbind.runtime.http.cluster``): both call ``cluster.serve_cluster``, which checks the
+options, then TARGET. Here TARGET is imported, not only found, so one that does not import is
+one line and exit status 2 before any worker starts; ``path/to/file.py:obj`` is also accepted
+(its folder becomes ``--app-dir``).
 """
 
 from __future__ import annotations
@@ -12,8 +13,7 @@ import sys
 from pathlib import Path
 
 import click
-from mcpbind.runtime.cluster import check_serve_options, serve_cluster
-from uvicorn.importer import ImportFromStringError, import_from_string
+from mcpbind.runtime.cluster import check_target, serve_cluster
 
 from ._common import OneLineCommand, fail, progress
 from ._target import WELL_KNOWN, split_target
@@ -30,18 +30,6 @@ def cluster_target(target: str, app_dir: str | None) -> tuple[str, str | None]:
             fail(f"{where}: no such file")
         where, app_dir = path.stem, str(path.parent)
     return f"{where}:{name or WELL_KNOWN[0]}", app_dir
-
-
-def _check_imports(target: str, app_dir: str | None) -> None:
-    sys.path.insert(0, app_dir or str(Path.cwd()))
-    try:
-        import_from_string(target)
-    except ImportFromStringError as exc:
-        fail(f"cannot load {target}: {str(exc).strip().splitlines()[0]}")
-    except Exception as exc:  # the user's module may raise anything while importing
-        fail(f"cannot import {target}: {type(exc).__name__}: {exc}")
-    finally:
-        sys.path.pop(0)
 
 
 EXAMPLE = """
@@ -122,26 +110,16 @@ def serve_command(
     """Run TARGET (module:obj or path/file.py:obj naming an App, or a function building an App
     or ASGI app) as N worker processes sharing state in Redis, optionally behind haproxy.
     Prints a line per process started, then `ready`; SIGINT or SIGTERM stops them all."""
-    # The options first (they are cheap), then TARGET (importing it runs the user's code).
-    try:
-        check_serve_options(
-            workers=workers,
-            host=host,
-            port=port,
-            redis_url=redis_url,
-            haproxy_path=haproxy_path,
-            run_haproxy=run_haproxy,
-            haproxy_binary=haproxy_bin,
-            check_ms=check_ms,
-            durable_tasks=durable_tasks,
-        )
-    except ValueError as exc:
-        fail(str(exc))
     module_target, app_dir = cluster_target(target, app_dir)
-    _check_imports(module_target, app_dir)
-    progress(f"starting {workers} worker(s) of {module_target}")
-    sys.exit(
-        serve_cluster(
+
+    def check_imports(module_target: str, app_dir: str | None) -> None:
+        # Imported here, not only found: a target that fails is one line before any worker
+        # starts. `mcpbind` runs as a script, so the current folder is not on the path.
+        check_target(module_target, app_dir or str(Path.cwd()))
+        progress(f"starting {workers} worker(s) of {module_target}")
+
+    try:
+        status = serve_cluster(
             module_target,
             workers=workers,
             host=host,
@@ -155,8 +133,11 @@ def serve_command(
             sticky=sticky_sessions,
             check_ms=check_ms,
             durable_tasks=durable_tasks,
+            target_check=check_imports,
         )
-    )
+    except ValueError as exc:
+        fail(str(exc))
+    sys.exit(status)
 
 
 if __name__ == "__main__":

@@ -34,7 +34,10 @@ if TYPE_CHECKING:
         haproxy_config as haproxy_config,
         serve_cluster as serve_cluster,
     )
-    from ._options import check_serve_options as check_serve_options
+    from ._options import (
+        check_serve_options as check_serve_options,
+        check_target as check_target,
+    )
     from ._redis_events import RedisEventStore as RedisEventStore
     from ._redis_replay import RedisReplayCache as RedisReplayCache
     from ._redis_state import RedisState as RedisState

@@ -19,7 +19,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ._launch import run_worker, serve_cluster
-from ._options import check_module
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -78,7 +77,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         run_worker(args.target, args.host, args.port, args.app_dir, args.fd)
         return 0
     try:
-        check_module(args.target, args.app_dir)
         return serve_cluster(
             args.target,
             workers=args.workers,

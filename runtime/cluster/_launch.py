@@ -27,7 +27,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Final, Protocol, cast, runtime_checkable
@@ -39,7 +39,7 @@ from mcpbind.runtime.transports.http.uvicorn import tcp_listener
 from starlette.types import ASGIApp, Receive, Scope, Send
 from uvicorn.importer import import_from_string
 
-from ._options import check_redis_url, check_serve_options, check_target
+from ._options import check_module, check_redis_url, check_serve_options, check_target
 from ._state import DURABLE_TASKS_ENV, REDIS_URL_ENV, WORKER_ID_ENV
 
 __all__ = [
@@ -536,11 +536,14 @@ def serve_cluster(
     sticky: bool = False,
     check_ms: int = 1000,
     durable_tasks: bool = False,
+    target_check: Callable[[str, str | None], None] = check_module,
 ) -> int:
     """The ``serve`` command of both command lines (``mcpbind serve`` and ``python -m
     mcpbind.runtime.cluster serve``): supervise until a signal; the exit status.
     ``ValueError`` (its message one line naming the option) for a bad value or options that
-    do not go together, before any process starts."""
+    do not go together, then for a target that ``target_check(target, app_dir)`` refuses (by
+    default: its module cannot be found), before any process starts."""
+    # The options first: they are cheap, and a target check may run the user's code.
     check_serve_options(
         workers=workers,
         host=host,
@@ -552,6 +555,7 @@ def serve_cluster(
         check_ms=check_ms,
         durable_tasks=durable_tasks,
     )
+    target_check(target, app_dir)
     supervisor = Supervisor(
         target,
         workers=workers,

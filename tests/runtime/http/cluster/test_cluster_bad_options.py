@@ -125,3 +125,18 @@ def test_good_redis_urls_pass(url: str) -> None:
         workers=2, host="127.0.0.1", port=9000, redis_url=url, haproxy_path=None,
         run_haproxy=False, haproxy_binary="haproxy", check_ms=1000, durable_tasks=True,
     )  # fmt: skip
+
+
+def test_mcpbind_serve_checks_its_options_before_running_the_target(tmp_path: Path) -> None:
+    # `mcpbind serve` imports its target in the launcher (a failing one is one line there), but
+    # only once every option has passed: a bad option never runs the user's code.
+    marker = tmp_path / "ran"
+    loud = tmp_path / "loud.py"
+    loud.write_text(f"open({str(marker)!r}, 'a').close()\nraise RuntimeError('no app here')\n")
+    done = run(*MCPBIND, "serve", f"{loud}:app", "--workers", "1", "--port", "70000")
+    assert "--port 70000" in one_line(done, 2, "mcpbind: error: ")
+    assert not marker.exists()
+    done = run(*MCPBIND, "serve", f"{loud}:app", "--workers", "1", "--port", "0")
+    line = one_line(done, 2, "mcpbind: error: ")
+    assert line.endswith("cannot import loud:app: RuntimeError: no app here"), line
+    assert marker.exists()
