@@ -231,11 +231,17 @@ def render_pins(
     return header.rstrip("\n") + "\n\n" + "\n\n".join(blocks) + "\n"
 
 
-def write_pins(path: Path, pins: dict[str, Pin]) -> None:
-    """Rewrite ``path`` with ``pins``, keeping its leading comment block and its extensions."""
+def write_pins(
+    path: Path,
+    pins: dict[str, Pin],
+    extensions: dict[str, dict[str, ExtensionPin]] | None = None,
+) -> None:
+    """Rewrite ``path`` with ``pins`` and ``extensions`` (None: the ones it has), keeping its
+    leading comment block."""
     text = _text(path) if path.is_file() else "# Pinned MCP schema revisions.\n"
     header = text.split("\n[", 1)[0] if not text.startswith("[") else ""
-    extensions = load_extension_pins(path) if path.is_file() else {}
+    if extensions is None:
+        extensions = load_extension_pins(path) if path.is_file() else {}
     try:
         path.write_text(render_pins(header, pins, extensions), encoding="utf-8")
     except OSError as exc:

@@ -26,6 +26,7 @@ from ..pins import Pin, commit_of, load_pins, write_pins
 from ..vendor import CHANGELOG, SCHEMA, TS, read_examples_folder, render_manifest, write_revision
 from ..write import existing_revisions, package_dir
 from .common import PINS_OPTION, default_out, fail, guarded, installed_generated, pins_path
+from .pin_extension import pin_extension
 
 SPEC_RAW = "https://raw.githubusercontent.com/modelcontextprotocol/modelcontextprotocol"
 # A revision names a folder under schema/: no separators, no leading dot.
@@ -109,20 +110,58 @@ def _upstream(pin: Pin, remote: bool) -> tuple[str, bool]:
     default=None,
     help="Spec repository commit (default: read from a raw.githubusercontent.com commit URL).",
 )
+@click.option(
+    "--extension",
+    default=None,
+    help="Pin version REVISION of this protocol extension's schema instead (for `mcpbind diff`).",
+)
+@click.option(
+    "--identifier",
+    default=None,
+    help="With --extension: its capability key (default: the newest pinned version's).",
+)
+@click.option(
+    "--base",
+    default=None,
+    help="With --extension: the revision it extends (default: the newest pinned version's).",
+)
 @PINS_OPTION
 def pin_command(
-    revision: str, url: str | None, file: Path | None, commit: str | None, pins: Path | None
+    revision: str,
+    url: str | None,
+    file: Path | None,
+    commit: str | None,
+    extension: str | None,
+    identifier: str | None,
+    base: str | None,
+    pins: Path | None,
 ) -> None:
     """Pin REVISION to the exact bytes at --url (or in --file): the files go into REVISION/ next
     to schema/pins.toml, their sha256, URL and spec commit into the pins, sorted, comments kept.
     schema.ts and the changelog page are pinned too when they can be found, and the examples/
     folder beside a --file. Then run `mcpbind generate REVISION`.
+
+    With --extension NAME, REVISION is a version of that extension: its schema goes into
+    extensions/NAME/REVISION/ and its pin into the same file, for `mcpbind diff REV+NAME@REVISION`.
     """
     target = pins_path(pins)
     if target is None:
         fail("pin edits schema/pins.toml of a source checkout; outside one, give --pins FILE")
-    if not _REVISION.match(revision):
-        fail(f"invalid revision name {revision!r}: use letters, digits, '.', '_' or '-'")
+    for what, value in (("revision", revision), ("extension", extension)):
+        if value is not None and not _REVISION.match(value):
+            fail(f"invalid {what} name {value!r}: use letters, digits, '.', '_' or '-'")
+    if extension is not None:
+        name = extension
+        line = guarded(
+            lambda: pin_extension(
+                target, name, revision, url=url, file=file, commit=commit,
+                identifier=identifier, base=base,
+            )
+        )  # fmt: skip
+        click.echo(line)
+        return
+    if identifier is not None or base is not None:
+        fail("--identifier and --base go with --extension")
     made = guarded(lambda: _make_pin(revision, url, file, commit))
     existing = guarded(lambda: load_pins(target) if target.is_file() else {})
     before = existing.get(revision)
