@@ -32,12 +32,19 @@ Notify = Callable[[], Coroutine[Any, Any, int]]
 
 
 class ChangeTeller:
-    """Starts ``notify()`` (a ``Server.notify_*_changed``) for a change, on any backend."""
+    """Starts ``notify()`` (a ``Server.notify_*_changed``) for a change, on any backend.
+
+    On asyncio, changes made in one step (a skill's files, tools added in a loop) are told
+    once: a ``notify`` started for an earlier change and not yet running is not started again,
+    and when it runs, the list it tells of already holds them all.
+    """
 
     def __init__(self, server: Server[Any]) -> None:
         self.server = server
         #: The asyncio tasks still telling (the loop keeps only weak references to tasks).
         self._pending: set[Any] = set()
+        #: The notifications started on asyncio and not yet running.
+        self._waiting: set[Notify] = set()
 
     def tell(self, notify: Notify) -> None:
         server = self.server
@@ -61,9 +68,14 @@ class ChangeTeller:
             return  # no loop in this thread: nobody is served from here
         path = loop_path()
         if isinstance(path, AsyncioPath):
-            task = path.spawn(_guarded(notify))
+            if notify in self._waiting:
+                return  # told by the task already started, which has not run yet
+            self._waiting.add(notify)
+            task = path.spawn(self._once(notify))
             self._pending.add(task)
             task.add_done_callback(self._pending.discard)
+            # Also when it never ran (cancelled with its loop), so no later change is lost.
+            task.add_done_callback(lambda _: self._waiting.discard(notify))
             return
         for session in list(server.sessions):
             try:
@@ -71,6 +83,11 @@ class ChangeTeller:
             except ConnectionClosedError:
                 continue  # ending: another one hosts it
             return
+
+    async def _once(self, notify: Notify) -> None:
+        # From here on, a change is one this run may not see: it starts another.
+        self._waiting.discard(notify)
+        await _guarded(notify)
 
 
 async def _guarded(notify: Notify) -> None:

@@ -37,6 +37,7 @@ class AppSkills(VisibleRegistries):
     page_size: int | None
     cache_members: dict[str, Any]
     add_resource: Callable[..., None]
+    remove_resource: Callable[[str], None]
     #: The skills served (``None`` until the first is added, so an app without skills
     #: declares no extension).
     skills: SkillCatalog | None = None
@@ -77,6 +78,19 @@ class AppSkills(VisibleRegistries):
                 mime_type=file.mime_type,
             )
         return made
+
+    def remove_skill(self, skill: Skill | str) -> None:
+        """Stop serving ``skill`` (one added, or its path: ``"pdf-processing"``,
+        ``"team/pdf-processing"`` under a prefix) and its files' resources; clients are told.
+        ``KeyError`` if no such skill is served."""
+        path = skill if isinstance(skill, str) else skill.path
+        catalog = self.skills
+        entry = catalog.entry(catalog.skill_uri(path)) if catalog is not None else None
+        if catalog is None or entry is None:
+            raise KeyError(f"no skill {path!r} is served")
+        catalog.remove(entry["uri"])
+        for listed in entry["resources"]:
+            self.remove_resource(listed["uri"])
 
     def skills_from(self, folder: str | Path, *, prefix: str = "") -> list[Skill]:
         """Serve the skills of ``folder``: the skill it holds, or each subfolder's (folders

@@ -142,10 +142,14 @@ class SkillCatalog:
     def __len__(self) -> int:
         return len(self._skills)
 
+    def skill_uri(self, path: str) -> str:
+        """The URI of the ``SKILL.md`` of the skill at ``path`` (its entry's ``uri``)."""
+        return f"{self.scheme}://{path}/{SKILL_FILE}"
+
     def add(self, skill: Skill) -> dict[str, Any]:
         """Serve ``skill``; its entry. ``SkillError`` if a skill is already at its URI."""
         root = f"{self.scheme}://{skill.path}"
-        uri = f"{root}/{SKILL_FILE}"
+        uri = self.skill_uri(skill.path)
         if uri in self._skills:
             raise SkillError(f"a skill is already served at {uri}")
         files = {r: _file(skill, root, r, data) for r, data in skill.files.items()}

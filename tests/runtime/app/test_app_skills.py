@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import anyio
 import pytest
 from app_helpers import STATELESS
+from mcpbind.generated import v2025_11_25
 from mcpbind.runtime import Client, McpError
 from mcpbind.runtime.app import App
 from mcpbind.runtime.http import serving
@@ -122,3 +124,61 @@ def test_bad_skills_are_refused_and_leave_the_app_as_it_was(tmp_path: Path) -> N
     assert app.skills is not None
     assert len(app.skills) == 3
     assert set(app.resources) == set(before) | {"skill://taken/SKILL.md"}
+
+
+async def test_skills_added_and_removed_while_serving_are_told_once_each() -> None:
+    app = skills_app()
+    heard: list[str] = []
+    async with connect(app, protocol_version="2025-11-25") as client:
+        spec = v2025_11_25.methods.NOTIFICATIONS_RESOURCES_LIST_CHANGED
+
+        async def on_change(params: object, session: object) -> None:
+            heard.append(spec.method)
+
+        client.add_notification_handler(spec, on_change)
+        await client.ping()
+        read = client.session.bindings.methods["resources/read"]
+        # Three files, one step: one notification, sent once all three are served.
+        added = app.add_skill(
+            {"SKILL.md": skill_md("returns"), "a.md": "a", "b/c.md": "c"}, prefix="acme"
+        )
+        await wait_for(heard, 1)
+        result = await client.send_request(read, {"uri": "skill://acme/returns/b/c.md"})
+        assert result.contents[0].text == "c"
+        app.remove_skill(added)
+        await wait_for(heard, 2)
+        with pytest.raises(McpError):
+            await client.send_request(read, {"uri": "skill://acme/returns/a.md"})
+        app.remove_skill("pdf-processing")
+        await wait_for(heard, 3)
+        await anyio.sleep(0.1)
+    assert heard == [spec.method] * 3
+    assert app.skills is not None
+    assert [e["uri"] for e in app.skills.entries()] == [
+        "skill://git-workflow/SKILL.md",
+        "skill://acme/refunds/SKILL.md",
+    ]
+    assert not [uri for uri in app.resources if uri.startswith("skill://pdf-processing/")]
+    async with connect(app, protocol_version=STATELESS) as client:
+        listed = await SkillsClient(client).list()
+    assert [e.uri for e in listed] == [e["uri"] for e in app.skills.entries()]
+
+
+async def test_a_skill_not_served_cannot_be_removed() -> None:
+    with pytest.raises(KeyError, match="no skill 'refunds' is served"):
+        App("none").remove_skill("refunds")
+    app = skills_app()
+    with pytest.raises(KeyError, match="no skill 'refunds' is served"):
+        app.remove_skill("refunds")  # it is served under its prefix: acme/refunds
+    app.remove_skill("acme/refunds")
+    assert "skill://acme/refunds/SKILL.md" not in app.resources
+
+
+def skill_md(name: str) -> str:
+    return f"---\nname: {name}\ndescription: d\n---\nBody\n"
+
+
+async def wait_for(heard: list[str], count: int) -> None:
+    with anyio.fail_after(5):
+        while len(heard) < count:
+            await anyio.sleep(0.01)
