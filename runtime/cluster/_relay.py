@@ -43,7 +43,7 @@ from mcpbind.runtime.transports.http.asgi import (
     read_body,
     refuse_busy,
 )
-from mcpbind.runtime.transports.http.common import SSE, encode_event
+from mcpbind.runtime.transports.http.common import FORWARDED_KEY, SSE, encode_event
 from mcpbind.runtime.transports.http.shared_state import SharedStateUnavailable, unavailable
 from starlette.types import Message, Receive, Scope, Send
 
@@ -59,7 +59,7 @@ __all__ = ["FORWARDED", "forward", "serve_forwarded"]
 logger = logging.getLogger("mcpbind.runtime.cluster")
 
 #: Scope key marking a request another worker forwarded here (never forwarded again).
-FORWARDED: Final = "mcpbind.forwarded"
+FORWARDED: Final = FORWARDED_KEY
 #: How long one wait for the owner lasts before checking that it is still alive.
 POLL: Final = 1.0
 #: How often the owner checks for the client's disconnect.

@@ -278,10 +278,13 @@ class DPoPVerifier:
         method: str,
         url: str | Collection[str],
         access_token: str | None = None,
+        replay_checked: bool = False,
     ) -> DPoPProof:
         """Check one request's proof (RFC 9449 4.3); ``url`` is the request's URI (or the
         URIs it may be known by, behind a proxy). Raises ``DPoPError``, or ``DPoPUnavailable``
-        when its replay cache cannot answer."""
+        when its replay cache cannot answer. ``replay_checked``: the request was admitted, its
+        ``jti`` remembered, by another worker that forwarded it here; the cache is not asked
+        again (it would call the proof a replay)."""
         key, claims = self._parse(proof)
         jti = claims.get("jti")
         if not isinstance(jti, str) or not jti or len(jti) > MAX_JTI:
@@ -308,6 +311,8 @@ class DPoPVerifier:
         if self.require_nonce and not self.nonce_valid(claims.get("nonce")):
             raise DPoPError(USE_DPOP_NONCE, "a DPoP nonce from this server is required")
         jkt: str = key.thumbprint()
+        if replay_checked:
+            return DPoPProof(jkt=jkt, jti=jti, claims=claims)
         # Kept until its iat leaves the window: after that the proof is refused on iat anyway.
         try:
             replayed = await self.replay_cache.seen(f"{jkt}.{jti}", self.max_age + self.max_future)

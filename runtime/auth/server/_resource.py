@@ -43,6 +43,7 @@ from mcpbind.runtime.transports.http.common import (
     AUTH_HEADERS_KEY,
     AUTH_RECHECK_KEY,
     AUTH_SCOPE_KEY,
+    FORWARDED_KEY,
     JSON,
 )
 from starlette.types import Scope, Send
@@ -317,6 +318,7 @@ class ResourceServer:
             method=scope["method"],
             url=self._request_uris(scope),
             access_token=credentials.token,
+            replay_checked=bool(scope.get(FORWARDED_KEY)),
         )
 
     def _request_uris(self, scope: Scope) -> list[str]:

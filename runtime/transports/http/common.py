@@ -18,6 +18,7 @@ __all__ = [
     "AUTH_RECHECK_KEY",
     "AUTH_SCOPE_KEY",
     "DEFAULT_PROTOCOL_VERSION",
+    "FORWARDED_KEY",
     "JSON",
     "LAST_EVENT_ID",
     "PROTOCOL_VERSION",
@@ -38,6 +39,9 @@ AUTH_RECHECK_KEY: Final = "mcpbind.auth.recheck"
 #: Where a protection may put headers (a list of byte pairs) for the response of a request it
 #: admitted (a resource server's fresh ``DPoP-Nonce``).
 AUTH_HEADERS_KEY: Final = "mcpbind.auth.headers"
+#: Marks the scope of a request another worker admitted and forwarded here (cluster): served
+#: here, never forwarded again, and its DPoP proof's ``jti`` already remembered there.
+FORWARDED_KEY: Final = "mcpbind.forwarded"
 PROTOCOL_VERSION: Final = "mcp-protocol-version"
 LAST_EVENT_ID: Final = "last-event-id"
 JSON: Final = "application/json"

@@ -46,6 +46,7 @@ import logging
 import secrets
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
+from functools import partial
 from typing import Any
 
 import anyio
@@ -287,24 +288,25 @@ class StreamableHTTPServer:
             return
         if self.shared.forwarding and await self.shared.route(self, scope, receive, send, headers):
             return  # another worker owns its session or task: answered from there
-        if auth is None:
-            if scope["method"] == "POST":  # ``serve_here``'s first case, without its frame
-                self.counters["served"] += 1
-                await self._post(scope, receive, send, headers, view)
-            else:
-                await self.serve_here(scope, receive, send, headers)
+        if auth is None and scope["method"] == "POST":  # ``serve_here``'s first case, inline
+            self.counters["served"] += 1
+            await self._post(scope, receive, send, headers, view)
             return
-
-        async def serve(out: Send) -> None:
-            await self.serve_here(scope, receive, out, headers)
-
-        await serve_until_expiry(scope, send, serve)  # a stream ends with its token
+        await self.serve_here(scope, receive, send, headers)
 
     async def serve_here(
         self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str]
     ) -> None:
-        """Serve an admitted request on this worker (``shared.route`` calls it for one whose
-        body it had to read to know where it goes, handing the body back in ``receive``)."""
+        """Serve an admitted request here (``shared.route``: one whose body it read, handed back
+        in ``receive``), with what ``auth`` added (``DPoP-Nonce``), a stream ending with its token."""
+        if self.auth is None:
+            await self._serve(scope, receive, headers, send)
+        else:
+            await serve_until_expiry(scope, send, partial(self._serve, scope, receive, headers))
+
+    async def _serve(
+        self, scope: Scope, receive: Receive, headers: dict[str, str], send: Send
+    ) -> None:
         self.counters["served"] += 1
         method = scope["method"]
         if method == "POST":

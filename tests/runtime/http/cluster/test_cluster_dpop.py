@@ -15,7 +15,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 import anyio
 import httpx
 import pytest
-from httpkit import ACCEPT_BOTH, INITIALIZE, build_server
+from httpkit import ACCEPT_BOTH, INITIALIZE, answers, build_server, session_headers
 from mcpbind.runtime.auth import DPoPKey
 from mcpbind.runtime.auth.server import AccessToken, DPoPVerifier, ResourceServer
 from mcpbind.runtime.cluster import RedisReplayCache, RedisState
@@ -27,6 +27,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.timeout(90)]
 RESOURCE = "https://mcp.example/mcp"
 KEY = DPoPKey.generate()
 TOKEN = "bound-token"
+NONCE_SECRET = b"the same 32 bytes on every worker"
 
 
 class Tokens:
@@ -40,9 +41,12 @@ class Tokens:
 
 
 @asynccontextmanager
-async def two_workers(redis_url: str, prefix: str, shared_cache: bool) -> AsyncIterator[list[str]]:
+async def two_workers(
+    redis_url: str, prefix: str, shared_cache: bool, nonces: bool = False, stateless: bool = False
+) -> AsyncIterator[list[str]]:
     """The URLs of two workers on one Redis; each verifier has the Redis replay cache
-    (``shared_cache``) or its own in-process one."""
+    (``shared_cache``) or its own in-process one, and with ``nonces`` requires server nonces
+    signed with the secret both share."""
     async with AsyncExitStack() as stack:
         urls = []
         for n in range(2):
@@ -55,10 +59,14 @@ async def two_workers(redis_url: str, prefix: str, shared_cache: bool) -> AsyncI
                 Tokens(),
                 resource=RESOURCE,
                 authorization_servers=["https://as"],
-                dpop=DPoPVerifier(replay_cache=cache),
+                dpop=DPoPVerifier(
+                    replay_cache=cache, require_nonce=nonces, nonce_secret=NONCE_SECRET
+                ),
                 dpop_required=True,
             )
-            app = StreamableHTTPServer(build_server().serve, shared=state, auth=auth)
+            app = StreamableHTTPServer(
+                build_server().serve, shared=state, auth=auth, stateless=stateless
+            )
             base = await stack.enter_async_context(serving(app))
             urls.append(f"{base}/mcp")
         yield urls
@@ -140,3 +148,64 @@ async def test_with_redis_down_proofs_are_refused_with_503_then_taken_again(
         proof = fresh_proof()
         assert (await initialize(http, one, proof)).status_code == 200
         assert (await initialize(http, two, proof)).status_code == 401
+
+
+async def test_a_request_relayed_to_its_sessions_worker_gets_a_fresh_nonce(
+    redis: RedisServer,
+) -> None:
+    """RFC 9449 8.2 on many workers: the answer to a request that landed on the worker not
+    owning its session, and was relayed to the owner, carries a fresh ``DPoP-Nonce`` as a
+    request served where it landed does, and that nonce is good on either worker."""
+    async with (
+        two_workers(redis.url, "dpop-relay", shared_cache=True, nonces=True) as (one, two),
+        httpx.AsyncClient(timeout=15) as http,
+    ):
+        asked = await initialize(http, one, fresh_proof())
+        assert (
+            asked.status_code == 401
+            and 'error="use_dpop_nonce"' in (asked.headers["www-authenticate"])
+        )
+        nonce = asked.headers["dpop-nonce"]
+
+        def proof() -> str:
+            return KEY.proof("POST", RESOURCE, access_token=TOKEN, nonce=nonce)
+
+        opened = await initialize(http, one, proof())
+        assert opened.status_code == 200, opened.text
+        nonce = opened.headers["dpop-nonce"]
+        session = opened.headers["mcp-session-id"]
+        auth = {"authorization": f"DPoP {TOKEN}"}
+        headers = {**session_headers(session), **auth}
+        told = await http.post(
+            one,
+            json={"jsonrpc": "2.0", "method": "notifications/initialized"},
+            headers={**headers, "dpop": proof()},
+        )
+        assert told.status_code == 202, told.text
+        nonce = told.headers["dpop-nonce"]
+        ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+        relayed = await http.post(two, json=ping, headers={**headers, "dpop": proof()})
+        assert relayed.status_code == 200, relayed.text
+        assert answers(relayed) == [{"jsonrpc": "2.0", "id": 2, "result": {}}]
+        assert relayed.headers.get_list("dpop-nonce") == [relayed.headers["dpop-nonce"]]
+        nonce = relayed.headers["dpop-nonce"]
+        for url in (one, two):
+            again = await http.post(url, json=ping, headers={**headers, "dpop": proof()})
+            assert again.status_code == 200, again.text
+
+
+async def test_a_request_read_to_find_its_task_and_served_here_gets_a_fresh_nonce(
+    redis: RedisServer,
+) -> None:
+    """Without sessions, a handshake-era POST is read to see whether another worker runs the
+    task it names; one that names none is served where it landed, with its fresh nonce too."""
+    async with (
+        two_workers(redis.url, "dpop-here", True, nonces=True, stateless=True) as (one, _),
+        httpx.AsyncClient(timeout=15) as http,
+    ):
+        asked = await initialize(http, one, fresh_proof())
+        assert asked.status_code == 401, asked.text
+        proof = KEY.proof("POST", RESOURCE, access_token=TOKEN, nonce=asked.headers["dpop-nonce"])
+        opened = await initialize(http, one, proof)
+        assert opened.status_code == 200, opened.text
+        assert opened.headers.get_list("dpop-nonce") == [opened.headers["dpop-nonce"]]
