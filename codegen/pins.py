@@ -112,6 +112,11 @@ class ExtensionPin:
         return {k: v for k in EXTENSION_KEYS if (v := values[k]) is not None}
 
 
+def is_commit(text: str) -> bool:
+    """Whether ``text`` is a full commit hash: 40 lowercase hex digits."""
+    return len(text) == 40 and all(c in "0123456789abcdef" for c in text)
+
+
 def commit_of(url: str) -> tuple[str, str] | None:
     """(commit, path in the repository) of a raw.githubusercontent URL at a full commit hash."""
     match = _RAW_GITHUB.match(url)

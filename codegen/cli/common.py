@@ -14,6 +14,7 @@ import click
 
 from ..checkout import default_out as default_out, source_checkout
 from ..errors import CodegenError
+from ..load import fetch
 from ..pins import pins_file
 
 T = TypeVar("T")
@@ -30,6 +31,22 @@ def guarded(action: Callable[[], T]) -> T:
         return action()
     except CodegenError as exc:
         fail(str(exc))
+
+
+def read_input(file: Path) -> bytes:
+    """The bytes of a ``--file``; a CodegenError naming it when they cannot be read."""
+    try:
+        return file.read_bytes()
+    except OSError as exc:
+        raise CodegenError(f"cannot read {file}: {exc.strerror or exc}") from None
+
+
+def download(url: str) -> bytes:
+    """The bytes at a ``--url``; a CodegenError naming it when they cannot be had."""
+    try:
+        return fetch(url)
+    except OSError as exc:
+        raise CodegenError(f"downloading {url} failed: {exc}") from None
 
 
 def pins_path(explicit: Path | None) -> Path | None:

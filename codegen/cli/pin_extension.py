@@ -12,42 +12,39 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import CodegenError
-from ..load import fetch, parse_schema, sha256_hex
-from ..pins import ExtensionPin, commit_of, get_pin, load_extension_pins, load_pins, write_pins
+from ..load import parse_schema, sha256_hex
+from ..pins import (
+    ExtensionPin,
+    commit_of,
+    get_pin,
+    is_commit,
+    load_extension_pins,
+    load_pins,
+    write_pins,
+)
 from ..vendor import SCHEMA
+from .common import download, read_input
 
 __all__ = ["pin_extension"]
 
 _DOWNLOADED = ("http://", "https://")
 
 
-def _bytes(url: str | None, file: Path | None) -> bytes:
-    if url is None:
-        raise CodegenError(
-            "an extension's pin records where its bytes are published: give --url "
-            "(with --file, the URL is recorded and the file read)"
-        )
+def _bytes(url: str, file: Path | None) -> bytes:
     if file is not None:
-        try:
-            return file.read_bytes()
-        except OSError as exc:
-            raise CodegenError(f"cannot read {file}: {exc.strerror or exc}") from None
+        return read_input(file)
     if not url.startswith(_DOWNLOADED):
         raise CodegenError(f"{url} cannot be downloaded: give its bytes with --file")
-    try:
-        return fetch(url)
-    except OSError as exc:
-        raise CodegenError(f"downloading {url} failed: {exc}") from None
+    return download(url)
 
 
 def _commit(commit: str | None, url: str) -> str | None:
     found = commit or (at[0] if (at := commit_of(url)) else None)
     if found is None:
         return None
-    found = found.lower()
-    if len(found) != 40 or any(c not in "0123456789abcdef" for c in found):
+    if not is_commit(found.lower()):
         raise CodegenError(f"--commit {commit!r}: a commit is 40 hex digits")
-    return found
+    return found.lower()
 
 
 def pin_extension(
@@ -63,8 +60,12 @@ def pin_extension(
 ) -> str:
     """Pin ``name`` at ``version`` in the pins file ``target`` and vendor its schema beside it;
     the line to print. The identifier and base default to the newest pinned version's."""
+    if url is None:
+        raise CodegenError(
+            "an extension's pin records where its bytes are published: give --url "
+            "(with --file, the URL is recorded and the file read)"
+        )
     data = _bytes(url, file)
-    assert url is not None
     parse_schema(data, str(file or url))
     extensions = load_extension_pins(target) if target.is_file() else {}
     versions = extensions.get(name, {})

@@ -22,10 +22,19 @@ import click
 
 from ..errors import CodegenError
 from ..load import cached_latest, fetch, parse_schema, remember, sha256_hex
-from ..pins import Pin, commit_of, load_pins, write_pins
+from ..pins import Pin, commit_of, is_commit, load_pins, write_pins
 from ..vendor import CHANGELOG, SCHEMA, TS, read_examples_folder, render_manifest, write_revision
 from ..write import existing_revisions, package_dir
-from .common import PINS_OPTION, default_out, fail, guarded, installed_generated, pins_path
+from .common import (
+    PINS_OPTION,
+    default_out,
+    download,
+    fail,
+    guarded,
+    installed_generated,
+    pins_path,
+    read_input,
+)
 from .pin_extension import pin_extension
 
 SPEC_RAW = "https://raw.githubusercontent.com/modelcontextprotocol/modelcontextprotocol"
@@ -197,17 +206,14 @@ def _make_pin(revision: str, url: str | None, file: Path | None, commit: str | N
     if (url is None) == (file is None) and not (url and file):
         raise CodegenError("give --url URL or --file PATH")
     if file is not None:
-        data = _read(file)
+        data = read_input(file)
     else:
         assert url is not None
-        try:
-            data = fetch(url)
-        except OSError as exc:
-            raise CodegenError(f"downloading {url} failed: {exc}") from None
+        data = download(url)
     parse_schema(data, str(file or url))
     from_url = commit_of(url) if url else None
     spec_commit = (commit or (from_url[0] if from_url else "")).lower()
-    if len(spec_commit) != 40 or any(c not in "0123456789abcdef" for c in spec_commit):
+    if not is_commit(spec_commit):
         raise CodegenError(
             "the spec commit is unknown: give --commit SHA (40 hex digits), or a "
             "raw.githubusercontent.com URL at a commit"
@@ -240,13 +246,6 @@ def _make_pin(revision: str, url: str | None, file: Path | None, commit: str | N
     return _Made(pin, files, examples or None)
 
 
-def _read(file: Path) -> bytes:
-    try:
-        return file.read_bytes()
-    except OSError as exc:
-        raise CodegenError(f"cannot read {file}: {exc.strerror or exc}") from None
-
-
 def _changelog_url(url: str, revision: str) -> str:
     """The changelog page at the pinned commit of the specification repository; for any other
     URL, a ``changelog.md`` beside the schema."""
@@ -261,7 +260,7 @@ def _beside(file: Path | None, url: str, name: str, url_name: str | None) -> byt
     ``url_name`` when given); None when there is no such file."""
     if file is not None:
         sibling = file.with_name(name)
-        return _read(sibling) if sibling.is_file() else None
+        return read_input(sibling) if sibling.is_file() else None
     where = url.rsplit("/", 1)[0] + "/" + url_name if url_name else url
     try:
         return fetch(where)

@@ -112,11 +112,11 @@ def serve_command(
     Prints a line per process started, then `ready`; SIGINT or SIGTERM stops them all."""
     module_target, app_dir = cluster_target(target, app_dir)
 
-    def check_imports(module_target: str, app_dir: str | None) -> None:
+    def check_imports(target: str, folder: str | None) -> None:
         # Imported here, not only found: a target that fails is one line before any worker
         # starts. `mcpbind` runs as a script, so the current folder is not on the path.
-        check_target(module_target, app_dir or str(Path.cwd()))
-        progress(f"starting {workers} worker(s) of {module_target}")
+        check_target(target, folder or str(Path.cwd()))
+        progress(f"starting {workers} worker(s) of {target}")
 
     try:
         status = serve_cluster(

@@ -54,12 +54,10 @@ if TYPE_CHECKING:
 
     from ._redis_state import RedisState
 
-__all__ = ["FORWARDED", "forward", "serve_forwarded"]
+__all__ = ["forward", "serve_forwarded"]
 
 logger = logging.getLogger("mcpbind.runtime.cluster")
 
-#: Scope key marking a request another worker forwarded here (never forwarded again).
-FORWARDED: Final = FORWARDED_KEY
 #: How long one wait for the owner lasts before checking that it is still alive.
 POLL: Final = 1.0
 #: How often the owner checks for the client's disconnect.
@@ -82,7 +80,7 @@ async def forward(
     ``False`` if it is not another live worker's (this worker then answers as one process
     would). A body read to find the task is handed back to this worker's endpoint. A body read
     here is held in the server's memory budget until it was forwarded or served."""
-    if scope.get(FORWARDED):
+    if scope.get(FORWARDED_KEY):  # served here: never forwarded again
         return False
     read: list[bytes] = []
     try:
@@ -333,7 +331,7 @@ async def serve_forwarded(
         "client": tuple(envelope["client"]) if envelope.get("client") else None,
         "server": tuple(envelope["server"]) if envelope.get("server") else None,
         "state": {},
-        FORWARDED: True,
+        FORWARDED_KEY: True,
     }
     gone = anyio.Event()
     body_given = False
