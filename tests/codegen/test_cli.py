@@ -7,16 +7,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-from mcpbind.codegen.cli import main
+from codegen_cli import run
 from mcpbind.codegen.pins import load_pins
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(main, list(args))
-    if result.exception and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.stdout, result.stderr
 
 
 def assert_one_line_error(stderr: str, fragment: str) -> None:

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
+from functools import partial
 from pathlib import Path
 
 import jsonschema
 import pytest
-from click.testing import CliRunner
+from codegen_cli import invoke
 from mcpbind.codegen.cli import main
 from mcpbind.codegen.diff import Rule
 
@@ -17,11 +18,7 @@ SCHEMA = Path(__file__).resolve().parents[2] / "codegen" / "diff" / "report.sche
 STEP = ("2025-11-25", "2026-07-28")
 
 
-def run(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(main, ["diff", *args])
-    if result.exception and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.stdout, result.stderr
+run = partial(invoke, main, "diff")
 
 
 def as_json(*args: str) -> dict[str, object]:

@@ -11,20 +11,12 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-from mcpbind.codegen.cli import main
+from codegen_cli import run
 from mcpbind.codegen.pins import load_extension_pins, load_pins
 
 COMMIT = "b" * 40
 URL = "https://x.invalid/s.json"
 TASKS = Path("extensions") / "tasks" / "2026-08-21" / "schema.json"
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(main, list(args))
-    if result.exception and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.stdout, result.stderr
 
 
 @pytest.fixture

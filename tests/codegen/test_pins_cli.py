@@ -8,19 +8,11 @@ import shutil
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-from mcpbind.codegen.cli import main
+from codegen_cli import run
 from mcpbind.codegen.load import load_changelog, load_examples, load_revision
 from mcpbind.codegen.pins import commit_of, load_pins
 
 COMMIT = "a" * 40
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(main, list(args))
-    if result.exception and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.stdout, result.stderr
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
+from codegen_cli import invoke
 from mcpbind.codegen.diff import Rule
 from mcpbind.codegen.diff.command import diff_command, load_side
 from mcpbind.codegen.diff.origins import Origins, attribute
@@ -24,11 +24,7 @@ TASKS = "tasks@2026-08-21"
 GATE = "extensions.io.modelcontextprotocol/tasks"
 
 
-def run(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(diff_command, list(args))
-    if result.exception and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.stdout, result.stderr
+run = functools.partial(invoke, diff_command)
 
 
 @functools.cache

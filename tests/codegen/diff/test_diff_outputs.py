@@ -10,13 +10,14 @@ import re
 import sys
 import tomllib
 import xml.etree.ElementTree as ET
+from functools import partial
 from html.parser import HTMLParser
 from pathlib import Path
 
 import jsonschema
 import pytest
 import yaml
-from click.testing import CliRunner
+from codegen_cli import invoke
 from mcpbind.codegen.diff.changelog_check import parse_changelog
 from mcpbind.codegen.diff.command import diff_command
 from mcpbind.codegen.errors import CodegenError
@@ -28,11 +29,7 @@ PAIRS = list(itertools.pairwise(REVISIONS))
 ROOT = Path(__file__).resolve().parents[3]
 
 
-def run(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(diff_command, list(args))
-    if result.exception and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.stdout, result.stderr
+run = partial(invoke, diff_command)
 
 
 def report_schema() -> dict[str, object]:

@@ -9,12 +9,13 @@ from __future__ import annotations
 import copy
 import json
 import re
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
-from click.testing import CliRunner
+from codegen_cli import invoke
 from mcpbind.codegen.diff.command import diff_command
 from mcpbind.codegen.diff.snapshot import KNOWN_KEYWORDS, check, surface_schema
 
@@ -27,11 +28,7 @@ REPORT_SCHEMA = ROOT / "codegen" / "diff" / "report.schema.json"
 SCHEMA = surface_schema()
 
 
-def run(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(diff_command, list(args))
-    if result.exception and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.stdout, result.stderr
+run = partial(invoke, diff_command)
 
 
 def one_line_error(stderr: str) -> str:
